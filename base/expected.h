@@ -1,0 +1,60 @@
+// Expected<T>: a value or an Error, returned by module APIs that read user input.
+// (std::expected is C++23; this is the small subset we need.)
+#pragma once
+
+#include <cassert>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include "base/error.h"
+
+namespace trainsim {
+
+template <class T>
+class [[nodiscard]] Expected {
+ public:
+  Expected(T value) : state_(std::move(value)) {}   // NOLINT(google-explicit-constructor)
+  Expected(Error error) : state_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+
+  [[nodiscard]] bool ok() const { return std::holds_alternative<T>(state_); }
+  explicit operator bool() const { return ok(); }
+
+  T& value() & {
+    assert(ok());
+    return std::get<T>(state_);
+  }
+  const T& value() const& {
+    assert(ok());
+    return std::get<T>(state_);
+  }
+  T&& value() && {
+    assert(ok());
+    return std::get<T>(std::move(state_));
+  }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+
+  [[nodiscard]] const Error& error() const {
+    assert(!ok());
+    return std::get<Error>(state_);
+  }
+
+ private:
+  std::variant<T, Error> state_;
+};
+
+// Runs `body` (which may throw InputError deep inside a loader) and returns its result
+// or the error as a value: the one place where loader exceptions become Error values.
+template <class Body>
+auto catchInputErrors(Body&& body) -> Expected<std::invoke_result_t<Body>> {
+  try {
+    return std::forward<Body>(body)();
+  } catch (const InputError& e) {
+    return e.error();
+  }
+}
+
+}  // namespace trainsim
