@@ -97,10 +97,7 @@ void ConfigNode::allowKeys(const std::vector<std::string>& allowed) const {
 ConfigNode ConfigNode::child(std::string_view key) const {
   requireMap();
   auto found = optionalChild(key);
-  if (!found) {
-    ConfigNode missing(node_, source_, childPath(key));
-    missing.fail("missing required key");
-  }
+  if (!found) failMissing(key);
   return *found;
 }
 
@@ -143,6 +140,11 @@ std::string ConfigNode::describeValue() const {
 }
 
 void ConfigNode::fail(const std::string& message) const { throwInputError(where(), path_, message); }
+
+void ConfigNode::failMissing(std::string_view key, const std::string& why) const {
+  ConfigNode missing(node_, source_, childPath(key));
+  missing.fail(why.empty() ? "missing required key" : "missing required key (" + why + ")");
+}
 
 void ConfigNode::failExpected(const std::string& what) const { fail("expected " + what + ", found " + describeValue()); }
 

@@ -75,6 +75,8 @@ class ConfigNode {
   [[nodiscard]] std::string enumeration(std::string_view key, std::initializer_list<std::string_view> choices,
                                         std::string default_value) const;
 
+  // Reports that `key` is absent from this mapping (positioned at the mapping), with a reason.
+  [[noreturn]] void failMissing(std::string_view key, const std::string& why = "") const;
   // Reports a problem with this node: where() + path + message. Never returns.
   [[noreturn]] void fail(const std::string& message) const;
   // "expected <what>, found <this node's value>".

@@ -57,4 +57,12 @@ auto catchInputErrors(Body&& body) -> Expected<std::invoke_result_t<Body>> {
   }
 }
 
+// Inside a loader: unwraps a value from another module's API, or rethrows its error so
+// that it propagates to this module's own catchInputErrors.
+template <class T>
+T valueOrThrow(Expected<T> result) {
+  if (!result.ok()) throw InputError(result.error());
+  return std::move(result).value();
+}
+
 }  // namespace trainsim

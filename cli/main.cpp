@@ -1,1 +1,77 @@
-int main() { return 0; }
+// trainsim: the command-line entry point. Parses the command line (CLI11), dispatches to
+// one command, and is the single place where errors become exit codes (SPEC.md).
+#include <CLI/CLI.hpp>
+
+#include <exception>
+#include <iostream>
+#include <map>
+#include <string>
+
+#include "base/logging.h"
+#include "cli/command_context.h"
+#include "cli/topology_command.h"
+
+namespace {
+
+// Commands of SPEC.md that later work will build; they say so and exit 1.
+struct PlannedCommand {
+  const char* name;
+  const char* description;
+};
+constexpr PlannedCommand kPlannedCommands[] = {
+    {"simulate", "Simulate one training iteration (and extrapolate to the whole run)"},
+    {"sweep", "Enumerate valid parallel configurations, simulate each, rank them"},
+    {"collective", "Predict a collective like nccl-tests prints it"},
+    {"memory", "Per-GPU memory breakdown only (fast)"},
+    {"calibrate", "Fit communication/compute parameters from measurements"},
+    {"validate", "Run the published-results suite and print predicted vs measured"},
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace trainsim;
+  CLI::App app{"trainsim: a discrete-event simulator of distributed LLM training"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("trainsim ") + TRAINSIM_VERSION);
+  std::string config_dir;
+  bool verbose = false;
+  app.add_option("--config-dir", config_dir, "Directory of presets (gpus.yaml, models/, clusters/, experiments/)")
+      ->envname("TRAINSIM_CONFIG_DIR");
+  app.add_flag("-v,--verbose", verbose, "Log details on stderr");
+
+  cli::TopologyOptions topology_options;
+  cli::addTopologyCommand(app, topology_options);
+
+  std::map<std::string, CLI::App*> planned;
+  for (const auto& command : kPlannedCommands) {
+    CLI::App* sub = app.add_subcommand(command.name, command.description);
+    sub->allow_extras();
+    planned[command.name] = sub;
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& success) {
+    return app.exit(success);  // --help, --version
+  } catch (const CLI::ParseError& error) {
+    app.exit(error);
+    return static_cast<int>(ExitCode::kInvalidInput);
+  }
+
+  setupLogging(verbose ? LogLevel::kVerbose : LogLevel::kNormal);
+  cli::CommandContext context{config_dir.empty() ? ConfigPaths{TRAINSIM_DEFAULT_CONFIG_DIR} : ConfigPaths{config_dir}};
+  try {
+    if (app.got_subcommand("topology")) return cli::runTopology(topology_options, context);
+    for (const auto& [name, sub] : planned) {
+      if (sub->parsed()) {
+        std::cerr << "trainsim " << name << ": not built yet in this version\n";
+        return static_cast<int>(ExitCode::kInternal);
+      }
+    }
+  } catch (const std::exception& error) {
+    std::cerr << "trainsim: internal error: " << error.what() << "\n";
+    return static_cast<int>(ExitCode::kInternal);
+  }
+  return static_cast<int>(ExitCode::kInternal);
+}

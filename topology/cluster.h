@@ -1,0 +1,65 @@
+// The cluster as a graph of devices and directed links (Boost.Graph CSR), built once from
+// a ClusterSpec and immutable afterwards, so simulations on several threads can share it.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include <boost/graph/compressed_sparse_row_graph.hpp>
+
+#include "base/expected.h"
+#include "topology/cluster_spec.h"
+#include "topology/device.h"
+#include "topology/link.h"
+
+namespace trainsim::topology {
+
+struct LinkRef {
+  LinkId id = 0;
+};
+using ClusterGraph = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, LinkRef>;
+
+class Cluster {
+ public:
+  // Expands the spec into devices and links (see cluster_builder.cpp for the structures).
+  // Fails (InvalidInput) when the network cannot be built, e.g. too many nodes for the switch radix.
+  [[nodiscard]] static Expected<Cluster> build(const ClusterSpec& spec);
+
+  [[nodiscard]] const ClusterSpec& spec() const { return spec_; }
+  [[nodiscard]] const std::vector<Device>& devices() const { return devices_; }
+  [[nodiscard]] const std::vector<Link>& links() const { return links_; }
+  [[nodiscard]] const Device& device(DeviceId id) const { return devices_[id]; }
+  [[nodiscard]] const Link& link(LinkId id) const { return links_[id]; }
+  [[nodiscard]] const ClusterGraph& graph() const { return graph_; }
+
+  // Accelerators in rank order: node by node, GPU 0..k-1 inside a node.
+  [[nodiscard]] const std::vector<DeviceId>& accelerators() const { return accelerators_; }
+  [[nodiscard]] int64_t acceleratorCount() const { return static_cast<int64_t>(accelerators_.size()); }
+  [[nodiscard]] DeviceId accelerator(int64_t rank) const { return accelerators_[static_cast<std::size_t>(rank)]; }
+  // NICs per node after folding (see node_builder.cpp); 0 without an inter-node network.
+  [[nodiscard]] int nicsPerNode() const;
+  // NIC `index` of `node` (index < nicsPerNode()).
+  [[nodiscard]] DeviceId nic(int node, int index) const;
+  // Directed links leaving a device (CSR order).
+  [[nodiscard]] std::span<const LinkId> outLinks(DeviceId device) const;
+
+  // Construction API for the builder: adds a device / a pair of directed links.
+  DeviceId addDevice(Device device);
+  LinkId addLinkPair(DeviceId a, DeviceId b, LinkType type, double bandwidth_Bps, int64_t latency_ps);
+  // Builds the CSR graph and adjacency index; call once after the last add.
+  void finalize();
+
+ private:
+  explicit Cluster(ClusterSpec spec) : spec_(std::move(spec)) {}
+
+  ClusterSpec spec_;
+  std::vector<Device> devices_;
+  std::vector<Link> links_;
+  std::vector<DeviceId> accelerators_;
+  std::vector<DeviceId> nics_;  // node-major, in the order the builder added them
+  ClusterGraph graph_;
+  std::vector<LinkId> links_by_edge_index_;  // the CSR graph's edges, in its order
+};
+
+}  // namespace trainsim::topology

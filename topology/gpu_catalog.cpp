@@ -1,0 +1,80 @@
+#include "topology/gpu_catalog.h"
+
+namespace trainsim::topology {
+namespace {
+
+IntraNodeFabric parseFabric(const ConfigNode& node) {
+  const std::string text = node.asEnum({"nvswitch", "nvlink_mesh", "pcie", "torus"});
+  if (text == "nvswitch") return IntraNodeFabric::kNvSwitch;
+  if (text == "nvlink_mesh") return IntraNodeFabric::kNvLinkMesh;
+  if (text == "torus") return IntraNodeFabric::kTorus;
+  return IntraNodeFabric::kPcie;
+}
+
+}  // namespace
+
+GpuSpec GpuCatalog::parseEntry(const ConfigNode& node, const std::string& key) {
+  node.allowKeys({"name", "vendor", "kind", "form_factor", "peak_tflops", "memory_GiB", "memory_bandwidth_GBps",
+                  "compute_units", "intra_node_bandwidth_GBps", "default_fabric", "nvls", "pcie_bandwidth_GBps",
+                  "tdp_W", "source"});
+  GpuSpec gpu;
+  gpu.key = key;
+  gpu.name = node.string("name", key);
+  gpu.vendor = node.enumeration("vendor", {"nvidia", "amd", "intel", "google"}, "nvidia");
+  gpu.kind = node.enumeration("kind", {"gpu", "tpu"}, "gpu");
+  gpu.form_factor = node.enumeration("form_factor", {"sxm", "pcie", "oam", "mezzanine", "tpu"}, "sxm");
+
+  const ConfigNode peaks = node.child("peak_tflops");
+  peaks.allowKeys({"fp64", "fp32", "tf32", "fp16", "bf16", "fp8"});
+  bool any_peak = false;
+  for (Precision precision : kAllPrecisions) {
+    if (auto value = peaks.optionalChild(precisionName(precision))) {
+      gpu.peak_tflops[static_cast<std::size_t>(precision)] = value->asPositiveNumber();
+      any_peak = true;
+    }
+  }
+  if (!any_peak) peaks.fail("expected at least one precision (fp64, fp32, tf32, fp16, bf16 or fp8)");
+
+  gpu.memory_GiB = node.child("memory_GiB").asPositiveNumber();
+  gpu.memory_bandwidth_GBps = node.child("memory_bandwidth_GBps").asPositiveNumber();
+  if (auto units = node.optionalChild("compute_units")) gpu.compute_units = static_cast<int>(units->asPositiveInteger());
+  gpu.intra_node_bandwidth_GBps = node.nonNegativeNumber("intra_node_bandwidth_GBps", 0.0);
+  gpu.default_fabric = IntraNodeFabric::kPcie;
+  if (auto fabric = node.optionalChild("default_fabric")) gpu.default_fabric = parseFabric(*fabric);
+  gpu.nvls = node.boolean("nvls", false);
+  // PCIe Gen4 x16 (32 GB/s per direction) when a custom inline GPU does not say.
+  gpu.pcie_bandwidth_GBps = node.positiveNumber("pcie_bandwidth_GBps", 32.0);
+  gpu.tdp_W = node.nonNegativeNumber("tdp_W", 0.0);
+  gpu.source = node.string("source", "");
+  if (gpu.default_fabric != IntraNodeFabric::kPcie && gpu.intra_node_bandwidth_GBps <= 0.0) {
+    node.fail("default_fabric " + std::string(fabricName(gpu.default_fabric)) +
+              " needs intra_node_bandwidth_GBps (per GPU, per direction)");
+  }
+  return gpu;
+}
+
+Expected<GpuCatalog> GpuCatalog::load(const std::string& file_path) {
+  return catchInputErrors([&]() -> GpuCatalog {
+    const ConfigNode root = loadConfigFile(file_path);
+    root.allowKeys({"gpus"});
+    GpuCatalog catalog;
+    for (const auto& [key, entry] : root.child("gpus").entries()) {
+      catalog.entries_.emplace(key, parseEntry(entry, key));
+    }
+    return catalog;
+  });
+}
+
+const GpuSpec* GpuCatalog::find(const std::string& key) const {
+  auto found = entries_.find(key);
+  return found == entries_.end() ? nullptr : &found->second;
+}
+
+std::vector<std::string> GpuCatalog::keys() const {
+  std::vector<std::string> names;
+  names.reserve(entries_.size());
+  for (const auto& entry : entries_) names.push_back(entry.first);
+  return names;
+}
+
+}  // namespace trainsim::topology

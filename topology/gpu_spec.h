@@ -1,0 +1,44 @@
+// One accelerator model: dense peak rates per precision, memory, interconnect defaults.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace trainsim::topology {
+
+enum class Precision : uint8_t { kFp64, kFp32, kTf32, kFp16, kBf16, kFp8 };
+inline constexpr std::array<Precision, 6> kAllPrecisions = {Precision::kFp64, Precision::kFp32, Precision::kTf32,
+                                                            Precision::kFp16, Precision::kBf16, Precision::kFp8};
+[[nodiscard]] std::string_view precisionName(Precision precision);
+[[nodiscard]] std::optional<Precision> parsePrecision(std::string_view name);
+
+enum class IntraNodeFabric : uint8_t { kNvSwitch, kNvLinkMesh, kPcie, kTorus };
+[[nodiscard]] std::string_view fabricName(IntraNodeFabric fabric);
+
+struct GpuSpec {
+  std::string key;          // catalog key, e.g. "h100-sxm" ("inline" for an inline mapping)
+  std::string name;         // "NVIDIA H100 SXM5 80GB"
+  std::string vendor;       // nvidia | amd | intel | google
+  std::string kind = "gpu"; // gpu | tpu
+  std::string form_factor;  // sxm | pcie | oam | mezzanine | tpu
+  // Dense peak TFLOP/s per precision (index = Precision); empty = unsupported.
+  std::array<std::optional<double>, kAllPrecisions.size()> peak_tflops{};
+  double memory_GiB = 0.0;
+  double memory_bandwidth_GBps = 0.0;
+  int compute_units = 0;                   // SMs / CUs; 0 = not published
+  double intra_node_bandwidth_GBps = 0.0;  // per GPU per direction; 0 = none (PCIe only)
+  IntraNodeFabric default_fabric = IntraNodeFabric::kPcie;
+  bool nvls = false;                       // NVLink SHARP capable
+  double pcie_bandwidth_GBps = 0.0;        // host interface per direction
+  double tdp_W = 0.0;                      // 0 = not given
+  std::string source;
+
+  [[nodiscard]] std::optional<double> peakTflops(Precision precision) const {
+    return peak_tflops[static_cast<std::size_t>(precision)];
+  }
+  [[nodiscard]] bool isTpu() const { return kind == "tpu"; }
+};
+
+}  // namespace trainsim::topology

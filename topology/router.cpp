@@ -1,0 +1,200 @@
+#include "topology/router.h"
+
+#include <cassert>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <queue>
+
+namespace trainsim::topology {
+namespace {
+
+constexpr int64_t kInfinity = std::numeric_limits<int64_t>::max() / 4;
+
+// splitmix64: a well-mixed, platform-independent hash for ECMP choices.
+uint64_t mix(uint64_t value) {
+  value += 0x9e3779b97f4a7c15ULL;
+  value = (value ^ (value >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  value = (value ^ (value >> 27)) * 0x94d049bb133111ebULL;
+  return value ^ (value >> 31);
+}
+
+using QueueEntry = std::pair<int64_t, DeviceId>;
+using MinQueue = std::priority_queue<QueueEntry, std::vector<QueueEntry>, std::greater<>>;
+
+}  // namespace
+
+int64_t routingCost(const Link& link) {
+  return std::max<int64_t>(1, std::llround(1e15 / link.bandwidth_Bps));
+}
+
+Router::Router(const Cluster& cluster) : cluster_(cluster) {
+  cost_.reserve(cluster.links().size());
+  for (const Link& link : cluster.links()) cost_.push_back(routingCost(link));
+  const std::size_t devices = cluster.devices().size();
+  seen_forward_.assign(devices, 0);
+  seen_backward_.assign(devices, 0);
+  settled_forward_.assign(devices, 0);
+  settled_backward_.assign(devices, 0);
+  on_path_forward_.assign(devices, 0);
+  dist_forward_.assign(devices, kInfinity);
+  dist_backward_.assign(devices, kInfinity);
+}
+
+const Route& Router::route(DeviceId from, DeviceId to) {
+  const uint64_t key = (static_cast<uint64_t>(from) << 32) | to;
+  auto found = cache_.find(key);
+  if (found != cache_.end()) return found->second;
+  // Between GPUs of different nodes, traffic leaves through the source GPU's own NIC and
+  // enters through the destination GPU's own NIC, as NCCL picks NICs by PCI locality
+  // (GPU i -> NIC i on DGX systems); only the path between the NICs is searched.
+  const std::optional<DeviceId> from_nic = ownNic(from);
+  const std::optional<DeviceId> to_nic = ownNic(to);
+  if (from_nic && to_nic && cluster_.device(from).node != cluster_.device(to).node) {
+    Route joined = computeRoute(from, *from_nic);
+    for (const Route& part : {computeRoute(*from_nic, *to_nic, /*network_only=*/true), computeRoute(*to_nic, to)}) {
+      joined.links.insert(joined.links.end(), part.links.begin(), part.links.end());
+      joined.latency_ps += part.latency_ps;
+      joined.bottleneck_Bps = std::min(joined.bottleneck_Bps, part.bottleneck_Bps);
+    }
+    return cache_.emplace(key, std::move(joined)).first->second;
+  }
+  return cache_.emplace(key, computeRoute(from, to)).first->second;
+}
+
+std::optional<DeviceId> Router::ownNic(DeviceId gpu) const {
+  const Device& device = cluster_.device(gpu);
+  const int nics = cluster_.nicsPerNode();
+  if (!isAccelerator(device.kind) || nics == 0) return std::nullopt;
+  return cluster_.nic(device.node, static_cast<int>(int64_t{device.index} * nics / cluster_.spec().gpus_per_node));
+}
+
+Route Router::computeRoute(DeviceId from, DeviceId to, bool network_only) {
+  Route result;
+  if (from == to) return result;
+  const uint32_t epoch = ++epoch_;
+  const auto& links = cluster_.links();
+  // NIC to NIC: only network cables, never back through a node's PCIe tree.
+  auto usable = [&](LinkId id) {
+    const LinkType type = links[id].type;
+    return !network_only || type == LinkType::kInfiniBand || type == LinkType::kRoce || type == LinkType::kEthernet;
+  };
+  auto distance = [&](const std::vector<uint32_t>& seen, const std::vector<int64_t>& dist, DeviceId v) {
+    return seen[v] == epoch ? dist[v] : kInfinity;
+  };
+
+  // 1. Bidirectional Dijkstra. It runs until the smallest keys of the two queues add up
+  //    to MORE than the best distance, so every vertex of every shortest path ends up
+  //    settled by at least one of the searches (needed to enumerate equal-cost paths).
+  MinQueue forward_queue;
+  MinQueue backward_queue;
+  seen_forward_[from] = epoch;
+  dist_forward_[from] = 0;
+  forward_queue.emplace(0, from);
+  seen_backward_[to] = epoch;
+  dist_backward_[to] = 0;
+  backward_queue.emplace(0, to);
+  forward_order_.clear();
+  int64_t best = kInfinity;
+
+  auto topKey = [](MinQueue& queue, const std::vector<uint32_t>& settled, uint32_t stamp) {
+    while (!queue.empty() && settled[queue.top().second] == stamp) queue.pop();
+    return queue.empty() ? kInfinity : queue.top().first;
+  };
+  while (true) {
+    const int64_t top_forward = topKey(forward_queue, settled_forward_, epoch);
+    const int64_t top_backward = topKey(backward_queue, settled_backward_, epoch);
+    if (top_forward == kInfinity && top_backward == kInfinity) break;
+    if (top_forward != kInfinity && top_backward != kInfinity && top_forward + top_backward > best) break;
+    if (top_forward == kInfinity && top_backward > best) break;
+    if (top_backward == kInfinity && top_forward > best) break;
+    const bool expand_forward = top_forward <= top_backward;
+    if (expand_forward) {
+      const auto [d, v] = forward_queue.top();
+      forward_queue.pop();
+      settled_forward_[v] = epoch;
+      forward_order_.push_back(v);
+      for (LinkId id : cluster_.outLinks(v)) {
+        if (!usable(id)) continue;
+        const DeviceId w = links[id].to;
+        const int64_t candidate = d + cost_[id];
+        if (candidate < distance(seen_forward_, dist_forward_, w)) {
+          seen_forward_[w] = epoch;
+          dist_forward_[w] = candidate;
+          forward_queue.emplace(candidate, w);
+        }
+        const int64_t other = distance(seen_backward_, dist_backward_, w);
+        if (other != kInfinity) best = std::min(best, candidate + other);
+      }
+    } else {
+      const auto [d, v] = backward_queue.top();
+      backward_queue.pop();
+      settled_backward_[v] = epoch;
+      // Links into v are the reverses of v's out-links (every link has a reverse of equal cost).
+      for (LinkId id : cluster_.outLinks(v)) {
+        if (!usable(id)) continue;
+        const DeviceId w = links[id].to;
+        const int64_t candidate = d + cost_[links[id].reverse];
+        if (candidate < distance(seen_backward_, dist_backward_, w)) {
+          seen_backward_[w] = epoch;
+          dist_backward_[w] = candidate;
+          backward_queue.emplace(candidate, w);
+        }
+        const int64_t other = distance(seen_forward_, dist_forward_, w);
+        if (other != kInfinity) best = std::min(best, candidate + other);
+      }
+    }
+  }
+  assert(best != kInfinity && "route between disconnected devices");
+
+  // 2. Mark forward-settled vertices that lie on a shortest path, latest settled first.
+  auto backwardSettledDistance = [&](DeviceId v) {
+    return settled_backward_[v] == epoch ? dist_backward_[v] : kInfinity;
+  };
+  for (auto it = forward_order_.rbegin(); it != forward_order_.rend(); ++it) {
+    const DeviceId v = *it;
+    const int64_t dv = dist_forward_[v];
+    bool on_path = v == to;
+    for (LinkId id : cluster_.outLinks(v)) {
+      if (on_path) break;
+      if (!usable(id)) continue;
+      const DeviceId w = links[id].to;
+      const int64_t next = dv + cost_[id];
+      const int64_t remaining = backwardSettledDistance(w);
+      if (remaining != kInfinity && next + remaining == best) on_path = true;
+      if (on_path_forward_[w] == epoch && settled_forward_[w] == epoch && dist_forward_[w] == next) on_path = true;
+    }
+    if (on_path) on_path_forward_[v] = epoch;
+  }
+
+  // 3. Walk from the source, choosing among equal-cost next hops by the endpoint hash.
+  const uint64_t pair_hash = mix((static_cast<uint64_t>(from) << 32) | to);
+  DeviceId current = from;
+  int64_t travelled = 0;
+  std::vector<LinkId> candidates;
+  result.bottleneck_Bps = std::numeric_limits<double>::infinity();
+  while (current != to) {
+    candidates.clear();
+    for (LinkId id : cluster_.outLinks(current)) {
+      if (!usable(id)) continue;
+      const DeviceId w = links[id].to;
+      const int64_t next = travelled + cost_[id];
+      const int64_t remaining = backwardSettledDistance(w);
+      const bool via_backward = remaining != kInfinity && next + remaining == best;
+      const bool via_forward = on_path_forward_[w] == epoch && dist_forward_[w] == next;
+      if (via_backward || via_forward) candidates.push_back(id);
+    }
+    assert(!candidates.empty());
+    const LinkId chosen =
+        candidates[mix(pair_hash + result.links.size()) % static_cast<uint64_t>(candidates.size())];
+    result.links.push_back(chosen);
+    result.latency_ps += links[chosen].latency_ps;
+    result.bottleneck_Bps = std::min(result.bottleneck_Bps, links[chosen].bandwidth_Bps);
+    travelled += cost_[chosen];
+    current = links[chosen].to;
+  }
+  return result;
+}
+
+}  // namespace trainsim::topology
