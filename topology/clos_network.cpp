@@ -86,12 +86,15 @@ void buildClosNetwork(Cluster& cluster, const std::vector<std::vector<DeviceId>>
     return cluster.addDevice(Device{switchKind(tier), -1, index, -1, switchName(tier, index)});
   };
 
+  ClosFabric fabric;
   // Everything under one switch: a single leaf with all ports facing the NICs.
   if (endpoint_count <= radix) {
     const DeviceId leaf = addSwitch(1);
     for (const auto& nics : nics_by_node) {
       for (DeviceId nic : nics) cluster.addLinkPair(nic, leaf, type, port_Bps, hop_latency);
     }
+    fabric.tiers.push_back(ClosTier{leaf, 1, 1, 1, 0});
+    cluster.setClosFabric(std::move(fabric));
     return;
   }
 
@@ -117,6 +120,7 @@ void buildClosNetwork(Cluster& cluster, const std::vector<std::vector<DeviceId>>
   }
 
   std::vector<Block> blocks;
+  const DeviceId first_leaf = static_cast<DeviceId>(cluster.devices().size());
   for (std::size_t start = 0; start < cabling_order.size(); start += static_cast<std::size_t>(leaf_ports.down)) {
     const DeviceId leaf = addSwitch(1);
     const std::size_t end = std::min(cabling_order.size(), start + static_cast<std::size_t>(leaf_ports.down));
@@ -125,6 +129,8 @@ void buildClosNetwork(Cluster& cluster, const std::vector<std::vector<DeviceId>>
     }
     blocks.push_back(Block{std::vector<DeviceId>(static_cast<std::size_t>(leaf_ports.up), leaf)});
   }
+
+  fabric.tiers.push_back(ClosTier{first_leaf, static_cast<int64_t>(blocks.size()), 1, 1, leaf_ports.up});
 
   for (int tier = 2; blocks.size() > 1; ++tier) {
     if (tier > 6) {
@@ -137,6 +143,10 @@ void buildClosNetwork(Cluster& cluster, const std::vector<std::vector<DeviceId>>
     const TierPorts ports = top ? TierPorts{radix, 0} : splitPorts(radix, oversubscriptionOfTier(tier));
     const std::size_t group = top ? blocks.size() : static_cast<std::size_t>(ports.down);
     std::vector<Block> next;
+    const int64_t leaves_per_block = fabric.tiers.back().leaves_per_block * static_cast<int64_t>(group);
+    fabric.tiers.push_back(ClosTier{static_cast<DeviceId>(cluster.devices().size()),
+                                    static_cast<int64_t>((blocks.size() + group - 1) / group * planes),
+                                    static_cast<int64_t>(planes), leaves_per_block, ports.up});
     for (std::size_t start = 0; start < blocks.size(); start += group) {
       const std::size_t end = std::min(blocks.size(), start + group);
       Block block;
@@ -151,6 +161,7 @@ void buildClosNetwork(Cluster& cluster, const std::vector<std::vector<DeviceId>>
     }
     blocks = std::move(next);
   }
+  cluster.setClosFabric(std::move(fabric));
 }
 
 }  // namespace trainsim::topology::detail

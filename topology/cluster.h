@@ -3,12 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 
 #include "base/expected.h"
+#include "topology/clos_fabric.h"
 #include "topology/cluster_spec.h"
 #include "topology/device.h"
 #include "topology/link.h"
@@ -41,6 +43,9 @@ class Cluster {
   [[nodiscard]] int nicsPerNode() const;
   // NIC `index` of `node` (index < nicsPerNode()).
   [[nodiscard]] DeviceId nic(int node, int index) const;
+  // The folded-Clos structure of the network, when the cluster has one.
+  [[nodiscard]] const std::optional<ClosFabric>& closFabric() const { return clos_; }
+  void setClosFabric(ClosFabric fabric) { clos_ = std::move(fabric); }
   // Directed links leaving a device (CSR order).
   [[nodiscard]] std::span<const LinkId> outLinks(DeviceId device) const;
 
@@ -57,7 +62,8 @@ class Cluster {
   std::vector<Device> devices_;
   std::vector<Link> links_;
   std::vector<DeviceId> accelerators_;
-  std::vector<DeviceId> nics_;  // node-major, in the order the builder added them
+  std::vector<DeviceId> nics_;
+  std::optional<ClosFabric> clos_;  // node-major, in the order the builder added them
   ClusterGraph graph_;
   std::vector<LinkId> links_by_edge_index_;  // the CSR graph's edges, in its order
 };

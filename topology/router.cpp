@@ -53,7 +53,7 @@ const Route& Router::route(DeviceId from, DeviceId to) {
   const std::optional<DeviceId> to_nic = ownNic(to);
   if (from_nic && to_nic && cluster_.device(from).node != cluster_.device(to).node) {
     Route joined = computeRoute(from, *from_nic);
-    for (const Route& part : {computeRoute(*from_nic, *to_nic, /*network_only=*/true), computeRoute(*to_nic, to)}) {
+    for (const Route& part : {networkRoute(*from_nic, *to_nic), computeRoute(*to_nic, to)}) {
       joined.links.insert(joined.links.end(), part.links.begin(), part.links.end());
       joined.latency_ps += part.latency_ps;
       joined.bottleneck_Bps = std::min(joined.bottleneck_Bps, part.bottleneck_Bps);
@@ -61,6 +61,65 @@ const Route& Router::route(DeviceId from, DeviceId to) {
     return cache_.emplace(key, std::move(joined)).first->second;
   }
   return cache_.emplace(key, computeRoute(from, to)).first->second;
+}
+
+Route Router::networkRoute(DeviceId from_nic, DeviceId to_nic) {
+  if (!cluster_.closFabric()) return computeRoute(from_nic, to_nic, /*network_only=*/true);
+  // Up/down routing through the folded Clos (what InfiniBand's fat-tree routing does):
+  // climb to the lowest tier whose block holds both leaves, choosing each uplink by the
+  // endpoint hash, then descend along the only downward path to the destination leaf.
+  // Every such path is a shortest path, so this equals ECMP over shortest paths.
+  const auto& tiers = cluster_.closFabric()->tiers;
+  auto leafOf = [&](DeviceId nic) {
+    for (LinkId id : cluster_.outLinks(nic)) {
+      const DeviceId next = cluster_.link(id).to;
+      if (cluster_.device(next).kind == DeviceKind::kLeafSwitch) return next;
+    }
+    assert(false && "NIC without a leaf switch");
+    return DeviceId{0};
+  };
+  const DeviceId leaf_a = leafOf(from_nic);
+  const DeviceId leaf_b = leafOf(to_nic);
+  const int64_t a = leaf_a - tiers[0].first_switch;
+  const int64_t b = leaf_b - tiers[0].first_switch;
+  std::vector<DeviceId> hops = {from_nic, leaf_a};
+  if (a != b) {
+    std::size_t top = 1;
+    while (a / tiers[top].leaves_per_block != b / tiers[top].leaves_per_block) ++top;
+    const uint64_t pair_hash = mix((static_cast<uint64_t>(from_nic) << 32) | to_nic);
+    int64_t plane = 0;
+    for (std::size_t k = 1; k <= top; ++k) {
+      const auto choice = static_cast<int64_t>(mix(pair_hash + k) % static_cast<uint64_t>(tiers[k - 1].up_ports));
+      plane = k == 1 ? choice : plane * tiers[k - 1].up_ports + choice;
+      hops.push_back(tiers[k].first_switch +
+                     static_cast<DeviceId>((a / tiers[k].leaves_per_block) * tiers[k].planes + plane));
+    }
+    for (std::size_t k = top - 1; k >= 1; --k) {
+      plane /= tiers[k].up_ports;
+      hops.push_back(tiers[k].first_switch +
+                     static_cast<DeviceId>((b / tiers[k].leaves_per_block) * tiers[k].planes + plane));
+    }
+    hops.push_back(leaf_b);
+  }
+  hops.push_back(to_nic);
+
+  Route route;
+  route.bottleneck_Bps = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i + 1 < hops.size(); ++i) {
+    bool found = false;
+    for (LinkId id : cluster_.outLinks(hops[i])) {
+      const Link& link = cluster_.link(id);
+      if (link.to != hops[i + 1]) continue;
+      route.links.push_back(id);
+      route.latency_ps += link.latency_ps;
+      route.bottleneck_Bps = std::min(route.bottleneck_Bps, link.bandwidth_Bps);
+      found = true;
+      break;
+    }
+    assert(found && "Clos structure and links disagree");
+    (void)found;
+  }
+  return route;
 }
 
 std::optional<DeviceId> Router::ownNic(DeviceId gpu) const {
@@ -76,9 +135,14 @@ Route Router::computeRoute(DeviceId from, DeviceId to, bool network_only) {
   const uint32_t epoch = ++epoch_;
   const auto& links = cluster_.links();
   // NIC to NIC: only network cables, never back through a node's PCIe tree.
+  // Other NICs are dead ends there, so they are not even queued.
+  const auto& devices = cluster_.devices();
   auto usable = [&](LinkId id) {
-    const LinkType type = links[id].type;
-    return !network_only || type == LinkType::kInfiniBand || type == LinkType::kRoce || type == LinkType::kEthernet;
+    if (!network_only) return true;
+    const Link& link = links[id];
+    const bool cable =
+        link.type == LinkType::kInfiniBand || link.type == LinkType::kRoce || link.type == LinkType::kEthernet;
+    return cable && (devices[link.to].kind != DeviceKind::kNic || link.to == to || link.to == from);
   };
   auto distance = [&](const std::vector<uint32_t>& seen, const std::vector<int64_t>& dist, DeviceId v) {
     return seen[v] == epoch ? dist[v] : kInfinity;

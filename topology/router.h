@@ -38,6 +38,8 @@ class Router {
 
  private:
   Route computeRoute(DeviceId from, DeviceId to, bool network_only = false);
+  // NIC to NIC through the network only.
+  Route networkRoute(DeviceId from_nic, DeviceId to_nic);
   // The NIC a GPU's inter-node traffic uses (none for TPU pods and explicit graphs).
   [[nodiscard]] std::optional<DeviceId> ownNic(DeviceId gpu) const;
 

@@ -142,3 +142,37 @@ pcie: {gpus_per_switch: 2, sockets: 1}
 
 }  // namespace
 }  // namespace trainsim::topology
+
+namespace trainsim::topology {
+namespace {
+
+TEST(RouterTest, FatTreeRoutesClimbOnlyAsHighAsNeeded) {
+  // Radix 8: 4 NICs per leaf, 4 leaves per pod, 8 pods (k-ary fat tree, k = 8).
+  const Cluster cluster = testing::clusterFromYaml(std::string(R"(
+name: k8
+gpu:)") + testing::kTestGpu + R"(
+nodes: 128
+gpus_per_node: 1
+inter_node: {nic_bandwidth_Gbps: 100, switch_radix: 8}
+)");
+  Router router(cluster);
+  // GPU->PCIe->NIC and NIC->PCIe->GPU are 4 links; the network adds 2, 4 or 6.
+  EXPECT_EQ(router.route(cluster.accelerator(0), cluster.accelerator(3)).links.size(), 6u);    // same leaf
+  EXPECT_EQ(router.route(cluster.accelerator(0), cluster.accelerator(15)).links.size(), 8u);   // same pod
+  EXPECT_EQ(router.route(cluster.accelerator(0), cluster.accelerator(127)).links.size(), 10u); // across pods
+  // Every route between every pair is a valid chain of links.
+  for (int a = 0; a < 128; a += 7) {
+    for (int b = 0; b < 128; b += 5) {
+      const Route& route = router.route(cluster.accelerator(a), cluster.accelerator(b));
+      DeviceId at = cluster.accelerator(a);
+      for (LinkId id : route.links) {
+        ASSERT_EQ(cluster.link(id).from, at);
+        at = cluster.link(id).to;
+      }
+      EXPECT_EQ(at, cluster.accelerator(b));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace trainsim::topology
