@@ -9,6 +9,7 @@
 
 #include "base/logging.h"
 #include "cli/command_context.h"
+#include "cli/collective_command.h"
 #include "cli/topology_command.h"
 
 namespace {
@@ -21,7 +22,6 @@ struct PlannedCommand {
 constexpr PlannedCommand kPlannedCommands[] = {
     {"simulate", "Simulate one training iteration (and extrapolate to the whole run)"},
     {"sweep", "Enumerate valid parallel configurations, simulate each, rank them"},
-    {"collective", "Predict a collective like nccl-tests prints it"},
     {"memory", "Per-GPU memory breakdown only (fast)"},
     {"calibrate", "Fit communication/compute parameters from measurements"},
     {"validate", "Run the published-results suite and print predicted vs measured"},
@@ -42,6 +42,8 @@ int main(int argc, char** argv) {
 
   cli::TopologyOptions topology_options;
   cli::addTopologyCommand(app, topology_options);
+  cli::CollectiveOptions collective_options;
+  cli::addCollectiveCommand(app, collective_options);
 
   std::map<std::string, CLI::App*> planned;
   for (const auto& command : kPlannedCommands) {
@@ -63,6 +65,7 @@ int main(int argc, char** argv) {
   cli::CommandContext context{config_dir.empty() ? ConfigPaths{TRAINSIM_DEFAULT_CONFIG_DIR} : ConfigPaths{config_dir}};
   try {
     if (app.got_subcommand("topology")) return cli::runTopology(topology_options, context);
+    if (app.got_subcommand("collective")) return cli::runCollective(collective_options, context);
     for (const auto& [name, sub] : planned) {
       if (sub->parsed()) {
         std::cerr << "trainsim " << name << ": not built yet in this version\n";

@@ -1,0 +1,172 @@
+#include "cli/collective_command.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "base/expected.h"
+#include "cli/output_file.h"
+#include "sim/collective_simulation.h"
+#include "topology/cluster.h"
+#include "topology/cluster_loader.h"
+
+namespace trainsim::cli {
+
+double parseByteSize(const std::string& text, const std::string& option) {
+  std::size_t used = 0;
+  double value = 0.0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    throwInputError(option, "", "expected a size such as 8, 64K, 32M or 1G, found \"" + text + "\"");
+  }
+  const std::string suffix = text.substr(used);
+  if (suffix == "K" || suffix == "k") {
+    value *= 1024.0;
+  } else if (suffix == "M" || suffix == "m") {
+    value *= 1024.0 * 1024.0;
+  } else if (suffix == "G" || suffix == "g") {
+    value *= 1024.0 * 1024.0 * 1024.0;
+  } else if (!suffix.empty()) {
+    throwInputError(option, "", "expected a size such as 8, 64K, 32M or 1G, found \"" + text + "\"");
+  }
+  if (!(value >= 1.0) || std::floor(value) != value) {
+    throwInputError(option, "", "expected a whole number of bytes >= 1, found \"" + text + "\"");
+  }
+  return value;
+}
+
+namespace {
+
+std::vector<int64_t> placeRanks(const topology::Cluster& cluster, int64_t gpus, int64_t gpus_per_node) {
+  const int64_t total = cluster.acceleratorCount();
+  const int64_t per_node = cluster.spec().gpus_per_node;
+  if (gpus < 2) throwInputError("--gpus", "", "expected at least 2 GPUs, found " + std::to_string(gpus));
+  std::vector<int64_t> ranks;
+  if (gpus_per_node == 0) {
+    if (gpus > total) {
+      throwInputError("--gpus", "", std::to_string(gpus) + " GPUs asked but the cluster has " + std::to_string(total) +
+                                        "; add nodes with --set nodes=N");
+    }
+    for (int64_t r = 0; r < gpus; ++r) ranks.push_back(r);
+    return ranks;
+  }
+  if (gpus_per_node > per_node || gpus % gpus_per_node != 0) {
+    throwInputError("--gpus-per-node", "",
+                    "expected a divisor of --gpus that is at most the " + std::to_string(per_node) +
+                        " GPUs of a node, found " + std::to_string(gpus_per_node));
+  }
+  const int64_t nodes = gpus / gpus_per_node;
+  if (nodes > cluster.spec().nodes) {
+    throwInputError("--gpus", "", std::to_string(nodes) + " nodes needed but the cluster has " +
+                                      std::to_string(cluster.spec().nodes) + "; add nodes with --set nodes=N");
+  }
+  for (int64_t node = 0; node < nodes; ++node) {
+    for (int64_t local = 0; local < gpus_per_node; ++local) ranks.push_back(node * per_node + local);
+  }
+  return ranks;
+}
+
+int run(const CollectiveOptions& options, const CommandContext& context) {
+  const auto op = sim::parseCollectiveOp(options.op);
+  if (!op) {
+    throwInputError("--op", "", "expected all_reduce, all_gather, reduce_scatter, all_to_all, broadcast or "
+                                "send_recv, found \"" + options.op + "\"");
+  }
+  std::optional<sim::CollectiveAlgorithm> algorithm;
+  if (!options.algorithm.empty()) {
+    for (auto candidate : {sim::CollectiveAlgorithm::kRing, sim::CollectiveAlgorithm::kTree,
+                           sim::CollectiveAlgorithm::kNvls, sim::CollectiveAlgorithm::kDirect}) {
+      if (sim::algorithmName(candidate) == options.algorithm) algorithm = candidate;
+    }
+    if (!algorithm) {
+      throwInputError("--algo", "", "expected ring, tree, nvls or direct, found \"" + options.algorithm + "\"");
+    }
+  }
+  std::optional<sim::Protocol> protocol;
+  if (!options.protocol.empty()) {
+    for (auto candidate : sim::kAllProtocols) {
+      if (sim::protocolName(candidate) == options.protocol) protocol = candidate;
+    }
+    if (!protocol) throwInputError("--proto", "", "expected LL, LL128 or Simple, found \"" + options.protocol + "\"");
+  }
+  const double min_bytes = parseByteSize(options.min_bytes, "--min-bytes");
+  const double max_bytes = parseByteSize(options.max_bytes, "--max-bytes");
+  if (max_bytes < min_bytes) throwInputError("--max-bytes", "", "must be at least --min-bytes");
+  if (!(options.step_factor > 1.0)) throwInputError("--step-factor", "", "expected a factor > 1");
+
+  std::vector<Override> overrides;
+  for (const auto& text : options.overrides) overrides.push_back(parseOverride(text));
+  const auto spec = valueOrThrow(topology::loadClusterFile(options.cluster, context.paths, overrides));
+  const auto cluster = valueOrThrow(topology::Cluster::build(spec));
+  const int64_t gpus = options.gpus == 0 ? cluster.acceleratorCount() : options.gpus;
+  const std::vector<int64_t> ranks = placeRanks(cluster, gpus, options.gpus_per_node);
+
+  sim::CollectiveSimulator simulator(cluster, sim::CommunicationParameters{});
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  std::string table = fmt::format("# trainsim collective: {} on {} GPUs of {} ({} x {} per node)\n", options.op,
+                                  ranks.size(), spec.name, spec.nodes, spec.gpus_per_node);
+  table += fmt::format("#{:>12} {:>13} {:>9} {:>10} {:>8} {:>8} {:>7} {:>7}\n", "size", "count", "type", "time",
+                       "algbw", "busbw", "algo", "proto");
+  table += fmt::format("#{:>12} {:>13} {:>9} {:>10} {:>8} {:>8}\n", "(B)", "(elements)", "", "(us)", "(GB/s)",
+                       "(GB/s)");
+  // nccl-tests rounds each size down to a whole number of elements per rank.
+  const int64_t element = 4;
+  const int64_t align = element * ((*op == sim::CollectiveOp::kAllReduce || *op == sim::CollectiveOp::kBroadcast ||
+                                    *op == sim::CollectiveOp::kSendRecv)
+                                       ? 1
+                                       : static_cast<int64_t>(ranks.size()));
+  for (double size = min_bytes; size <= max_bytes * (1.0 + 1e-12); size *= options.step_factor) {
+    const int64_t bytes = std::max<int64_t>(align, static_cast<int64_t>(size) / align * align);
+    sim::CollectiveRequest request{*op, ranks, static_cast<double>(bytes), algorithm, protocol};
+    const sim::CollectiveResult result = valueOrThrow(simulator.simulate(request));
+    const double time_us = result.time_s * 1e6;
+    table += fmt::format(" {:>12} {:>13} {:>9} {:>10.2f} {:>8.2f} {:>8.2f} {:>7} {:>7}\n", bytes, bytes / element,
+                         "float", time_us, result.algbw_Bps / 1e9, result.busbw_Bps / 1e9,
+                         sim::algorithmName(result.choice.algorithm), sim::protocolName(result.choice.protocol));
+    rows.push_back({{"bytes", bytes},
+                    {"time_us", time_us},
+                    {"algbw_GBps", result.algbw_Bps / 1e9},
+                    {"busbw_GBps", result.busbw_Bps / 1e9},
+                    {"algorithm", sim::algorithmName(result.choice.algorithm)},
+                    {"protocol", sim::protocolName(result.choice.protocol)}});
+    if (options.step_factor <= 1.0) break;
+  }
+  if (!options.json_file.empty()) {
+    writeOutput(options.json_file, [&](std::ostream& out) { out << rows.dump(2) << "\n"; });
+    if (options.json_file == "-") return 0;
+  }
+  std::cout << table;
+  return 0;
+}
+
+}  // namespace
+
+void addCollectiveCommand(CLI::App& app, CollectiveOptions& options) {
+  CLI::App* command = app.add_subcommand("collective", "Predict a collective like nccl-tests prints it");
+  command->add_option("--cluster", options.cluster, "Cluster preset name or YAML file")->required();
+  command->add_option("--op", options.op,
+                      "all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | send_recv")
+      ->capture_default_str();
+  command->add_option("--gpus", options.gpus, "Number of GPUs (default: all), the first N in rank order");
+  command->add_option("--gpus-per-node", options.gpus_per_node, "Spread the GPUs as K per node instead");
+  command->add_option("-b,--min-bytes", options.min_bytes, "Smallest size (nccl-tests -b)")->capture_default_str();
+  command->add_option("-e,--max-bytes", options.max_bytes, "Largest size (nccl-tests -e)")->capture_default_str();
+  command->add_option("-f,--step-factor", options.step_factor, "Size multiplier (nccl-tests -f)")
+      ->capture_default_str();
+  command->add_option("--algo", options.algorithm, "Force the algorithm: ring | tree | nvls | direct");
+  command->add_option("--proto", options.protocol, "Force the protocol: LL | LL128 | Simple");
+  command->add_option("--set", options.overrides, "Override a cluster key: KEY=VALUE (repeatable)");
+  command->add_option("--json", options.json_file, "Write the rows as JSON (- = stdout)");
+}
+
+int runCollective(const CollectiveOptions& options, const CommandContext& context) {
+  try {
+    return run(options, context);
+  } catch (const InputError& error) {
+    return reportError(error.error());
+  }
+}
+
+}  // namespace trainsim::cli

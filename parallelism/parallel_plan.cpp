@@ -1,0 +1,90 @@
+#include "parallelism/parallel_plan.h"
+
+#include <cassert>
+
+#include "base/error.h"
+
+namespace trainsim::parallelism {
+
+std::string_view scheduleName(PipelineSchedule schedule) {
+  switch (schedule) {
+    case PipelineSchedule::kGpipe: return "gpipe";
+    case PipelineSchedule::kOneFOneB: return "1f1b";
+  }
+  return "unknown";
+}
+
+std::string_view recomputeName(Recompute recompute) {
+  switch (recompute) {
+    case Recompute::kNone: return "none";
+    case Recompute::kSelective: return "selective";
+    case Recompute::kFull: return "full";
+  }
+  return "unknown";
+}
+
+int64_t ParallelPlan::microbatches(const TrainingSpec& training) const {
+  assert(dp > 0 && "resolvePlan fills in dp");
+  return training.global_batch_size / (dp * training.micro_batch_size);
+}
+
+std::vector<int64_t> ParallelPlan::layersPerStage(int64_t layers) const {
+  assert(pp > 0);
+  std::vector<int64_t> stages(static_cast<std::size_t>(pp), 0);
+  int64_t remaining = layers;
+  int64_t middle_stages = pp;
+  if (first_stage_layers) {
+    stages.front() = *first_stage_layers;
+    remaining -= *first_stage_layers;
+    --middle_stages;
+  }
+  if (last_stage_layers) {
+    stages.back() = *last_stage_layers;
+    remaining -= *last_stage_layers;
+    --middle_stages;
+  }
+  if (middle_stages == 0) return stages;
+  assert(remaining % middle_stages == 0 && "checkPlan rejects uneven middle stages");
+  const int64_t each = remaining / middle_stages;
+  const std::size_t begin = first_stage_layers ? 1 : 0;
+  const std::size_t end = stages.size() - (last_stage_layers ? 1 : 0);
+  for (std::size_t stage = begin; stage < end; ++stage) stages[stage] = each;
+  return stages;
+}
+
+ParallelPlan readParallelPlan(const ConfigNode& section) {
+  section.allowKeys({"gpus", "tp", "pp", "dp", "cp", "ep", "sequence_parallel", "virtual_stages", "schedule", "zero",
+                     "recompute", "overlap_grad_reduce", "overlap_param_gather", "first_stage_layers",
+                     "last_stage_layers"});
+  ParallelPlan plan;
+  if (auto gpus = section.optionalChild("gpus")) plan.gpus = gpus->asPositiveInteger();
+  plan.tp = section.positiveInteger("tp", 1);
+  plan.pp = section.positiveInteger("pp", 1);
+  if (auto dp = section.optionalChild("dp")) {
+    if (!(dp->isScalar() && dp->yaml().Scalar() == "auto")) {
+      try {
+        plan.dp = dp->asPositiveInteger();
+      } catch (const InputError&) {
+        dp->failExpected("a positive integer or auto");
+      }
+    }
+  }
+  plan.cp = section.positiveInteger("cp", 1);
+  plan.ep = section.positiveInteger("ep", 1);
+  plan.sequence_parallel = section.boolean("sequence_parallel", false);
+  plan.virtual_stages = section.positiveInteger("virtual_stages", 1);
+  plan.schedule = section.enumeration("schedule", {"gpipe", "1f1b"}, "1f1b") == "gpipe" ? PipelineSchedule::kGpipe
+                                                                                        : PipelineSchedule::kOneFOneB;
+  plan.zero = std::stoi(section.enumeration("zero", {"0", "1", "2", "3"}, "0"));
+  const std::string recompute = section.enumeration("recompute", {"none", "selective", "full"}, "none");
+  plan.recompute = recompute == "full"        ? Recompute::kFull
+                   : recompute == "selective" ? Recompute::kSelective
+                                              : Recompute::kNone;
+  plan.overlap_grad_reduce = section.boolean("overlap_grad_reduce", true);
+  plan.overlap_param_gather = section.boolean("overlap_param_gather", true);
+  if (auto first = section.optionalChild("first_stage_layers")) plan.first_stage_layers = first->asPositiveInteger();
+  if (auto last = section.optionalChild("last_stage_layers")) plan.last_stage_layers = last->asPositiveInteger();
+  return plan;
+}
+
+}  // namespace trainsim::parallelism

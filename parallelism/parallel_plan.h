@@ -1,0 +1,60 @@
+// How an experiment spreads one training iteration over GPUs: the `parallelism:` section.
+// Ranks are laid out as Megatron-LM does: gpus = tp * cp * dp * pp, with expert parallelism
+// (ep) carved out of the dp * cp ranks rather than multiplying the GPU count.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "base/config_node.h"
+#include "parallelism/training_spec.h"
+
+namespace trainsim::parallelism {
+
+// gpipe: all forwards, then all backwards. 1f1b: PipeDream-Flush, one forward one backward
+// in steady state; with virtual_stages > 1 it is Megatron's interleaved 1F1B.
+enum class PipelineSchedule : uint8_t { kGpipe, kOneFOneB };
+[[nodiscard]] std::string_view scheduleName(PipelineSchedule schedule);
+
+// selective: recompute only attention's softmax/dropout (Korthikanti et al. 2022); full: every layer's forward.
+enum class Recompute : uint8_t { kNone, kSelective, kFull };
+[[nodiscard]] std::string_view recomputeName(Recompute recompute);
+
+struct ParallelPlan {
+  // `gpus` and `dp` read as kAuto until resolvePlan (plan_validation.h) fills them in.
+  static constexpr int64_t kAuto = 0;
+
+  int64_t gpus = kAuto;  // kAuto: every GPU of the cluster
+  int64_t tp = 1;
+  int64_t pp = 1;
+  int64_t dp = kAuto;  // kAuto: gpus / (tp * pp * cp)
+  int64_t cp = 1;
+  int64_t ep = 1;
+  bool sequence_parallel = false;  // resolvePlan turns it off at tp = 1, where it does nothing (as Megatron does)
+  int64_t virtual_stages = 1;      // model chunks per GPU; > 1 = interleaved 1F1B
+  PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  int zero = 0;  // 0 none, 1 optimizer states (Megatron distributed optimizer), 2 + gradients, 3 + parameters
+  Recompute recompute = Recompute::kNone;
+  bool overlap_grad_reduce = true;
+  bool overlap_param_gather = true;
+  // Explicitly uneven pipeline splits (Megatron's --decoder-first/last-pipeline-num-layers):
+  // the remaining layers are spread evenly over the other stages.
+  std::optional<int64_t> first_stage_layers;
+  std::optional<int64_t> last_stage_layers;
+
+  [[nodiscard]] bool interleaved() const { return virtual_stages > 1; }
+  // Microbatches per iteration on each pipeline: global_batch / (dp * micro_batch). Needs a resolved dp.
+  [[nodiscard]] int64_t microbatches(const TrainingSpec& training) const;
+  // Transformer layers of each of the pp stages (all virtual chunks of a stage together),
+  // with first/last_stage_layers applied. Needs a plan that passed checkPlan for this model.
+  [[nodiscard]] std::vector<int64_t> layersPerStage(int64_t layers) const;
+};
+
+// Reads a `parallelism:` mapping (SPEC "Experiment file"); throws InputError naming the key.
+// Only the values themselves are checked here; how they fit the model, the cluster and the
+// batch is plan_validation's job.
+[[nodiscard]] ParallelPlan readParallelPlan(const ConfigNode& section);
+
+}  // namespace trainsim::parallelism

@@ -1,0 +1,357 @@
+#include "parallelism/plan_validation.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+
+namespace trainsim::parallelism {
+namespace {
+
+using topology::Precision;
+
+// Degrees come from user files and may be absurd (tp: 9e15): products saturate instead of
+// overflowing, and a saturated product never equals or divides a real GPU count.
+int64_t product(std::initializer_list<int64_t> factors) {
+  int64_t result = 1;
+  for (int64_t factor : factors) {
+    if (__builtin_mul_overflow(result, factor, &result)) return std::numeric_limits<int64_t>::max();
+  }
+  return result;
+}
+
+std::string str(int64_t value) { return std::to_string(value); }
+
+// "1", "1 or 2", "1, 2, 4 or 8".
+std::string alternatives(const std::vector<std::string>& values) {
+  std::string text;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) text += i + 1 == values.size() ? " or " : ", ";
+    text += values[i];
+  }
+  return text;
+}
+
+std::string alternatives(const std::vector<int64_t>& values) {
+  std::vector<std::string> texts;
+  texts.reserve(values.size());
+  for (int64_t value : values) texts.push_back(str(value));
+  return alternatives(texts);
+}
+
+// Divisors of `n` up to `limit`, ascending; `also_dividing` (when > 0) must be a multiple of
+// each. Suggestions, so the search and the list stay short even for absurd sizes.
+std::vector<int64_t> divisors(int64_t n, int64_t limit, int64_t also_dividing = 0) {
+  constexpr int64_t kSearchLimit = 1 << 20;
+  constexpr std::size_t kMaxValues = 16;
+  std::vector<int64_t> values;
+  for (int64_t d = 1; d <= n && d <= limit && d <= kSearchLimit && values.size() < kMaxValues; ++d) {
+    if (n % d == 0 && (also_dividing <= 0 || also_dividing % d == 0)) values.push_back(d);
+  }
+  return values;
+}
+
+// Suggested degrees stop at the GPU count, once it is known.
+int64_t gpuLimit(const ParallelPlan& plan) {
+  return plan.gpus == ParallelPlan::kAuto ? std::numeric_limits<int64_t>::max() : plan.gpus;
+}
+
+std::string gpuLabel(const topology::GpuSpec& gpu) {
+  if (!gpu.key.empty() && gpu.key != "inline") return gpu.key;
+  if (!gpu.name.empty() && gpu.name != "inline") return gpu.name;
+  return "the cluster's GPU";
+}
+
+std::optional<PlanIssue> checkGpuCount(const topology::ClusterSpec& cluster, const ParallelPlan& plan) {
+  if (plan.gpus <= cluster.totalGpus()) return std::nullopt;
+  return PlanIssue{"parallelism.gpus", "gpus = " + str(plan.gpus) + " but the cluster has " + str(cluster.totalGpus()) +
+                                           " GPUs (" + str(cluster.nodes) + " nodes x " + str(cluster.gpus_per_node) +
+                                           " per node); lower gpus or add nodes"};
+}
+
+// tp * pp * cp * dp must be the GPU count; `gpus_note` says where the count came from.
+std::optional<PlanIssue> checkDegreeProduct(const ParallelPlan& plan, const std::string& gpus_note) {
+  const int64_t model_parallel = product({plan.tp, plan.pp, plan.cp});
+  if (product({model_parallel, plan.dp}) == plan.gpus) return std::nullopt;
+  std::string message = "tp x pp x cp x dp = " + str(plan.tp) + " x " + str(plan.pp) + " x " + str(plan.cp) + " x " +
+                        str(plan.dp) + " = " + str(product({model_parallel, plan.dp})) +
+                        " but gpus = " + str(plan.gpus) + gpus_note;
+  if (plan.gpus % model_parallel == 0) {
+    message += "; use dp: " + str(plan.gpus / model_parallel) + " or dp: auto";
+  } else {
+    message += "; no dp fits, because tp x pp x cp = " + str(model_parallel) + " does not divide " + str(plan.gpus);
+  }
+  return PlanIssue{"parallelism.dp", message};
+}
+
+void checkTensorParallel(const ModelSpec& model, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
+  // Megatron splits whole heads, whole key/value groups and the MLP width over tp ranks
+  // (experts' MLPs too: expert tensor parallelism defaults to tp).
+  int64_t common = std::gcd(std::gcd(model.attention_heads, model.kv_heads), model.ffn_hidden_size);
+  if (model.moe) common = std::gcd(common, model.moe->ffn_hidden_size);
+  const std::string fits = "; tp values that fit this model: " + alternatives(divisors(common, gpuLimit(plan)));
+  const std::array<std::pair<const char*, int64_t>, 4> sizes = {{
+      {"attention_heads", model.attention_heads},
+      {"kv_heads", model.kv_heads},
+      {"ffn_hidden_size", model.ffn_hidden_size},
+      {"moe.ffn_hidden_size", model.moe ? model.moe->ffn_hidden_size : model.ffn_hidden_size},
+  }};
+  for (const auto& [name, size] : sizes) {
+    if (size % plan.tp != 0) {
+      issues.push_back(
+          {"parallelism.tp", "tp = " + str(plan.tp) + " does not divide " + name + " = " + str(size) + fits});
+      return;
+    }
+  }
+}
+
+// first_stage_layers / last_stage_layers given: the rest must fill the middle stages evenly.
+void checkUnevenStages(const ModelSpec& model, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
+  const bool first = plan.first_stage_layers.has_value();
+  const bool last = plan.last_stage_layers.has_value();
+  const std::string blamed = first ? "parallelism.first_stage_layers" : "parallelism.last_stage_layers";
+  const std::string given_name = first && last ? "first_stage_layers + last_stage_layers"
+                                 : first       ? "first_stage_layers"
+                                               : "last_stage_layers";
+  if (plan.pp == 1) {
+    issues.push_back({blamed, given_name + " needs pp > 1: with one pipeline stage that stage holds every layer"});
+    return;
+  }
+  const int64_t given = plan.first_stage_layers.value_or(0) + plan.last_stage_layers.value_or(0);
+  std::string given_text = given_name + " = ";
+  if (first && last) {
+    given_text += str(*plan.first_stage_layers) + " + " + str(*plan.last_stage_layers) + " = " + str(given);
+  } else {
+    given_text += str(given);
+  }
+  const int64_t middle_stages = plan.pp - (first ? 1 : 0) - (last ? 1 : 0);
+  const int64_t rest = model.layers - given;
+  if (middle_stages == 0) {
+    if (rest != 0) {
+      issues.push_back({blamed, given_text + " must equal layers = " + str(model.layers) + " when pp = " +
+                                    str(plan.pp) + " (no stages are left between the first and the last)"});
+    }
+    return;
+  }
+  const std::string others = "the other " + str(middle_stages) + " stage" + (middle_stages == 1 ? "" : "s");
+  if (rest < middle_stages) {
+    issues.push_back({blamed, given_text + " leaves " + str(std::max<int64_t>(rest, 0)) + " of the " +
+                                  str(model.layers) + " layers for " + others +
+                                  "; every stage needs at least one layer"});
+    return;
+  }
+  if (rest % middle_stages != 0) {
+    issues.push_back({blamed, "the " + str(rest) + " layers left after " + given_text + " do not split evenly over " +
+                                  others + "; make layers minus " + given_name + " a multiple of " +
+                                  str(middle_stages)});
+    return;
+  }
+  if (plan.virtual_stages > 1) {
+    // Interleaving cuts every stage into virtual_stages equal model chunks.
+    const std::string chunks = " does not split into virtual_stages = " + str(plan.virtual_stages) + " model chunks";
+    if (first && *plan.first_stage_layers % plan.virtual_stages != 0) {
+      issues.push_back(
+          {"parallelism.first_stage_layers", "first_stage_layers = " + str(*plan.first_stage_layers) + chunks});
+    } else if (last && *plan.last_stage_layers % plan.virtual_stages != 0) {
+      issues.push_back(
+          {"parallelism.last_stage_layers", "last_stage_layers = " + str(*plan.last_stage_layers) + chunks});
+    } else if ((rest / middle_stages) % plan.virtual_stages != 0) {
+      issues.push_back({"parallelism.virtual_stages", "virtual_stages = " + str(plan.virtual_stages) +
+                                                          " does not divide the " + str(rest / middle_stages) +
+                                                          " layers of each middle pipeline stage"});
+    }
+  }
+}
+
+void checkPipeline(const ModelSpec& model, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
+  if (plan.virtual_stages > 1 && plan.pp == 1) {
+    issues.push_back({"parallelism.virtual_stages",
+                      "virtual_stages = " + str(plan.virtual_stages) + " (interleaved 1F1B) needs pp > 1"});
+    return;
+  }
+  if (plan.virtual_stages > 1 && plan.schedule == PipelineSchedule::kGpipe) {
+    issues.push_back({"parallelism.schedule", "gpipe cannot interleave model chunks; virtual_stages = " +
+                                                  str(plan.virtual_stages) + " needs schedule: 1f1b"});
+    return;
+  }
+  if (plan.first_stage_layers || plan.last_stage_layers) {
+    checkUnevenStages(model, plan, issues);
+    return;
+  }
+  if (model.layers % plan.pp != 0) {
+    issues.push_back({"parallelism.pp", "pp = " + str(plan.pp) + " does not divide layers = " + str(model.layers) +
+                                            "; use pp = " + alternatives(divisors(model.layers, gpuLimit(plan))) +
+                                            ", or set first_stage_layers / last_stage_layers for an uneven split"});
+    return;
+  }
+  const int64_t per_stage = model.layers / plan.pp;
+  if (per_stage % plan.virtual_stages != 0) {
+    issues.push_back({"parallelism.virtual_stages",
+                      "virtual_stages = " + str(plan.virtual_stages) + " does not divide the " + str(per_stage) +
+                          " layers of each pipeline stage (layers = " + str(model.layers) + ", pp = " + str(plan.pp) +
+                          "); use virtual_stages = " + alternatives(divisors(per_stage, per_stage))});
+  }
+}
+
+void checkBatch(const TrainingSpec& training, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
+  const int64_t step = product({plan.dp, training.micro_batch_size});
+  if (training.global_batch_size % step != 0) {
+    const int64_t below = training.global_batch_size / step * step;
+    const std::string examples = below > 0 ? str(below) + " or " + str(below + step) : str(step);
+    issues.push_back({"training.global_batch_size", "global_batch_size = " + str(training.global_batch_size) +
+                                                        " is not divisible by dp x micro_batch_size = " + str(plan.dp) +
+                                                        " x " + str(training.micro_batch_size) + " = " + str(step) +
+                                                        "; use a multiple of " + str(step) + ", e.g. " + examples});
+    return;
+  }
+  const int64_t microbatches = training.global_batch_size / step;
+  if (plan.virtual_stages > 1 && plan.pp > 1 && microbatches % plan.pp != 0) {
+    issues.push_back(
+        {"parallelism.virtual_stages",
+         "interleaved 1F1B (virtual_stages = " + str(plan.virtual_stages) +
+             ") needs the number of microbatches, global_batch_size / (dp x micro_batch_size) = " + str(microbatches) +
+             ", to be a multiple of pp = " + str(plan.pp) + " (a Megatron-LM requirement)"});
+  }
+}
+
+void checkExpertParallel(const ModelSpec& model, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
+  if (plan.ep == 1) return;
+  const std::string ep = "ep = " + str(plan.ep);
+  if (!model.moe) {
+    issues.push_back({"parallelism.ep",
+                      ep + " needs a mixture-of-experts model; " + model.name + " is dense (it has no moe section)"});
+    return;
+  }
+  // Megatron-Core forms expert-parallel groups inside the data- and context-parallel ranks
+  // (world size divisible by expert-TP x ep x pp, with expert TP = tp), and gives every
+  // ep rank the same number of experts.
+  const int64_t dp_cp = product({plan.dp, plan.cp});
+  const std::string fits = "; ep values that fit: " + alternatives(divisors(model.moe->experts, dp_cp, dp_cp));
+  if (model.moe->experts % plan.ep != 0) {
+    issues.push_back({"parallelism.ep", ep + " does not divide moe.experts = " + str(model.moe->experts) + fits});
+  } else if (dp_cp % plan.ep != 0) {
+    issues.push_back({"parallelism.ep", ep + " does not divide dp x cp = " + str(plan.dp) + " x " + str(plan.cp) +
+                                            " = " + str(dp_cp) +
+                                            " (expert-parallel groups are formed from data- and context-parallel "
+                                            "ranks, as in Megatron-Core)" +
+                                            fits});
+  }
+}
+
+void checkSequenceSplits(const TrainingSpec& training, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
+  const int64_t chunks = product({2, plan.cp});
+  if (plan.cp > 1 && training.seq_len % chunks != 0) {
+    issues.push_back({"parallelism.cp", "seq_len = " + str(training.seq_len) +
+                                            " is not divisible by 2 x cp = " + str(chunks) +
+                                            " (load-balanced ring attention cuts each sequence into 2 x cp chunks)"});
+    return;
+  }
+  const int64_t ranks = product({plan.tp, plan.cp});
+  if (plan.sequence_parallel && plan.tp > 1 && training.seq_len % ranks != 0) {
+    issues.push_back({"parallelism.sequence_parallel",
+                      "sequence_parallel splits each sequence over tp x cp = " + str(plan.tp) + " x " + str(plan.cp) +
+                          " = " + str(ranks) + " ranks, but seq_len = " + str(training.seq_len) +
+                          " is not divisible by " + str(ranks)});
+  }
+}
+
+void checkZero(const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
+  if (plan.zero == 3 && plan.pp > 1) {
+    issues.push_back({"parallelism.zero",
+                      "zero 3 (sharded parameters) is not supported with pipeline parallelism "
+                      "(pp = " +
+                          str(plan.pp) + ") by Megatron-LM or DeepSpeed; use zero 1 or 2, or pp = 1"});
+  }
+}
+
+void checkPrecision(const topology::ClusterSpec& cluster, const TrainingSpec& training,
+                    std::vector<PlanIssue>& issues) {
+  const topology::GpuSpec& gpu = cluster.gpu;
+  if (gpu.peakTflops(training.precision)) return;
+  // Suggest the mixed precisions first; the fp32 formats only when the GPU has none.
+  const std::vector<std::vector<Precision>> groups = {{Precision::kBf16, Precision::kFp16, Precision::kFp8},
+                                                      {Precision::kTf32, Precision::kFp32}};
+  std::vector<std::string> supported;
+  for (const auto& group : groups) {
+    for (Precision precision : group) {
+      if (gpu.peakTflops(precision)) supported.emplace_back(topology::precisionName(precision));
+    }
+    if (!supported.empty()) break;
+  }
+  std::string message =
+      gpuLabel(gpu) + " has no " + std::string(topology::precisionName(training.precision)) + " support";
+  if (supported.empty()) {
+    message += " nor any other training precision (fp32, tf32, fp16, bf16, fp8)";
+  } else {
+    message += "; use " + alternatives(supported);
+  }
+  issues.push_back({"training.precision", message});
+}
+
+}  // namespace
+
+std::optional<PlanIssue> resolvePlan(ParallelPlan& plan, const topology::ClusterSpec& cluster) {
+  std::string gpus_note;
+  if (plan.gpus == ParallelPlan::kAuto) {
+    plan.gpus = cluster.totalGpus();
+    gpus_note = " (the whole cluster; set parallelism.gpus to use fewer)";
+  }
+  if (auto issue = checkGpuCount(cluster, plan)) return issue;
+  if (plan.dp == ParallelPlan::kAuto) {
+    const int64_t model_parallel = product({plan.tp, plan.pp, plan.cp});
+    if (plan.gpus % model_parallel != 0) {
+      return PlanIssue{"parallelism.dp", "dp: auto needs tp x pp x cp = " + str(plan.tp) + " x " + str(plan.pp) +
+                                             " x " + str(plan.cp) + " = " + str(model_parallel) +
+                                             " to divide gpus = " + str(plan.gpus) + gpus_note +
+                                             "; choose tp, pp and cp whose product divides " + str(plan.gpus)};
+    }
+    plan.dp = plan.gpus / model_parallel;
+  } else if (auto issue = checkDegreeProduct(plan, gpus_note)) {
+    return issue;
+  }
+  // Megatron-LM switches sequence parallelism off at tp = 1, where it has nothing to split.
+  if (plan.tp == 1) plan.sequence_parallel = false;
+  return std::nullopt;
+}
+
+std::vector<PlanIssue> checkModelFit(const ModelSpec& model, const ParallelPlan& plan) {
+  std::vector<PlanIssue> issues;
+  checkTensorParallel(model, plan, issues);
+  checkPipeline(model, plan, issues);
+  return issues;
+}
+
+std::vector<PlanIssue> checkPlan(const ModelSpec& model, const topology::ClusterSpec& cluster,
+                                 const TrainingSpec& training, const ParallelPlan& plan) {
+  std::vector<PlanIssue> issues;
+  // Degrees below 1 can only come from code that built the plan by hand (the reader rejects them).
+  for (const auto& [key, value] :
+       std::array<std::pair<const char*, int64_t>, 7>{{{"parallelism.gpus", plan.gpus},
+                                                       {"parallelism.tp", plan.tp},
+                                                       {"parallelism.pp", plan.pp},
+                                                       {"parallelism.dp", plan.dp},
+                                                       {"parallelism.cp", plan.cp},
+                                                       {"parallelism.ep", plan.ep},
+                                                       {"parallelism.virtual_stages", plan.virtual_stages}}}) {
+    if (value < 1) {
+      issues.push_back({key, "expected a positive integer, found \"" + str(value) + "\" (is the plan resolved?)"});
+      return issues;
+    }
+  }
+  issues = checkModelFit(model, plan);
+  if (auto issue = checkGpuCount(cluster, plan)) issues.push_back(*issue);
+  if (auto issue = checkDegreeProduct(plan, "")) {
+    // Every later rule assumes a consistent set of degrees.
+    issues.push_back(*issue);
+    return issues;
+  }
+  checkBatch(training, plan, issues);
+  checkExpertParallel(model, plan, issues);
+  checkSequenceSplits(training, plan, issues);
+  checkZero(plan, issues);
+  checkPrecision(cluster, training, issues);
+  return issues;
+}
+
+}  // namespace trainsim::parallelism

@@ -1,0 +1,32 @@
+// What one training run does per iteration, independent of how it is parallelised:
+// the `training:` section of an experiment file.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "base/config_node.h"
+#include "topology/gpu_spec.h"
+
+namespace trainsim::parallelism {
+
+// adam keeps two fp32 moments per parameter, sgd (with momentum) one: it sizes optimizer memory.
+enum class Optimizer : uint8_t { kAdam, kSgd };
+[[nodiscard]] std::string_view optimizerName(Optimizer optimizer);
+
+struct TrainingSpec {
+  int64_t seq_len = 0;
+  int64_t global_batch_size = 0;  // sequences per iteration, over all data-parallel replicas
+  int64_t micro_batch_size = 1;   // sequences per forward/backward pass on one replica
+  topology::Precision precision = topology::Precision::kBf16;
+  Optimizer optimizer = Optimizer::kAdam;
+  std::optional<double> tokens;  // total training tokens, for time_to_train_s
+
+  [[nodiscard]] int64_t tokensPerIteration() const { return seq_len * global_batch_size; }
+};
+
+// Reads a `training:` mapping (SPEC "Experiment file"); throws InputError naming the key.
+[[nodiscard]] TrainingSpec readTrainingSpec(const ConfigNode& section);
+
+}  // namespace trainsim::parallelism

@@ -1,0 +1,247 @@
+#include "sim/collective_builder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "sim/collective_algorithms.h"
+
+namespace trainsim::sim {
+
+using topology::DeviceId;
+using topology::LinkType;
+
+namespace detail {
+
+double stepLatencySeconds(const CommunicationParameters& parameters, CollectiveAlgorithm algorithm, Protocol protocol,
+                          HopClass intra, double intra_steps, double network_steps, bool multi_node) {
+  const auto& table =
+      algorithm == CollectiveAlgorithm::kTree ? parameters.tree_step_latency_us : parameters.ring_step_latency_us;
+  const auto p = static_cast<std::size_t>(protocol);
+  double intra_us = table[static_cast<std::size_t>(intra)][p];
+  // NCCL: LL's intra-node step costs 1.8x when the collective spans nodes (tuning.cc).
+  if (multi_node && protocol == Protocol::kLL) intra_us *= 1.8;
+  const double network_us = table[static_cast<std::size_t>(HopClass::kNetwork)][p];
+  return (intra_steps * intra_us + network_steps * network_us) * 1e-6;
+}
+
+double wireBytes(const CommunicationParameters& parameters, Protocol protocol, double payload) {
+  return payload / parameters.protocol_bandwidth_factor[static_cast<std::size_t>(protocol)];
+}
+
+}  // namespace detail
+
+CollectiveBuilder::CollectiveBuilder(const topology::Cluster& cluster, topology::Router& router, TaskGraph& graph,
+                                     const CommunicationParameters& parameters)
+    : cluster_(cluster), router_(router), graph_(graph), parameters_(parameters) {}
+
+std::vector<double> CollectiveBuilder::effectiveCapacities(const topology::Cluster& cluster,
+                                                           const CommunicationParameters& parameters) {
+  std::vector<double> capacities;
+  capacities.reserve(cluster.links().size());
+  for (const auto& link : cluster.links()) {
+    capacities.push_back(link.bandwidth_Bps * parameters.linkEfficiency(link.type, cluster.spec().gpu.key));
+  }
+  return capacities;
+}
+
+GroupLayout CollectiveBuilder::layout(const std::vector<int64_t>& ranks) const {
+  GroupLayout result;
+  std::map<int32_t, std::size_t> node_slot;
+  for (int64_t rank : ranks) {
+    const int32_t node = cluster_.device(cluster_.accelerator(rank)).node;
+    auto [it, inserted] = node_slot.emplace(node, result.ranks_by_node.size());
+    if (inserted) result.ranks_by_node.emplace_back();
+    result.ranks_by_node[it->second].push_back(rank);
+  }
+  result.size = static_cast<int64_t>(ranks.size());
+  for (const auto& node : result.ranks_by_node) {
+    result.max_per_node = std::max(result.max_per_node, static_cast<int>(node.size()));
+  }
+  return result;
+}
+
+bool CollectiveBuilder::nvlsAvailable(const GroupLayout& layout) const {
+  return layout.singleNode() && layout.size > 1 && cluster_.spec().intra_node.nvls &&
+         cluster_.spec().intra_node.fabric == topology::IntraNodeFabric::kNvSwitch && !cluster_.spec().explicit_graph;
+}
+
+std::vector<CollectiveAlgorithm> CollectiveBuilder::candidates(CollectiveOp op, const GroupLayout& layout) const {
+  switch (op) {
+    case CollectiveOp::kAllReduce: {
+      std::vector<CollectiveAlgorithm> result = {CollectiveAlgorithm::kRing};
+      if (!layout.singleNode()) result.push_back(CollectiveAlgorithm::kTree);
+      if (nvlsAvailable(layout)) result.push_back(CollectiveAlgorithm::kNvls);
+      return result;
+    }
+    case CollectiveOp::kAllGather:
+    case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kBroadcast: return {CollectiveAlgorithm::kRing};
+    case CollectiveOp::kAllToAll:
+    case CollectiveOp::kSendRecv: return {CollectiveAlgorithm::kDirect};
+  }
+  return {};
+}
+
+int CollectiveBuilder::channels(CollectiveAlgorithm algorithm, const GroupLayout& layout) const {
+  // Across nodes NCCL runs one channel per NIC so that every NIC carries one ring's (or
+  // tree's) traffic in each direction; inside a node one channel already fills the links.
+  if (algorithm == CollectiveAlgorithm::kRing || algorithm == CollectiveAlgorithm::kTree) {
+    if (!layout.singleNode()) return std::max(1, std::min(cluster_.nicsPerNode(), layout.max_per_node));
+  }
+  return 1;
+}
+
+HopClass CollectiveBuilder::hopClass(int64_t from_rank, int64_t to_rank) {
+  const auto& route = router_.route(cluster_.accelerator(from_rank), cluster_.accelerator(to_rank));
+  HopClass result = HopClass::kNvLink;
+  for (auto id : route.links) {
+    const LinkType type = cluster_.link(id).type;
+    if (type == LinkType::kInfiniBand || type == LinkType::kRoce || type == LinkType::kEthernet) {
+      return HopClass::kNetwork;
+    }
+    if (type == LinkType::kPcie || type == LinkType::kSocketInterconnect) result = HopClass::kPcie;
+  }
+  return result;
+}
+
+double CollectiveBuilder::estimateTime(const CollectiveRequest& request, const GroupLayout& layout,
+                                       CollectiveAlgorithm algorithm, Protocol protocol) const {
+  // Closed-form per-GPU bottleneck bandwidths, as NCCL's tuner sees them.
+  const auto& spec = cluster_.spec();
+  const std::string& gpu = spec.gpu.key;
+  double intra_Bps = 0.0;
+  if (spec.intra_node.fabric == topology::IntraNodeFabric::kPcie) {
+    intra_Bps = spec.pcie.bandwidth_GBps * 1e9 * parameters_.pcie_efficiency;
+  } else {
+    intra_Bps = spec.intra_node.bandwidth_GBps * 1e9 * parameters_.linkEfficiency(LinkType::kNvLink, gpu);
+  }
+  double bus_Bps = intra_Bps;
+  if (!layout.singleNode() && spec.inter_node && cluster_.nicsPerNode() > 0) {
+    const LinkType network = spec.inter_node->protocol == topology::NetworkProtocol::kInfiniBand
+                                 ? LinkType::kInfiniBand
+                                 : LinkType::kEthernet;
+    const double node_Bps = spec.inter_node->nics_per_node * spec.inter_node->nic_bandwidth_Gbps * 1e9 / 8.0 *
+                            parameters_.linkEfficiency(network, gpu);
+    bus_Bps = std::min(bus_Bps, node_Bps / layout.max_per_node);
+  }
+  const auto p = static_cast<std::size_t>(protocol);
+  bus_Bps *= parameters_.protocol_bandwidth_factor[p];
+  const auto n = static_cast<double>(layout.size);
+  double time = parameters_.launch_overhead_us * 1e-6 +
+                parameters_.base_latency_us[static_cast<std::size_t>(algorithm)][p] * 1e-6;
+  const HopClass intra = spec.intra_node.fabric == topology::IntraNodeFabric::kPcie ? HopClass::kPcie
+                                                                                   : HopClass::kNvLink;
+  const double nodes = layout.nodes();
+  switch (algorithm) {
+    case CollectiveAlgorithm::kRing: {
+      const double steps = request.op == CollectiveOp::kAllReduce ? 2.0 * (n - 1.0) : n - 1.0;
+      const double network_steps = steps / std::max(1.0, n - 1.0) * (nodes - 1.0);
+      time += detail::stepLatencySeconds(parameters_, algorithm, protocol, intra, steps - network_steps, network_steps,
+                                         nodes > 1);
+      time += request.bytes * busBandwidthFactor(request.op, layout.size) / bus_Bps;
+      break;
+    }
+    case CollectiveAlgorithm::kTree: {
+      const double depth = std::floor(std::log2(std::max(1.0, nodes)));
+      time += 2.0 * detail::stepLatencySeconds(parameters_, algorithm, protocol, intra, layout.max_per_node - 1.0,
+                                               depth, nodes > 1);
+      time += request.bytes * busBandwidthFactor(request.op, layout.size) / bus_Bps;
+      break;
+    }
+    case CollectiveAlgorithm::kNvls:
+      time += detail::stepLatencySeconds(parameters_, algorithm, protocol, intra, 2.0, 0.0, false);
+      time += request.bytes / (spec.intra_node.bandwidth_GBps * 1e9 * parameters_.nvls_efficiency);
+      break;
+    case CollectiveAlgorithm::kDirect:
+      time += detail::stepLatencySeconds(parameters_, algorithm, protocol, intra, nodes > 1 ? 0.0 : 1.0,
+                                         nodes > 1 ? 1.0 : 0.0, nodes > 1);
+      time += request.bytes * busBandwidthFactor(request.op, layout.size) / bus_Bps;
+      break;
+  }
+  return time;
+}
+
+Expected<CollectiveChoice> CollectiveBuilder::choose(const CollectiveRequest& request) const {
+  return catchInputErrors([&]() -> CollectiveChoice {
+    if (request.ranks.size() < 2) throwInputError("", "gpus", "a collective needs at least 2 GPUs");
+    std::set<int64_t> seen;
+    for (int64_t rank : request.ranks) {
+      if (rank < 0 || rank >= cluster_.acceleratorCount()) {
+        throwInputError("", "gpus", "GPU rank " + std::to_string(rank) + " is not in the cluster (it has " +
+                                        std::to_string(cluster_.acceleratorCount()) + " GPUs)");
+      }
+      if (!seen.insert(rank).second) throwInputError("", "gpus", "GPU rank " + std::to_string(rank) + " appears twice");
+    }
+    if (!(request.bytes >= 0.0)) throwInputError("", "bytes", "expected a size >= 0");
+    const GroupLayout group = layout(request.ranks);
+    std::vector<CollectiveAlgorithm> allowed = candidates(request.op, group);
+    if (request.algorithm) {
+      if (std::find(allowed.begin(), allowed.end(), *request.algorithm) == allowed.end()) {
+        std::string names;
+        for (auto algorithm : allowed) names += (names.empty() ? "" : ", ") + std::string(algorithmName(algorithm));
+        throwInputError("--algo", "", std::string(algorithmName(*request.algorithm)) + " is not available for " +
+                                          std::string(collectiveOpName(request.op)) + " on this group; available: " +
+                                          names);
+      }
+      allowed = {*request.algorithm};
+    }
+    CollectiveChoice best;
+    best.estimated_time_s = std::numeric_limits<double>::infinity();
+    for (CollectiveAlgorithm algorithm : allowed) {
+      for (Protocol protocol : kAllProtocols) {
+        if (request.protocol && protocol != *request.protocol) continue;
+        // NVLS runs only with the Simple protocol.
+        if (algorithm == CollectiveAlgorithm::kNvls && protocol != Protocol::kSimple) continue;
+        const double time = estimateTime(request, group, algorithm, protocol);
+        if (time < best.estimated_time_s) {
+          best = CollectiveChoice{algorithm, protocol, channels(algorithm, group), time};
+        }
+      }
+    }
+    if (!std::isfinite(best.estimated_time_s)) {
+      throwInputError("--proto", "", "the NVLS algorithm runs only with the Simple protocol");
+    }
+    return best;
+  });
+}
+
+void CollectiveBuilder::addFlows(const std::vector<Edge>& edges, double bytes, double latency_s, TaskId group,
+                                 TaskId after) {
+  const SimTime latency = secondsToSimTime(latency_s);
+  for (const Edge& edge : edges) {
+    const auto& route = router_.route(cluster_.accelerator(edge.from_rank), cluster_.accelerator(edge.to_rank));
+    const RouteId id = graph_.addRoute(route.links, latency);
+    graph_.addFlow(id, bytes, {after}, TaskOptions{kNoStream, group, 0});
+  }
+}
+
+void CollectiveBuilder::addDeviceFlow(DeviceId from, DeviceId to, double bytes, double latency_s, TaskId group,
+                                      TaskId after) {
+  const auto& route = router_.route(from, to);
+  const RouteId id = graph_.addRoute(route.links, secondsToSimTime(latency_s));
+  graph_.addFlow(id, bytes, {after}, TaskOptions{kNoStream, group, 0});
+}
+
+TaskId CollectiveBuilder::add(const CollectiveRequest& request, const CollectiveChoice& choice, TaskIds dependencies,
+                              TaskOptions options) {
+  const GroupLayout group_layout = layout(request.ranks);
+  const TaskId group = graph_.addGroup(dependencies, options);
+  // Launch overhead and the algorithm's fixed latency, before any byte moves.
+  const double fixed_us =
+      parameters_.launch_overhead_us +
+      parameters_.base_latency_us[static_cast<std::size_t>(choice.algorithm)][static_cast<std::size_t>(choice.protocol)];
+  const TaskId start = graph_.addCompute(secondsToSimTime(fixed_us * 1e-6), {}, TaskOptions{kNoStream, group, 0});
+  const detail::AlgorithmContext context{*this, request, group_layout, choice, group, start};
+  switch (choice.algorithm) {
+    case CollectiveAlgorithm::kRing: detail::buildRing(context); break;
+    case CollectiveAlgorithm::kTree: detail::buildTree(context); break;
+    case CollectiveAlgorithm::kNvls: detail::buildNvls(context); break;
+    case CollectiveAlgorithm::kDirect: detail::buildDirect(context); break;
+  }
+  return group;
+}
+
+}  // namespace trainsim::sim

@@ -1,0 +1,38 @@
+#include "sim/collective_simulation.h"
+
+#include "sim/collective_builder.h"
+#include "sim/engine.h"
+#include "sim/flow_network.h"
+#include "sim/task_executor.h"
+#include "sim/task_graph.h"
+
+namespace trainsim::sim {
+
+CollectiveSimulator::CollectiveSimulator(const topology::Cluster& cluster, CommunicationParameters parameters)
+    : cluster_(cluster),
+      parameters_(parameters),
+      router_(cluster),
+      capacities_(CollectiveBuilder::effectiveCapacities(cluster, parameters_)) {}
+
+Expected<CollectiveResult> CollectiveSimulator::simulate(const CollectiveRequest& request) {
+  TaskGraph graph;
+  CollectiveBuilder builder(cluster_, router_, graph, parameters_);
+  Expected<CollectiveChoice> choice = builder.choose(request);
+  if (!choice.ok()) return choice.error();
+  builder.add(request, choice.value());
+
+  Engine engine;
+  FlowNetwork network(engine, capacities_);
+  TaskExecutor executor(engine, network, graph);
+  const SimTime makespan = executor.run();
+
+  CollectiveResult result;
+  result.choice = choice.value();
+  result.time_s = simTimeToSeconds(makespan);
+  result.algbw_Bps = result.time_s > 0.0 ? request.bytes / result.time_s : 0.0;
+  result.busbw_Bps = result.algbw_Bps * busBandwidthFactor(request.op, static_cast<int64_t>(request.ranks.size()));
+  result.flows = graph.taskCount();
+  return result;
+}
+
+}  // namespace trainsim::sim

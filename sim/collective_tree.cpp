@@ -1,0 +1,58 @@
+// NCCL's double binary tree all-reduce: two complementary binary trees over the nodes
+// (a node that is a leaf in one is interior in the other), each reducing and then
+// broadcasting half of the data, pipelined so that the up and down phases run together.
+// Inside a node the GPUs form a chain below the node's head GPU. Each channel uses a
+// different head GPU (so a different NIC).
+#include <cmath>
+
+#include "sim/collective_algorithms.h"
+
+namespace trainsim::sim::detail {
+
+void buildTree(const AlgorithmContext& context) {
+  CollectiveBuilder& builder = context.builder;
+  const GroupLayout& layout = context.layout;
+  const int nodes = layout.nodes();
+  const int channels = context.choice.channels;
+  const double per_edge =
+      wireBytes(builder.parameters(), context.choice.protocol, context.request.bytes / 2.0 / channels);
+  const double depth = std::floor(std::log2(static_cast<double>(nodes)));
+
+  for (int tree = 0; tree < 2; ++tree) {
+    for (int channel = 0; channel < channels; ++channel) {
+      std::vector<std::vector<int64_t>> chains;
+      for (const auto& node : layout.ranks_by_node) {
+        std::vector<int64_t> chain;
+        const std::size_t shift = static_cast<std::size_t>(channel) % node.size();
+        for (std::size_t i = 0; i < node.size(); ++i) chain.push_back(node[(i + shift) % node.size()]);
+        chains.push_back(std::move(chain));
+      }
+      std::vector<CollectiveBuilder::Edge> edges;
+      HopClass intra = HopClass::kNvLink;
+      auto addBothWays = [&](int64_t child, int64_t parent) {
+        edges.push_back({child, parent});
+        edges.push_back({parent, child});
+      };
+      for (const auto& chain : chains) {
+        for (std::size_t i = 1; i < chain.size(); ++i) {
+          if (builder.hopClass(chain[i], chain[i - 1]) == HopClass::kPcie) intra = HopClass::kPcie;
+          addBothWays(chain[i], chain[i - 1]);
+        }
+      }
+      for (int k = 0; k < nodes; ++k) {
+        // Tree 1 is tree 0 mirrored: node k takes the place of node nodes-1-k.
+        const int index = tree == 0 ? k : nodes - 1 - k;
+        if (index == 0) continue;
+        const int parent_index = (index - 1) / 2;
+        const int parent = tree == 0 ? parent_index : nodes - 1 - parent_index;
+        addBothWays(chains[static_cast<std::size_t>(k)].front(), chains[static_cast<std::size_t>(parent)].front());
+      }
+      const double latency =
+          2.0 * stepLatencySeconds(builder.parameters(), CollectiveAlgorithm::kTree, context.choice.protocol, intra,
+                                   layout.max_per_node - 1.0, depth, true);
+      builder.addFlows(edges, per_edge, latency, context.group, context.start);
+    }
+  }
+}
+
+}  // namespace trainsim::sim::detail

@@ -1,0 +1,377 @@
+#include "sim/flow_network.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <utility>
+
+namespace trainsim::sim {
+
+namespace {
+
+// Min-heap order on (share, local link index): the smallest fair share first, ties by
+// the link's position in the component, so the solve order depends only on the input.
+struct LargerShare {
+  template <class Entry>
+  bool operator()(const Entry& a, const Entry& b) const {
+    return a.share > b.share || (a.share == b.share && a.local > b.local);
+  }
+};
+
+}  // namespace
+
+std::vector<double> linkCapacities(std::span<const topology::Link> links) {
+  std::vector<double> capacities;
+  capacities.reserve(links.size());
+  for (const topology::Link& link : links) capacities.push_back(link.bandwidth_Bps);
+  return capacities;
+}
+
+FlowNetwork::FlowNetwork(Engine& engine, std::vector<double> link_capacity_Bps, FlowNetworkOptions options)
+    : engine_(engine), options_(options), capacity_(std::move(link_capacity_Bps)) {
+  assert(options_.completion_granularity >= 1);
+  for ([[maybe_unused]] double c : capacity_) assert(c > 0.0 && std::isfinite(c));
+  const std::size_t n = capacity_.size();
+  link_flows_.resize(n);
+  bytes_carried_.assign(n, 0.0);
+  busy_time_.assign(n, 0);
+  busy_since_.assign(n, 0);
+  dirty_.assign(n, 0);
+  link_mark_.assign(n, 0);
+  link_local_.assign(n, 0);
+  completion_handler_ = engine_.addHandler<&FlowNetwork::onCompletionDue>(this);
+  update_handler_ = engine_.addHandler<&FlowNetwork::onUpdate>(this);
+}
+
+uint32_t FlowNetwork::allocateHops(uint32_t count) {
+  if (count < free_hop_blocks_.size() && !free_hop_blocks_[count].empty()) {
+    const uint32_t begin = free_hop_blocks_[count].back();
+    free_hop_blocks_[count].pop_back();
+    return begin;
+  }
+  const auto begin = static_cast<uint32_t>(hops_.size());
+  hops_.resize(hops_.size() + count);
+  return begin;
+}
+
+void FlowNetwork::releaseHops(uint32_t begin, uint32_t count) {
+  if (count >= free_hop_blocks_.size()) free_hop_blocks_.resize(count + 1);
+  free_hop_blocks_[count].push_back(begin);
+}
+
+void FlowNetwork::markDirty(LinkId link) {
+  if (dirty_[link]) return;
+  dirty_[link] = 1;
+  dirty_links_.push_back(link);
+}
+
+void FlowNetwork::requestUpdate() {
+  if (update_scheduled_) return;
+  update_scheduled_ = true;
+  engine_.schedule(engine_.now(), update_handler_, 0);
+}
+
+FlowId FlowNetwork::startFlow(std::span<const LinkId> links, double bytes, SimTime latency, EventTarget on_delivered,
+                              double rate_cap_Bps) {
+  assert(bytes >= 0.0 && std::isfinite(bytes));
+  assert(latency >= 0);
+  assert(rate_cap_Bps > 0.0);
+  ++counters_.flows_started;
+  const SimTime now = engine_.now();
+  if (links.empty() || bytes == 0.0) {
+    engine_.schedule(now + latency, on_delivered);
+    return kNoFlow;
+  }
+
+  uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(flows_.size());
+    flows_.emplace_back();
+    visit_mark_.push_back(0);
+  }
+  Flow& flow = flows_[slot];
+  flow.remaining = bytes;
+  flow.rate = 0.0;
+  flow.rate_cap = rate_cap_Bps;
+  flow.bytes = bytes;
+  flow.last_update = now;
+  flow.latency = latency;
+  flow.on_delivered = on_delivered;
+  flow.hop_count = static_cast<uint32_t>(links.size());
+  flow.hop_begin = allocateHops(flow.hop_count);
+  flow.active = true;
+  ++active_flows_;
+
+  for (uint32_t i = 0; i < flow.hop_count; ++i) {
+    const LinkId link = links[i];
+    assert(link < capacity_.size());
+    std::vector<LinkEntry>& entries = link_flows_[link];
+    if (entries.empty()) busy_since_[link] = now;
+    const uint32_t hop = flow.hop_begin + i;
+    hops_[hop] = Hop{link, static_cast<uint32_t>(entries.size())};
+    entries.push_back(LinkEntry{slot, hop});
+    markDirty(link);
+  }
+  requestUpdate();
+  return slot;
+}
+
+void FlowNetwork::setLinkCapacity(LinkId link, double capacity_Bps) {
+  assert(link < capacity_.size());
+  assert(capacity_Bps > 0.0 && std::isfinite(capacity_Bps));
+  capacity_[link] = capacity_Bps;
+  markDirty(link);
+  requestUpdate();
+}
+
+void FlowNetwork::armCompletionEvent() {
+  const SimTime next = completions_.topTime();
+  if (next >= armed_time_) return;  // an event at or before `next` is already pending
+  armed_time_ = next;
+  engine_.schedule(next, completion_handler_, 0);
+}
+
+void FlowNetwork::onCompletionDue(uint64_t /*payload*/) {
+  const SimTime now = engine_.now();
+  if (now == armed_time_) armed_time_ = kTimeNever;
+  // Flows due at the same instant finish in slot order.
+  while (!completions_.empty() && completions_.topTime() <= now) finishFlow(completions_.pop());
+  armCompletionEvent();
+}
+
+void FlowNetwork::finishFlow(uint32_t slot) {
+  Flow& flow = flows_[slot];
+  const SimTime now = engine_.now();
+  for (uint32_t i = 0; i < flow.hop_count; ++i) {
+    const Hop hop = hops_[flow.hop_begin + i];
+    std::vector<LinkEntry>& entries = link_flows_[hop.link];
+    assert(hop.position < entries.size() && entries[hop.position].flow == slot);
+    const LinkEntry moved = entries.back();
+    entries[hop.position] = moved;
+    hops_[moved.hop].position = hop.position;
+    entries.pop_back();
+    bytes_carried_[hop.link] += flow.bytes;
+    if (entries.empty()) busy_time_[hop.link] += now - busy_since_[hop.link];
+    markDirty(hop.link);
+  }
+  releaseHops(flow.hop_begin, flow.hop_count);
+  flow.active = false;
+  flow.remaining = 0.0;
+  flow.rate = 0.0;
+  --active_flows_;
+  free_slots_.push_back(slot);
+  ++counters_.flows_finished;
+  engine_.schedule(now + flow.latency, flow.on_delivered);
+  requestUpdate();
+}
+
+void FlowNetwork::onUpdate(uint64_t /*payload*/) {
+  update_scheduled_ = false;
+  updateRates();
+}
+
+void FlowNetwork::updateRates() {
+  if (dirty_links_.empty()) return;
+  ++counters_.rate_updates;
+  if (++epoch_ == 0) {  // wrapped: forget every old mark
+    std::fill(link_mark_.begin(), link_mark_.end(), 0);
+    std::fill(visit_mark_.begin(), visit_mark_.end(), 0);
+    epoch_ = 1;
+  }
+  // dirty_links_ is in first-touch order, so components are solved in a reproducible order.
+  for (std::size_t i = 0; i < dirty_links_.size(); ++i) {
+    const LinkId link = dirty_links_[i];
+    dirty_[link] = 0;
+    if (link_mark_[link] == epoch_ || link_flows_[link].empty()) continue;
+    collectComponent(link);
+    solveComponent();
+  }
+  dirty_links_.clear();
+}
+
+void FlowNetwork::collectComponent(LinkId start) {
+  component_links_.clear();
+  component_flows_.clear();
+  flow_link_offset_.assign(1, 0);
+  flow_link_local_.clear();
+  capped_.clear();
+  link_mark_[start] = epoch_;
+  link_local_[start] = 0;
+  component_links_.push_back(start);
+  for (std::size_t i = 0; i < component_links_.size(); ++i) {
+    for (const LinkEntry& entry : link_flows_[component_links_[i]]) {
+      if (visit_mark_[entry.flow] == epoch_) continue;
+      visit_mark_[entry.flow] = epoch_;
+      const auto local_flow = static_cast<uint32_t>(component_flows_.size());
+      component_flows_.push_back(entry.flow);
+      const Flow& flow = flows_[entry.flow];
+      if (flow.rate_cap != kNoRateCap) capped_.emplace_back(flow.rate_cap, local_flow);
+      for (uint32_t h = flow.hop_begin; h < flow.hop_begin + flow.hop_count; ++h) {
+        const LinkId link = hops_[h].link;
+        if (link_mark_[link] != epoch_) {
+          link_mark_[link] = epoch_;
+          link_local_[link] = static_cast<uint32_t>(component_links_.size());
+          component_links_.push_back(link);
+        }
+        flow_link_local_.push_back(link_local_[link]);
+      }
+      flow_link_offset_.push_back(static_cast<uint32_t>(flow_link_local_.size()));
+    }
+  }
+}
+
+void FlowNetwork::freezeFlow(uint32_t local_flow, double rate) {
+  new_rate_[local_flow] = rate;
+  for (uint32_t k = flow_link_offset_[local_flow]; k < flow_link_offset_[local_flow + 1]; ++k) {
+    const uint32_t link = flow_link_local_[k];
+    residual_[link] -= rate;
+    --unfrozen_[link];
+  }
+}
+
+void FlowNetwork::solveComponent() {
+  const auto num_flows = static_cast<uint32_t>(component_flows_.size());
+  const auto num_links = static_cast<uint32_t>(component_links_.size());
+  ++counters_.components_solved;
+  counters_.flows_rerated += num_flows;
+  const SimTime now = engine_.now();
+
+  // Links -> flows of the component (CSR), and the solver state per local link.
+  link_flow_offset_.assign(num_links + 1, 0);
+  for (const uint32_t link : flow_link_local_) ++link_flow_offset_[link + 1];
+  for (uint32_t j = 0; j < num_links; ++j) link_flow_offset_[j + 1] += link_flow_offset_[j];
+  link_flow_local_.resize(flow_link_local_.size());
+  unfrozen_.assign(link_flow_offset_.begin(), link_flow_offset_.end() - 1);  // fill cursors for now
+  for (uint32_t i = 0; i < num_flows; ++i) {
+    for (uint32_t k = flow_link_offset_[i]; k < flow_link_offset_[i + 1]; ++k) {
+      link_flow_local_[unfrozen_[flow_link_local_[k]]++] = i;
+    }
+  }
+  residual_.resize(num_links);
+  share_heap_.clear();
+  for (uint32_t j = 0; j < num_links; ++j) {
+    residual_[j] = capacity_[component_links_[j]];
+    unfrozen_[j] = link_flow_offset_[j + 1] - link_flow_offset_[j];
+    share_heap_.push_back(ShareEntry{residual_[j] / unfrozen_[j], j});
+  }
+  std::make_heap(share_heap_.begin(), share_heap_.end(), LargerShare{});
+  new_rate_.assign(num_flows, -1.0);
+  std::sort(capped_.begin(), capped_.end());
+
+  // Progressive filling: raise all rates together; a link that runs full freezes its flows
+  // at its fair share, a flow that reaches its cap freezes at the cap.
+  //
+  // A link's fair share residual/unfrozen never decreases while flows freeze (a flow
+  // freezes at most at the share of each of its links), so each link keeps one heap entry
+  // whose key is a lower bound of its share: when the minimum entry turns out to be
+  // outdated it is filed again under the current share, otherwise it is the true minimum.
+  double level = 0.0;
+  std::size_t next_capped = 0;
+  for (;;) {
+    double link_share = kNoRateCap;
+    while (!share_heap_.empty()) {
+      const ShareEntry top = share_heap_.front();
+      if (unfrozen_[top.local] == 0) {
+        std::pop_heap(share_heap_.begin(), share_heap_.end(), LargerShare{});
+        share_heap_.pop_back();
+        continue;
+      }
+      const double share = std::max(residual_[top.local], 0.0) / unfrozen_[top.local];
+      if (share > top.share) {
+        std::pop_heap(share_heap_.begin(), share_heap_.end(), LargerShare{});
+        share_heap_.back().share = share;
+        std::push_heap(share_heap_.begin(), share_heap_.end(), LargerShare{});
+        continue;
+      }
+      link_share = share;
+      break;
+    }
+    while (next_capped < capped_.size() && new_rate_[capped_[next_capped].second] >= 0.0) ++next_capped;
+    if (next_capped < capped_.size() && capped_[next_capped].first <= link_share) {
+      level = std::max(level, capped_[next_capped].first);
+      freezeFlow(capped_[next_capped].second, level);
+      ++next_capped;
+      continue;
+    }
+    if (share_heap_.empty()) break;
+    const uint32_t bottleneck = share_heap_.front().local;
+    // Rounding may make a later share a hair smaller than the level already reached.
+    level = std::max(level, link_share);
+    std::pop_heap(share_heap_.begin(), share_heap_.end(), LargerShare{});
+    share_heap_.pop_back();
+    for (uint32_t k = link_flow_offset_[bottleneck]; k < link_flow_offset_[bottleneck + 1]; ++k) {
+      const uint32_t flow = link_flow_local_[k];
+      if (new_rate_[flow] < 0.0) freezeFlow(flow, level);
+    }
+  }
+
+  // Bring each flow to `now` at its old rate, publish the new rate, and move the
+  // completion times of flows whose rate changed.
+  changed_.clear();
+  for (uint32_t i = 0; i < num_flows; ++i) {
+    const uint32_t slot = component_flows_[i];
+    Flow& flow = flows_[slot];
+    if (now > flow.last_update) {
+      flow.remaining -= flow.rate * static_cast<double>(now - flow.last_update) / kPicosecondsPerSecond;
+      if (flow.remaining < 0.0) flow.remaining = 0.0;
+      flow.last_update = now;
+    }
+    const double rate = new_rate_[i];
+    assert(rate > 0.0);
+    if (rate == flow.rate) continue;
+    flow.rate = rate;
+    changed_.push_back(slot);
+  }
+  if (changed_.empty()) return;
+  counters_.completions_rescheduled += changed_.size();
+  // When most entries move, re-heapify once (O(N)) instead of one sift each (O(k log N)).
+  const bool bulk = changed_.size() * 8 > completions_.size();
+  const SimTime grain = options_.completion_granularity;
+  for (const uint32_t slot : changed_) {
+    const Flow& flow = flows_[slot];
+    SimTime done = now + transferDuration(flow.remaining, flow.rate);
+    if (grain > 1) done = (done + grain - 1) / grain * grain;
+    if (bulk) {
+      completions_.setUnordered(slot, done);
+    } else {
+      completions_.set(slot, done);
+    }
+  }
+  if (bulk) completions_.rebuild();
+  armCompletionEvent();
+}
+
+LinkStats FlowNetwork::linkStats(LinkId link) const {
+  LinkStats stats{bytes_carried_[link], busy_time_[link]};
+  if (!link_flows_[link].empty()) stats.busy_time += engine_.now() - busy_since_[link];
+  return stats;
+}
+
+std::vector<FlowId> FlowNetwork::activeFlows() const {
+  std::vector<FlowId> result;
+  result.reserve(active_flows_);
+  for (uint32_t slot = 0; slot < flows_.size(); ++slot) {
+    if (flows_[slot].active) result.push_back(slot);
+  }
+  return result;
+}
+
+double FlowNetwork::remainingBytes(FlowId flow_id) const {
+  const Flow& flow = flows_[flow_id];
+  const double sent = flow.rate * static_cast<double>(engine_.now() - flow.last_update) / kPicosecondsPerSecond;
+  return std::max(flow.remaining - sent, 0.0);
+}
+
+std::vector<LinkId> FlowNetwork::flowLinks(FlowId flow_id) const {
+  assert(isActive(flow_id));
+  const Flow& flow = flows_[flow_id];
+  std::vector<LinkId> links;
+  links.reserve(flow.hop_count);
+  for (uint32_t h = flow.hop_begin; h < flow.hop_begin + flow.hop_count; ++h) links.push_back(hops_[h].link);
+  return links;
+}
+
+}  // namespace trainsim::sim

@@ -1,0 +1,35 @@
+// Shared helpers for the parallelism tests: where the test configs live, and how to read an
+// Expected's error as the one line the user would see.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "base/config_node.h"
+#include "base/config_paths.h"
+#include "base/expected.h"
+
+namespace trainsim::parallelism::testing {
+
+// A config directory of its own (gpus.yaml, models/, clusters/, experiments/), so that the
+// tests do not depend on what the shipped presets happen to contain.
+inline std::string dataDir() { return TRAINSIM_TEST_DATA_DIR "/parallelism"; }
+inline ConfigPaths testPaths() { return ConfigPaths{dataDir() + "/configs"}; }
+
+inline std::vector<Override> overrides(const std::vector<std::string>& texts) {
+  std::vector<Override> result;
+  for (const auto& text : texts) result.push_back(parseOverride(text));
+  return result;
+}
+
+// The error as printed, after checking it is an input error (exit code 2).
+template <class T>
+std::string errorText(const Expected<T>& result) {
+  if (result.ok()) return "<no error>";
+  EXPECT_EQ(result.error().code, ExitCode::kInvalidInput);
+  return result.error().toString();
+}
+
+}  // namespace trainsim::parallelism::testing
