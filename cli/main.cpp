@@ -11,6 +11,7 @@
 #include "cli/command_context.h"
 #include "cli/collective_command.h"
 #include "cli/topology_command.h"
+#include "cli/validate_command.h"
 
 namespace {
 
@@ -24,7 +25,6 @@ constexpr PlannedCommand kPlannedCommands[] = {
     {"sweep", "Enumerate valid parallel configurations, simulate each, rank them"},
     {"memory", "Per-GPU memory breakdown only (fast)"},
     {"calibrate", "Fit communication/compute parameters from measurements"},
-    {"validate", "Run the published-results suite and print predicted vs measured"},
 };
 
 }  // namespace
@@ -44,6 +44,8 @@ int main(int argc, char** argv) {
   cli::addTopologyCommand(app, topology_options);
   cli::CollectiveOptions collective_options;
   cli::addCollectiveCommand(app, collective_options);
+  cli::ValidateOptions validate_options;
+  cli::addValidateCommand(app, validate_options);
 
   std::map<std::string, CLI::App*> planned;
   for (const auto& command : kPlannedCommands) {
@@ -66,6 +68,7 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("topology")) return cli::runTopology(topology_options, context);
     if (app.got_subcommand("collective")) return cli::runCollective(collective_options, context);
+    if (app.got_subcommand("validate")) return cli::runValidate(validate_options, context);
     for (const auto& [name, sub] : planned) {
       if (sub->parsed()) {
         std::cerr << "trainsim " << name << ": not built yet in this version\n";

@@ -31,6 +31,14 @@ void buildDirect(const AlgorithmContext& context);
                                         Protocol protocol, HopClass intra, double intra_steps, double network_steps,
                                         bool multi_node);
 
+// Pipeline fill: (steps - 1) chunks crossing a hop at one channel's rate, the chunk being
+// NCCL's buffer slot or the per-step data spread over the pipeline channels if smaller.
+[[nodiscard]] double pipelineFillSeconds(const CommunicationParameters& parameters, Protocol protocol, double steps,
+                                         double bytes_per_step);
+
+// NCCL's tree bus-bandwidth cap for a tree over `nodes` nodes, bytes/s.
+[[nodiscard]] double treeMaxBusBandwidth(const CommunicationParameters& parameters, int nodes);
+
 // The bytes on the wire for `payload` bytes in `protocol`.
 [[nodiscard]] double wireBytes(const CommunicationParameters& parameters, Protocol protocol, double payload);
 

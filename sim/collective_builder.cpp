@@ -21,10 +21,23 @@ double stepLatencySeconds(const CommunicationParameters& parameters, CollectiveA
       algorithm == CollectiveAlgorithm::kTree ? parameters.tree_step_latency_us : parameters.ring_step_latency_us;
   const auto p = static_cast<std::size_t>(protocol);
   double intra_us = table[static_cast<std::size_t>(intra)][p];
+  if (algorithm == CollectiveAlgorithm::kNvls) intra_us = parameters.nvls_step_latency_us;
   // NCCL: LL's intra-node step costs 1.8x when the collective spans nodes (tuning.cc).
   if (multi_node && protocol == Protocol::kLL) intra_us *= 1.8;
   const double network_us = table[static_cast<std::size_t>(HopClass::kNetwork)][p];
   return (intra_steps * intra_us + network_steps * network_us) * 1e-6;
+}
+
+double pipelineFillSeconds(const CommunicationParameters& parameters, Protocol protocol, double steps,
+                           double bytes_per_step) {
+  if (steps <= 1.0) return 0.0;
+  const double chunk = std::min(parameters.chunk_bytes[static_cast<std::size_t>(protocol)],
+                                bytes_per_step / parameters.pipeline_channels);
+  return (steps - 1.0) * chunk / (parameters.channel_bandwidth_GBps * 1e9);
+}
+
+double treeMaxBusBandwidth(const CommunicationParameters& parameters, int nodes) {
+  return (nodes <= 2 ? parameters.tree_max_bus_GBps_two_nodes : parameters.tree_max_bus_GBps_more_nodes) * 1e9;
 }
 
 double wireBytes(const CommunicationParameters& parameters, Protocol protocol, double payload) {
@@ -141,18 +154,28 @@ double CollectiveBuilder::estimateTime(const CollectiveRequest& request, const G
       const double network_steps = steps / std::max(1.0, n - 1.0) * (nodes - 1.0);
       time += detail::stepLatencySeconds(parameters_, algorithm, protocol, intra, steps - network_steps, network_steps,
                                          nodes > 1);
+      const double per_step = request.op == CollectiveOp::kBroadcast ? request.bytes : request.bytes / n;
+      time += detail::pipelineFillSeconds(parameters_, protocol, steps, per_step);
       time += request.bytes * busBandwidthFactor(request.op, layout.size) / bus_Bps;
       break;
     }
     case CollectiveAlgorithm::kTree: {
       const double depth = std::floor(std::log2(std::max(1.0, nodes)));
+      const double steps = layout.max_per_node - 1.0 + depth;
       time += 2.0 * detail::stepLatencySeconds(parameters_, algorithm, protocol, intra, layout.max_per_node - 1.0,
                                                depth, nodes > 1);
-      time += request.bytes * busBandwidthFactor(request.op, layout.size) / bus_Bps;
+      time += detail::pipelineFillSeconds(parameters_, protocol, 2.0 * steps, request.bytes / 2.0);
+      // NCCL's tree model: 0.9 x the ring's bus bandwidth, capped, and algorithm
+      // bandwidth = half the tree bus bandwidth.
+      const double tree_bus = std::min(bus_Bps * parameters_.tree_bandwidth_factor,
+                                       detail::treeMaxBusBandwidth(parameters_, layout.nodes()) *
+                                           parameters_.protocol_bandwidth_factor[p]);
+      time += request.bytes / (0.5 * tree_bus);
       break;
     }
     case CollectiveAlgorithm::kNvls:
-      time += detail::stepLatencySeconds(parameters_, algorithm, protocol, intra, 2.0, 0.0, false);
+      time += detail::stepLatencySeconds(parameters_, algorithm, protocol, intra, 1.0, 0.0, false);
+      time += detail::pipelineFillSeconds(parameters_, protocol, 2.0, request.bytes / n);
       time += request.bytes / (spec.intra_node.bandwidth_GBps * 1e9 * parameters_.nvls_efficiency);
       break;
     case CollectiveAlgorithm::kDirect:
@@ -209,12 +232,12 @@ Expected<CollectiveChoice> CollectiveBuilder::choose(const CollectiveRequest& re
 }
 
 void CollectiveBuilder::addFlows(const std::vector<Edge>& edges, double bytes, double latency_s, TaskId group,
-                                 TaskId after) {
+                                 TaskId after, double rate_cap_Bps) {
   const SimTime latency = secondsToSimTime(latency_s);
   for (const Edge& edge : edges) {
     const auto& route = router_.route(cluster_.accelerator(edge.from_rank), cluster_.accelerator(edge.to_rank));
     const RouteId id = graph_.addRoute(route.links, latency);
-    graph_.addFlow(id, bytes, {after}, TaskOptions{kNoStream, group, 0});
+    graph_.addFlow(id, bytes, {after}, TaskOptions{kNoStream, group, 0}, rate_cap_Bps);
   }
 }
 

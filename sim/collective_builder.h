@@ -60,7 +60,8 @@ class CollectiveBuilder {
   };
   // One flow per edge, each with `bytes`, all with latency `latency_s`, children of `group`
   // depending on `after`.
-  void addFlows(const std::vector<Edge>& edges, double bytes, double latency_s, TaskId group, TaskId after);
+  void addFlows(const std::vector<Edge>& edges, double bytes, double latency_s, TaskId group, TaskId after,
+                double rate_cap_Bps = kNoRateCap);
   // A flow from a GPU to a device that is not a GPU (the NVSwitch for NVLS) and back.
   void addDeviceFlow(topology::DeviceId from, topology::DeviceId to, double bytes, double latency_s, TaskId group,
                      TaskId after);

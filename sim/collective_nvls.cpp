@@ -14,7 +14,9 @@ void buildNvls(const AlgorithmContext& context) {
   const double nvlink_efficiency = parameters.linkEfficiency(topology::LinkType::kNvLink, cluster.spec().gpu.key);
   const double wire = context.request.bytes * nvlink_efficiency / parameters.nvls_efficiency;
   const double latency = stepLatencySeconds(parameters, CollectiveAlgorithm::kNvls, Protocol::kSimple,
-                                            HopClass::kNvLink, 2.0, 0.0, false);
+                                            HopClass::kNvLink, 1.0, 0.0, false) +
+                         pipelineFillSeconds(parameters, Protocol::kSimple, 2.0,
+                                             context.request.bytes / static_cast<double>(context.request.ranks.size()));
   for (int64_t rank : context.request.ranks) {
     const topology::DeviceId gpu = cluster.accelerator(rank);
     topology::DeviceId nvswitch = gpu;

@@ -14,8 +14,13 @@ void buildTree(const AlgorithmContext& context) {
   const GroupLayout& layout = context.layout;
   const int nodes = layout.nodes();
   const int channels = context.choice.channels;
-  const double per_edge =
-      wireBytes(builder.parameters(), context.choice.protocol, context.request.bytes / 2.0 / channels);
+  const auto& parameters = builder.parameters();
+  // NCCL's tree runs at tree_bandwidth_factor of the links and at most its bus-bandwidth
+  // cap; algorithm bandwidth = cap / 2 shared by the channels' flows into each head GPU.
+  const double per_edge = wireBytes(parameters, context.choice.protocol, context.request.bytes / 2.0 / channels) /
+                          parameters.tree_bandwidth_factor;
+  const double rate_cap =
+      treeMaxBusBandwidth(parameters, nodes) / parameters.tree_bandwidth_factor / (4.0 * channels);
   const double depth = std::floor(std::log2(static_cast<double>(nodes)));
 
   for (int tree = 0; tree < 2; ++tree) {
@@ -47,10 +52,12 @@ void buildTree(const AlgorithmContext& context) {
         const int parent = tree == 0 ? parent_index : nodes - 1 - parent_index;
         addBothWays(chains[static_cast<std::size_t>(k)].front(), chains[static_cast<std::size_t>(parent)].front());
       }
+      const double steps = layout.max_per_node - 1.0 + depth;
       const double latency =
-          2.0 * stepLatencySeconds(builder.parameters(), CollectiveAlgorithm::kTree, context.choice.protocol, intra,
-                                   layout.max_per_node - 1.0, depth, true);
-      builder.addFlows(edges, per_edge, latency, context.group, context.start);
+          2.0 * stepLatencySeconds(parameters, CollectiveAlgorithm::kTree, context.choice.protocol, intra,
+                                   layout.max_per_node - 1.0, depth, true) +
+          pipelineFillSeconds(parameters, context.choice.protocol, 2.0 * steps, context.request.bytes / 2.0);
+      builder.addFlows(edges, per_edge, latency, context.group, context.start, rate_cap);
     }
   }
 }

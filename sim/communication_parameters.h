@@ -55,21 +55,41 @@ struct CommunicationParameters {
   // Protocol bandwidth factors of NCCL's tuning model (tuning.cc): LL 1/4 of Simple for
   // all-reduce and multi-node, LL128 0.92 (120/128), Simple 1.
   std::array<double, 3> protocol_bandwidth_factor = {0.25, 0.92, 1.0};
-  // Fixed latency of one collective call per algorithm and protocol, microseconds
-  // (NCCL tuning.cc baseLat: Tree {4.4, 4.4, 0}, Ring {3.6, 10.0, 8.4}); NVLS and direct
-  // use the ring values.
+  // Fixed latency of one collective call per algorithm and protocol, microseconds (NCCL
+  // 2.19+ src/graph/tuning.cc baseLat: Tree {6.8, 14.0, 8.4}, Ring {6.6, 14.0, 8.4}, NVLS
+  // {-, -, 23}); direct (send/recv based) uses the ring values.
   std::array<std::array<double, 3>, 4> base_latency_us = {{
-      {3.6, 10.0, 8.4},  // ring
-      {4.4, 4.4, 0.0},   // tree
-      {3.6, 10.0, 8.4},  // nvls
-      {3.6, 10.0, 8.4},  // direct
+      {6.6, 14.0, 8.4},  // ring
+      {6.8, 14.0, 8.4},  // tree
+      {0.0, 0.0, 23.0},  // nvls
+      {6.6, 14.0, 8.4},  // direct
   }};
   // Latency of one pipeline step over one hop, microseconds, by hop class, for ring-like
-  // algorithms and for trees (NCCL tuning.cc hwLat: NVLink ring {.47, 1.9, 3.4}, tree
-  // {.52, 1.2, 28}; PCI ring {1.0, 2.5, 5.7}, tree {1.0, 1.9, 28}; NET ring {2.7, 4.0,
-  // 9.6}, tree {5.0, 8.5, 50}). They include the wire latency of the hop.
-  std::array<std::array<double, 3>, 3> ring_step_latency_us = {{{0.47, 1.9, 3.4}, {1.0, 2.5, 5.7}, {2.7, 4.0, 9.6}}};
-  std::array<std::array<double, 3>, 3> tree_step_latency_us = {{{0.52, 1.2, 28.0}, {1.0, 1.9, 28.0}, {5.0, 8.5, 50.0}}};
+  // algorithms and for trees (NCCL tuning.cc hwLat: NVLink ring {.6, 1.9, 3.4}, tree
+  // {.6, 1.25, 4.0}, NVLS Simple 25; PCI ring {1.0, 2.5, 5.7}, tree {1.0, 1.9, 5.5}; NET
+  // ring {2.7, 4.0, 9.6}, tree {5.0, 8.5, 14}). They include the wire latency of the hop.
+  std::array<std::array<double, 3>, 3> ring_step_latency_us = {{{0.6, 1.9, 3.4}, {1.0, 2.5, 5.7}, {2.7, 4.0, 9.6}}};
+  std::array<std::array<double, 3>, 3> tree_step_latency_us = {{{0.6, 1.25, 4.0}, {1.0, 1.9, 5.5}, {5.0, 8.5, 14.0}}};
+  double nvls_step_latency_us = 25.0;
+
+  // Pipeline fill. NCCL moves data in chunks of one buffer slot per step (NCCL_BUFFSIZE
+  // 4 MiB / NCCL_STEPS 8 = 512 KiB for Simple; LL128: 120 x 640 threads x 8 B = 600 KiB of
+  // which 120/128 data; LL: 8 lines x 512 threads x 16 B = 64 KiB of which half data),
+  // smaller when the message is small (S / (n x channels) per step). Before the last
+  // chunk leaves, every earlier step holds one chunk that crosses a hop at one channel's
+  // copy rate, which adds (steps - 1) x chunk / channel rate. The channel count and rate
+  // are fitted to the large-message intercepts of the published A100 curves (184 us on
+  // 8x A100, 541 us on 2x DGX A100; validate/collective_measurements.cpp).
+  std::array<double, 3> chunk_bytes = {32768.0, 576000.0, 524288.0};
+  double pipeline_channels = 16.0;
+  double channel_bandwidth_GBps = 50.0;
+
+  // NCCL's tree model (tuning.cc): tree bus bandwidth is 0.9 x the ring's, at most 110 GB/s
+  // on up to 2 nodes and 80 GB/s beyond; algorithm bandwidth is half the tree bus bandwidth.
+  double tree_bandwidth_factor = 0.9;
+  double tree_max_bus_GBps_two_nodes = 110.0;
+  double tree_max_bus_GBps_more_nodes = 80.0;
+
   // Host-side cost of launching a collective and waiting for it, as nccl-tests measures it
   // (CUDA kernel launch + stream synchronisation), microseconds. Fitted to the small-message
   // plateau of the published nccl-tests runs in validate/collective_measurements.cpp

@@ -1,0 +1,20 @@
+// `trainsim validate [SUITE]`: predicted vs published measurements.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/command_context.h"
+
+namespace trainsim::cli {
+
+struct ValidateOptions {
+  std::string suite = "all";
+  std::string json_file;
+};
+
+void addValidateCommand(CLI::App& app, ValidateOptions& options);
+int runValidate(const ValidateOptions& options, const CommandContext& context);
+
+}  // namespace trainsim::cli
