@@ -46,7 +46,14 @@ std::string ConfigNode::where() const {
     if (path_ == key || path_.starts_with(key + ".")) return display;
   }
   const YAML::Mark mark = node_.Mark();
-  if (mark.line < 0) return source_->file;
+  if (mark.line < 0) {
+    // A mapping that --set created on the way to its key ("--set training.foo.bar=1"
+    // creates training.foo) has no position either.
+    for (const auto& [key, display] : source_->overrides) {
+      if (key.starts_with(path_ + ".")) return display;
+    }
+    return source_->file;
+  }
   return source_->file + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
 }
 
