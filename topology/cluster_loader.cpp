@@ -93,8 +93,11 @@ void parseIntraNode(const ConfigNode& root, ClusterSpec& cluster) {
 void parsePcie(const ConfigNode& root, ClusterSpec& cluster) {
   cluster.pcie.bandwidth_GBps = cluster.gpu.pcie_bandwidth_GBps;
   cluster.pcie.latency_us = defaults::kPcieLatencyUs;
-  cluster.pcie.gpus_per_switch = std::min(2, cluster.gpus_per_node);
-  cluster.pcie.sockets = cluster.gpus_per_node >= 4 ? 2 : 1;
+  // Two GPUs (and their NICs) per PCIe switch, two sockets from four switches up, as in
+  // DGX/HGX servers; fewer where the GPU count does not split that way.
+  cluster.pcie.gpus_per_switch = cluster.gpus_per_node % 2 == 0 ? 2 : 1;
+  const int default_switches = cluster.gpus_per_node / cluster.pcie.gpus_per_switch;
+  cluster.pcie.sockets = default_switches >= 2 && default_switches % 2 == 0 ? 2 : 1;
   cluster.pcie.socket_interconnect_GBps = defaults::kSocketInterconnectGBps;
   auto section = root.optionalChild("pcie");
   if (!section) return;
@@ -108,9 +111,10 @@ void parsePcie(const ConfigNode& root, ClusterSpec& cluster) {
                        "), found \"" + std::to_string(cluster.pcie.gpus_per_switch) + "\"");
     }
   }
+  const int switches = cluster.gpus_per_node / cluster.pcie.gpus_per_switch;
+  if (!section->has("sockets")) cluster.pcie.sockets = switches >= 2 && switches % 2 == 0 ? 2 : 1;
   if (auto sockets = section->optionalChild("sockets")) {
     cluster.pcie.sockets = static_cast<int>(sockets->asPositiveInteger());
-    const int switches = cluster.gpus_per_node / cluster.pcie.gpus_per_switch;
     if (switches % cluster.pcie.sockets != 0) {
       sockets->fail("expected a divisor of the number of PCIe switches (" + std::to_string(switches) + "), found \"" +
                     std::to_string(cluster.pcie.sockets) + "\"");

@@ -121,3 +121,20 @@ links:
 
 }  // namespace
 }  // namespace trainsim::topology
+
+namespace trainsim::topology {
+namespace {
+
+TEST(ClusterLoaderTest, OddGpuCountsDefaultToOneGpuPerPcieSwitch) {
+  auto spec = testing::specFromYaml("gpu: h100-sxm\nnodes: 1\ngpus_per_node: 3\n");
+  ASSERT_TRUE(spec.ok()) << spec.error().toString();
+  EXPECT_EQ(spec->pcie.gpus_per_switch, 1);
+  EXPECT_EQ(spec->pcie.sockets, 1);
+  auto six = testing::specFromYaml("gpu: h100-sxm\nnodes: 1\ngpus_per_node: 6\npcie: {gpus_per_switch: 3}\n");
+  ASSERT_TRUE(six.ok()) << six.error().toString();
+  EXPECT_EQ(six->pcie.sockets, 2);
+  EXPECT_TRUE(Cluster::build(spec.value()).ok());
+}
+
+}  // namespace
+}  // namespace trainsim::topology
