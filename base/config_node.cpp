@@ -153,7 +153,9 @@ void ConfigNode::failMissing(std::string_view key, const std::string& why) const
   missing.fail(why.empty() ? "missing required key" : "missing required key (" + why + ")");
 }
 
-void ConfigNode::failExpected(const std::string& what) const { fail("expected " + what + ", found " + describeValue()); }
+void ConfigNode::failExpected(const std::string& what) const {
+  fail("expected " + what + ", found " + describeValue());
+}
 
 std::string ConfigNode::asString() const {
   if (!node_.IsScalar()) failExpected("a string");
@@ -350,7 +352,8 @@ void applyOverride(ConfigNode& root, const Override& override_value) {
     current.reset(current[parts[i]]);
   }
   current[parts.back()] = value;
-  const std::string full_path = root.path().empty() ? override_value.key_path : root.path() + "." + override_value.key_path;
+  const std::string full_path =
+      root.path().empty() ? override_value.key_path : root.path() + "." + override_value.key_path;
   root.source()->overrides[full_path] = override_value.display;
 }
 

@@ -52,7 +52,7 @@ class ConfigNode {
   // Child access. `child` fails with "missing required key" when absent.
   [[nodiscard]] ConfigNode child(std::string_view key) const;
   [[nodiscard]] std::optional<ConfigNode> optionalChild(std::string_view key) const;
-  [[nodiscard]] std::vector<ConfigNode> elements() const;                       // a list
+  [[nodiscard]] std::vector<ConfigNode> elements() const;                         // a list
   [[nodiscard]] std::vector<std::pair<std::string, ConfigNode>> entries() const;  // a mapping, in file order
 
   // Typed values of this node.

@@ -10,9 +10,9 @@ namespace trainsim {
 // Exit codes fixed by SPEC.md ("Command line").
 enum class ExitCode : int {
   kSuccess = 0,
-  kInternal = 1,       // internal error, or a command that is not built yet
-  kInvalidInput = 2,   // bad YAML, unknown key, impossible parallelism
-  kDoesNotFit = 3,     // the configuration does not fit in GPU memory
+  kInternal = 1,      // internal error, or a command that is not built yet
+  kInvalidInput = 2,  // bad YAML, unknown key, impossible parallelism
+  kDoesNotFit = 3,    // the configuration does not fit in GPU memory
 };
 
 // A problem with something the user gave us. `where` is "file:line:col" (1-based) or

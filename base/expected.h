@@ -14,7 +14,7 @@ namespace trainsim {
 template <class T>
 class [[nodiscard]] Expected {
  public:
-  Expected(T value) : state_(std::move(value)) {}   // NOLINT(google-explicit-constructor)
+  Expected(T value) : state_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
   Expected(Error error) : state_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   [[nodiscard]] bool ok() const { return std::holds_alternative<T>(state_); }

@@ -31,8 +31,8 @@ double parseByteSize(const std::string& text, const std::string& option) {
   } else if (!suffix.empty()) {
     throwInputError(option, "", "expected a size such as 8, 64K, 32M or 1G, found \"" + text + "\"");
   }
-  if (!(value >= 1.0) || std::floor(value) != value) {
-    throwInputError(option, "", "expected a whole number of bytes >= 1, found \"" + text + "\"");
+  if (!std::isfinite(value) || value < 1.0 || std::floor(value) != value || value > 9.007199254740992e15) {
+    throwInputError(option, "", "expected a whole number of bytes from 1 to 2^53, found \"" + text + "\"");
   }
   return value;
 }
@@ -44,10 +44,15 @@ std::vector<int64_t> placeRanks(const topology::Cluster& cluster, int64_t gpus, 
   const int64_t per_node = cluster.spec().gpus_per_node;
   if (gpus < 2) throwInputError("--gpus", "", "expected at least 2 GPUs, found " + std::to_string(gpus));
   std::vector<int64_t> ranks;
+  if (gpus_per_node < 0) {
+    throwInputError("--gpus-per-node", "",
+                    "expected a positive number of GPUs per node, found " + std::to_string(gpus_per_node));
+  }
   if (gpus_per_node == 0) {
     if (gpus > total) {
-      throwInputError("--gpus", "", std::to_string(gpus) + " GPUs asked but the cluster has " + std::to_string(total) +
-                                        "; add nodes with --set nodes=N");
+      throwInputError("--gpus", "",
+                      std::to_string(gpus) + " GPUs asked but the cluster has " + std::to_string(total) +
+                          "; add nodes with --set nodes=N");
     }
     for (int64_t r = 0; r < gpus; ++r) ranks.push_back(r);
     return ranks;
@@ -59,8 +64,9 @@ std::vector<int64_t> placeRanks(const topology::Cluster& cluster, int64_t gpus, 
   }
   const int64_t nodes = gpus / gpus_per_node;
   if (nodes > cluster.spec().nodes) {
-    throwInputError("--gpus", "", std::to_string(nodes) + " nodes needed but the cluster has " +
-                                      std::to_string(cluster.spec().nodes) + "; add nodes with --set nodes=N");
+    throwInputError("--gpus", "",
+                    std::to_string(nodes) + " nodes needed but the cluster has " +
+                        std::to_string(cluster.spec().nodes) + "; add nodes with --set nodes=N");
   }
   for (int64_t node = 0; node < nodes; ++node) {
     for (int64_t local = 0; local < gpus_per_node; ++local) ranks.push_back(node * per_node + local);
@@ -71,8 +77,10 @@ std::vector<int64_t> placeRanks(const topology::Cluster& cluster, int64_t gpus, 
 int run(const CollectiveOptions& options, const CommandContext& context) {
   const auto op = sim::parseCollectiveOp(options.op);
   if (!op) {
-    throwInputError("--op", "", "expected all_reduce, all_gather, reduce_scatter, all_to_all, broadcast or "
-                                "send_recv, found \"" + options.op + "\"");
+    throwInputError("--op", "",
+                    "expected all_reduce, all_gather, reduce_scatter, all_to_all, broadcast or "
+                    "send_recv, found \"" +
+                        options.op + "\"");
   }
   std::optional<sim::CollectiveAlgorithm> algorithm;
   if (!options.algorithm.empty()) {
@@ -109,8 +117,8 @@ int run(const CollectiveOptions& options, const CommandContext& context) {
                                   ranks.size(), spec.name, spec.nodes, spec.gpus_per_node);
   table += fmt::format("#{:>12} {:>13} {:>9} {:>10} {:>8} {:>8} {:>7} {:>7}\n", "size", "count", "type", "time",
                        "algbw", "busbw", "algo", "proto");
-  table += fmt::format("#{:>12} {:>13} {:>9} {:>10} {:>8} {:>8}\n", "(B)", "(elements)", "", "(us)", "(GB/s)",
-                       "(GB/s)");
+  table +=
+      fmt::format("#{:>12} {:>13} {:>9} {:>10} {:>8} {:>8}\n", "(B)", "(elements)", "", "(us)", "(GB/s)", "(GB/s)");
   // nccl-tests rounds each size down to a whole number of elements per rank.
   const int64_t element = 4;
   const int64_t align = element * ((*op == sim::CollectiveOp::kAllReduce || *op == sim::CollectiveOp::kBroadcast ||
@@ -146,8 +154,8 @@ int run(const CollectiveOptions& options, const CommandContext& context) {
 void addCollectiveCommand(CLI::App& app, CollectiveOptions& options) {
   CLI::App* command = app.add_subcommand("collective", "Predict a collective like nccl-tests prints it");
   command->add_option("--cluster", options.cluster, "Cluster preset name or YAML file")->required();
-  command->add_option("--op", options.op,
-                      "all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | send_recv")
+  command
+      ->add_option("--op", options.op, "all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | send_recv")
       ->capture_default_str();
   command->add_option("--gpus", options.gpus, "Number of GPUs (default: all), the first N in rank order");
   command->add_option("--gpus-per-node", options.gpus_per_node, "Spread the GPUs as K per node instead");

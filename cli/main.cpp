@@ -8,8 +8,10 @@
 #include <string>
 
 #include "base/logging.h"
-#include "cli/command_context.h"
 #include "cli/collective_command.h"
+#include "cli/command_context.h"
+#include "cli/memory_command.h"
+#include "cli/simulate_command.h"
 #include "cli/topology_command.h"
 #include "cli/validate_command.h"
 
@@ -21,9 +23,7 @@ struct PlannedCommand {
   const char* description;
 };
 constexpr PlannedCommand kPlannedCommands[] = {
-    {"simulate", "Simulate one training iteration (and extrapolate to the whole run)"},
     {"sweep", "Enumerate valid parallel configurations, simulate each, rank them"},
-    {"memory", "Per-GPU memory breakdown only (fast)"},
     {"calibrate", "Fit communication/compute parameters from measurements"},
 };
 
@@ -44,6 +44,10 @@ int main(int argc, char** argv) {
   cli::addTopologyCommand(app, topology_options);
   cli::CollectiveOptions collective_options;
   cli::addCollectiveCommand(app, collective_options);
+  cli::MemoryOptions memory_options;
+  cli::addMemoryCommand(app, memory_options);
+  cli::SimulateOptions simulate_options;
+  cli::addSimulateCommand(app, simulate_options);
   cli::ValidateOptions validate_options;
   cli::addValidateCommand(app, validate_options);
 
@@ -68,6 +72,8 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("topology")) return cli::runTopology(topology_options, context);
     if (app.got_subcommand("collective")) return cli::runCollective(collective_options, context);
+    if (app.got_subcommand("memory")) return cli::runMemory(memory_options, context);
+    if (app.got_subcommand("simulate")) return cli::runSimulate(simulate_options, context);
     if (app.got_subcommand("validate")) return cli::runValidate(validate_options, context);
     for (const auto& [name, sub] : planned) {
       if (sub->parsed()) {

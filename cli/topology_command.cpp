@@ -25,8 +25,9 @@ DeviceId resolveEndpoint(const Cluster& cluster, const std::string& text) {
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), rank);
   if (error == std::errc() && end == text.data() + text.size()) {
     if (rank < 0 || rank >= cluster.acceleratorCount()) {
-      throwInputError("--path", "", "GPU rank " + text + " is out of range; the cluster has ranks 0.." +
-                                        std::to_string(cluster.acceleratorCount() - 1));
+      throwInputError("--path", "",
+                      "GPU rank " + text + " is out of range; the cluster has ranks 0.." +
+                          std::to_string(cluster.acceleratorCount() - 1));
     }
     return cluster.accelerator(rank);
   }
@@ -50,7 +51,8 @@ nlohmann::ordered_json pathJson(const Cluster& cluster, DeviceId from, const top
                     {"latency_us", static_cast<double>(link.latency_ps) / 1e6}});
   }
   return {{"from", cluster.device(from).name},
-          {"to", route.links.empty() ? cluster.device(from).name : cluster.device(cluster.link(route.links.back()).to).name},
+          {"to",
+           route.links.empty() ? cluster.device(from).name : cluster.device(cluster.link(route.links.back()).to).name},
           {"hops", route.links.size()},
           {"bottleneck_GBps", route.links.empty() ? 0.0 : route.bottleneck_Bps / 1e9},
           {"latency_us", static_cast<double>(route.latency_ps) / 1e6},
@@ -95,8 +97,8 @@ int run(const TopologyOptions& options, const CommandContext& context) {
     path_text += "  " + cluster.device(from).name;
     for (topology::LinkId id : route.links) {
       const auto& link = cluster.link(id);
-      path_text += fmt::format(" -[{} {}]-> {}", topology::linkTypeName(link.type),
-                               gigabytes(link.bandwidth_Bps), cluster.device(link.to).name);
+      path_text += fmt::format(" -[{} {}]-> {}", topology::linkTypeName(link.type), gigabytes(link.bandwidth_Bps),
+                               cluster.device(link.to).name);
     }
     path_text += "\n";
   }
@@ -121,8 +123,8 @@ int run(const TopologyOptions& options, const CommandContext& context) {
     if (options.json_file == "-") return 0;
   }
 
-  std::string text = fmt::format("cluster {}: {} nodes x {} {} = {} GPUs\n", spec.name, spec.nodes,
-                                 spec.gpus_per_node, spec.gpu.key, cluster.acceleratorCount());
+  std::string text = fmt::format("cluster {}: {} nodes x {} {} = {} GPUs\n", spec.name, spec.nodes, spec.gpus_per_node,
+                                 spec.gpu.key, cluster.acceleratorCount());
   if (spec.inter_node) {
     const auto& net = *spec.inter_node;
     if (net.topology == topology::NetworkTopology::kTorus) {
@@ -154,8 +156,7 @@ void addTopologyCommand(CLI::App& app, TopologyOptions& options) {
   CLI::App* command = app.add_subcommand("topology", "Describe the cluster graph: devices, links, bandwidths, paths");
   command->add_option("cluster", options.cluster, "Cluster preset name or YAML file")->required();
   command->add_option("--set", options.overrides, "Override a cluster key: KEY=VALUE (repeatable)");
-  command->add_option("--path", options.path, "Show the route between two GPUs (ranks or device names)")
-      ->expected(2);
+  command->add_option("--path", options.path, "Show the route between two GPUs (ranks or device names)")->expected(2);
   command->add_option("--json", options.json_file, "Write the description as JSON (- = stdout)");
   command->add_option("--dot", options.dot_file, "Write a Graphviz picture of the graph (- = stdout)");
   command->add_flag("--no-bisection", options.no_bisection, "Skip the max-flow bisection computation");

@@ -1,13 +1,18 @@
 #include "cli/validate_command.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
 
 #include "base/expected.h"
 #include "cli/output_file.h"
 #include "validate/collective_accuracy.h"
+#include "validate/training_suite.h"
 
 namespace trainsim::cli {
 namespace {
@@ -19,7 +24,14 @@ std::string humanBytes(double bytes) {
   return fmt::format("{:.0f} B", bytes);
 }
 
-int runCollectiveSuite(const ValidateOptions& options, const CommandContext& context) {
+// The collective suite's text table and JSON.
+struct SuiteOutput {
+  std::string text;
+  nlohmann::ordered_json json;
+  int exit_code = 0;
+};
+
+SuiteOutput collectiveSuite(const CommandContext& context) {
   const auto results = valueOrThrow(validate::compareAllReduceCurves(context.paths, sim::CommunicationParameters{}));
   std::string text = "all_reduce: predicted vs published nccl-tests bus bandwidth\n";
   nlohmann::ordered_json json = nlohmann::ordered_json::array();
@@ -51,8 +63,7 @@ int runCollectiveSuite(const ValidateOptions& options, const CommandContext& con
                         half_ratio);
     text += fmt::format("  {} latency: {:.1f} us measured, {:.1f} us predicted ({:+.1f}%)\n",
                         humanBytes(static_cast<double>(accuracy.small_message_bytes)),
-                        accuracy.measured_small_latency_us, accuracy.predicted_small_latency_us,
-                        100.0 * latency_error);
+                        accuracy.measured_small_latency_us, accuracy.predicted_small_latency_us, 100.0 * latency_error);
     json.push_back({{"id", curve.id},
                     {"title", curve.title},
                     {"source", curve.source},
@@ -64,27 +75,149 @@ int runCollectiveSuite(const ValidateOptions& options, const CommandContext& con
                     {"small_message_latency_error", latency_error},
                     {"points", rows}});
   }
-  if (!options.json_file.empty()) {
-    writeOutput(options.json_file, [&](std::ostream& out) { out << json.dump(2) << "\n"; });
-    if (options.json_file == "-") return 0;
+  return {text, json, 0};
+}
+
+std::string signedPercent(double fraction) { return fmt::format("{:+.1f}%", 100.0 * fraction); }
+
+std::string metricValue(validate::TrainingMetric metric, double value) {
+  return metric == validate::TrainingMetric::kIterationTime ? fmt::format("{:.2f} s", value)
+                                                            : fmt::format("{:.1f}", value);
+}
+
+SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& context) {
+  validate::TrainingSuiteOptions suite_options;
+  suite_options.include_slow = options.include_slow;
+  suite_options.only = options.rows;
+  const auto suite = valueOrThrow(validate::runTrainingSuite(context.paths, suite_options));
+
+  std::string text =
+      "training: predicted vs published end-to-end throughput (like with like: hardware TFLOP/s, "
+      "model TFLOP/s or iteration time, as each source publishes)\n";
+  nlohmann::ordered_json sources_json = nlohmann::ordered_json::array();
+  nlohmann::ordered_json rows_json = nlohmann::ordered_json::array();
+  std::vector<std::string> slow_ids;
+  for (const auto& accuracy : suite.sources) {
+    const auto& source = *accuracy.source;
+    const auto unit = validate::trainingMetricUnit(source.metric);
+    text += fmt::format("\n{}: {} ({})\n  source: {}\n", source.title, validate::trainingMetricName(source.metric),
+                        source.metric_definition, source.citation);
+    text += fmt::format("  {:<22} {:<12} {:>5} {:>10} {:>11} {:>11} {:>8} {:>6} {:>5} {:>8}\n", "row", "model", "gpus",
+                        "tp/pp/dp/v", fmt::format("published"), fmt::format("predicted"), "error", "MFU", "fits",
+                        "sim time");
+    for (const auto& comparison : suite.rows) {
+      const auto& row = *comparison.row;
+      if (row.source != source.id) continue;
+      const std::string plan = fmt::format("{}/{}/{}/{}", row.tp, row.pp, row.dp, row.virtual_stages);
+      nlohmann::ordered_json row_json = {{"id", row.id},
+                                         {"source", row.source},
+                                         {"model", row.model},
+                                         {"gpus", row.gpus},
+                                         {"tp", row.tp},
+                                         {"pp", row.pp},
+                                         {"dp", row.dp},
+                                         {"virtual_stages", row.virtual_stages},
+                                         {"recompute", row.recompute},
+                                         {"metric", validate::trainingMetricName(source.metric)},
+                                         {"published", row.published}};
+      if (comparison.ran) {
+        const auto& result = comparison.result;
+        text += fmt::format("  {:<22} {:<12} {:>5} {:>10} {:>11} {:>11} {:>8} {:>5.1f}% {:>5} {:>7.2f}s\n", row.id,
+                            row.model, row.gpus, plan, metricValue(source.metric, row.published),
+                            metricValue(source.metric, comparison.predicted), signedPercent(comparison.error),
+                            100.0 * result.mfu, result.memory.fits() ? "yes" : "NO", comparison.wall_s);
+        const auto& b = result.breakdown;
+        row_json["status"] = "compared";
+        row_json["predicted"] = comparison.predicted;
+        row_json["error"] = comparison.error;
+        row_json["iteration_time_s"] = result.iteration_time_s;
+        row_json["tflops_per_gpu"] = result.tflops_per_gpu;
+        row_json["hardware_tflops_per_gpu"] = result.hardware_tflops_per_gpu;
+        row_json["mfu"] = result.mfu;
+        row_json["fits"] = result.memory.fits();
+        row_json["breakdown_s"] = {{"compute", b.compute},
+                                   {"tp_comm_exposed", b.tp_comm_exposed},
+                                   {"dp_comm_exposed", b.dp_comm_exposed},
+                                   {"pp_comm_exposed", b.pp_comm_exposed},
+                                   {"pipeline_bubble", b.pipeline_bubble}};
+        row_json["wall_s"] = comparison.wall_s;
+      } else if (!comparison.failure.empty()) {
+        text += fmt::format("  {:<22} {:<12} {:>5} {:>10} {:>11}   FAILED: {}\n", row.id, row.model, row.gpus, plan,
+                            metricValue(source.metric, row.published), comparison.failure);
+        row_json["status"] = "failed";
+        row_json["failure"] = comparison.failure;
+      } else {
+        text += fmt::format("  {:<22} {:<12} {:>5} {:>10} {:>11}   skipped (slow; --all runs it)\n", row.id, row.model,
+                            row.gpus, plan, metricValue(source.metric, row.published));
+        row_json["status"] = "skipped_slow";
+        slow_ids.push_back(row.id);
+      }
+      row_json["assumptions"] = row.assumptions;
+      rows_json.push_back(std::move(row_json));
+    }
+    text += fmt::format("  MAPE {:.1f}% over {} row{}{} ({})\n", 100.0 * accuracy.mape, accuracy.compared,
+                        accuracy.compared == 1 ? "" : "s",
+                        accuracy.skipped > 0 ? fmt::format(", {} slow row(s) skipped", accuracy.skipped) : "", unit);
+    sources_json.push_back({{"id", source.id},
+                            {"title", source.title},
+                            {"citation", source.citation},
+                            {"metric", validate::trainingMetricName(source.metric)},
+                            {"metric_definition", source.metric_definition},
+                            {"compared", accuracy.compared},
+                            {"skipped_slow", accuracy.skipped},
+                            {"mape", accuracy.mape}});
   }
-  std::cout << text;
-  return 0;
+  text += fmt::format("\noverall MAPE {:.1f}% over {} rows (each row weighs the same)\n", 100.0 * suite.mape,
+                      suite.compared);
+  if (!slow_ids.empty()) {
+    text += fmt::format("{} slow row(s) skipped by default ({}); `trainsim validate training --all` includes them\n",
+                        slow_ids.size(), fmt::join(slow_ids, ", "));
+  }
+  if (suite.failed > 0) text += fmt::format("{} row(s) FAILED to simulate\n", suite.failed);
+  text += fmt::format("suite wall time {:.1f} s\n", suite.wall_s);
+  nlohmann::ordered_json json = {
+      {"mape", suite.mape},     {"compared", suite.compared}, {"skipped_slow", suite.skipped_slow},
+      {"failed", suite.failed}, {"wall_s", suite.wall_s},     {"sources", sources_json},
+      {"rows", rows_json}};
+  return {text, json, suite.failed > 0 ? static_cast<int>(ExitCode::kInternal) : 0};
+}
+
+int emit(const ValidateOptions& options, const std::vector<std::pair<std::string, SuiteOutput>>& suites) {
+  int exit_code = 0;
+  for (const auto& [name, output] : suites) exit_code = std::max(exit_code, output.exit_code);
+  if (!options.json_file.empty()) {
+    nlohmann::ordered_json json;
+    if (suites.size() == 1) {
+      json = suites.front().second.json;
+    } else {
+      for (const auto& [name, output] : suites) json[name] = output.json;
+    }
+    writeOutput(options.json_file, [&](std::ostream& out) { out << json.dump(2) << "\n"; });
+    if (options.json_file == "-") return exit_code;
+  }
+  for (std::size_t i = 0; i < suites.size(); ++i) std::cout << (i > 0 ? "\n" : "") << suites[i].second.text;
+  return exit_code;
 }
 
 }  // namespace
 
 void addValidateCommand(CLI::App& app, ValidateOptions& options) {
   CLI::App* command = app.add_subcommand("validate", "Run the published-results suite and print predicted vs measured");
-  command->add_option("suite", options.suite, "Suite to run: collectives (the training suite is not built yet)")
-      ->capture_default_str();
+  command->add_option("suite", options.suite, "Suite to run: collectives, training or all")->capture_default_str();
   command->add_option("--json", options.json_file, "Write the comparison as JSON (- = stdout)");
+  command->add_flag("--all", options.include_slow,
+                    "training: also run the rows marked slow (thousands of GPUs; minutes rather than seconds)");
+  command->add_option("--row", options.rows, "training: run only this row id (repeatable); slow rows included");
 }
 
 int runValidate(const ValidateOptions& options, const CommandContext& context) {
   try {
-    if (options.suite == "collectives" || options.suite == "all") return runCollectiveSuite(options, context);
-    throwInputError("validate", "", "unknown suite \"" + options.suite + "\"; available: collectives");
+    if (options.suite == "collectives") return emit(options, {{"collectives", collectiveSuite(context)}});
+    if (options.suite == "training") return emit(options, {{"training", trainingSuite(options, context)}});
+    if (options.suite == "all") {
+      return emit(options, {{"collectives", collectiveSuite(context)}, {"training", trainingSuite(options, context)}});
+    }
+    throwInputError("validate", "", "unknown suite \"" + options.suite + "\"; available: collectives, training, all");
   } catch (const InputError& error) {
     return reportError(error.error());
   }

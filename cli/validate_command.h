@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -12,6 +13,8 @@ namespace trainsim::cli {
 struct ValidateOptions {
   std::string suite = "all";
   std::string json_file;
+  bool include_slow = false;      // training: --all
+  std::vector<std::string> rows;  // training: --row
 };
 
 void addValidateCommand(CLI::App& app, ValidateOptions& options);

@@ -133,9 +133,8 @@ double CollectiveBuilder::estimateTime(const CollectiveRequest& request, const G
   }
   double bus_Bps = intra_Bps;
   if (!layout.singleNode() && spec.inter_node && cluster_.nicsPerNode() > 0) {
-    const LinkType network = spec.inter_node->protocol == topology::NetworkProtocol::kInfiniBand
-                                 ? LinkType::kInfiniBand
-                                 : LinkType::kEthernet;
+    const LinkType network = spec.inter_node->protocol == topology::NetworkProtocol::kInfiniBand ? LinkType::kInfiniBand
+                                                                                                 : LinkType::kEthernet;
     const double node_Bps = spec.inter_node->nics_per_node * spec.inter_node->nic_bandwidth_Gbps * 1e9 / 8.0 *
                             parameters_.linkEfficiency(network, gpu);
     bus_Bps = std::min(bus_Bps, node_Bps / layout.max_per_node);
@@ -145,8 +144,8 @@ double CollectiveBuilder::estimateTime(const CollectiveRequest& request, const G
   const auto n = static_cast<double>(layout.size);
   double time = parameters_.launch_overhead_us * 1e-6 +
                 parameters_.base_latency_us[static_cast<std::size_t>(algorithm)][p] * 1e-6;
-  const HopClass intra = spec.intra_node.fabric == topology::IntraNodeFabric::kPcie ? HopClass::kPcie
-                                                                                   : HopClass::kNvLink;
+  const HopClass intra =
+      spec.intra_node.fabric == topology::IntraNodeFabric::kPcie ? HopClass::kPcie : HopClass::kNvLink;
   const double nodes = layout.nodes();
   switch (algorithm) {
     case CollectiveAlgorithm::kRing: {
@@ -167,9 +166,9 @@ double CollectiveBuilder::estimateTime(const CollectiveRequest& request, const G
       time += detail::pipelineFillSeconds(parameters_, protocol, 2.0 * steps, request.bytes / 2.0);
       // NCCL's tree model: 0.9 x the ring's bus bandwidth, capped, and algorithm
       // bandwidth = half the tree bus bandwidth.
-      const double tree_bus = std::min(bus_Bps * parameters_.tree_bandwidth_factor,
-                                       detail::treeMaxBusBandwidth(parameters_, layout.nodes()) *
-                                           parameters_.protocol_bandwidth_factor[p]);
+      const double tree_bus =
+          std::min(bus_Bps * parameters_.tree_bandwidth_factor,
+                   detail::treeMaxBusBandwidth(parameters_, layout.nodes()) * parameters_.protocol_bandwidth_factor[p]);
       time += request.bytes / (0.5 * tree_bus);
       break;
     }
@@ -193,21 +192,25 @@ Expected<CollectiveChoice> CollectiveBuilder::choose(const CollectiveRequest& re
     std::set<int64_t> seen;
     for (int64_t rank : request.ranks) {
       if (rank < 0 || rank >= cluster_.acceleratorCount()) {
-        throwInputError("", "gpus", "GPU rank " + std::to_string(rank) + " is not in the cluster (it has " +
-                                        std::to_string(cluster_.acceleratorCount()) + " GPUs)");
+        throwInputError("", "gpus",
+                        "GPU rank " + std::to_string(rank) + " is not in the cluster (it has " +
+                            std::to_string(cluster_.acceleratorCount()) + " GPUs)");
       }
       if (!seen.insert(rank).second) throwInputError("", "gpus", "GPU rank " + std::to_string(rank) + " appears twice");
     }
-    if (!(request.bytes >= 0.0)) throwInputError("", "bytes", "expected a size >= 0");
+    // 2^53 bytes (8 PiB): beyond this sizes are not exact doubles and times overflow.
+    if (!std::isfinite(request.bytes) || request.bytes < 0.0 || request.bytes > 9.007199254740992e15) {
+      throwInputError("", "bytes", "expected a size >= 0 and at most 2^53 bytes");
+    }
     const GroupLayout group = layout(request.ranks);
     std::vector<CollectiveAlgorithm> allowed = candidates(request.op, group);
     if (request.algorithm) {
       if (std::find(allowed.begin(), allowed.end(), *request.algorithm) == allowed.end()) {
         std::string names;
         for (auto algorithm : allowed) names += (names.empty() ? "" : ", ") + std::string(algorithmName(algorithm));
-        throwInputError("--algo", "", std::string(algorithmName(*request.algorithm)) + " is not available for " +
-                                          std::string(collectiveOpName(request.op)) + " on this group; available: " +
-                                          names);
+        throwInputError("--algo", "",
+                        std::string(algorithmName(*request.algorithm)) + " is not available for " +
+                            std::string(collectiveOpName(request.op)) + " on this group; available: " + names);
       }
       allowed = {*request.algorithm};
     }
@@ -255,7 +258,8 @@ TaskId CollectiveBuilder::add(const CollectiveRequest& request, const Collective
   // Launch overhead and the algorithm's fixed latency, before any byte moves.
   const double fixed_us =
       parameters_.launch_overhead_us +
-      parameters_.base_latency_us[static_cast<std::size_t>(choice.algorithm)][static_cast<std::size_t>(choice.protocol)];
+      parameters_
+          .base_latency_us[static_cast<std::size_t>(choice.algorithm)][static_cast<std::size_t>(choice.protocol)];
   const TaskId start = graph_.addCompute(secondsToSimTime(fixed_us * 1e-6), {}, TaskOptions{kNoStream, group, 0});
   const detail::AlgorithmContext context{*this, request, group_layout, choice, group, start};
   switch (choice.algorithm) {

@@ -27,9 +27,9 @@ void buildDirect(const AlgorithmContext& context) {
     const auto& edges = by_class[static_cast<std::size_t>(hop)];
     if (edges.empty()) continue;
     const bool network = hop == HopClass::kNetwork;
-    const double latency = stepLatencySeconds(builder.parameters(), CollectiveAlgorithm::kDirect, protocol,
-                                              network ? HopClass::kNvLink : hop, network ? 0.0 : 1.0,
-                                              network ? 1.0 : 0.0, multi_node);
+    const double latency =
+        stepLatencySeconds(builder.parameters(), CollectiveAlgorithm::kDirect, protocol,
+                           network ? HopClass::kNvLink : hop, network ? 0.0 : 1.0, network ? 1.0 : 0.0, multi_node);
     builder.addFlows(edges, wire, latency, context.group, context.start);
   }
 }

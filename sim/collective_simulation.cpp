@@ -31,7 +31,9 @@ Expected<CollectiveResult> CollectiveSimulator::simulate(const CollectiveRequest
   result.time_s = simTimeToSeconds(makespan);
   result.algbw_Bps = result.time_s > 0.0 ? request.bytes / result.time_s : 0.0;
   result.busbw_Bps = result.algbw_Bps * busBandwidthFactor(request.op, static_cast<int64_t>(request.ranks.size()));
-  result.flows = graph.taskCount();
+  for (TaskId task = 0; task < graph.taskCount(); ++task) {
+    if (graph.kind(task) == TaskKind::kFlow) ++result.flows;
+  }
   return result;
 }
 

@@ -19,8 +19,7 @@ void buildTree(const AlgorithmContext& context) {
   // cap; algorithm bandwidth = cap / 2 shared by the channels' flows into each head GPU.
   const double per_edge = wireBytes(parameters, context.choice.protocol, context.request.bytes / 2.0 / channels) /
                           parameters.tree_bandwidth_factor;
-  const double rate_cap =
-      treeMaxBusBandwidth(parameters, nodes) / parameters.tree_bandwidth_factor / (4.0 * channels);
+  const double rate_cap = treeMaxBusBandwidth(parameters, nodes) / parameters.tree_bandwidth_factor / (4.0 * channels);
   const double depth = std::floor(std::log2(static_cast<double>(nodes)));
 
   for (int tree = 0; tree < 2; ++tree) {

@@ -105,6 +105,7 @@ FlowId FlowNetwork::startFlow(std::span<const LinkId> links, double bytes, SimTi
   flow.active = true;
   ++active_flows_;
 
+  full_update_pending_ = true;
   for (uint32_t i = 0; i < flow.hop_count; ++i) {
     const LinkId link = links[i];
     assert(link < capacity_.size());
@@ -123,6 +124,7 @@ void FlowNetwork::setLinkCapacity(LinkId link, double capacity_Bps) {
   assert(link < capacity_.size());
   assert(capacity_Bps > 0.0 && std::isfinite(capacity_Bps));
   capacity_[link] = capacity_Bps;
+  full_update_pending_ = true;
   markDirty(link);
   requestUpdate();
 }
@@ -138,7 +140,9 @@ void FlowNetwork::onCompletionDue(uint64_t /*payload*/) {
   const SimTime now = engine_.now();
   if (now == armed_time_) armed_time_ = kTimeNever;
   // Flows due at the same instant finish in slot order.
-  while (!completions_.empty() && completions_.topTime() <= now) finishFlow(completions_.pop());
+  due_.clear();
+  completions_.popUntil(now, due_);
+  for (const uint32_t slot : due_) finishFlow(slot);
   armCompletionEvent();
 }
 
@@ -158,6 +162,7 @@ void FlowNetwork::finishFlow(uint32_t slot) {
     markDirty(hop.link);
   }
   releaseHops(flow.hop_begin, flow.hop_count);
+  finished_min_rate_ = std::min(finished_min_rate_, flow.rate);
   flow.active = false;
   flow.remaining = 0.0;
   flow.rate = 0.0;
@@ -181,18 +186,23 @@ void FlowNetwork::updateRates() {
     std::fill(visit_mark_.begin(), visit_mark_.end(), 0);
     epoch_ = 1;
   }
+  // Only finishes since the last update: flows slower than the slowest finished one keep
+  // their rates (see the header), so they are left out of the solve.
+  const double min_rate = full_update_pending_ ? 0.0 : finished_min_rate_;
+  full_update_pending_ = false;
+  finished_min_rate_ = kNoRateCap;
   // dirty_links_ is in first-touch order, so components are solved in a reproducible order.
   for (std::size_t i = 0; i < dirty_links_.size(); ++i) {
     const LinkId link = dirty_links_[i];
     dirty_[link] = 0;
     if (link_mark_[link] == epoch_ || link_flows_[link].empty()) continue;
-    collectComponent(link);
-    solveComponent();
+    collectComponent(link, min_rate);
+    if (!component_flows_.empty()) solveComponent();
   }
   dirty_links_.clear();
 }
 
-void FlowNetwork::collectComponent(LinkId start) {
+void FlowNetwork::collectComponent(LinkId start, double min_rate) {
   component_links_.clear();
   component_flows_.clear();
   flow_link_offset_.assign(1, 0);
@@ -204,6 +214,7 @@ void FlowNetwork::collectComponent(LinkId start) {
   for (std::size_t i = 0; i < component_links_.size(); ++i) {
     for (const LinkEntry& entry : link_flows_[component_links_[i]]) {
       if (visit_mark_[entry.flow] == epoch_) continue;
+      if (flows_[entry.flow].rate < min_rate) continue;  // fixed: counted in base_capacity_
       visit_mark_[entry.flow] = epoch_;
       const auto local_flow = static_cast<uint32_t>(component_flows_.size());
       component_flows_.push_back(entry.flow);
@@ -220,6 +231,23 @@ void FlowNetwork::collectComponent(LinkId start) {
       }
       flow_link_offset_.push_back(static_cast<uint32_t>(flow_link_local_.size()));
     }
+  }
+  // The capacity each link has for the component: all of it, less the rates of the fixed
+  // flows, subtracted in increasing order as progressive filling would have frozen them.
+  base_capacity_.resize(component_links_.size());
+  for (std::size_t j = 0; j < component_links_.size(); ++j) {
+    const LinkId link = component_links_[j];
+    double capacity = capacity_[link];
+    if (min_rate > 0.0) {
+      fixed_rates_.clear();
+      for (const LinkEntry& entry : link_flows_[link]) {
+        const double rate = flows_[entry.flow].rate;
+        if (rate < min_rate) fixed_rates_.push_back(rate);
+      }
+      std::sort(fixed_rates_.begin(), fixed_rates_.end());
+      for (const double rate : fixed_rates_) capacity -= rate;
+    }
+    base_capacity_[j] = capacity;
   }
 }
 
@@ -253,7 +281,7 @@ void FlowNetwork::solveComponent() {
   residual_.resize(num_links);
   share_heap_.clear();
   for (uint32_t j = 0; j < num_links; ++j) {
-    residual_[j] = capacity_[component_links_[j]];
+    residual_[j] = base_capacity_[j];
     unfrozen_[j] = link_flow_offset_[j + 1] - link_flow_offset_[j];
     share_heap_.push_back(ShareEntry{residual_[j] / unfrozen_[j], j});
   }

@@ -10,11 +10,11 @@
 namespace trainsim::topology {
 
 struct ClosTier {
-  DeviceId first_switch = 0;    // switches of a tier are consecutive device ids
+  DeviceId first_switch = 0;  // switches of a tier are consecutive device ids
   int64_t switch_count = 0;
-  int64_t planes = 1;           // switches per block at this tier (index = block * planes + plane)
-  int64_t leaves_per_block = 1; // leaves under one block of this tier
-  int64_t up_ports = 0;         // uplinks per switch (0 at the top tier)
+  int64_t planes = 1;            // switches per block at this tier (index = block * planes + plane)
+  int64_t leaves_per_block = 1;  // leaves under one block of this tier
+  int64_t up_ports = 0;          // uplinks per switch (0 at the top tier)
 };
 
 struct ClosFabric {

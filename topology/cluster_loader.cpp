@@ -65,8 +65,8 @@ void parseIntraNode(const ConfigNode& root, ClusterSpec& cluster) {
     if (auto fabric = section->optionalChild("fabric")) cluster.intra_node.fabric = parseFabric(*fabric);
   }
   const IntraNodeFabric fabric = cluster.intra_node.fabric;
-  double default_bandwidth = fabric == IntraNodeFabric::kPcie ? cluster.pcie.bandwidth_GBps
-                                                              : cluster.gpu.intra_node_bandwidth_GBps;
+  double default_bandwidth =
+      fabric == IntraNodeFabric::kPcie ? cluster.pcie.bandwidth_GBps : cluster.gpu.intra_node_bandwidth_GBps;
   cluster.intra_node.bandwidth_GBps = default_bandwidth;
   cluster.intra_node.latency_us = defaults::intraNodeLatencyUs(fabric);
   cluster.intra_node.nvls = cluster.gpu.nvls && fabric == IntraNodeFabric::kNvSwitch;
@@ -107,8 +107,8 @@ void parsePcie(const ConfigNode& root, ClusterSpec& cluster) {
   if (auto per_switch = section->optionalChild("gpus_per_switch")) {
     cluster.pcie.gpus_per_switch = static_cast<int>(per_switch->asPositiveInteger());
     if (cluster.gpus_per_node % cluster.pcie.gpus_per_switch != 0) {
-      per_switch->fail("expected a divisor of gpus_per_node (" + std::to_string(cluster.gpus_per_node) +
-                       "), found \"" + std::to_string(cluster.pcie.gpus_per_switch) + "\"");
+      per_switch->fail("expected a divisor of gpus_per_node (" + std::to_string(cluster.gpus_per_node) + "), found \"" +
+                       std::to_string(cluster.pcie.gpus_per_switch) + "\"");
     }
   }
   const int switches = cluster.gpus_per_node / cluster.pcie.gpus_per_switch;
@@ -132,8 +132,8 @@ void parseInterNode(const ConfigNode& root, ClusterSpec& cluster) {
     }
     return;
   }
-  section->allowKeys({"nics_per_node", "nic_bandwidth_Gbps", "protocol", "topology", "oversubscription",
-                      "switch_radix", "latency_us", "torus_dims", "link_bandwidth_GBps"});
+  section->allowKeys({"nics_per_node", "nic_bandwidth_Gbps", "protocol", "topology", "oversubscription", "switch_radix",
+                      "latency_us", "torus_dims", "link_bandwidth_GBps"});
   InterNodeSpec net;
   if (auto topology = section->optionalChild("topology")) net.topology = parseNetworkTopology(*topology);
   if (auto protocol = section->optionalChild("protocol")) net.protocol = parseProtocol(*protocol);
@@ -210,24 +210,30 @@ void parseInterNode(const ConfigNode& root, ClusterSpec& cluster) {
 }
 
 DeviceKind parseDeviceKind(const ConfigNode& node) {
-  const std::string text = node.asEnum({"gpu", "tpu_chip", "nvswitch", "pcie_switch", "cpu", "nic", "leaf_switch",
-                                        "spine_switch", "core_switch"});
-  static const std::map<std::string, DeviceKind> kinds = {
-      {"gpu", DeviceKind::kGpu},          {"tpu_chip", DeviceKind::kTpuChip},
-      {"nvswitch", DeviceKind::kNvSwitch}, {"pcie_switch", DeviceKind::kPcieSwitch},
-      {"cpu", DeviceKind::kCpu},          {"nic", DeviceKind::kNic},
-      {"leaf_switch", DeviceKind::kLeafSwitch}, {"spine_switch", DeviceKind::kSpineSwitch},
-      {"core_switch", DeviceKind::kCoreSwitch}};
+  const std::string text = node.asEnum(
+      {"gpu", "tpu_chip", "nvswitch", "pcie_switch", "cpu", "nic", "leaf_switch", "spine_switch", "core_switch"});
+  static const std::map<std::string, DeviceKind> kinds = {{"gpu", DeviceKind::kGpu},
+                                                          {"tpu_chip", DeviceKind::kTpuChip},
+                                                          {"nvswitch", DeviceKind::kNvSwitch},
+                                                          {"pcie_switch", DeviceKind::kPcieSwitch},
+                                                          {"cpu", DeviceKind::kCpu},
+                                                          {"nic", DeviceKind::kNic},
+                                                          {"leaf_switch", DeviceKind::kLeafSwitch},
+                                                          {"spine_switch", DeviceKind::kSpineSwitch},
+                                                          {"core_switch", DeviceKind::kCoreSwitch}};
   return kinds.at(text);
 }
 
 LinkType parseLinkType(const ConfigNode& node) {
   const std::string text =
       node.asEnum({"nvlink", "pcie", "infiniband", "roce", "ethernet", "ici", "socket_interconnect"});
-  static const std::map<std::string, LinkType> types = {
-      {"nvlink", LinkType::kNvLink},     {"pcie", LinkType::kPcie},         {"infiniband", LinkType::kInfiniBand},
-      {"roce", LinkType::kRoce},         {"ethernet", LinkType::kEthernet}, {"ici", LinkType::kIci},
-      {"socket_interconnect", LinkType::kSocketInterconnect}};
+  static const std::map<std::string, LinkType> types = {{"nvlink", LinkType::kNvLink},
+                                                        {"pcie", LinkType::kPcie},
+                                                        {"infiniband", LinkType::kInfiniBand},
+                                                        {"roce", LinkType::kRoce},
+                                                        {"ethernet", LinkType::kEthernet},
+                                                        {"ici", LinkType::kIci},
+                                                        {"socket_interconnect", LinkType::kSocketInterconnect}};
   return types.at(text);
 }
 

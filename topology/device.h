@@ -26,10 +26,10 @@ enum class DeviceKind : uint8_t {
 
 struct Device {
   DeviceKind kind = DeviceKind::kGpu;
-  int32_t node = -1;   // the server it sits in; -1 for network switches
-  int32_t index = 0;   // index among devices of the same kind in its node (or tier)
-  int32_t rank = -1;   // accelerators: global rank in placement order; -1 otherwise
-  std::string name;    // "node3/gpu5", "leaf12", ...
+  int32_t node = -1;  // the server it sits in; -1 for network switches
+  int32_t index = 0;  // index among devices of the same kind in its node (or tier)
+  int32_t rank = -1;  // accelerators: global rank in placement order; -1 otherwise
+  std::string name;   // "node3/gpu5", "leaf12", ...
 };
 
 }  // namespace trainsim::topology

@@ -37,7 +37,8 @@ GpuSpec GpuCatalog::parseEntry(const ConfigNode& node, const std::string& key) {
 
   gpu.memory_GiB = node.child("memory_GiB").asPositiveNumber();
   gpu.memory_bandwidth_GBps = node.child("memory_bandwidth_GBps").asPositiveNumber();
-  if (auto units = node.optionalChild("compute_units")) gpu.compute_units = static_cast<int>(units->asPositiveInteger());
+  if (auto units = node.optionalChild("compute_units"))
+    gpu.compute_units = static_cast<int>(units->asPositiveInteger());
   gpu.intra_node_bandwidth_GBps = node.nonNegativeNumber("intra_node_bandwidth_GBps", 0.0);
   gpu.default_fabric = IntraNodeFabric::kPcie;
   if (auto fabric = node.optionalChild("default_fabric")) gpu.default_fabric = parseFabric(*fabric);

@@ -18,11 +18,11 @@ enum class IntraNodeFabric : uint8_t { kNvSwitch, kNvLinkMesh, kPcie, kTorus };
 [[nodiscard]] std::string_view fabricName(IntraNodeFabric fabric);
 
 struct GpuSpec {
-  std::string key;          // catalog key, e.g. "h100-sxm" ("inline" for an inline mapping)
-  std::string name;         // "NVIDIA H100 SXM5 80GB"
-  std::string vendor;       // nvidia | amd | intel | google
-  std::string kind = "gpu"; // gpu | tpu
-  std::string form_factor;  // sxm | pcie | oam | mezzanine | tpu
+  std::string key;           // catalog key, e.g. "h100-sxm" ("inline" for an inline mapping)
+  std::string name;          // "NVIDIA H100 SXM5 80GB"
+  std::string vendor;        // nvidia | amd | intel | google
+  std::string kind = "gpu";  // gpu | tpu
+  std::string form_factor;   // sxm | pcie | oam | mezzanine | tpu
   // Dense peak TFLOP/s per precision (index = Precision); empty = unsupported.
   std::array<std::optional<double>, kAllPrecisions.size()> peak_tflops{};
   double memory_GiB = 0.0;
@@ -30,9 +30,9 @@ struct GpuSpec {
   int compute_units = 0;                   // SMs / CUs; 0 = not published
   double intra_node_bandwidth_GBps = 0.0;  // per GPU per direction; 0 = none (PCIe only)
   IntraNodeFabric default_fabric = IntraNodeFabric::kPcie;
-  bool nvls = false;                       // NVLink SHARP capable
-  double pcie_bandwidth_GBps = 0.0;        // host interface per direction
-  double tdp_W = 0.0;                      // 0 = not given
+  bool nvls = false;                 // NVLink SHARP capable
+  double pcie_bandwidth_GBps = 0.0;  // host interface per direction
+  double tdp_W = 0.0;                // 0 = not given
   std::string source;
 
   [[nodiscard]] std::optional<double> peakTflops(Precision precision) const {

@@ -12,13 +12,13 @@ namespace trainsim::topology {
 using LinkId = uint32_t;
 
 enum class LinkType : uint8_t {
-  kNvLink,             // NVLink to an NVSwitch, or a direct GPU-GPU NVLink / xGMI / ICI-like mesh link
-  kPcie,               // PCIe lanes
-  kInfiniBand,         // IB cable (NIC-switch or switch-switch)
-  kRoce,               // RoCE Ethernet cable
-  kEthernet,           // plain TCP Ethernet
-  kIci,                // TPU inter-chip interconnect (torus links)
-  kSocketInterconnect, // CPU-CPU (UPI / Infinity Fabric)
+  kNvLink,              // NVLink to an NVSwitch, or a direct GPU-GPU NVLink / xGMI / ICI-like mesh link
+  kPcie,                // PCIe lanes
+  kInfiniBand,          // IB cable (NIC-switch or switch-switch)
+  kRoce,                // RoCE Ethernet cable
+  kEthernet,            // plain TCP Ethernet
+  kIci,                 // TPU inter-chip interconnect (torus links)
+  kSocketInterconnect,  // CPU-CPU (UPI / Infinity Fabric)
 };
 
 [[nodiscard]] std::string_view linkTypeName(LinkType type);

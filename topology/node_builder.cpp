@@ -29,8 +29,8 @@ std::vector<DeviceId> buildNode(Cluster& cluster, int node) {
   const double scale_up_Bps = spec.intra_node.bandwidth_GBps * 1e9;
   const int64_t scale_up_latency = picosecondsFromMicroseconds(spec.intra_node.latency_us);
   if (gpus > 1 && spec.intra_node.fabric == IntraNodeFabric::kNvSwitch) {
-    const DeviceId nvswitch = cluster.addDevice(Device{DeviceKind::kNvSwitch, node, 0, -1,
-                                                       "n" + std::to_string(node) + "/nvswitch"});
+    const DeviceId nvswitch =
+        cluster.addDevice(Device{DeviceKind::kNvSwitch, node, 0, -1, "n" + std::to_string(node) + "/nvswitch"});
     for (DeviceId gpu : gpu_ids) {
       cluster.addLinkPair(gpu, nvswitch, LinkType::kNvLink, scale_up_Bps, scale_up_latency / 2);
     }
@@ -81,8 +81,8 @@ std::vector<DeviceId> buildNode(Cluster& cluster, int node) {
     const DeviceId nic = cluster.addDevice(Device{DeviceKind::kNic, node, n, -1, nodeDeviceName(node, "nic", n)});
     nic_ids.push_back(nic);
     // NIC n sits under the PCIe switch of the GPUs it serves (GPUDirect RDMA path).
-    cluster.addLinkPair(nic, switch_ids[static_cast<std::size_t>(n * switches / nics)], LinkType::kPcie,
-                        pcie_Bps, pcie_hop_latency);
+    cluster.addLinkPair(nic, switch_ids[static_cast<std::size_t>(n * switches / nics)], LinkType::kPcie, pcie_Bps,
+                        pcie_hop_latency);
   }
   return nic_ids;
 }

@@ -9,9 +9,9 @@
 namespace trainsim::topology {
 
 struct Route {
-  std::vector<LinkId> links;   // in order from source to destination; empty when source == destination
-  int64_t latency_ps = 0;      // sum of the links' latencies
-  double bottleneck_Bps = 0.0; // smallest link bandwidth on the way (0 for an empty route)
+  std::vector<LinkId> links;    // in order from source to destination; empty when source == destination
+  int64_t latency_ps = 0;       // sum of the links' latencies
+  double bottleneck_Bps = 0.0;  // smallest link bandwidth on the way (0 for an empty route)
 };
 
 }  // namespace trainsim::topology

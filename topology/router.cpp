@@ -25,9 +25,7 @@ using MinQueue = std::priority_queue<QueueEntry, std::vector<QueueEntry>, std::g
 
 }  // namespace
 
-int64_t routingCost(const Link& link) {
-  return std::max<int64_t>(1, std::llround(1e15 / link.bandwidth_Bps));
-}
+int64_t routingCost(const Link& link) { return std::max<int64_t>(1, std::llround(1e15 / link.bandwidth_Bps)); }
 
 Router::Router(const Cluster& cluster) : cluster_(cluster) {
   cost_.reserve(cluster.links().size());
@@ -52,11 +50,15 @@ const Route& Router::route(DeviceId from, DeviceId to) {
   const std::optional<DeviceId> from_nic = ownNic(from);
   const std::optional<DeviceId> to_nic = ownNic(to);
   if (from_nic && to_nic && cluster_.device(from).node != cluster_.device(to).node) {
-    Route joined = computeRoute(from, *from_nic);
-    for (const Route& part : {networkRoute(*from_nic, *to_nic), computeRoute(*to_nic, to)}) {
-      joined.links.insert(joined.links.end(), part.links.begin(), part.links.end());
-      joined.latency_ps += part.latency_ps;
-      joined.bottleneck_Bps = std::min(joined.bottleneck_Bps, part.bottleneck_Bps);
+    // The GPU <-> NIC legs are cached too: every pair from (to) a GPU shares them.
+    Route joined = route(from, *from_nic);
+    const Route middle = networkRoute(*from_nic, *to_nic);
+    const Route& last = route(*to_nic, to);
+    joined.links.reserve(joined.links.size() + middle.links.size() + last.links.size());
+    for (const Route* part : {&middle, &last}) {
+      joined.links.insert(joined.links.end(), part->links.begin(), part->links.end());
+      joined.latency_ps += part->latency_ps;
+      joined.bottleneck_Bps = std::min(joined.bottleneck_Bps, part->bottleneck_Bps);
     }
     return cache_.emplace(key, std::move(joined)).first->second;
   }
@@ -250,8 +252,7 @@ Route Router::computeRoute(DeviceId from, DeviceId to, bool network_only) {
       if (via_backward || via_forward) candidates.push_back(id);
     }
     assert(!candidates.empty());
-    const LinkId chosen =
-        candidates[mix(pair_hash + result.links.size()) % static_cast<uint64_t>(candidates.size())];
+    const LinkId chosen = candidates[mix(pair_hash + result.links.size()) % static_cast<uint64_t>(candidates.size())];
     result.links.push_back(chosen);
     result.latency_ps += links[chosen].latency_ps;
     result.bottleneck_Bps = std::min(result.bottleneck_Bps, links[chosen].bandwidth_Bps);

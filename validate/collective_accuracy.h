@@ -14,7 +14,7 @@ struct PointComparison {
   int64_t bytes = 0;
   double measured_busbw_GBps = 0.0;
   double predicted_busbw_GBps = 0.0;
-  double measured_time_us = 0.0;   // published, or derived from the bus bandwidth
+  double measured_time_us = 0.0;  // published, or derived from the bus bandwidth
   double predicted_time_us = 0.0;
   std::string algorithm;
   std::string protocol;
@@ -34,7 +34,7 @@ struct CurveAccuracy {
   double predicted_small_latency_us = 0.0;
 };
 
-[[nodiscard]] Expected<std::vector<CurveAccuracy>> compareAllReduceCurves(const ConfigPaths& paths,
-                                                                         const sim::CommunicationParameters& parameters);
+[[nodiscard]] Expected<std::vector<CurveAccuracy>> compareAllReduceCurves(
+    const ConfigPaths& paths, const sim::CommunicationParameters& parameters);
 
 }  // namespace trainsim::validate

@@ -14,7 +14,7 @@ inline constexpr double kNotPublished = std::numeric_limits<double>::quiet_NaN()
 
 struct MeasuredPoint {
   int64_t bytes;
-  double time_us;      // kNotPublished when the source gives only bandwidth
+  double time_us;  // kNotPublished when the source gives only bandwidth
   double busbw_GBps;
 };
 
@@ -22,9 +22,9 @@ struct MeasuredCurve {
   std::string id;
   std::string title;
   std::string source;
-  std::string cluster;       // preset in configs/clusters/ that models the system
-  int64_t gpus;              // the first N GPUs in rank order
-  bool accuracy_target;      // one of the curves the project's accuracy goals name
+  std::string cluster;   // preset in configs/clusters/ that models the system
+  int64_t gpus;          // the first N GPUs in rank order
+  bool accuracy_target;  // one of the curves the project's accuracy goals name
   std::span<const MeasuredPoint> points;
   // The system's published small-message latency (us) where the curve itself starts
   // above the latency-bound sizes; kNotPublished otherwise.

@@ -42,7 +42,8 @@ TEST(ClusterLoaderTest, EveryShippedPresetLoadsAndBuilds) {
 }
 
 TEST(ClusterLoaderTest, OverridesApplyBeforeValidation) {
-  auto spec = loadClusterFile("dgx-h100", shippedConfigs(), {parseOverride("nodes=4"), parseOverride("inter_node.oversubscription=2")});
+  auto spec = loadClusterFile("dgx-h100", shippedConfigs(),
+                              {parseOverride("nodes=4"), parseOverride("inter_node.oversubscription=2")});
   ASSERT_TRUE(spec.ok()) << spec.error().toString();
   EXPECT_EQ(spec->nodes, 4);
   EXPECT_EQ(spec->inter_node->oversubscription, std::vector<double>{2.0});
@@ -87,7 +88,8 @@ TEST(ClusterLoaderTest, MalformedClustersGiveExactMessages) {
        "inline mapping with peak_tflops, memory_GiB, memory_bandwidth_GBps"},
       {withGpu("nodes: 1\ngpus_per_node: 8\nprice_per_gpu_hour: -2\n"),
        "test.yaml:11:21: price_per_gpu_hour: expected a number >= 0, found \"-2\""},
-      {"gpu:\n  peak_tflops: {bf16: fast}\n  memory_GiB: 80\n  memory_bandwidth_GBps: 2000\nnodes: 1\ngpus_per_node: 1\n",
+      {"gpu:\n  peak_tflops: {bf16: fast}\n  memory_GiB: 80\n  memory_bandwidth_GBps: 2000\nnodes: 1\ngpus_per_node: "
+       "1\n",
        "test.yaml:2:23: gpu.peak_tflops.bf16: expected a positive number, found \"fast\""},
       {"gpu: h100-sxm\ndevices:\n  - {name: a, kind: gpu}\n  - {name: b, kind: gpu}\nlinks:\n  - {from: a, to: c, "
        "type: nvlink, bandwidth_GBps: 100}\n",

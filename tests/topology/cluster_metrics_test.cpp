@@ -15,13 +15,15 @@ using testing::kTestGpu;
 std::string fatTree(const std::string& oversubscription) {
   return std::string(R"(
 name: tree
-gpu:)") + kTestGpu + R"(
+gpu:)") + kTestGpu +
+         R"(
 nodes: 48
 gpus_per_node: 1
 inter_node:
   nic_bandwidth_Gbps: 200
   switch_radix: 12
-  oversubscription: )" + oversubscription + "\n";
+  oversubscription: )" +
+         oversubscription + "\n";
 }
 
 TEST(ClusterMetricsTest, TwoToOneOversubscriptionHalvesBisectionBandwidth) {

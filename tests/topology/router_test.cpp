@@ -38,10 +38,10 @@ TEST(RouterTest, DgxH100InterNodePathGoesNicLeafNic) {
   Router router(cluster);
   const int per_node = cluster.spec().gpus_per_node;
   const Route& route = router.route(cluster.accelerator(0), cluster.accelerator(per_node));
-  EXPECT_EQ(hopKinds(cluster, cluster.accelerator(0), route),
-            (std::vector<DeviceKind>{DeviceKind::kGpu, DeviceKind::kPcieSwitch, DeviceKind::kNic,
-                                     DeviceKind::kLeafSwitch, DeviceKind::kNic, DeviceKind::kPcieSwitch,
-                                     DeviceKind::kGpu}));
+  EXPECT_EQ(
+      hopKinds(cluster, cluster.accelerator(0), route),
+      (std::vector<DeviceKind>{DeviceKind::kGpu, DeviceKind::kPcieSwitch, DeviceKind::kNic, DeviceKind::kLeafSwitch,
+                               DeviceKind::kNic, DeviceKind::kPcieSwitch, DeviceKind::kGpu}));
   // The GPU's own NIC (NIC 0 for GPU 0) on both sides: rail 0.
   EXPECT_EQ(cluster.device(cluster.link(route.links[1]).to).name, "n0/nic0");
   EXPECT_EQ(cluster.device(cluster.link(route.links[3]).to).name, "n1/nic0");
@@ -157,9 +157,9 @@ inter_node: {nic_bandwidth_Gbps: 100, switch_radix: 8}
 )");
   Router router(cluster);
   // GPU->PCIe->NIC and NIC->PCIe->GPU are 4 links; the network adds 2, 4 or 6.
-  EXPECT_EQ(router.route(cluster.accelerator(0), cluster.accelerator(3)).links.size(), 6u);    // same leaf
-  EXPECT_EQ(router.route(cluster.accelerator(0), cluster.accelerator(15)).links.size(), 8u);   // same pod
-  EXPECT_EQ(router.route(cluster.accelerator(0), cluster.accelerator(127)).links.size(), 10u); // across pods
+  EXPECT_EQ(router.route(cluster.accelerator(0), cluster.accelerator(3)).links.size(), 6u);     // same leaf
+  EXPECT_EQ(router.route(cluster.accelerator(0), cluster.accelerator(15)).links.size(), 8u);    // same pod
+  EXPECT_EQ(router.route(cluster.accelerator(0), cluster.accelerator(127)).links.size(), 10u);  // across pods
   // Every route between every pair is a valid chain of links.
   for (int a = 0; a < 128; a += 7) {
     for (int b = 0; b < 128; b += 5) {

@@ -1,0 +1,146 @@
+#include "cli/memory_command.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "base/expected.h"
+#include "base/units.h"
+#include "cli/output_file.h"
+#include "parallelism/experiment_loader.h"
+#include "parallelism/memory_model.h"
+
+namespace trainsim::cli {
+namespace {
+
+using parallelism::Experiment;
+using parallelism::MemoryReport;
+using parallelism::StageMemory;
+
+int64_t bytes(double value) { return std::llround(value); }
+double gib(double value) { return value / units::kGiB; }
+
+nlohmann::ordered_json parallelismJson(const Experiment& experiment) {
+  const auto& plan = experiment.plan;
+  return {{"dp", plan.dp},
+          {"tp", plan.tp},
+          {"pp", plan.pp},
+          {"cp", plan.cp},
+          {"ep", plan.ep},
+          {"virtual_stages", plan.virtual_stages},
+          {"microbatches", plan.microbatches(experiment.training)}};
+}
+
+nlohmann::ordered_json stageJson(const StageMemory& stage) {
+  return {{"stage", stage.stage},
+          {"layers", stage.layers},
+          {"in_flight_microbatches", stage.in_flight},
+          {"parameters", bytes(stage.parameters.total())},
+          {"weights", bytes(stage.weights)},
+          {"gradients", bytes(stage.gradients)},
+          {"optimizer", bytes(stage.optimizer)},
+          {"activations", bytes(stage.activations)},
+          {"activations_per_layer", bytes(stage.activation_per_layer)},
+          {"other", bytes(stage.other())},
+          {"communication_buffers", bytes(stage.communication_buffers)},
+          {"runtime", bytes(stage.runtime)},
+          {"allocator_overhead", bytes(stage.allocator_overhead)},
+          {"total", bytes(stage.total())}};
+}
+
+nlohmann::ordered_json reportJson(const Experiment& experiment, const MemoryReport& report) {
+  const StageMemory& peak = report.peak();
+  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
+  for (const auto& stage : report.stages) stages.push_back(stageJson(stage));
+  return {{"experiment", experiment.name},
+          {"gpus", experiment.plan.gpus},
+          {"parallelism", parallelismJson(experiment)},
+          {"memory",
+           {{"peak_bytes_per_gpu", bytes(report.peakBytes())},
+            {"capacity_bytes", bytes(report.capacity_bytes)},
+            {"fits", report.fits()},
+            {"weights", bytes(peak.weights)},
+            {"gradients", bytes(peak.gradients)},
+            {"optimizer", bytes(peak.optimizer)},
+            {"activations", bytes(peak.activations)},
+            {"other", bytes(peak.other())}}},
+          {"peak_stage", peak.stage},
+          {"stages", stages}};
+}
+
+std::string reportText(const Experiment& experiment, const MemoryReport& report) {
+  const auto& plan = experiment.plan;
+  const auto& training = experiment.training;
+  std::string text = fmt::format("experiment {}: {} ({:.1f}B parameters) on {} x {} ({:g} GiB each)\n", experiment.name,
+                                 experiment.model.name, experiment.model.parameterCount() / 1e9, plan.gpus,
+                                 experiment.cluster.gpu.key, experiment.cluster.gpu.memory_GiB);
+  text += fmt::format(
+      "plan: tp {}, pp {}, dp {}, cp {}, ep {}, virtual stages {}{}; {} micro-batches of {} x {} tokens, {}, zero {}, "
+      "recompute {}, {}, {}\n",
+      plan.tp, plan.pp, plan.dp, plan.cp, plan.ep, plan.virtual_stages,
+      plan.sequence_parallel ? ", sequence parallel" : "", plan.microbatches(training), training.micro_batch_size,
+      training.seq_len, parallelism::scheduleName(plan.schedule), plan.zero, parallelism::recomputeName(plan.recompute),
+      topology::precisionName(training.precision), parallelism::optimizerName(training.optimizer));
+  text += "\nper-GPU memory (GiB)\n";
+  text += fmt::format("{:>5} {:>6} {:>9} {:>8} {:>9} {:>9} {:>11} {:>7} {:>8}\n", "stage", "layers", "in-flight",
+                      "weights", "gradients", "optimizer", "activations", "other", "total");
+  for (const auto& stage : report.stages) {
+    text += fmt::format("{:>5} {:>6} {:>9} {:>8.2f} {:>9.2f} {:>9.2f} {:>11.2f} {:>7.2f} {:>8.2f}{}\n", stage.stage,
+                        stage.layers, stage.in_flight, gib(stage.weights), gib(stage.gradients), gib(stage.optimizer),
+                        gib(stage.activations), gib(stage.other()), gib(stage.total()),
+                        stage.stage == report.peak().stage ? "  <- peak" : "");
+  }
+  const StageMemory& peak = report.peak();
+  text += fmt::format(
+      "\nin-flight: micro-batches (model chunks when interleaved) whose activations a stage holds at its peak\n"
+      "activations of one layer, one micro-batch (recompute {}): {:.1f} MiB\n"
+      "other (peak stage): communication buffers {:.2f} + CUDA/NCCL runtime {:.2f} + allocator overhead {:.2f} GiB\n",
+      parallelism::recomputeName(plan.recompute), peak.activation_per_layer / units::kMiB,
+      gib(peak.communication_buffers), gib(peak.runtime), gib(peak.allocator_overhead));
+  text += fmt::format("peak: stage {}, {:.2f} GiB of {:.2f} GiB ({:.0f}%): {}\n", peak.stage, gib(report.peakBytes()),
+                      gib(report.capacity_bytes), 100.0 * report.peakBytes() / report.capacity_bytes,
+                      report.fits() ? "fits" : "does NOT fit");
+  return text;
+}
+
+int run(const MemoryOptions& options, const CommandContext& context) {
+  std::vector<Override> overrides;
+  for (const auto& text : options.overrides) overrides.push_back(parseOverride(text));
+  const Experiment experiment = valueOrThrow(parallelism::loadExperiment(options.experiment, context.paths, overrides));
+  const MemoryReport report = parallelism::estimateMemory(experiment);
+
+  const bool json_to_stdout = options.json_file == "-";
+  if (!options.json_file.empty()) {
+    const auto json = reportJson(experiment, report);
+    writeOutput(options.json_file, [&](std::ostream& out) { out << json.dump(2) << "\n"; });
+  }
+  if (!json_to_stdout) std::cout << reportText(experiment, report);
+  if (!report.fits()) {
+    std::cerr << fmt::format(
+        "trainsim: the configuration does not fit in GPU memory: stage {} needs {:.2f} GiB per GPU, the {} has "
+        "{:.2f} GiB\n",
+        report.peak().stage, gib(report.peakBytes()), experiment.cluster.gpu.key, gib(report.capacity_bytes));
+    return static_cast<int>(ExitCode::kDoesNotFit);
+  }
+  return static_cast<int>(ExitCode::kSuccess);
+}
+
+}  // namespace
+
+void addMemoryCommand(CLI::App& app, MemoryOptions& options) {
+  CLI::App* command = app.add_subcommand("memory", "Per-GPU memory breakdown only (fast)");
+  command->add_option("experiment", options.experiment, "Experiment preset name or YAML file")->required();
+  command->add_option("--set", options.overrides, "Override an experiment key: KEY=VALUE (repeatable)");
+  command->add_option("--json", options.json_file, "Write the breakdown as JSON (- = stdout)");
+}
+
+int runMemory(const MemoryOptions& options, const CommandContext& context) {
+  try {
+    return run(options, context);
+  } catch (const InputError& error) {
+    return reportError(error.error());
+  }
+}
+
+}  // namespace trainsim::cli

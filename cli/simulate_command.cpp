@@ -1,0 +1,170 @@
+#include "cli/simulate_command.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "base/expected.h"
+#include "base/units.h"
+#include "cli/output_file.h"
+#include "parallelism/experiment_loader.h"
+#include "parallelism/iteration_simulation.h"
+#include "sim/trace_recorder.h"
+
+namespace trainsim::cli {
+namespace {
+
+using parallelism::Experiment;
+using parallelism::IterationResult;
+
+nlohmann::ordered_json optionalNumber(const std::optional<double>& value) {
+  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json resultJson(const Experiment& experiment, const IterationResult& result, bool symmetric) {
+  const auto& plan = experiment.plan;
+  const auto& peak = result.memory.peak();
+  const auto& b = result.breakdown;
+  return {
+      {"experiment", experiment.name},
+      {"gpus", plan.gpus},
+      {"parallelism",
+       {{"dp", plan.dp},
+        {"tp", plan.tp},
+        {"pp", plan.pp},
+        {"cp", plan.cp},
+        {"ep", plan.ep},
+        {"virtual_stages", plan.virtual_stages},
+        {"microbatches", result.microbatches}}},
+      {"iteration_time_s", result.iteration_time_s},
+      {"tokens_per_s", result.tokens_per_s},
+      {"model_flops_per_iteration", result.model_flops},
+      {"hardware_flops_per_iteration", result.hardware_flops},
+      {"tflops_per_gpu", result.tflops_per_gpu},
+      {"hardware_tflops_per_gpu", result.hardware_tflops_per_gpu},
+      {"mfu", result.mfu},
+      {"hfu", result.hfu},
+      {"time_to_train_s", optionalNumber(result.time_to_train_s)},
+      {"gpu_hours", optionalNumber(result.gpu_hours)},
+      {"cost_usd", optionalNumber(result.cost_usd)},
+      {"memory",
+       {{"peak_bytes_per_gpu", std::llround(peak.total())},
+        {"capacity_bytes", std::llround(result.memory.capacity_bytes)},
+        {"fits", result.memory.fits()},
+        {"weights", std::llround(peak.weights)},
+        {"gradients", std::llround(peak.gradients)},
+        {"optimizer", std::llround(peak.optimizer)},
+        {"activations", std::llround(peak.activations)},
+        {"other", std::llround(peak.other())}}},
+      {"breakdown_s",
+       {{"compute", b.compute},
+        {"tp_comm_exposed", b.tp_comm_exposed},
+        {"dp_comm_exposed", b.dp_comm_exposed},
+        {"pp_comm_exposed", b.pp_comm_exposed},
+        {"pipeline_bubble", b.pipeline_bubble}}},
+      {"simulation", {{"tasks", result.tasks}, {"events", result.events}, {"mode", symmetric ? "symmetric" : "full"}}},
+  };
+}
+
+std::string duration(double seconds) {
+  if (seconds >= 86400.0) return fmt::format("{:.1f} days", seconds / 86400.0);
+  if (seconds >= 3600.0) return fmt::format("{:.1f} h", seconds / 3600.0);
+  return fmt::format("{:.3f} s", seconds);
+}
+
+std::string summary(const Experiment& experiment, const IterationResult& result) {
+  const auto& plan = experiment.plan;
+  const auto& b = result.breakdown;
+  const double t = result.iteration_time_s;
+  auto share = [&](double part) { return fmt::format("{:8.3f} s  {:5.1f}%", part, 100.0 * part / t); };
+  std::string text = fmt::format("{}: {} on {} x {} ({})\n", experiment.name, experiment.model.name, plan.gpus,
+                                 experiment.cluster.gpu.key, experiment.cluster.name);
+  text += fmt::format("plan: tp {} pp {} dp {} cp {} ep {}, virtual stages {}, {} micro-batches of {}, {}{}\n", plan.tp,
+                      plan.pp, plan.dp, plan.cp, plan.ep, plan.virtual_stages, result.microbatches,
+                      experiment.training.micro_batch_size, parallelism::scheduleName(plan.schedule),
+                      plan.zero > 0 ? fmt::format(", zero {}", plan.zero) : std::string());
+  text += fmt::format("iteration time      {:.4f} s\n", t);
+  text += fmt::format("throughput          {:.0f} tokens/s\n", result.tokens_per_s);
+  text += fmt::format("per GPU             {:.1f} TFLOP/s model ({:.1f} hardware)\n", result.tflops_per_gpu,
+                      result.hardware_tflops_per_gpu);
+  text += fmt::format("MFU / HFU           {:.1f}% / {:.1f}%\n", 100.0 * result.mfu, 100.0 * result.hfu);
+  const auto& peak = result.memory.peak();
+  text += fmt::format(
+      "memory per GPU      {:.1f} GiB of {:.1f} GiB: {} (weights {:.1f}, grads {:.1f}, optimizer {:.1f}, "
+      "activations {:.1f}, other {:.1f})\n",
+      peak.total() / units::kGiB, result.memory.capacity_bytes / units::kGiB,
+      result.memory.fits() ? "fits" : "DOES NOT FIT", peak.weights / units::kGiB, peak.gradients / units::kGiB,
+      peak.optimizer / units::kGiB, peak.activations / units::kGiB, peak.other() / units::kGiB);
+  if (result.time_to_train_s) {
+    text += fmt::format("time to train       {} for {:.3g} tokens, {:.0f} GPU-hours", duration(*result.time_to_train_s),
+                        *experiment.training.tokens, *result.gpu_hours);
+    text +=
+        result.cost_usd ? fmt::format(", ${:.0f}\n", *result.cost_usd) : std::string(" (no price in the cluster)\n");
+  }
+  text += "breakdown (critical GPU):\n";
+  text += "  compute           " + share(b.compute) + "\n";
+  text += "  TP/CP/EP comm     " + share(b.tp_comm_exposed) + "\n";
+  text += "  DP comm exposed   " + share(b.dp_comm_exposed) + "\n";
+  text += "  PP comm exposed   " + share(b.pp_comm_exposed) + "\n";
+  text += "  pipeline bubble   " + share(b.pipeline_bubble) + "\n";
+  return text;
+}
+
+int run(const SimulateOptions& options, const CommandContext& context) {
+  std::vector<Override> overrides;
+  for (const auto& text : options.overrides) overrides.push_back(parseOverride(text));
+  const Experiment experiment = valueOrThrow(parallelism::loadExperiment(options.experiment, context.paths, overrides));
+  parallelism::SimulationOptions simulation;
+  simulation.iteration.symmetric = options.symmetric;
+  std::optional<sim::TraceRecorder> trace;
+  if (!options.trace_file.empty()) {
+    trace.emplace(parallelism::taskCategoryName);
+    simulation.trace = &*trace;
+  }
+  const IterationResult result = valueOrThrow(parallelism::simulateIteration(experiment, simulation));
+  if (trace) writeOutput(options.trace_file, [&](std::ostream& out) { trace->write(out); });
+  const bool json_to_stdout = options.json_file == "-";
+  if (!options.json_file.empty()) {
+    writeOutput(options.json_file,
+                [&](std::ostream& out) { out << resultJson(experiment, result, options.symmetric).dump(2) << "\n"; });
+  }
+  if (!json_to_stdout) {
+    std::cout << summary(experiment, result);
+    if (options.symmetric) {
+      std::cout << "(symmetric mode: data-parallel replica 0 simulated, the others assumed identical)\n";
+    }
+  }
+  if (!result.memory.fits() && !options.ignore_memory) {
+    std::cerr << "trainsim: the plan does not fit in GPU memory (peak "
+              << fmt::format("{:.1f}", result.memory.peakBytes() / units::kGiB) << " GiB of "
+              << fmt::format("{:.1f}", result.memory.capacity_bytes / units::kGiB)
+              << " GiB); --ignore-memory to exit 0 anyway\n";
+    return static_cast<int>(ExitCode::kDoesNotFit);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void addSimulateCommand(CLI::App& app, SimulateOptions& options) {
+  CLI::App* command =
+      app.add_subcommand("simulate", "Simulate one training iteration (and extrapolate to the whole run)");
+  command->add_option("experiment", options.experiment, "Experiment preset name or YAML file")->required();
+  command->add_option("--set", options.overrides, "Override a key: KEY=VALUE (repeatable), e.g. parallelism.tp=4");
+  command->add_option("--json", options.json_file, "Write the result as JSON (- = stdout)");
+  command->add_option("--trace", options.trace_file, "Write a Chrome/Perfetto trace of the iteration");
+  command->add_flag("--symmetric", options.symmetric,
+                    "Simulate one data-parallel replica (the others are identical): much faster at scale");
+  command->add_flag("--ignore-memory", options.ignore_memory, "Exit 0 even when the plan does not fit in memory");
+}
+
+int runSimulate(const SimulateOptions& options, const CommandContext& context) {
+  try {
+    return run(options, context);
+  } catch (const InputError& error) {
+    return reportError(error.error());
+  }
+}
+
+}  // namespace trainsim::cli

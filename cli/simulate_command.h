@@ -1,0 +1,25 @@
+// `trainsim simulate EXPERIMENT.yaml`: one simulated iteration, extrapolated to the run.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/command_context.h"
+
+namespace trainsim::cli {
+
+struct SimulateOptions {
+  std::string experiment;
+  std::vector<std::string> overrides;
+  std::string json_file;
+  std::string trace_file;
+  bool ignore_memory = false;
+  bool symmetric = false;
+};
+
+void addSimulateCommand(CLI::App& app, SimulateOptions& options);
+int runSimulate(const SimulateOptions& options, const CommandContext& context);
+
+}  // namespace trainsim::cli

@@ -1,0 +1,28 @@
+#include "parallelism/compute_timer.h"
+
+namespace trainsim::parallelism {
+
+double ComputeTimer::seconds(const Op& op, PassKind pass) const {
+  const bool backward = pass == PassKind::kBackward;
+  const OpCost& cost = backward ? op.backward : op.forward;
+  const auto& gemms = backward ? op.backward_gemms : op.forward_gemms;
+  // The kernels' real work: flash attention skips the masked half and recomputes scores.
+  const double flops = cost.executed_flops > 0.0 ? cost.executed_flops : cost.flops;
+  // The fused (FlashAttention-style) kernel runs at the attention efficiency, not as GEMMs.
+  if (op.kind == OpKind::kAttention && (gemms.empty() || op.name == "flash_attention")) {
+    return model_.attentionTime(flops, cost.bytes);
+  }
+  if (!gemms.empty() && (op.kind == OpKind::kGemm || op.kind == OpKind::kAttention)) {
+    // Each matmul of the op as its own kernel, the op's memory traffic shared among them.
+    double seconds = 0.0;
+    const double bytes = cost.bytes / static_cast<double>(gemms.size());
+    for (const GemmShape& shape : gemms) {
+      seconds += model_.gemmTime(sim::GemmShape{shape.m, shape.n, shape.k, shape.batch}, bytes);
+    }
+    return seconds;
+  }
+  if (flops <= 0.0 && cost.bytes <= 0.0) return 0.0;
+  return model_.elementwiseTime(cost.bytes, flops);
+}
+
+}  // namespace trainsim::parallelism

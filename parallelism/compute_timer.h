@@ -1,0 +1,20 @@
+// The OpTimer of the workload builder backed by sim's ComputeModel: each op of the
+// transformer workload becomes GEMM, attention or memory-bound kernels.
+#pragma once
+
+#include "parallelism/iteration_builder.h"
+#include "sim/compute_model.h"
+
+namespace trainsim::parallelism {
+
+class ComputeTimer : public OpTimer {
+ public:
+  explicit ComputeTimer(const sim::ComputeModel& model) : model_(model) {}
+  [[nodiscard]] double seconds(const Op& op, PassKind pass) const override;
+  [[nodiscard]] double memoryBoundSeconds(double bytes) const override { return model_.elementwiseTime(bytes); }
+
+ private:
+  const sim::ComputeModel& model_;
+};
+
+}  // namespace trainsim::parallelism

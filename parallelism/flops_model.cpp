@@ -1,0 +1,467 @@
+#include "parallelism/flops_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace trainsim::parallelism {
+namespace {
+
+using sim::CollectiveOp;
+
+// The logsumexp of flash attention and the router's softmax are kept in fp32.
+constexpr double kFp32Bytes = 4.0;
+
+int64_t shapeDim(double value) { return std::max<int64_t>(1, std::llround(value)); }
+
+GemmShape shape(double m, double n, double k, double batch = 1.0) {
+  return {shapeDim(m), shapeDim(n), shapeDim(k), shapeDim(batch)};
+}
+
+Op makeOp(std::string name, OpKind kind, bool matmul, bool core_attention) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = kind;
+  op.matmul = matmul;
+  op.core_attention = core_attention;
+  return op;
+}
+
+// Builds the ops of one part of the model for one micro-batch on one GPU.
+class WorkloadBuilder {
+ public:
+  WorkloadBuilder(const ModelSpec& model, const MicroBatchShard& shard, const FlopsOptions& options)
+      : model_(model),
+        shard_(shard),
+        options_(options),
+        e_(shard.activationBytes()),
+        eg_(shard.gemmOperandBytes()),
+        tp_(static_cast<double>(shard.tp)),
+        hidden_(static_cast<double>(model.hidden_size)),
+        dropout_(options.gpt_dropout && model.architecture == Architecture::kGpt) {}
+
+  Workload take() { return std::move(workload_); }
+
+  [[nodiscard]] double tokens() const { return shard_.tokens(); }
+  [[nodiscard]] double replicatedTokens() const { return shard_.replicatedRegionTokens(); }
+  [[nodiscard]] bool dropout() const { return dropout_; }
+  [[nodiscard]] double hidden() const { return hidden_; }
+  [[nodiscard]] double tp() const { return tp_; }
+  [[nodiscard]] double e() const { return e_; }
+
+  // A GEMM with a weight: X[m x k] W[k x n] (`batch` of them: grouped expert GEMMs). Backward:
+  // dX = dY W^T and dW = X^T dY, the latter accumulated into the fp32 main gradient.
+  void gemm(std::string name, double m, double n, double k, double batch = 1.0) {
+    Op op = makeOp(std::move(name), OpKind::kGemm, true, false);
+    const double flops = 2.0 * m * n * k * batch;
+    op.forward = {flops, flops, batch * (eg_ * (m * k + k * n) + e_ * m * n)};
+    const double dgrad_bytes = eg_ * (m * n + k * n) + e_ * m * k;
+    const double wgrad_bytes = eg_ * (m * k + m * n) + 2.0 * options_.main_grad_bytes * k * n;
+    op.backward = {2.0 * flops, 2.0 * flops, batch * (dgrad_bytes + wgrad_bytes)};
+    op.forward_gemms = {shape(m, n, k, batch)};
+    op.backward_gemms = {shape(m, k, n, batch), shape(k, n, m, batch)};
+    workload_.ops.push_back(std::move(op));
+  }
+
+  // A matmul between two activations (unfused attention): C[m x n] = A[m x k] B[k x n] per
+  // head. Backward: dA = dC B^T and dB = A^T dC.
+  void activationMatmul(std::string name, double m, double n, double k, double batch) {
+    Op op = makeOp(std::move(name), OpKind::kAttention, true, true);
+    const double flops = 2.0 * m * n * k * batch;
+    op.forward = {flops, flops, batch * (eg_ * (m * k + k * n) + e_ * m * n)};
+    const double backward_bytes = eg_ * (m * n + k * n) + e_ * m * k + eg_ * (m * k + m * n) + e_ * k * n;
+    op.backward = {2.0 * flops, 2.0 * flops, batch * backward_bytes};
+    op.forward_gemms = {shape(m, n, k, batch)};
+    op.backward_gemms = {shape(m, k, n, batch), shape(k, n, m, batch)};
+    workload_.ops.push_back(std::move(op));
+  }
+
+  // An element-wise (or row-wise) kernel over `elements`: `flops_per_element` forward, the
+  // backward doing `backward_factor` times that; bytes per element read + written.
+  void elementwise(std::string name, OpKind kind, double elements, double flops_per_element,
+                   double forward_bytes_per_element, double backward_bytes_per_element, double backward_factor = -1.0,
+                   bool core_attention = false) {
+    if (backward_factor < 0.0) backward_factor = options_.elementwise_backward_flops_factor;
+    Op op = makeOp(std::move(name), kind, false, core_attention);
+    const double flops = elements * flops_per_element;
+    op.forward = {flops, flops, elements * forward_bytes_per_element};
+    op.backward = {flops * backward_factor, flops * backward_factor, elements * backward_bytes_per_element};
+    workload_.ops.push_back(std::move(op));
+  }
+
+  // LayerNorm (gpt) or RMSNorm (llama) over `tokens` x hidden. Forward reads x, writes y;
+  // backward reads x and dy, writes dx.
+  void norm(std::string name, double tokens) {
+    const double per_element = model_.architecture == Architecture::kGpt ? options_.layer_norm_flops_per_element
+                                                                         : options_.rms_norm_flops_per_element;
+    elementwise(std::move(name), OpKind::kNormalization, tokens * hidden_, per_element, 2.0 * e_, 3.0 * e_);
+  }
+
+  // Residual add after a block; gpt fuses bias + dropout + add (Megatron's
+  // bias_dropout_add_fused_train) and stores the one-byte mask.
+  void residual(std::string name, double tokens) {
+    const double elements = tokens * hidden_;
+    if (dropout_) {
+      const double mask = options_.dropout_mask_bytes;
+      elementwise(std::move(name), OpKind::kElementwise, elements,
+                  options_.residual_flops_per_element + options_.dropout_flops_per_element, 3.0 * e_ + mask,
+                  2.0 * e_ + mask);
+    } else {
+      // The gradient of an add passes through to both inputs: no backward kernel.
+      elementwise(std::move(name), OpKind::kElementwise, elements, options_.residual_flops_per_element, 3.0 * e_, 0.0,
+                  0.0);
+    }
+  }
+
+  void communicate(std::string name, CollectiveOp op, ParallelGroup group, bool backward, double bytes,
+                   int64_t count = 1) {
+    if (count <= 0) return;
+    workload_.communications.push_back({std::move(name), op, group, backward, bytes, count});
+  }
+
+  // Tensor-parallel communication around a column-parallel GEMM that reads the block input
+  // (`gather`: QKV, MLP fc1) and a row-parallel GEMM that writes the block output (`reduce`).
+  // Without SP: all-reduce of the output (forward) and of the input gradient (backward).
+  // With SP: all-gather the input / reduce-scatter the output, the mirror in backward, plus
+  // the all-gather again in backward of the input that SP stores sharded (for the weight
+  // gradient; Korthikanti et al. 2022, section 4.2.2).
+  void tensorParallelBlock(const std::string& gather, const std::string& reduce) {
+    if (shard_.tp == 1) return;
+    const double bytes = tokens() * hidden_ * e_;
+    const auto group = ParallelGroup::kTensor;
+    if (shard_.sequence_parallel) {
+      communicate(gather + "_all_gather", CollectiveOp::kAllGather, group, false, bytes);
+      communicate(reduce + "_reduce_scatter", CollectiveOp::kReduceScatter, group, false, bytes);
+      communicate(reduce + "_grad_all_gather", CollectiveOp::kAllGather, group, true, bytes);
+      communicate(gather + "_regather", CollectiveOp::kAllGather, group, true, bytes);
+      communicate(gather + "_grad_reduce_scatter", CollectiveOp::kReduceScatter, group, true, bytes);
+    } else {
+      communicate(reduce + "_all_reduce", CollectiveOp::kAllReduce, group, false, bytes);
+      communicate(gather + "_grad_all_reduce", CollectiveOp::kAllReduce, group, true, bytes);
+    }
+  }
+
+  void attentionBlock();
+  void denseMlp(double ffn);
+  void moeBlock();
+
+ private:
+  void coreAttention(double heads, double queries, double keys, double head_dim);
+
+  const ModelSpec& model_;
+  const MicroBatchShard& shard_;
+  const FlopsOptions& options_;
+  const double e_;
+  const double eg_;
+  const double tp_;
+  const double hidden_;
+  const bool dropout_;
+  Workload workload_;
+};
+
+void WorkloadBuilder::coreAttention(double heads, double queries, double keys, double head_dim) {
+  const double b = static_cast<double>(shard_.micro_batch_size);
+  const double batch = b * heads;  // independent (sequence, head) products
+  if (options_.fused_attention) {
+    const double kv_local = static_cast<double>(model_.kvDim()) / tp_;
+    const double q_local = static_cast<double>(model_.queryDim()) / tp_;
+    const double counted = 2.0 * (2.0 * batch * queries * keys * head_dim);  // scores + context
+    const double executed = counted * options_.causal_work_fraction;
+    const double lse = kFp32Bytes * batch * queries;  // fp32 logsumexp per query and head
+    const double q_bytes = e_ * tokens() * q_local;
+    const double kv_bytes = e_ * shard_.keyTokens() * kv_local;
+    Op op = makeOp("flash_attention", OpKind::kAttention, true, true);
+    op.forward = {counted, executed, 2.0 * q_bytes + 2.0 * kv_bytes + lse};  // read Q, K, V; write O
+    // Read Q, K, V, O, dO and the logsumexp; write dQ, dK, dV.
+    op.backward = {2.0 * counted, executed * options_.flash_backward_matmuls_over_forward,
+                   4.0 * q_bytes + 4.0 * kv_bytes + lse};
+    op.forward_gemms = {shape(queries, keys, head_dim, batch), shape(queries, head_dim, keys, batch)};
+    op.backward_gemms = {shape(queries, keys, head_dim, batch),   // S = Q K^T again
+                         shape(keys, head_dim, queries, batch),   // dV = P^T dO
+                         shape(queries, keys, head_dim, batch),   // dP = dO V^T
+                         shape(queries, head_dim, keys, batch),   // dQ = dS K
+                         shape(keys, head_dim, queries, batch)};  // dK = dS^T Q
+    workload_.ops.push_back(std::move(op));
+    return;
+  }
+  const double scores = batch * queries * keys;
+  activationMatmul("attention_scores", queries, keys, head_dim, batch);
+  // Scale, causal mask and softmax in one kernel (Megatron's FusedScaleMaskSoftmax): reads
+  // the scores, writes the probabilities; backward reads probabilities and their gradient.
+  elementwise("attention_softmax", OpKind::kElementwise, scores, options_.softmax_flops_per_element, 2.0 * e_, 3.0 * e_,
+              -1.0, true);
+  if (dropout_) {
+    const double mask = options_.dropout_mask_bytes;
+    elementwise("attention_dropout", OpKind::kElementwise, scores, options_.dropout_flops_per_element, 2.0 * e_ + mask,
+                2.0 * e_ + mask, -1.0, true);
+  }
+  activationMatmul("attention_context", queries, head_dim, keys, batch);
+}
+
+void WorkloadBuilder::attentionBlock() {
+  const double t = tokens();
+  const double heads = static_cast<double>(model_.attention_heads) / tp_;
+  const double query = static_cast<double>(model_.queryDim());
+  const double kv = static_cast<double>(model_.kvDim());
+  const double head_dim = static_cast<double>(model_.head_dim);
+  norm("input_norm", replicatedTokens());
+  gemm("qkv_projection", t, (query + 2.0 * kv) / tp_, hidden_);
+  if (model_.architecture == Architecture::kLlama) {
+    // Rotary position embedding on the query and key heads of this rank.
+    elementwise("rope", OpKind::kElementwise, t * (query + kv) / tp_, options_.rope_flops_per_element, 2.0 * e_,
+                2.0 * e_, 1.0);
+  }
+  const double queries = static_cast<double>(shard_.seq_len) / static_cast<double>(shard_.cp);
+  coreAttention(heads, queries, static_cast<double>(shard_.seq_len), head_dim);
+  gemm("attention_output_projection", t, hidden_, query / tp_);
+  residual("attention_residual", replicatedTokens());
+  tensorParallelBlock("attention_input", "attention_output");
+  if (shard_.cp > 1) {
+    // Ring attention (Megatron-Core / Transformer Engine context parallelism): each of the
+    // cp - 1 steps passes this rank's K and V chunk to the next rank; backward passes K, V
+    // and the partial dK, dV around the ring.
+    const double kv_chunk = 2.0 * t * (kv / tp_) * e_;
+    const int64_t steps = shard_.cp - 1;
+    communicate("ring_attention_kv", CollectiveOp::kSendRecv, ParallelGroup::kContext, false, kv_chunk, steps);
+    communicate("ring_attention_kv", CollectiveOp::kSendRecv, ParallelGroup::kContext, true, kv_chunk, steps);
+    communicate("ring_attention_dkv", CollectiveOp::kSendRecv, ParallelGroup::kContext, true, kv_chunk, steps);
+  }
+}
+
+void WorkloadBuilder::denseMlp(double ffn) {
+  const double t = tokens();
+  const double width = ffn / tp_;
+  norm("mlp_norm", replicatedTokens());
+  if (model_.architecture == Architecture::kGpt) {
+    gemm("mlp_fc1", t, width, hidden_);
+    // Bias + GELU fused (Megatron's bias_gelu_impl): reads the fc1 output, writes its GELU.
+    elementwise("mlp_gelu", OpKind::kElementwise, t * width, options_.gelu_flops_per_element, 2.0 * e_, 3.0 * e_);
+  } else {
+    if (options_.fuse_gate_up) {
+      gemm("mlp_gate_up", t, 2.0 * width, hidden_);
+    } else {
+      gemm("mlp_gate", t, width, hidden_);
+      gemm("mlp_up", t, width, hidden_);
+    }
+    // silu(gate) * up: reads both halves, writes one; backward reads both and the output
+    // gradient, writes both gradients.
+    elementwise("mlp_swiglu", OpKind::kElementwise, t * width, options_.swiglu_flops_per_element, 3.0 * e_, 5.0 * e_);
+  }
+  gemm("mlp_fc2", t, hidden_, width);
+  residual("mlp_residual", replicatedTokens());
+  tensorParallelBlock("mlp_input", "mlp_output");
+}
+
+// Mixture of experts (Megatron-Core MoELayer with the all-to-all token dispatcher): each rank
+// routes its tokens (tokens / tp with sequence parallelism, which Megatron-LM requires for MoE
+// with tp > 1; a plan without it is modelled as if it had it), permutes them by expert,
+// exchanges them over the ep group, all-gathers them over the tp group (expert tensor
+// parallelism = tp), runs its experts / ep local experts as grouped GEMMs, and sends the
+// results back the same way. Tokens are assumed balanced over experts (the aim of the
+// auxiliary load-balancing loss).
+void WorkloadBuilder::moeBlock() {
+  const MoeSpec& moe = *model_.moe;
+  const double top_k = static_cast<double>(moe.top_k);
+  const double experts = static_cast<double>(moe.experts);
+  const double local_experts = experts / static_cast<double>(shard_.ep);
+  const double routed = tokens() / tp_;           // tokens this rank routes
+  const double expert_tokens = tokens() * top_k;  // token slots this rank's experts process (after the tp all-gather)
+  const double per_expert = expert_tokens / local_experts;
+  const double width = static_cast<double>(moe.ffn_hidden_size) / tp_;
+
+  norm("mlp_norm", replicatedTokens());
+  gemm("moe_router", routed, experts, hidden_);
+  // Softmax and top-k over the expert scores (fp32).
+  elementwise("moe_router_topk", OpKind::kElementwise, routed * experts, options_.softmax_flops_per_element,
+              2.0 * kFp32Bytes, 3.0 * kFp32Bytes);
+  // Permute: copy every token once per chosen expert, grouped by expert.
+  const double slot_bytes = routed * top_k * hidden_ * e_;
+  elementwise("moe_permute", OpKind::kElementwise, routed * top_k * hidden_, 0.0, 2.0 * e_, 2.0 * e_, 0.0);
+  if (shard_.ep > 1) {
+    communicate("moe_dispatch_all_to_all", CollectiveOp::kAllToAll, ParallelGroup::kExpert, false, slot_bytes);
+    communicate("moe_combine_all_to_all", CollectiveOp::kAllToAll, ParallelGroup::kExpert, false, slot_bytes);
+    communicate("moe_combine_grad_all_to_all", CollectiveOp::kAllToAll, ParallelGroup::kExpert, true, slot_bytes);
+    communicate("moe_dispatch_grad_all_to_all", CollectiveOp::kAllToAll, ParallelGroup::kExpert, true, slot_bytes);
+  }
+  if (shard_.tp > 1) {
+    const double gathered = expert_tokens * hidden_ * e_;
+    const auto group = ParallelGroup::kTensor;
+    communicate("moe_tokens_all_gather", CollectiveOp::kAllGather, group, false, gathered);
+    communicate("moe_output_reduce_scatter", CollectiveOp::kReduceScatter, group, false, gathered);
+    communicate("moe_output_grad_all_gather", CollectiveOp::kAllGather, group, true, gathered);
+    communicate("moe_tokens_grad_reduce_scatter", CollectiveOp::kReduceScatter, group, true, gathered);
+  }
+  if (model_.architecture == Architecture::kGpt) {
+    gemm("moe_expert_fc1", per_expert, width, hidden_, local_experts);
+    elementwise("moe_expert_gelu", OpKind::kElementwise, expert_tokens * width, options_.gelu_flops_per_element,
+                2.0 * e_, 3.0 * e_);
+  } else {
+    if (options_.fuse_gate_up) {
+      gemm("moe_expert_gate_up", per_expert, 2.0 * width, hidden_, local_experts);
+    } else {
+      gemm("moe_expert_gate", per_expert, width, hidden_, local_experts);
+      gemm("moe_expert_up", per_expert, width, hidden_, local_experts);
+    }
+    elementwise("moe_expert_swiglu", OpKind::kElementwise, expert_tokens * width, options_.swiglu_flops_per_element,
+                3.0 * e_, 5.0 * e_);
+  }
+  gemm("moe_expert_fc2", per_expert, hidden_, width, local_experts);
+  // Unpermute: weight each expert output by its router probability and sum a token's top_k.
+  elementwise("moe_unpermute", OpKind::kElementwise, routed * top_k * hidden_, options_.moe_combine_flops_per_element,
+              e_ + e_ / top_k, 2.0 * e_ + e_ / top_k);
+  residual("mlp_residual", replicatedTokens());
+}
+
+double sumFlops(const std::vector<Op>& ops, bool matmul_only, bool backward) {
+  double total = 0.0;
+  for (const Op& op : ops) {
+    if (matmul_only && !op.matmul) continue;
+    total += backward ? op.backward.flops : op.forward.flops;
+  }
+  return total;
+}
+
+}  // namespace
+
+std::string_view opKindName(OpKind kind) {
+  switch (kind) {
+    case OpKind::kGemm: return "gemm";
+    case OpKind::kAttention: return "attention";
+    case OpKind::kElementwise: return "elementwise";
+    case OpKind::kNormalization: return "normalization";
+    case OpKind::kEmbedding: return "embedding";
+    case OpKind::kLoss: return "loss";
+  }
+  return "unknown";
+}
+
+std::string_view parallelGroupName(ParallelGroup group) {
+  switch (group) {
+    case ParallelGroup::kTensor: return "tp";
+    case ParallelGroup::kContext: return "cp";
+    case ParallelGroup::kExpert: return "ep";
+    case ParallelGroup::kPipeline: return "pp";
+  }
+  return "unknown";
+}
+
+double GemmShape::flops() const {
+  return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch);
+}
+
+double Workload::forwardFlops(bool matmul_only) const { return sumFlops(ops, matmul_only, false); }
+double Workload::backwardFlops(bool matmul_only) const { return sumFlops(ops, matmul_only, true); }
+
+double Workload::coreAttentionForwardFlops() const {
+  double total = 0.0;
+  for (const Op& op : ops) {
+    if (op.core_attention && op.matmul) total += op.forward.flops;
+  }
+  return total;
+}
+
+const Op* Workload::find(std::string_view name) const {
+  for (const Op& op : ops) {
+    if (op.name == name) return &op;
+  }
+  return nullptr;
+}
+
+Workload transformerLayer(const ModelSpec& model, const MicroBatchShard& shard, const FlopsOptions& options) {
+  WorkloadBuilder builder(model, shard, options);
+  builder.attentionBlock();
+  if (model.moe) {
+    builder.moeBlock();
+  } else {
+    builder.denseMlp(static_cast<double>(model.ffn_hidden_size));
+  }
+  return builder.take();
+}
+
+Workload embeddingLayer(const ModelSpec& model, const MicroBatchShard& shard, const FlopsOptions& options) {
+  WorkloadBuilder builder(model, shard, options);
+  const double e = builder.e();
+  const double elements = builder.tokens() * builder.hidden();
+  // Vocabulary-parallel lookup: every tp rank writes the rows of the tokens in its part of the
+  // vocabulary (zeros elsewhere), then the partial outputs are summed over tp. Backward
+  // scatter-adds the output gradient into the fp32 main gradient of the table.
+  builder.elementwise("token_embedding", OpKind::kEmbedding, elements, 0.0,
+                      2.0 * e + options.token_id_bytes / builder.hidden(), e + 2.0 * options.main_grad_bytes, 1.0);
+  if (shard.tp > 1) {
+    const double bytes = elements * e;
+    if (shard.sequence_parallel) {
+      builder.communicate("embedding_reduce_scatter", CollectiveOp::kReduceScatter, ParallelGroup::kTensor, false,
+                          bytes);
+      builder.communicate("embedding_grad_all_gather", CollectiveOp::kAllGather, ParallelGroup::kTensor, true, bytes);
+    } else {
+      builder.communicate("embedding_all_reduce", CollectiveOp::kAllReduce, ParallelGroup::kTensor, false, bytes);
+    }
+  }
+  if (model.architecture == Architecture::kGpt) {
+    const double local = builder.replicatedTokens() * builder.hidden();
+    // Learned absolute positions (GPT-2/3): add the position rows; backward accumulates their gradient.
+    builder.elementwise("position_embedding", OpKind::kEmbedding, local, options.residual_flops_per_element, 3.0 * e,
+                        e + 2.0 * options.main_grad_bytes, 1.0);
+    if (builder.dropout()) {
+      const double mask = options.dropout_mask_bytes;
+      builder.elementwise("embedding_dropout", OpKind::kElementwise, local, options.dropout_flops_per_element,
+                          2.0 * e + mask, 2.0 * e + mask);
+    }
+  }
+  return builder.take();
+}
+
+Workload outputLayer(const ModelSpec& model, const MicroBatchShard& shard, const FlopsOptions& options) {
+  WorkloadBuilder builder(model, shard, options);
+  const double e = builder.e();
+  const double tokens = builder.tokens();
+  const double vocab = static_cast<double>(model.vocab_size) / builder.tp();
+  builder.norm("final_norm", builder.replicatedTokens());
+  if (shard.tp > 1) {
+    const double bytes = tokens * builder.hidden() * e;
+    if (shard.sequence_parallel) {
+      builder.communicate("logits_input_all_gather", CollectiveOp::kAllGather, ParallelGroup::kTensor, false, bytes);
+      builder.communicate("logits_input_regather", CollectiveOp::kAllGather, ParallelGroup::kTensor, true, bytes);
+      builder.communicate("logits_input_grad_reduce_scatter", CollectiveOp::kReduceScatter, ParallelGroup::kTensor,
+                          true, bytes);
+    } else {
+      builder.communicate("logits_input_grad_all_reduce", CollectiveOp::kAllReduce, ParallelGroup::kTensor, true,
+                          bytes);
+    }
+  }
+  // Column-parallel over the vocabulary (the tied input embedding when tied_embeddings).
+  builder.gemm("logits", tokens, vocab, builder.hidden());
+  // Vocabulary-parallel cross-entropy (Megatron's vocab_parallel_cross_entropy): reads the
+  // logits, keeps the softmax in fp32; backward turns it into (softmax - one-hot) / tokens.
+  const double fp32 = options.loss_element_bytes;
+  builder.elementwise("cross_entropy_loss", OpKind::kLoss, tokens * vocab, options.cross_entropy_flops_per_element,
+                      e + fp32, fp32 + e, 2.0 / options.cross_entropy_flops_per_element);
+  if (shard.tp > 1) {
+    // The per-token maximum, the target logit and the sum of exponentials, each all-reduced in fp32.
+    builder.communicate("cross_entropy_all_reduce", CollectiveOp::kAllReduce, ParallelGroup::kTensor, false,
+                        tokens * fp32, 3);
+  }
+  return builder.take();
+}
+
+double modelFlopsPerIteration(const ModelSpec& model, const TrainingSpec& training, const FlopsOptions& options) {
+  const MicroBatchShard sequence = MicroBatchShard::wholeSequence(training);
+  const Workload layer = transformerLayer(model, sequence, options);
+  const Workload output = outputLayer(model, sequence, options);
+  const Workload input = embeddingLayer(model, sequence, options);
+  const double per_sequence =
+      static_cast<double>(model.layers) * (layer.forwardFlops(true) + layer.backwardFlops(true)) +
+      output.forwardFlops(true) + output.backwardFlops(true) + input.forwardFlops(true) + input.backwardFlops(true);
+  return per_sequence * static_cast<double>(training.global_batch_size);
+}
+
+double hardwareFlopsPerIteration(const ModelSpec& model, const TrainingSpec& training, Recompute recompute,
+                                 const FlopsOptions& options) {
+  const double model_flops = modelFlopsPerIteration(model, training, options);
+  if (recompute == Recompute::kNone) return model_flops;
+  const Workload layer = transformerLayer(model, MicroBatchShard::wholeSequence(training), options);
+  const double rerun = recompute == Recompute::kFull ? layer.forwardFlops(true) : layer.coreAttentionForwardFlops();
+  return model_flops + rerun * static_cast<double>(model.layers) * static_cast<double>(training.global_batch_size);
+}
+
+}  // namespace trainsim::parallelism

@@ -1,0 +1,188 @@
+// The work of a training iteration, operation by operation: for one micro-batch on one GPU,
+// every kernel of a transformer layer (gpt: LayerNorm, GELU MLP, learned positions; llama:
+// RMSNorm, SwiGLU MLP, RoPE, grouped-query attention; MoE layers), of the embedding and of the
+// output layer and loss, with its FLOPs and the bytes it reads and writes in device memory, in
+// the forward and the backward pass, sharded the way Megatron-LM shards it:
+//  - tensor parallelism (TP, Shoeybi et al. 2019): QKV and MLP-up GEMMs split by columns, the
+//    attention output and MLP-down GEMMs by rows, whole heads and KV groups per rank, the
+//    embedding and the output layer split over the vocabulary;
+//  - sequence parallelism (SP, Korthikanti et al. 2022): norms, dropout and residual adds on
+//    tokens / tp, the all-reduces turned into all-gather + reduce-scatter;
+//  - context parallelism (CP): each rank holds seq_len / cp query positions and attends over
+//    the whole sequence with ring attention;
+//  - expert parallelism (EP): experts / ep experts per rank, tokens exchanged by all-to-all.
+// GEMM shapes are recorded so that a compute model can estimate their efficiency. The
+// communication each layer needs is listed beside its operations (sizes only; the simulator
+// places it).
+//
+// FLOP conventions (SPEC.md "Result JSON"): a matmul of (m x k) by (k x n) is 2mnk FLOPs; the
+// backward pass of a matmul is two matmuls (input gradient and weight gradient) = 2x forward;
+// attention score and context matmuls count in full (no discount for the causal mask). Model
+// FLOPs sum every matmul of forward and backward once; hardware FLOPs add the forward matmuls
+// that activation recomputation runs again.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "parallelism/micro_batch_shard.h"
+#include "parallelism/model_spec.h"
+#include "parallelism/parallel_plan.h"
+#include "parallelism/training_spec.h"
+#include "sim/collective.h"
+
+namespace trainsim::parallelism {
+
+// Constants of the model, each with where it comes from; FlopsOptions carries them so that a
+// calibration can override them.
+struct FlopsOptions {
+  // Flash attention (Dao et al. 2022; Megatron-Core's TEDotProductAttention) computes scores,
+  // softmax, dropout and context in one kernel without writing the s x s matrix. false = the
+  // unfused path: two batched GEMMs with a softmax (and dropout) kernel between them.
+  bool fused_attention = true;
+  // Megatron-Core computes the SwiGLU gate and up projections as one GEMM of width 2 x ffn
+  // (megatron/core/transformer/mlp.py, linear_fc1 "projects to 2 * ffn_hidden_size" when gated).
+  // false = two GEMMs (gate, up), as Hugging Face's LlamaMLP does.
+  bool fuse_gate_up = true;
+  // Share of the s x s score matrix a causal flash-attention kernel computes: it skips the
+  // blocks above the diagonal (FlashAttention-2, Dao 2023, section 3.1.1 "causal masking"),
+  // so it does about half the work that the FLOP count assumes.
+  double causal_work_fraction = 0.5;
+  // FlashAttention's backward recomputes the scores (QK^T) from Q, K and the saved
+  // logsumexp: 5 matmuls instead of the 4 the FLOP count assumes (Dao 2023, Algorithm 2),
+  // i.e. forward x 2.5 rather than x 2. Executed, not counted.
+  double flash_backward_matmuls_over_forward = 2.5;
+  // Dropout (GPT-2/3, Megatron's GPT defaults: attention and hidden dropout 0.1) is applied
+  // for architecture gpt; llama recipes train without dropout (attention_dropout 0.0 in the
+  // Hugging Face Llama configs, Megatron's Llama examples --attention-dropout 0 --hidden-dropout 0).
+  bool gpt_dropout = true;
+  // Element-wise arithmetic (not matmuls, so outside model FLOPs; they matter for time only
+  // through their bytes). LayerNorm: 5 FLOPs per element with the affine transform, as the
+  // DeepSpeed FLOPs profiler counts it (deepspeed/profiling/flops_profiler/profiler.py,
+  // _layer_norm_flops_compute); RMSNorm: the same without the mean (our count: 4).
+  double layer_norm_flops_per_element = 5.0;
+  double rms_norm_flops_per_element = 4.0;
+  // Our counts of the remaining kernels, per element: GELU (tanh approximation: x^3, two
+  // multiply-adds, tanh, 0.5 x (1 + t)) 8; SwiGLU (silu(g) x u: exp, add, divide, two
+  // multiplies) 5; RoPE (x cos + rotate(x) sin) 3; scaled masked softmax (scale, max, subtract,
+  // exp, sum, divide) 6; cross-entropy over the vocabulary (max, subtract, exp, sum, divide,
+  // gather) 6; residual add 1; dropout (compare, select, scale) 2. Backward kernels do about
+  // twice the forward arithmetic (they read the saved input and the output gradient and apply
+  // the derivative), except the residual add, whose gradient passes through.
+  double gelu_flops_per_element = 8.0;
+  double swiglu_flops_per_element = 5.0;
+  double rope_flops_per_element = 3.0;
+  double softmax_flops_per_element = 6.0;
+  double cross_entropy_flops_per_element = 6.0;
+  double residual_flops_per_element = 1.0;
+  double dropout_flops_per_element = 2.0;
+  // MoE combine: each expert output scaled by its router probability and summed (multiply, add).
+  double moe_combine_flops_per_element = 2.0;
+  double elementwise_backward_flops_factor = 2.0;
+  // Weight gradients are accumulated into fp32 main gradients across micro-batches
+  // (Megatron's gradient_accumulation_fusion writes main_grad in fp32): 4 bytes read and
+  // 4 written per weight element per micro-batch.
+  double main_grad_bytes = 4.0;
+  // Dropout masks are stored as one byte per element (torch.bool; Korthikanti et al. 2022, section 4.1).
+  double dropout_mask_bytes = 1.0;
+  // Token ids are int64 (Megatron's data loader; the "8 s b" term of
+  // megatron/training/theoretical_memory_usage.py).
+  double token_id_bytes = 8.0;
+  // Cross-entropy keeps the softmax over the vocabulary in fp32 (Megatron's
+  // vocab_parallel_cross_entropy casts the logits to float).
+  double loss_element_bytes = 4.0;
+};
+
+enum class OpKind : uint8_t {
+  kGemm,           // a (possibly batched or grouped) matrix multiplication with weights
+  kAttention,      // score / context batched matmuls between activations, or the fused kernel
+  kElementwise,    // activation functions, dropout, residual adds, RoPE, softmax, permutations
+  kNormalization,  // LayerNorm / RMSNorm
+  kEmbedding,      // table lookup (forward) and scatter-add into the table's gradient (backward)
+  kLoss,           // vocabulary-parallel cross-entropy
+};
+[[nodiscard]] std::string_view opKindName(OpKind kind);
+
+// C[m x n] = A[m x k] B[k x n], `batch` independent products (attention heads, local experts).
+struct GemmShape {
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+  int64_t batch = 1;
+
+  [[nodiscard]] double flops() const;
+  bool operator==(const GemmShape&) const = default;
+};
+
+struct OpCost {
+  double flops = 0.0;           // counted as SPEC.md counts them (matmuls in full: 2mnk)
+  double executed_flops = 0.0;  // what the kernels do: the causal half of flash attention, its recomputed QK^T
+  double bytes = 0.0;           // device memory read + written
+};
+
+struct Op {
+  std::string name;  // "qkv_projection", "attention_scores", "mlp_fc1", ...
+  OpKind kind = OpKind::kElementwise;
+  bool matmul = false;  // counted in model FLOPs
+  // Rerun in the forward pass of backward under recompute: selective (the "core attention"
+  // of Korthikanti et al.: scores, softmax, dropout, context).
+  bool core_attention = false;
+  OpCost forward;
+  OpCost backward;
+  std::vector<GemmShape> forward_gemms;   // the matmuls of the forward kernel(s)
+  std::vector<GemmShape> backward_gemms;  // input-gradient and weight-gradient matmuls
+};
+
+enum class ParallelGroup : uint8_t { kTensor, kContext, kExpert, kPipeline };
+[[nodiscard]] std::string_view parallelGroupName(ParallelGroup group);
+
+// One communication a layer needs per micro-batch, repeated `count` times.
+struct Communication {
+  std::string name;
+  sim::CollectiveOp op = sim::CollectiveOp::kAllReduce;
+  ParallelGroup group = ParallelGroup::kTensor;
+  bool backward = false;  // in the backward pass, else the forward
+  // nccl-tests "size" (sim::CollectiveRequest::bytes): the buffer for all_reduce and
+  // send_recv; the total over the group for all_gather, reduce_scatter and all_to_all.
+  double bytes = 0.0;
+  int64_t count = 1;
+};
+
+// The operations of one part of the model for one micro-batch on one GPU, in execution order.
+struct Workload {
+  std::vector<Op> ops;
+  std::vector<Communication> communications;
+
+  // Sums over ops; `matmul_only` keeps the ones counted in model FLOPs.
+  [[nodiscard]] double forwardFlops(bool matmul_only = false) const;
+  [[nodiscard]] double backwardFlops(bool matmul_only = false) const;
+  // Forward matmul FLOPs of the core-attention ops (what selective recompute reruns).
+  [[nodiscard]] double coreAttentionForwardFlops() const;
+  [[nodiscard]] const Op* find(std::string_view name) const;
+};
+
+// One transformer layer (attention block + MLP or MoE block).
+[[nodiscard]] Workload transformerLayer(const ModelSpec& model, const MicroBatchShard& shard,
+                                        const FlopsOptions& options = {});
+// The first pipeline stage's input: token embedding (vocabulary-parallel), learned positions
+// and embedding dropout for gpt.
+[[nodiscard]] Workload embeddingLayer(const ModelSpec& model, const MicroBatchShard& shard,
+                                      const FlopsOptions& options = {});
+// The last pipeline stage's output: final norm, logits (vocabulary-parallel) and cross-entropy loss.
+[[nodiscard]] Workload outputLayer(const ModelSpec& model, const MicroBatchShard& shard,
+                                   const FlopsOptions& options = {});
+
+// Model FLOPs of one iteration (SPEC.md): every matmul of forward and backward of every
+// layer, the logits included, for global_batch_size sequences; recomputation excluded.
+// Independent of the parallel plan.
+[[nodiscard]] double modelFlopsPerIteration(const ModelSpec& model, const TrainingSpec& training,
+                                            const FlopsOptions& options = {});
+// Hardware FLOPs: model FLOPs plus the forward matmuls recomputation reruns: every layer's
+// under recompute: full (Narayanan et al. SC21: 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) for GPT),
+// the core attention's under selective (Korthikanti et al. 2022, section 5).
+[[nodiscard]] double hardwareFlopsPerIteration(const ModelSpec& model, const TrainingSpec& training,
+                                               Recompute recompute, const FlopsOptions& options = {});
+
+}  // namespace trainsim::parallelism

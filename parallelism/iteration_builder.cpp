@@ -1,0 +1,382 @@
+#include "parallelism/iteration_builder.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <map>
+
+#include "parallelism/memory_model.h"
+#include "parallelism/micro_batch_shard.h"
+
+namespace trainsim::parallelism {
+namespace {
+
+using sim::TaskId;
+
+// Position of (pass, chunk, micro-batch) in a stage's order.
+class StepIndex {
+ public:
+  StepIndex(const std::vector<PipelineStep>& order, int64_t chunks, int64_t microbatches)
+      : chunks_(chunks), microbatches_(microbatches), position_(static_cast<std::size_t>(2 * chunks * microbatches)) {
+    for (std::size_t i = 0; i < order.size(); ++i) position_[slot(order[i])] = i;
+  }
+  [[nodiscard]] std::size_t operator()(const PipelineStep& step) const { return position_[slot(step)]; }
+
+ private:
+  [[nodiscard]] std::size_t slot(const PipelineStep& step) const {
+    return static_cast<std::size_t>(
+        ((step.pass == PassKind::kBackward ? 1 : 0) * chunks_ + step.chunk) * microbatches_ + step.microbatch);
+  }
+  int64_t chunks_;
+  int64_t microbatches_;
+  std::vector<std::size_t> position_;
+};
+
+sim::TaskOptions tagged(TaskCategory category, sim::StreamId stream = sim::kNoStream) {
+  return sim::TaskOptions{stream, sim::kNoTask, static_cast<uint32_t>(category)};
+}
+
+TaskCategory categoryOf(ParallelGroup group) {
+  switch (group) {
+    case ParallelGroup::kTensor: return TaskCategory::kTensorComm;
+    case ParallelGroup::kContext: return TaskCategory::kContextComm;
+    case ParallelGroup::kExpert: return TaskCategory::kExpertComm;
+    case ParallelGroup::kPipeline: return TaskCategory::kPipelineComm;
+  }
+  return TaskCategory::kOther;
+}
+
+}  // namespace
+
+std::string taskCategoryName(uint32_t tag) {
+  switch (static_cast<TaskCategory>(tag)) {
+    case TaskCategory::kOther: return "other";
+    case TaskCategory::kCompute: return "compute";
+    case TaskCategory::kTensorComm: return "tp_comm";
+    case TaskCategory::kContextComm: return "cp_comm";
+    case TaskCategory::kExpertComm: return "ep_comm";
+    case TaskCategory::kPipelineComm: return "pp_send";
+    case TaskCategory::kDataComm: return "dp_comm";
+    case TaskCategory::kOptimizer: return "optimizer";
+  }
+  return std::to_string(tag);
+}
+
+IterationBuilder::IterationBuilder(const Experiment& experiment, const topology::Cluster& cluster,
+                                   topology::Router& router, const sim::CommunicationParameters& communication,
+                                   const OpTimer& timer, IterationOptions options)
+    : experiment_(experiment),
+      cluster_(cluster),
+      router_(router),
+      communication_(communication),
+      timer_(timer),
+      options_(options),
+      layout_(experiment.plan),
+      layers_per_stage_(experiment.plan.layersPerStage(experiment.model.layers)) {}
+
+void IterationBuilder::addWorkload(PassWork& work, const Workload& workload, double layers) const {
+  const Recompute recompute = experiment_.plan.recompute;
+  for (const Op& op : workload.ops) {
+    const double forward = timer_.seconds(op, PassKind::kForward);
+    work.forward_s += layers * forward;
+    work.backward_s += layers * timer_.seconds(op, PassKind::kBackward);
+    // Recomputation re-runs forward work inside the backward pass (Korthikanti et al. 2022:
+    // full = the whole layer, selective = the core attention only).
+    if (recompute == Recompute::kFull || (recompute == Recompute::kSelective && op.core_attention)) {
+      work.backward_s += layers * forward;
+    }
+  }
+  for (const Communication& comm : workload.communications) {
+    auto same = std::find_if(work.comms.begin(), work.comms.end(), [&](const PassWork::Comm& c) {
+      return c.group == comm.group && c.op == comm.op && c.backward == comm.backward;
+    });
+    const double bytes = layers * comm.bytes * static_cast<double>(comm.count);
+    const auto count = static_cast<int64_t>(std::llround(layers)) * comm.count;
+    if (same == work.comms.end()) {
+      work.comms.push_back({comm.group, comm.op, comm.backward, bytes, count});
+    } else {
+      same->bytes += bytes;
+      same->count += count;
+    }
+    // Full recomputation repeats the forward's tensor-parallel collectives in the backward.
+    if (recompute == Recompute::kFull && !comm.backward && comm.group == ParallelGroup::kTensor) {
+      work.comms.push_back({comm.group, comm.op, true, bytes, count});
+    }
+  }
+}
+
+IterationBuilder::PassWork IterationBuilder::chunkWork(int64_t stage, int64_t chunk) const {
+  const auto& plan = experiment_.plan;
+  const MicroBatchShard shard = MicroBatchShard::of(experiment_.training, plan);
+  PassWork work;
+  const double layers = static_cast<double>(layers_per_stage_[static_cast<std::size_t>(stage)]) /
+                        static_cast<double>(plan.virtual_stages);
+  addWorkload(work, transformerLayer(experiment_.model, shard, options_.flops), layers);
+  if (stage == 0 && chunk == 0) addWorkload(work, embeddingLayer(experiment_.model, shard, options_.flops), 1.0);
+  if (stage == plan.pp - 1 && chunk == plan.virtual_stages - 1) {
+    addWorkload(work, outputLayer(experiment_.model, shard, options_.flops), 1.0);
+  }
+  return work;
+}
+
+TaskId IterationBuilder::addCollective(IterationGraph& result, sim::CollectiveOp op, const std::vector<int64_t>& ranks,
+                                       double bytes, int64_t count, std::vector<TaskId> dependencies,
+                                       TaskCategory category) {
+  sim::CollectiveBuilder builder(cluster_, router_, result.graph, communication_);
+  std::vector<int64_t> gpus;
+  gpus.reserve(ranks.size());
+  for (int64_t rank : ranks) gpus.push_back(rank);
+  const sim::CollectiveRequest request{op, gpus, bytes, {}, {}};
+  // Groups of one kind are symmetric: choose once per (op, group size, bytes).
+  const auto key = std::make_tuple(static_cast<int>(op), ranks.size(), bytes, static_cast<int>(category));
+  auto choice = choices_.find(key);
+  if (choice == choices_.end()) {
+    choice = choices_.emplace(key, valueOrThrow(builder.choose(request))).first;
+  }
+  TaskId end = builder.add(request, choice->second, dependencies, tagged(category));
+  if (count > 1) {
+    // The other calls' fixed cost: launch, base and per-step latencies of a zero-byte call.
+    auto empty = empty_latency_.find(key);
+    if (empty == empty_latency_.end()) {
+      sim::CollectiveRequest tiny = request;
+      tiny.bytes = 0.0;
+      empty = empty_latency_.emplace(key, valueOrThrow(builder.choose(tiny)).estimated_time_s).first;
+    }
+    end = result.graph.addCompute(sim::secondsToSimTime(static_cast<double>(count - 1) * empty->second), {end},
+                                  tagged(category));
+  }
+  return end;
+}
+
+IterationGraph IterationBuilder::build() {
+  IterationGraph result;
+  sim::TaskGraph& graph = result.graph;
+  const auto& plan = experiment_.plan;
+  const int64_t stages = plan.pp;
+  const int64_t chunks = plan.virtual_stages;
+  const int64_t microbatches = plan.microbatches(experiment_.training);
+  result.microbatches = microbatches;
+  const int64_t ranks = layout_.ranks();
+  result.ranks.resize(static_cast<std::size_t>(ranks));
+
+  std::vector<std::vector<PassWork>> work(static_cast<std::size_t>(stages));
+  std::vector<std::vector<PipelineStep>> orders;
+  std::vector<StepIndex> indexes;
+  for (int64_t s = 0; s < stages; ++s) {
+    for (int64_t c = 0; c < chunks; ++c) work[static_cast<std::size_t>(s)].push_back(chunkWork(s, c));
+    orders.push_back(stageOrder(plan.schedule, stages, chunks, microbatches, s));
+    indexes.emplace_back(orders.back(), chunks, microbatches);
+  }
+
+  // Parameters of one model chunk on one GPU, for gradient reduction and the optimizer.
+  auto chunkParameters = [&](int64_t stage) {
+    return stageParameters(experiment_.model, experiment_.training, plan, stage,
+                           layers_per_stage_[static_cast<std::size_t>(stage)])
+               .total() /
+           static_cast<double>(chunks);
+  };
+  const bool data_parallel = plan.dp > 1;
+  const bool overlap_grads = plan.overlap_grad_reduce && data_parallel && plan.zero < 3;
+  auto buckets = [&](int64_t stage) {
+    return std::max<int64_t>(1,
+                             static_cast<int64_t>(std::ceil(chunkParameters(stage) / options_.grad_bucket_parameters)));
+  };
+  // Which step is the last backward of each chunk (where its gradients become final).
+  auto lastBackward = [&](int64_t stage, int64_t chunk) {
+    const auto& order = orders[static_cast<std::size_t>(stage)];
+    for (std::size_t i = order.size(); i-- > 0;) {
+      if (order[i].pass == PassKind::kBackward && order[i].chunk == chunk) return i;
+    }
+    return order.size();
+  };
+
+  // 1. Compute tasks, in each rank's schedule order on its compute stream. The last
+  //    backward of a chunk is split into gradient buckets when reduction overlaps it.
+  std::vector<std::vector<std::vector<TaskId>>> bucket_tasks(static_cast<std::size_t>(ranks));
+  auto simulated = [&](int64_t r) { return !options_.symmetric || layout_.coordinate(r).dp == 0; };
+  for (int64_t r = 0; r < ranks; ++r) {
+    RankTasks& rank = result.ranks[static_cast<std::size_t>(r)];
+    rank.simulated = simulated(r);
+    if (!rank.simulated) continue;
+    const int64_t stage = layout_.coordinate(r).pp;
+    rank.compute_stream = graph.addStream(static_cast<int32_t>(r), "compute");
+    rank.steps = orders[static_cast<std::size_t>(stage)];
+    bucket_tasks[static_cast<std::size_t>(r)].resize(static_cast<std::size_t>(chunks));
+    for (std::size_t i = 0; i < rank.steps.size(); ++i) {
+      const PipelineStep& step = rank.steps[i];
+      const PassWork& pass = work[static_cast<std::size_t>(stage)][static_cast<std::size_t>(step.chunk)];
+      const double seconds = step.pass == PassKind::kForward ? pass.forward_s : pass.backward_s;
+      const bool split = overlap_grads && i == lastBackward(stage, step.chunk);
+      const int64_t parts = split ? buckets(stage) : 1;
+      TaskId first = sim::kNoTask;
+      TaskId last = sim::kNoTask;
+      for (int64_t part = 0; part < parts; ++part) {
+        last = graph.addCompute(sim::secondsToSimTime(seconds / static_cast<double>(parts)), {},
+                                tagged(TaskCategory::kCompute, rank.compute_stream));
+        if (first == sim::kNoTask) first = last;
+        if (split) bucket_tasks[static_cast<std::size_t>(r)][static_cast<std::size_t>(step.chunk)].push_back(last);
+      }
+      rank.step_compute.push_back(first);
+      rank.step_compute_last.push_back(last);
+      rank.step_end.push_back(last);
+      rank.step_input.push_back(sim::kNoTask);
+    }
+  }
+
+  // 2. Tensor / context / expert-parallel collectives of each pass, once per group.
+  for (int64_t r = 0; r < ranks; ++r) {
+    if (!simulated(r)) continue;
+    const RankCoordinate coordinate = layout_.coordinate(r);
+    const int64_t stage = coordinate.pp;
+    const auto& order = orders[static_cast<std::size_t>(stage)];
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const PipelineStep& step = order[i];
+      const PassWork& pass = work[static_cast<std::size_t>(stage)][static_cast<std::size_t>(step.chunk)];
+      for (const auto& comm : pass.comms) {
+        if (comm.backward != (step.pass == PassKind::kBackward) || comm.group == ParallelGroup::kPipeline) continue;
+        std::vector<int64_t> group;
+        switch (comm.group) {
+          case ParallelGroup::kTensor: group = layout_.tensorGroup(coordinate); break;
+          case ParallelGroup::kContext: group = layout_.contextGroup(coordinate); break;
+          case ParallelGroup::kExpert: group = layout_.expertGroup(coordinate); break;
+          case ParallelGroup::kPipeline: break;
+        }
+        // Build each group's collective once, from its first member.
+        if (group.size() < 2 || group.front() != r) continue;
+        std::vector<TaskId> dependencies;
+        for (int64_t member : group) dependencies.push_back(result.ranks[static_cast<std::size_t>(member)].step_end[i]);
+        const TaskId end =
+            addCollective(result, comm.op, group, comm.bytes, comm.count, dependencies, categoryOf(comm.group));
+        for (int64_t member : group) result.ranks[static_cast<std::size_t>(member)].step_end[i] = end;
+      }
+    }
+  }
+
+  // 3. A pass starts after the previous pass on its GPU has finished its collectives.
+  for (auto& rank : result.ranks) {
+    for (std::size_t i = 1; i < rank.steps.size(); ++i) {
+      // Without collectives the stream's issue order already says so.
+      if (rank.step_end[i - 1] != rank.step_compute_last[i - 1]) {
+        graph.addDependency(rank.step_end[i - 1], rank.step_compute[i]);
+      }
+    }
+  }
+
+  // 4. Pipeline sends: activations forward, their gradients backward, between the same
+  //    (tp, cp, dp) coordinates of neighbouring stages.
+  const MicroBatchShard shard = MicroBatchShard::of(experiment_.training, plan);
+  const double activation_bytes = (plan.sequence_parallel ? shard.replicatedRegionTokens() : shard.tokens()) *
+                                  static_cast<double>(experiment_.model.hidden_size) * shard.activationBytes();
+  std::map<std::pair<int64_t, int64_t>, sim::RouteId> routes;
+  for (int64_t r = 0; r < ranks; ++r) {
+    if (!simulated(r)) continue;
+    RankCoordinate coordinate = layout_.coordinate(r);
+    const int64_t stage = coordinate.pp;
+    const auto& order = orders[static_cast<std::size_t>(stage)];
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      for (const StageStep& up : upstreamSteps(stages, chunks, stage, order[i])) {
+        if (up.stage == stage) continue;
+        RankCoordinate producer = coordinate;
+        producer.pp = up.stage;
+        const int64_t from = layout_.rank(producer);
+        const std::size_t j = indexes[static_cast<std::size_t>(up.stage)](up.step);
+        auto route = routes.find({from, r});
+        if (route == routes.end()) {
+          route = routes
+                      .emplace(std::make_pair(from, r),
+                               graph.addRoute(router_.route(cluster_.accelerator(from), cluster_.accelerator(r))))
+                      .first;
+        }
+        const TaskId send =
+            graph.addFlow(route->second, activation_bytes, {result.ranks[static_cast<std::size_t>(from)].step_end[j]},
+                          tagged(TaskCategory::kPipelineComm));
+        graph.addDependency(send, result.ranks[static_cast<std::size_t>(r)].step_compute[i]);
+        result.ranks[static_cast<std::size_t>(r)].step_input[i] = send;
+      }
+    }
+  }
+
+  // 5. Data parallelism: gradient reduction per chunk (bucketed, overlapped with the last
+  //    backward when asked), the optimizer step, and the ZeRO parameter all-gather.
+  std::vector<std::vector<TaskId>> reductions(static_cast<std::size_t>(ranks));
+  for (auto& rank : result.ranks) {
+    if (rank.simulated) rank.last_backward_end = rank.step_end.back();
+  }
+  if (data_parallel) {
+    const sim::CollectiveOp reduce = plan.zero >= 1 ? sim::CollectiveOp::kReduceScatter : sim::CollectiveOp::kAllReduce;
+    for (int64_t r = 0; r < ranks; ++r) {
+      const RankCoordinate coordinate = layout_.coordinate(r);
+      if (coordinate.dp != 0) continue;
+      const std::vector<int64_t> group = layout_.dataGroup(coordinate);
+      const int64_t stage = coordinate.pp;
+      for (int64_t c = 0; c < chunks; ++c) {
+        const int64_t count = overlap_grads ? buckets(stage) : 1;
+        const double bytes =
+            chunkParameters(stage) / static_cast<double>(count) * options_.grad_reduce_bytes_per_parameter;
+        TaskId previous = sim::kNoTask;
+        for (int64_t b = 0; b < count; ++b) {
+          std::vector<TaskId> dependencies;
+          for (int64_t member : group) {
+            const auto& rank = result.ranks[static_cast<std::size_t>(member)];
+            if (!rank.simulated) continue;
+            dependencies.push_back(overlap_grads
+                                       ? bucket_tasks[static_cast<std::size_t>(member)][static_cast<std::size_t>(c)]
+                                                     [static_cast<std::size_t>(b)]
+                                       : rank.last_backward_end);
+          }
+          if (previous != sim::kNoTask) dependencies.push_back(previous);  // one NCCL stream: buckets in order
+          previous = addCollective(result, reduce, group, bytes, 1, dependencies, TaskCategory::kDataComm);
+        }
+        for (int64_t member : group) {
+          if (simulated(member)) reductions[static_cast<std::size_t>(member)].push_back(previous);
+        }
+      }
+    }
+  }
+  for (int64_t r = 0; r < ranks; ++r) {
+    RankTasks& rank = result.ranks[static_cast<std::size_t>(r)];
+    if (!rank.simulated) continue;
+    const int64_t stage = layout_.coordinate(r).pp;
+    double parameters = chunkParameters(stage) * static_cast<double>(chunks);
+    if (plan.zero >= 1) parameters /= static_cast<double>(plan.dp);
+    std::vector<TaskId> dependencies = reductions[static_cast<std::size_t>(r)];
+    dependencies.push_back(rank.step_end.back());
+    rank.optimizer = graph.addCompute(
+        sim::secondsToSimTime(timer_.memoryBoundSeconds(parameters * options_.optimizer_bytes_per_parameter)),
+        dependencies, tagged(TaskCategory::kOptimizer, rank.compute_stream));
+  }
+  if (data_parallel && plan.zero >= 1) {
+    // Updated parameter shards are all-gathered (2 bytes per parameter in bf16). With
+    // overlap_param_gather Megatron hides this behind the next iteration's forward: in the
+    // steady state each chunk's gather runs at the start of the iteration and the chunk's
+    // first forward waits for it; otherwise it follows the optimizer step.
+    const double bytes_per_parameter = shard.activationBytes();
+    for (int64_t r = 0; r < ranks; ++r) {
+      const RankCoordinate coordinate = layout_.coordinate(r);
+      if (coordinate.dp != 0) continue;
+      const std::vector<int64_t> group = layout_.dataGroup(coordinate);
+      const int64_t stage = coordinate.pp;
+      for (int64_t c = 0; c < chunks; ++c) {
+        std::vector<TaskId> dependencies;
+        if (!plan.overlap_param_gather) {
+          for (int64_t member : group) {
+            if (simulated(member)) dependencies.push_back(result.ranks[static_cast<std::size_t>(member)].optimizer);
+          }
+        }
+        const TaskId gather =
+            addCollective(result, sim::CollectiveOp::kAllGather, group, chunkParameters(stage) * bytes_per_parameter, 1,
+                          dependencies, TaskCategory::kDataComm);
+        if (!plan.overlap_param_gather) continue;
+        const std::size_t j =
+            indexes[static_cast<std::size_t>(stage)](PipelineStep{PassKind::kForward, 0, static_cast<int32_t>(c)});
+        for (int64_t member : group) {
+          if (simulated(member))
+            graph.addDependency(gather, result.ranks[static_cast<std::size_t>(member)].step_compute[j]);
+        }
+      }
+    }
+  }
+  return result;
+}
+
+}  // namespace trainsim::parallelism

@@ -1,0 +1,137 @@
+// Builds the task graph of one training iteration: per-rank compute streams running the
+// pipeline schedule's passes, tensor/context/expert-parallel collectives inside each pass,
+// pipeline sends between stages, data-parallel gradient reduction (bucketed and overlapped
+// with the last backward when asked), ZeRO parameter gathers, and the optimizer step.
+//
+// Granularity: one compute task per (rank, pass, micro-batch, model chunk) holding all its
+// layers; the tensor-parallel collectives of those layers run as one collective per kind
+// with their summed bytes, followed by the fixed latency of the other (count - 1) calls.
+// Megatron runs these collectives on the compute stream (they are not overlapped), so the
+// pass takes compute + communication either way; what is lost is only the interleaving
+// order inside a pass. ZeRO-3 is simulated like ZeRO-2 (its per-pass parameter gathers
+// are not modelled yet).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "parallelism/experiment.h"
+#include "parallelism/flops_model.h"
+#include "parallelism/pipeline_schedule.h"
+#include "parallelism/rank_layout.h"
+#include "sim/collective_builder.h"
+#include "sim/task_graph.h"
+#include "topology/cluster.h"
+#include "topology/router.h"
+
+namespace trainsim::parallelism {
+
+// How long an op of the workload takes on one GPU: the compute model.
+class OpTimer {
+ public:
+  virtual ~OpTimer() = default;
+  [[nodiscard]] virtual double seconds(const Op& op, PassKind pass) const = 0;
+  // A memory-bound kernel moving `bytes` (the optimizer step).
+  [[nodiscard]] virtual double memoryBoundSeconds(double bytes) const = 0;
+};
+
+struct IterationOptions {
+  FlopsOptions flops;
+  // Megatron-LM DDP gradient bucket: 40M parameters (megatron/core/distributed, bucket_size
+  // default max(40M, 1M x dp)).
+  double grad_bucket_parameters = 40e6;
+  // Gradients are reduced in fp32 (Megatron's default accumulate_allreduce_grads_in_fp32
+  // for bf16/fp16 training): 4 bytes per parameter.
+  double grad_reduce_bytes_per_parameter = 4.0;
+  // Adam step per parameter: read fp32 master weight, momentum, variance and gradient
+  // (16 B), write master, momentum, variance (12 B) and the bf16 weight (2 B).
+  double optimizer_bytes_per_parameter = 30.0;
+  // Symmetric mode: data-parallel replicas are identical, so only replica 0 runs its
+  // compute, tensor- and pipeline-parallel work; the data-parallel collectives still span
+  // every replica's GPUs (so their network traffic and contention are simulated), assuming
+  // the other replicas reach them at the same time as replica 0.
+  bool symmetric = false;
+};
+
+// Task tags, to tell where time goes.
+enum class TaskCategory : uint32_t {
+  kOther = 0,
+  kCompute,
+  kTensorComm,
+  kContextComm,
+  kExpertComm,
+  kPipelineComm,
+  kDataComm,
+  kOptimizer,
+};
+
+// "compute", "tp_comm", ... for traces.
+[[nodiscard]] std::string taskCategoryName(uint32_t tag);
+
+struct RankTasks {
+  bool simulated = true;  // false for the replicas symmetric mode leaves out
+  sim::StreamId compute_stream = 0;
+  // Per schedule step, in the rank's order: the pass's compute task and its last task
+  // (compute, or the pass's collectives).
+  std::vector<PipelineStep> steps;
+  std::vector<sim::TaskId> step_compute;
+  std::vector<sim::TaskId> step_compute_last;  // the pass's last compute task (several with gradient buckets)
+  std::vector<sim::TaskId> step_end;
+  std::vector<sim::TaskId> step_input;  // the pipeline send the pass waits for (kNoTask if none)
+  sim::TaskId optimizer = sim::kNoTask;
+  sim::TaskId last_backward_end = sim::kNoTask;
+};
+
+struct IterationGraph {
+  sim::TaskGraph graph;
+  std::vector<RankTasks> ranks;
+  int64_t microbatches = 0;
+};
+
+class IterationBuilder {
+ public:
+  IterationBuilder(const Experiment& experiment, const topology::Cluster& cluster, topology::Router& router,
+                   const sim::CommunicationParameters& communication, const OpTimer& timer,
+                   IterationOptions options = {});
+
+  // The whole iteration's graph over every rank of the plan.
+  [[nodiscard]] IterationGraph build();
+
+ private:
+  struct PassWork {
+    double forward_s = 0.0;
+    double backward_s = 0.0;  // including recomputation
+    // Per parallel group and collective op: summed bytes and call count, forward / backward.
+    struct Comm {
+      ParallelGroup group;
+      sim::CollectiveOp op;
+      bool backward;
+      double bytes;
+      int64_t count;
+    };
+    std::vector<Comm> comms;
+  };
+  [[nodiscard]] PassWork chunkWork(int64_t stage, int64_t chunk) const;
+  void addWorkload(PassWork& work, const Workload& workload, double layers) const;
+  sim::TaskId addCollective(IterationGraph& result, sim::CollectiveOp op, const std::vector<int64_t>& ranks,
+                            double bytes, int64_t count, std::vector<sim::TaskId> dependencies, TaskCategory category);
+
+  const Experiment& experiment_;
+  const topology::Cluster& cluster_;
+  topology::Router& router_;
+  const sim::CommunicationParameters& communication_;
+  const OpTimer& timer_;
+  IterationOptions options_;
+  RankLayout layout_;
+  std::vector<int64_t> layers_per_stage_;
+  // Collective choices and zero-byte latencies, per (op, group size, bytes, category):
+  // groups of one kind are symmetric, so the tuner runs once per kind.
+  using CollectiveKey = std::tuple<int, std::size_t, double, int>;
+  std::map<CollectiveKey, sim::CollectiveChoice> choices_;
+  std::map<CollectiveKey, double> empty_latency_;
+};
+
+}  // namespace trainsim::parallelism

@@ -1,0 +1,48 @@
+#include "parallelism/micro_batch_shard.h"
+
+namespace trainsim::parallelism {
+
+MicroBatchShard MicroBatchShard::of(const TrainingSpec& training, const ParallelPlan& plan) {
+  MicroBatchShard shard;
+  shard.micro_batch_size = training.micro_batch_size;
+  shard.seq_len = training.seq_len;
+  shard.tp = plan.tp;
+  shard.cp = plan.cp;
+  shard.ep = plan.ep;
+  shard.sequence_parallel = plan.sequence_parallel && plan.tp > 1;
+  shard.precision = training.precision;
+  return shard;
+}
+
+MicroBatchShard MicroBatchShard::wholeSequence(const TrainingSpec& training) {
+  MicroBatchShard shard;
+  shard.seq_len = training.seq_len;
+  shard.precision = training.precision;
+  return shard;
+}
+
+double MicroBatchShard::tokens() const {
+  return static_cast<double>(micro_batch_size) * static_cast<double>(seq_len) / static_cast<double>(cp);
+}
+
+double MicroBatchShard::replicatedRegionTokens() const {
+  return sequence_parallel ? tokens() / static_cast<double>(tp) : tokens();
+}
+
+double MicroBatchShard::activationBytes() const {
+  switch (precision) {
+    case topology::Precision::kFp64: return 8.0;
+    case topology::Precision::kFp32:
+    case topology::Precision::kTf32: return 4.0;
+    case topology::Precision::kFp16:
+    case topology::Precision::kBf16:
+    case topology::Precision::kFp8: return 2.0;
+  }
+  return 2.0;
+}
+
+double MicroBatchShard::gemmOperandBytes() const {
+  return precision == topology::Precision::kFp8 ? 1.0 : activationBytes();
+}
+
+}  // namespace trainsim::parallelism

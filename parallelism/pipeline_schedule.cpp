@@ -1,0 +1,84 @@
+#include "parallelism/pipeline_schedule.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace trainsim::parallelism {
+namespace {
+
+// Megatron's interleaved ordering: the k-th forward (or backward) of a stage.
+PipelineStep interleavedStep(PassKind pass, int64_t k, int64_t stages, int64_t chunks) {
+  const int64_t group = k / (stages * chunks);
+  const int64_t within = k % (stages * chunks);
+  int64_t chunk = within / stages;
+  if (pass == PassKind::kBackward) chunk = chunks - 1 - chunk;
+  return PipelineStep{pass, static_cast<int32_t>(group * stages + within % stages), static_cast<int32_t>(chunk)};
+}
+
+}  // namespace
+
+std::vector<PipelineStep> stageOrder(PipelineSchedule schedule, int64_t stages, int64_t virtual_stages,
+                                     int64_t microbatches, int64_t stage) {
+  assert(stages >= 1 && virtual_stages >= 1 && microbatches >= 1 && stage >= 0 && stage < stages);
+  std::vector<PipelineStep> order;
+  const int64_t total = microbatches * virtual_stages;
+  order.reserve(static_cast<std::size_t>(2 * total));
+  if (schedule == PipelineSchedule::kGpipe) {
+    for (int64_t mb = 0; mb < microbatches; ++mb) order.push_back({PassKind::kForward, static_cast<int32_t>(mb), 0});
+    for (int64_t mb = 0; mb < microbatches; ++mb) order.push_back({PassKind::kBackward, static_cast<int32_t>(mb), 0});
+    return order;
+  }
+  auto forward = [&](int64_t k) {
+    return virtual_stages == 1 ? PipelineStep{PassKind::kForward, static_cast<int32_t>(k), 0}
+                               : interleavedStep(PassKind::kForward, k, stages, virtual_stages);
+  };
+  auto backward = [&](int64_t k) {
+    return virtual_stages == 1 ? PipelineStep{PassKind::kBackward, static_cast<int32_t>(k), 0}
+                               : interleavedStep(PassKind::kBackward, k, stages, virtual_stages);
+  };
+  const int64_t warmup = virtual_stages == 1
+                             ? std::min(stages - stage - 1, microbatches)
+                             : std::min((stages - stage - 1) * 2 + (virtual_stages - 1) * stages, total);
+  int64_t next_forward = 0;
+  int64_t next_backward = 0;
+  for (; next_forward < warmup; ++next_forward) order.push_back(forward(next_forward));
+  while (next_forward < total) {
+    order.push_back(forward(next_forward++));
+    order.push_back(backward(next_backward++));
+  }
+  while (next_backward < total) order.push_back(backward(next_backward++));
+  return order;
+}
+
+std::vector<StageStep> upstreamSteps(int64_t stages, int64_t virtual_stages, int64_t stage, const PipelineStep& step) {
+  std::vector<StageStep> result;
+  const int32_t mb = step.microbatch;
+  if (step.pass == PassKind::kForward) {
+    if (stage > 0) {
+      result.push_back({stage - 1, {PassKind::kForward, mb, step.chunk}});
+    } else if (step.chunk > 0) {
+      result.push_back({stages - 1, {PassKind::kForward, mb, step.chunk - 1}});
+    }
+    return result;
+  }
+  // A backward needs its own forward, and the gradient from downstream.
+  result.push_back({stage, {PassKind::kForward, mb, step.chunk}});
+  if (stage < stages - 1) {
+    result.push_back({stage + 1, {PassKind::kBackward, mb, step.chunk}});
+  } else if (step.chunk < virtual_stages - 1) {
+    result.push_back({0, {PassKind::kBackward, mb, step.chunk + 1}});
+  }
+  return result;
+}
+
+int64_t peakInFlight(const std::vector<PipelineStep>& order) {
+  int64_t in_flight = 0;
+  int64_t peak = 0;
+  for (const auto& step : order) {
+    in_flight += step.pass == PassKind::kForward ? 1 : -1;
+    peak = std::max(peak, in_flight);
+  }
+  return peak;
+}
+
+}  // namespace trainsim::parallelism

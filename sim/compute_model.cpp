@@ -1,0 +1,213 @@
+#include "sim/compute_model.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <string>
+#include <utility>
+
+namespace trainsim::sim {
+
+namespace {
+
+using topology::GpuSpec;
+using topology::Precision;
+
+bool isSixteenBit(Precision precision) { return precision == Precision::kFp16 || precision == Precision::kBf16; }
+
+// fp16 and bf16 share one tensor-core rate on every catalogued part: a row for one serves both.
+bool samePrecisionClass(Precision a, Precision b) { return a == b || (isSixteenBit(a) && isSixteenBit(b)); }
+
+double peakOf(const GpuSpec& gpu, Precision precision) { return gpu.peakTflops(precision).value_or(0.0) * 1e12; }
+
+// FlashAttention runs in fp16/bf16: an fp8 recipe keeps attention in 16 bits (Transformer
+// Engine's FP8 recipe covers the linear layers only). Other precisions run at their own rate.
+Precision attentionPrecision(const GpuSpec& gpu, Precision precision) {
+  if (precision != Precision::kFp8) return precision;
+  if (gpu.peakTflops(Precision::kBf16)) return Precision::kBf16;
+  if (gpu.peakTflops(Precision::kFp16)) return Precision::kFp16;
+  return precision;
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Why these arguments cannot make a model; empty when they can.
+std::string invalidReason(const GpuSpec& gpu, Precision precision, const ComputeParameters& p) {
+  const std::string gpu_name = "gpu '" + gpu.key + "'";
+  if (peakOf(gpu, precision) <= 0.0) {
+    return gpu_name + " has no " + std::string(topology::precisionName(precision)) + " peak rate";
+  }
+  if (!(gpu.memory_bandwidth_GBps > 0.0)) return gpu_name + " has no memory bandwidth";
+  if (p.gemm_tiles.empty()) return "compute parameters: gemm_tiles is empty";
+  for (const GemmTile& tile : p.gemm_tiles) {
+    if (tile.m <= 0 || tile.n <= 0) return "compute parameters: a GEMM tile has a non-positive side";
+  }
+  const auto positive = [](double v) { return std::isfinite(v) && v > 0.0; };
+  const auto non_negative = [](double v) { return std::isfinite(v) && v >= 0.0; };
+  const auto fraction = [](double v) { return std::isfinite(v) && v > 0.0 && v <= 1.0; };
+  if (!positive(p.full_rate_operand_reuse)) return "compute parameters: full_rate_operand_reuse must be positive";
+  if (!non_negative(p.tile_fixed_overhead_us)) return "compute parameters: tile_fixed_overhead_us must be >= 0";
+  if (!non_negative(p.launch_overhead_us)) return "compute parameters: launch_overhead_us must be >= 0";
+  if (p.fallback_compute_units <= 0) return "compute parameters: fallback_compute_units must be positive";
+  if (!fraction(p.matmul_ceiling_default) || !fraction(p.memory_efficiency_default) ||
+      !fraction(p.elementwise_compute_efficiency) || !fraction(p.attention_to_matmul_default)) {
+    return "compute parameters: default efficiencies must lie in (0, 1]";
+  }
+  for (const MeasuredRate& rate : p.matmul_ceilings) {
+    if (!positive(rate.tflops)) return "compute parameters: matmul ceiling of '" + rate.gpu_key + "' must be positive";
+  }
+  for (const MeasuredRate& rate : p.attention_rates) {
+    if (!positive(rate.tflops)) return "compute parameters: attention rate of '" + rate.gpu_key + "' must be positive";
+  }
+  for (const MeasuredFraction& f : p.memory_efficiency) {
+    if (!fraction(f.fraction)) return "compute parameters: memory efficiency of '" + f.gpu_key + "' must lie in (0, 1]";
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string_view kernelKindName(KernelKind kind) {
+  switch (kind) {
+    case KernelKind::kGemm: return "gemm";
+    case KernelKind::kAttention: return "attention";
+    case KernelKind::kElementwise: return "elementwise";
+  }
+  return "unknown";
+}
+
+// ---- ComputeParameters lookups --------------------------------------------------------------
+
+double ComputeParameters::matmulCeiling(const GpuSpec& gpu, Precision precision) const {
+  const double peak = peakOf(gpu, precision);
+  assert(peak > 0.0);
+  // 1. A row for this precision (fp16 and bf16 are one class).
+  for (const MeasuredRate& rate : matmul_ceilings) {
+    if (rate.gpu_key == gpu.key && samePrecisionClass(rate.precision, precision)) {
+      return std::min(1.0, rate.tflops * 1e12 / peak);
+    }
+  }
+  // 2. The same GPU's fraction at another matrix precision, 16-bit first.
+  const MeasuredRate* other = nullptr;
+  for (const MeasuredRate& rate : matmul_ceilings) {
+    if (rate.gpu_key != gpu.key || peakOf(gpu, rate.precision) <= 0.0) continue;
+    if (other == nullptr || (isSixteenBit(rate.precision) && !isSixteenBit(other->precision))) other = &rate;
+  }
+  if (other != nullptr) return std::min(1.0, other->tflops * 1e12 / peakOf(gpu, other->precision));
+  // 3. No measurement of this GPU.
+  return matmul_ceiling_default;
+}
+
+double ComputeParameters::memoryEfficiency(std::string_view gpu_key) const {
+  for (const MeasuredFraction& f : memory_efficiency) {
+    if (f.gpu_key == gpu_key) return f.fraction;
+  }
+  return memory_efficiency_default;
+}
+
+double ComputeParameters::attentionEfficiency(const GpuSpec& gpu, Precision precision) const {
+  for (const MeasuredRate& rate : attention_rates) {
+    const double rate_peak = peakOf(gpu, rate.precision);
+    if (rate.gpu_key == gpu.key && rate_peak > 0.0) return std::min(1.0, rate.tflops * 1e12 / rate_peak);
+  }
+  return attention_to_matmul_default * matmulCeiling(gpu, precision);
+}
+
+// ---- ComputeModel ----------------------------------------------------------------------------
+
+Expected<ComputeModel> ComputeModel::create(const GpuSpec& gpu, Precision precision, ComputeParameters parameters) {
+  std::string reason = invalidReason(gpu, precision, parameters);
+  if (!reason.empty()) {
+    return Error{ExitCode::kInvalidInput, "", "precision", std::move(reason)};
+  }
+  return ComputeModel(gpu, precision, std::move(parameters));
+}
+
+ComputeModel::ComputeModel(const GpuSpec& gpu, Precision precision, ComputeParameters parameters)
+    : parameters_(std::move(parameters)), gpu_key_(gpu.key), precision_(precision) {
+  assert(invalidReason(gpu, precision, parameters_).empty());
+  compute_units_ = gpu.compute_units > 0 ? gpu.compute_units : parameters_.fallback_compute_units;
+  peak_flops_ = peakOf(gpu, precision);
+  // Element-wise work runs on the CUDA cores / vector units: the catalog's fp32 rate.
+  const double fp32 = peakOf(gpu, Precision::kFp32);
+  vector_peak_flops_ = fp32 > 0.0 ? fp32 : peak_flops_;
+  const Precision attention = attentionPrecision(gpu, precision);
+  attention_peak_flops_ = peakOf(gpu, attention);
+  matmul_ceiling_ = parameters_.matmulCeiling(gpu, precision);
+  attention_efficiency_ = parameters_.attentionEfficiency(gpu, attention);
+  achievable_bandwidth_ = gpu.memory_bandwidth_GBps * 1e9 * parameters_.memoryEfficiency(gpu.key);
+  launch_overhead_s_ = parameters_.launch_overhead_us * 1e-6;
+}
+
+GemmPlan ComputeModel::gemmPlan(const GemmShape& shape) const {
+  assert(shape.m >= 0 && shape.n >= 0 && shape.k >= 0 && shape.batch >= 0);
+  GemmPlan best;
+  if (shape.m == 0 || shape.n == 0 || shape.k == 0 || shape.batch == 0) {
+    best.tile = parameters_.gemm_tiles.front();
+    return best;  // nothing to multiply: no tensor-core time
+  }
+  const double sm_rate = peak_flops_ * matmul_ceiling_ / compute_units_;  // FLOP/s per SM
+  const double fixed = parameters_.tile_fixed_overhead_us * 1e-6;
+  const double k = static_cast<double>(shape.k);
+  bool first = true;
+  for (const GemmTile& tile : parameters_.gemm_tiles) {
+    const int64_t tiles = ceilDiv(shape.m, tile.m) * ceilDiv(shape.n, tile.n) * shape.batch;
+    const int64_t waves = ceilDiv(tiles, compute_units_);
+    const double reuse = static_cast<double>(tile.m * tile.n) / static_cast<double>(tile.m + tile.n);
+    const double derating = std::min(1.0, reuse / parameters_.full_rate_operand_reuse);
+    const double tile_seconds = 2.0 * static_cast<double>(tile.m * tile.n) * k / (sm_rate * derating) + fixed;
+    const double seconds = static_cast<double>(waves) * tile_seconds;
+    // Strictly shorter wins: ties keep the earlier (larger) tile, deterministically.
+    if (first || seconds < best.seconds) {
+      best = GemmPlan{tile, tiles, waves, derating, seconds, 0.0};
+      first = false;
+    }
+  }
+  best.efficiency = shape.flops() / (best.seconds * peak_flops_);
+  return best;
+}
+
+double ComputeModel::finish(double compute_seconds, double bytes) const {
+  assert(compute_seconds >= 0.0 && bytes >= 0.0);
+  const double memory_seconds = bytes / achievable_bandwidth_;
+  return std::max(compute_seconds, memory_seconds) + launch_overhead_s_;
+}
+
+double ComputeModel::gemmTime(const GemmShape& shape, double bytes) const {
+  return finish(gemmPlan(shape).seconds, bytes);
+}
+
+double ComputeModel::attentionTime(double flops, double bytes) const {
+  assert(flops >= 0.0);
+  return finish(flops / (attention_peak_flops_ * attention_efficiency_), bytes);
+}
+
+double ComputeModel::elementwiseTime(double bytes, double flops) const {
+  assert(flops >= 0.0);
+  return finish(flops / (vector_peak_flops_ * parameters_.elementwise_compute_efficiency), bytes);
+}
+
+double ComputeModel::time(const KernelCost& cost) const {
+  assert(cost.flops >= 0.0 && cost.bytes >= 0.0);
+  if (cost.gemm) {
+    assert(cost.kind == KernelKind::kGemm || cost.kind == KernelKind::kElementwise);
+    const GemmPlan plan = gemmPlan(*cost.gemm);
+    const double shape_flops = cost.gemm->flops();
+    // The plan's time is for the shape's 2mnk; other stated FLOPs scale it.
+    const double compute =
+        cost.flops > 0.0 && shape_flops > 0.0 ? plan.seconds * cost.flops / shape_flops : plan.seconds;
+    return finish(compute, cost.bytes);
+  }
+  switch (cost.kind) {
+    case KernelKind::kGemm: return finish(cost.flops / (peak_flops_ * matmul_ceiling_), cost.bytes);
+    case KernelKind::kAttention: return attentionTime(cost.flops, cost.bytes);
+    case KernelKind::kElementwise: return elementwiseTime(cost.bytes, cost.flops);
+  }
+  return elementwiseTime(cost.bytes, cost.flops);
+}
+
+SimTime ComputeModel::duration(const KernelCost& cost) const {
+  return ceilPicoseconds(time(cost) * kPicosecondsPerSecond);
+}
+
+}  // namespace trainsim::sim

@@ -1,0 +1,131 @@
+// How long one kernel takes on one GPU. sim/ sees kernels, not layers: a GEMM of a given
+// shape, a fused attention kernel, or an element-wise (memory-bound) kernel, each with the
+// FLOPs it performs and the bytes it moves to and from device memory.
+//
+//   time = max(FLOPs / (peak x efficiency), bytes / (memory bandwidth x memory efficiency))
+//          + launch overhead
+//
+// GEMM efficiency comes from the shape (sim/compute_parameters.h has every constant and its
+// source): the output is cut into tiles (m and n padded up to tile multiples), the tiles run
+// in waves of one per SM (a partial last wave still costs a whole wave), each tile costs its
+// k-loop at the SM's share of the best achievable matmul rate (the MAMF ceiling), derated for
+// small tiles that reuse their operands too little, plus a fixed prologue/epilogue time. The
+// tile that gives the shortest time is taken, as cuBLAS's heuristics would. The result never
+// exceeds the ceiling and never decreases when m, n, k or the batch grows.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/expected.h"
+#include "sim/compute_parameters.h"
+#include "sim/sim_time.h"
+#include "topology/gpu_spec.h"
+
+namespace trainsim::sim {
+
+// C[m x n] = A[m x k] . B[k x n], `batch` times (a batched / grouped GEMM of equal shapes).
+struct GemmShape {
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+  int64_t batch = 1;
+
+  // 2 m n k batch (one multiply-add = 2 FLOPs).
+  [[nodiscard]] double flops() const {
+    return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch);
+  }
+};
+
+enum class KernelKind : uint8_t {
+  kGemm,         // tensor-core matrix multiply (shape-aware when KernelCost::gemm is set)
+  kAttention,    // fused attention (FlashAttention-style: scores, softmax, context in one kernel)
+  kElementwise,  // everything else: norms, activations, residual adds, optimizer: memory-bound
+};
+[[nodiscard]] std::string_view kernelKindName(KernelKind kind);
+
+// One kernel's work. A cost with a GEMM shape is a GEMM (`kind` must then be kGemm or left
+// at its default); without one, `kind` says what it is, and kGemm means a matrix multiply
+// of unknown shape, run at the ceiling rate. `flops` of a shaped GEMM may be left 0: the
+// shape's 2mnk is used.
+struct KernelCost {
+  double flops = 0.0;
+  double bytes = 0.0;
+  std::optional<GemmShape> gemm = std::nullopt;
+  KernelKind kind = KernelKind::kElementwise;
+
+  [[nodiscard]] KernelKind effectiveKind() const { return gemm ? KernelKind::kGemm : kind; }
+
+  [[nodiscard]] static KernelCost gemmOf(const GemmShape& shape, double bytes) {
+    return {shape.flops(), bytes, shape, KernelKind::kGemm};
+  }
+  [[nodiscard]] static KernelCost attention(double flops, double bytes) {
+    return {flops, bytes, std::nullopt, KernelKind::kAttention};
+  }
+  [[nodiscard]] static KernelCost elementwise(double bytes, double flops = 0.0) {
+    return {flops, bytes, std::nullopt, KernelKind::kElementwise};
+  }
+};
+
+// How the model runs one GEMM shape (for reports and tests).
+struct GemmPlan {
+  GemmTile tile{0, 0};
+  int64_t tiles = 0;            // ceil(m / tile.m) x ceil(n / tile.n) x batch
+  int64_t waves = 0;            // ceil(tiles / SMs)
+  double reuse_derating = 1.0;  // small-tile operand-feed factor (<= 1)
+  double seconds = 0.0;         // tensor-core time: no memory term, no launch overhead
+  double efficiency = 0.0;      // shape FLOPs / (seconds x peak); <= the ceiling
+};
+
+class ComputeModel {
+ public:
+  // An error when `gpu` has no peak rate at `precision` or no memory bandwidth, or when
+  // `parameters` hold an impossible value (no tiles, a non-positive reuse, ...).
+  [[nodiscard]] static Expected<ComputeModel> create(const topology::GpuSpec& gpu, topology::Precision precision,
+                                                     ComputeParameters parameters = {});
+  // The same, for arguments known to be valid (asserts).
+  ComputeModel(const topology::GpuSpec& gpu, topology::Precision precision, ComputeParameters parameters = {});
+
+  // Seconds one kernel takes, launch overhead included.
+  [[nodiscard]] double time(const KernelCost& cost) const;
+  // The same, rounded up to the next picosecond, for a compute task.
+  [[nodiscard]] SimTime duration(const KernelCost& cost) const;
+
+  [[nodiscard]] double gemmTime(const GemmShape& shape, double bytes) const;
+  [[nodiscard]] double attentionTime(double flops, double bytes) const;
+  [[nodiscard]] double elementwiseTime(double bytes, double flops = 0.0) const;
+
+  [[nodiscard]] GemmPlan gemmPlan(const GemmShape& shape) const;
+  // Fraction of peak the GEMM's tensor-core time reaches (memory and launch excluded).
+  [[nodiscard]] double gemmEfficiency(const GemmShape& shape) const { return gemmPlan(shape).efficiency; }
+
+  [[nodiscard]] const std::string& gpuKey() const { return gpu_key_; }
+  [[nodiscard]] topology::Precision precision() const { return precision_; }
+  [[nodiscard]] double peakFlops() const { return peak_flops_; }                     // FLOP/s
+  [[nodiscard]] double matmulCeiling() const { return matmul_ceiling_; }             // fraction
+  [[nodiscard]] double attentionPeakFlops() const { return attention_peak_flops_; }  // FLOP/s
+  [[nodiscard]] double attentionEfficiency() const { return attention_efficiency_; }
+  [[nodiscard]] double achievableBandwidth() const { return achievable_bandwidth_; }  // B/s
+  [[nodiscard]] int computeUnits() const { return compute_units_; }
+  [[nodiscard]] double launchOverhead() const { return launch_overhead_s_; }  // seconds
+  [[nodiscard]] const ComputeParameters& parameters() const { return parameters_; }
+
+ private:
+  [[nodiscard]] double finish(double compute_seconds, double bytes) const;
+
+  ComputeParameters parameters_;
+  std::string gpu_key_;
+  topology::Precision precision_;
+  int compute_units_ = 0;
+  double peak_flops_ = 0.0;
+  double vector_peak_flops_ = 0.0;
+  double attention_peak_flops_ = 0.0;
+  double matmul_ceiling_ = 0.0;
+  double attention_efficiency_ = 0.0;
+  double achievable_bandwidth_ = 0.0;
+  double launch_overhead_s_ = 0.0;
+};
+
+}  // namespace trainsim::sim

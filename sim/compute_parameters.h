@@ -1,0 +1,156 @@
+// Named parameters of the compute model (sim/compute_model.h), with their sources. Every value
+// here is a default that calibration (`trainsim calibrate`) may replace: the struct is plain
+// data, copied into each ComputeModel.
+//
+// Per-GPU figures are keyed by the catalog key of configs/gpus.yaml (GpuSpec::key). A GPU
+// without an entry (an inline GPU, a part nobody has published a measurement for) gets the
+// documented *_default value.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "topology/gpu_spec.h"
+
+namespace trainsim::sim {
+
+// A measured rate of one GPU at one precision, TFLOP/s (10^12 FLOP/s).
+struct MeasuredRate {
+  std::string gpu_key;
+  topology::Precision precision;
+  double tflops;
+};
+
+// A measured fraction of one GPU's peak (memory bandwidth).
+struct MeasuredFraction {
+  std::string gpu_key;
+  double fraction;
+};
+
+// One output tile shape a GEMM library may run on a streaming multiprocessor (one CTA).
+struct GemmTile {
+  int64_t m;
+  int64_t n;
+};
+
+struct ComputeParameters {
+  // ---- GEMM ceiling --------------------------------------------------------------------
+  // Best achievable matmul rate: "Maximum Achievable Matmul FLOPS" (MAMF), the best
+  // torch.matmul TFLOP/s over a sweep of shapes, stas00/ml-engineering
+  // compute/accelerator/README.md, MAMF comparison table (snapshot 2026-08). The model's
+  // ceiling for a GPU is this rate divided by the GPU's catalog peak for that precision, so
+  // it stays a measured rate even where the table's "theory" column differs from the
+  // catalog (Gaudi 3: table 1,677 TF, catalog 1,835 TF spec figure -> 0.677, not 74.1%).
+  // A 16-bit entry serves both fp16 and bf16 (one tensor-core rate on every part listed);
+  // "H200 is the same" as H100 for BF16 (the table's note). The table's B300, GB200, MI325X
+  // and MI355X rows have no catalog entry yet.
+  std::vector<MeasuredRate> matmul_ceilings = {
+      {"a100-sxm-40gb", topology::Precision::kBf16, 271.2},   // A100 SXM, 86.9% of 312
+      {"a100-sxm-80gb", topology::Precision::kBf16, 271.2},   // (SXM row; memory size not given)
+      {"a100-pcie-80gb", topology::Precision::kBf16, 252.9},  // A100 PCIe, 81.1%
+      {"h100-sxm", topology::Precision::kBf16, 794.5},        // 80.3% of 989
+      {"h100-sxm", topology::Precision::kFp8, 1402.6},        // FP8 e4m3, 70.9% of 1,979
+      {"h200", topology::Precision::kBf16, 794.5},            // "H200 is the same" (BF16)
+      {"h200", topology::Precision::kFp8, 1453.4},            // 73.4%
+      {"gh200", topology::Precision::kBf16, 828.6},           // 83.8%
+      {"gh200", topology::Precision::kFp8, 1535.0},           // 77.6%
+      {"b200", topology::Precision::kBf16, 1745.0},           // 77.6% of 2,250
+      {"b200", topology::Precision::kFp8, 3432.5},            // 76.3% of 4,500
+      {"mi300x", topology::Precision::kBf16, 668.4},          // 51.4% of 1,300 (catalog 1,307.4)
+      {"gaudi2", topology::Precision::kBf16, 418.7},          // 96.9% of 432
+      {"gaudi3", topology::Precision::kBf16, 1243.0},         // 74.1% of 1,677 (see above)
+  };
+  // A GPU with rows at other matrix precisions only (MI300X fp8, A100 tf32) uses the same
+  // fraction of peak as its own row (16-bit preferred); a GPU with no row at all uses the
+  // median of the table's 18 efficiency figures (51.4% ... 96.9%; median 75.4%).
+  double matmul_ceiling_default = 0.75;
+
+  // ---- GEMM shape: tile and wave quantization ----------------------------------------------
+  // cuBLAS / CUTLASS split the m x n output into tiles, one per thread block (CTA), and run
+  // the tiles in waves of one per SM; partial tiles (m, n padded up to tile multiples) and a
+  // partial last wave waste the SMs they occupy (NVIDIA "Matrix Multiplication Background
+  // User's Guide", DU-09799-001, sections 2.3 "Typical Tile Dimensions in cuBLAS and
+  // Performance", 3.1 "Tile Quantization" and 3.2 "Wave Quantization"). The library picks,
+  // per shape, the tile that runs fastest; the model does the same over these candidates
+  // (the guide's table: 256x128 and 128x256 most efficient, down to 64x64). The guide's
+  // 256x64 / 64x256 are left out: by the operand-reuse rule below they would run at full
+  // rate, which the published skinny row (802816 x 192 x 768) contradicts.
+  std::vector<GemmTile> gemm_tiles = {{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}};
+  // A tm x tn tile loads tm + tn operand elements per step of k and does tm * tn
+  // multiply-adds with them. Below a reuse of `full_rate_operand_reuse` FMAs per loaded
+  // element, the SM's operand feed limits the tensor cores and the tile runs at
+  // reuse / full_rate_operand_reuse of the SM's rate. Hardware bound on A100: L2 read
+  // bandwidth 5,120 B/clk for 108 SMs (NVIDIA A100 Tensor Core GPU Architecture whitepaper)
+  // = 23.7 fp16 elements/clk/SM against 1,024 dense FP16 FMA/clk/SM -> reuse >= 43. The
+  // value 48 (128x128 and larger: full rate; 128x64: 0.89; 64x64: 0.67) is the one in [43, 64]
+  // that best fits the small and skinny rows of the Azure cuBLASLt table; it is kept for all
+  // GPUs (Hopper's TMA multicast changes the feed, not re-derived).
+  double full_rate_operand_reuse = 48.0;
+  // Fixed time per tile on top of its k-loop: the prologue (the first k-blocks of A and B
+  // come from HBM before the first MMA: a DRAM round trip of several hundred ns, then the
+  // multi-stage shared-memory pipeline fills) and the epilogue (the fp32 accumulators are
+  // converted and the tile is stored: 128 x 256 x 2 B = 64 KiB per SM; a whole wave storing
+  // at once on A100 is 108 x 64 KiB / ~1.7 TB/s = ~4 us at worst). This is the k-dependent
+  // pipeline-fill factor: a tile's efficiency is k_time / (k_time + this). 2 us lies in that
+  // range and fits the small-k rows (k <= 2048) of the Azure table; microseconds.
+  double tile_fixed_overhead_us = 2.0;
+  // SM count for a GPU whose catalog entry has none (B200, H100 NVL): H100's 132.
+  int fallback_compute_units = 132;
+
+  // ---- Memory-bound kernels -------------------------------------------------------------
+  // Achievable fraction of the catalog's peak HBM bandwidth, from the STREAM-like bandwidth
+  // test on the same pages as the cuBLASLt GEMM table (Azure/AI-benchmarking-guide
+  // Azure_Results/ND_*_results.md, Sep 2024), mid-point of the published range:
+  // A100 80GB 1.61-1.75 TB/s of 2.039 -> 0.824 (the A100 40GB and PCIe parts share the
+  // memory system: same fraction); H100 SXM 2.90-3.18 of 3.35 -> 0.907; H200 4.00-4.48 of
+  // 4.8 -> 0.883.
+  std::vector<MeasuredFraction> memory_efficiency = {
+      {"a100-sxm-80gb", 0.824}, {"a100-sxm-40gb", 0.824}, {"a100-pcie-80gb", 0.824},
+      {"h100-sxm", 0.907},      {"h200", 0.883},
+  };
+  // Mean of the three measured fractions (0.824, 0.907, 0.883).
+  double memory_efficiency_default = 0.87;
+  // Element-wise kernels run on the CUDA cores (the catalog's fp32 rate). The element-wise
+  // ops of a training step sit well below the machine balance (LayerNorm: ~8 FLOP per
+  // element for 4 bytes read and written = 2 FLOP/B, against A100's 19.5 TFLOP/s / 2.04 TB/s
+  // = ~10 FLOP/B), so the FLOP term rarely binds and is kept at the full rate rather than
+  // given an invented derating.
+  double elementwise_compute_efficiency = 1.0;
+
+  // ---- Fused attention (FlashAttention) ------------------------------------------------
+  // FlashAttention-2 forward TFLOP/s on the same Azure pages (A100 179.5 @ head dim 64;
+  // H100 327.9 and H200 329.3 @ head dim 128, batch 2, seq 8192): 0.575 / 0.331 / 0.333 of
+  // the 16-bit peak. FA2 does not use Hopper's wgmma/TMA; FlashAttention-3 reports 740
+  // TFLOP/s fp16 forward on H100 (0.75; Shah et al. 2024, arXiv:2407.08608): replace the
+  // Hopper rows when the simulated stack runs FA3 or cuDNN attention.
+  std::vector<MeasuredRate> attention_rates = {
+      {"a100-sxm-80gb", topology::Precision::kBf16, 179.5},
+      {"a100-sxm-40gb", topology::Precision::kBf16, 179.5},
+      {"h100-sxm", topology::Precision::kBf16, 327.9},
+      {"h200", topology::Precision::kBf16, 329.3},
+  };
+  // Elsewhere: this fraction of the GPU's own matmul ceiling, the mean of the measured ratios
+  // (A100 0.575 / 0.869 = 0.66, H100 0.331 / 0.803 = 0.41, H200 0.333 / 0.803 = 0.41).
+  double attention_to_matmul_default = 0.5;
+
+  // ---- Launch ---------------------------------------------------------------------------
+  // Time a kernel costs beyond its own work: the host-side launch (CUDA driver + runtime,
+  // "about 4-6 us" per launch, "pegainfer (3): From Launch Overhead to CUDA Graph",
+  // https://susun-blog.com/blog/pegainfer-3-cuda-graph, code xiaguan/cuda-kernel-launch-lab;
+  // NVIDIA Technical Blog "Getting Started with CUDA Graphs") and the gap between dependent
+  // kernels. The Azure cuBLASLt table shows the same floor: 1024^3 FP8 on H100 takes 7.8 us,
+  // where 2.1 GFLOP at the MAMF rate is 1.5 us. Microseconds.
+  double launch_overhead_us = 4.0;
+
+  // Lookups (defined in compute_model.cpp).
+  // Fraction of `gpu`'s peak at `precision` reached by the best-shaped GEMM (<= 1).
+  [[nodiscard]] double matmulCeiling(const topology::GpuSpec& gpu, topology::Precision precision) const;
+  // Fraction of `gpu`'s peak memory bandwidth reached by a streaming kernel.
+  [[nodiscard]] double memoryEfficiency(std::string_view gpu_key) const;
+  // Fraction of `gpu`'s peak at `precision` (a 16-bit one) reached by fused attention.
+  [[nodiscard]] double attentionEfficiency(const topology::GpuSpec& gpu, topology::Precision precision) const;
+};
+
+}  // namespace trainsim::sim

@@ -1,0 +1,384 @@
+// End-to-end tests of the `trainsim` executable: exit codes, error messages and output
+// formats of SPEC.md, run as a user would (stdout, stderr and the exit status captured).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string quote(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "'";
+}
+
+std::string readFile(const fs::path& path) {
+  std::ifstream stream(path, std::ios::binary);
+  std::ostringstream text;
+  text << stream.rdbuf();
+  return text.str();
+}
+
+// A scratch directory for one test, removed at the end.
+class TempDir {
+ public:
+  TempDir() {
+    static int counter = 0;
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = fs::temp_directory_path() / ("trainsim_cli_test_" + std::to_string(::getpid()) + "_" +
+                                         (info != nullptr ? info->name() : "x") + "_" + std::to_string(++counter));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  [[nodiscard]] const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// Runs `trainsim ARGS...` with the source tree's presets; captures stdout, stderr, exit code.
+Result trainsim(const std::vector<std::string>& args, bool with_config_dir = true, int timeout_s = 120) {
+  TempDir scratch;
+  // A hang fails the test (exit 124) instead of blocking the suite.
+  std::string command = "timeout " + std::to_string(timeout_s) + " " + quote(TRAINSIM_EXECUTABLE);
+  if (with_config_dir) command += " --config-dir " + quote(TRAINSIM_CONFIG_DIR_FOR_TESTS);
+  for (const auto& arg : args) command += " " + quote(arg);
+  const fs::path out = scratch.path() / "stdout";
+  const fs::path err = scratch.path() / "stderr";
+  command += " >" + quote(out.string()) + " 2>" + quote(err.string()) + " </dev/null";
+  const int status = std::system(command.c_str());
+  Result result;
+  if (status != -1 && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  result.out = readFile(out);
+  result.err = readFile(err);
+  return result;
+}
+
+nlohmann::json parseJson(const Result& result) {
+  try {
+    return nlohmann::json::parse(result.out);
+  } catch (const std::exception& error) {
+    ADD_FAILURE() << "stdout is not JSON (" << error.what() << "):\n" << result.out;
+    return nlohmann::json();
+  }
+}
+
+std::vector<std::string> dataLines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream stream(text);
+  for (std::string line; std::getline(stream, line);) {
+    if (!line.empty() && line[0] != '#') lines.push_back(line);
+  }
+  return lines;
+}
+
+// ---------------------------------------------------------------------------------------
+// The command line itself.
+
+TEST(CliTest, VersionExitsZero) {
+  const Result result = trainsim({"--version"}, false);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out.rfind("trainsim ", 0), 0u) << result.out;
+}
+
+TEST(CliTest, HelpExitsZeroAndListsCommands) {
+  const Result result = trainsim({"--help"}, false);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  for (const char* command : {"topology", "collective", "simulate", "sweep", "memory", "calibrate", "validate"}) {
+    EXPECT_NE(result.out.find(command), std::string::npos) << command << " missing from:\n" << result.out;
+  }
+  for (const char* command : {"topology", "collective"}) {
+    const Result sub = trainsim({command, "--help"});
+    EXPECT_EQ(sub.exit_code, 0) << command << ": " << sub.err;
+    EXPECT_FALSE(sub.out.empty()) << command;
+  }
+}
+
+TEST(CliTest, UnknownCommandOrOptionIsInvalidInput) {
+  EXPECT_EQ(trainsim({"bogus"}).exit_code, 2);
+  EXPECT_EQ(trainsim({}).exit_code, 2);
+  const Result option = trainsim({"topology", "dgx-h100", "--no-such-option"});
+  EXPECT_EQ(option.exit_code, 2);
+  EXPECT_FALSE(option.err.empty());
+  EXPECT_EQ(trainsim({"collective"}).exit_code, 2);  // --cluster is required
+}
+
+TEST(CliTest, CommandsNotBuiltYetSaySoAndExitOne) {
+  // (simulate and memory are being built; sweep and calibrate are still planned.)
+  for (const char* command : {"sweep", "calibrate"}) {
+    const Result result = trainsim({command, "experiment.yaml"});
+    EXPECT_EQ(result.exit_code, 1) << command;
+    EXPECT_EQ(result.err, std::string("trainsim ") + command + ": not built yet in this version\n");
+    EXPECT_TRUE(result.out.empty()) << result.out;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// topology
+
+TEST(CliTest, TopologyJsonHasTheDocumentedKeys) {
+  const Result result = trainsim({"topology", "dgx-h100", "--json", "-"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const nlohmann::json json = parseJson(result);
+  for (const char* key :
+       {"cluster", "gpu", "nodes", "gpus_per_node", "gpus", "devices", "links", "scale_up_bandwidth_per_gpu_GBps",
+        "network_injection_per_gpu_GBps", "bisection_bandwidth_GBps"}) {
+    EXPECT_TRUE(json.contains(key)) << key;
+  }
+  EXPECT_EQ(json["cluster"], "dgx-h100");
+  EXPECT_EQ(json["gpu"], "h100-sxm");
+  EXPECT_EQ(json["nodes"], 32);
+  EXPECT_EQ(json["gpus_per_node"], 8);
+  EXPECT_EQ(json["gpus"], 256);
+  EXPECT_EQ(json["devices"]["gpu"], 256);
+  EXPECT_DOUBLE_EQ(json["scale_up_bandwidth_per_gpu_GBps"].get<double>(), 450.0);
+  EXPECT_DOUBLE_EQ(json["network_injection_per_gpu_GBps"].get<double>(), 50.0);
+  EXPECT_GT(json["bisection_bandwidth_GBps"].get<double>(), 0.0);
+  EXPECT_FALSE(json.contains("path"));
+}
+
+TEST(CliTest, TopologyPathGoesThroughOwnNicAndLeaf) {
+  const Result result = trainsim({"topology", "dgx-h100", "--path", "0", "8"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("path n0/gpu0 -> n1/gpu0"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("n0/nic0"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("leaf"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("n1/nic0"), std::string::npos) << result.out;
+
+  const Result json_result = trainsim({"topology", "dgx-h100", "--no-bisection", "--path", "0", "8", "--json", "-"});
+  ASSERT_EQ(json_result.exit_code, 0) << json_result.err;
+  const nlohmann::json json = parseJson(json_result);
+  EXPECT_TRUE(json["bisection_bandwidth_GBps"].is_null());
+  EXPECT_EQ(json["path"]["from"], "n0/gpu0");
+  EXPECT_EQ(json["path"]["to"], "n1/gpu0");
+  EXPECT_EQ(json["path"]["hops"], json["path"]["links"].size());
+}
+
+TEST(CliTest, TopologyPathOutOfRangeIsInvalidInput) {
+  const Result result = trainsim({"topology", "dgx-h100", "--no-bisection", "--path", "0", "256"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.err, "trainsim: error: --path: GPU rank 256 is out of range; the cluster has ranks 0..255\n");
+}
+
+TEST(CliTest, BadOverrideValueIsInvalidInputWithExactMessage) {
+  const Result result = trainsim({"topology", "dgx-h100", "--set", "inter_node.nic_bandwidth_Gbps=fast"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.err,
+            "trainsim: error: --set inter_node.nic_bandwidth_Gbps=fast: inter_node.nic_bandwidth_Gbps: expected a "
+            "positive number, found \"fast\"\n");
+  EXPECT_TRUE(result.out.empty()) << result.out;
+}
+
+TEST(CliTest, MalformedYamlNamesFileLineAndColumn) {
+  TempDir dir;
+  const fs::path file = dir.path() / "bad.yaml";
+  std::ofstream(file) << "name: bad\ngpu: h100-sxm\nnodes: [1, 2\n";
+  const Result result = trainsim({"topology", file.string()});
+  EXPECT_EQ(result.exit_code, 2);
+  const std::string prefix = "trainsim: error: " + file.string() + ":4:1: ";
+  EXPECT_EQ(result.err.rfind(prefix, 0), 0u) << result.err;
+  EXPECT_NE(result.err.find("invalid YAML"), std::string::npos) << result.err;
+}
+
+TEST(CliTest, BadValueInAFileNamesFileLineColumnAndKeyPath) {
+  TempDir dir;
+  const fs::path file = dir.path() / "cluster.yaml";
+  std::ofstream(file) << "name: x\ngpu: h100-sxm\nnodes: 2\ngpus_per_node: 8\ninter_node:\n  nics_per_node: 8\n"
+                         "  nic_bandwidth_Gbps: fast\n";
+  const Result result = trainsim({"topology", file.string()});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.err, "trainsim: error: " + file.string() +
+                            ":7:23: inter_node.nic_bandwidth_Gbps: expected a positive number, found \"fast\"\n");
+}
+
+TEST(CliTest, UnknownKeyInAFileIsInvalidInput) {
+  TempDir dir;
+  const fs::path file = dir.path() / "cluster.yaml";
+  std::ofstream(file) << "name: x\ngpu: h100-sxm\nnodes: 1\ngpus_per_nod: 8\n";
+  const Result result = trainsim({"topology", file.string()});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.err,
+            "trainsim: error: " + file.string() + ":4:1: gpus_per_nod: unknown key (did you mean 'gpus_per_node'?)\n");
+}
+
+// ---------------------------------------------------------------------------------------
+// collective
+
+TEST(CliTest, CollectiveJsonRowsHaveNcclTestsColumns) {
+  const Result result =
+      trainsim({"collective", "--cluster", "dgx-a100", "--gpus", "16", "-b", "1M", "-e", "4M", "--json", "-"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const nlohmann::json rows = parseJson(result);
+  ASSERT_TRUE(rows.is_array());
+  ASSERT_EQ(rows.size(), 3u);
+  const std::vector<double> sizes = {1048576.0, 2097152.0, 4194304.0};
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    for (const char* key : {"bytes", "time_us", "algbw_GBps", "busbw_GBps"}) {
+      ASSERT_TRUE(row.contains(key)) << key;
+      ASSERT_TRUE(row[key].is_number()) << key;
+    }
+    EXPECT_EQ(row["bytes"].get<double>(), sizes[i]);
+    const double time_us = row["time_us"].get<double>();
+    const double algbw = row["algbw_GBps"].get<double>();
+    EXPECT_GT(time_us, 0.0);
+    EXPECT_NEAR(algbw, sizes[i] / (time_us * 1e-6) / 1e9, 1e-9 * algbw);
+    EXPECT_NEAR(row["busbw_GBps"].get<double>(), algbw * 2.0 * 15.0 / 16.0, 1e-12 * algbw);
+  }
+  // Bigger messages reach more bandwidth.
+  EXPECT_LT(rows[0]["algbw_GBps"].get<double>(), rows[2]["algbw_GBps"].get<double>());
+}
+
+TEST(CliTest, CollectiveTextTableHasOneRowPerSize) {
+  const Result result = trainsim(
+      {"collective", "--cluster", "dgx-a100", "--gpus", "16", "--op", "all_gather", "-b", "1K", "-e", "1M", "-f", "4"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto lines = dataLines(result.out);
+  ASSERT_EQ(lines.size(), 6u) << result.out;  // 1K 4K 16K 64K 256K 1M
+  EXPECT_EQ(lines.front().find("1024"), lines.front().find_first_not_of(' ')) << lines.front();
+  EXPECT_NE(lines.back().find("1048576"), std::string::npos) << lines.back();
+  for (const auto& line : lines) EXPECT_NE(line.find("float"), std::string::npos) << line;
+
+  const Result json_result = trainsim({"collective", "--cluster", "dgx-a100", "--gpus", "16", "--op", "all_gather",
+                                       "-b", "1K", "-e", "1M", "-f", "4", "--json", "-"});
+  ASSERT_EQ(json_result.exit_code, 0) << json_result.err;
+  const nlohmann::json rows = parseJson(json_result);
+  ASSERT_EQ(rows.size(), 6u);
+  for (const auto& row : rows) {
+    // all_gather: busbw = algbw x (n-1)/n.
+    EXPECT_NEAR(row["busbw_GBps"].get<double>(), row["algbw_GBps"].get<double>() * 15.0 / 16.0,
+                1e-12 * row["algbw_GBps"].get<double>());
+  }
+}
+
+TEST(CliTest, CollectiveTooManyGpusIsInvalidInput) {
+  const Result result = trainsim({"collective", "--cluster", "dgx-a100", "--gpus", "100000", "-b", "1M", "-e", "1M"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.err,
+            "trainsim: error: --gpus: 100000 GPUs asked but the cluster has 1120; add nodes with --set nodes=N\n");
+  EXPECT_TRUE(result.out.empty()) << result.out;
+}
+
+TEST(CliTest, CollectiveGpusPerNodeMustDivideGpus) {
+  const Result result =
+      trainsim({"collective", "--cluster", "dgx-a100", "--gpus-per-node", "3", "--gpus", "16", "-b", "1M", "-e", "1M"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.err,
+            "trainsim: error: --gpus-per-node: expected a divisor of --gpus that is at most the 8 GPUs of a node, "
+            "found 3\n");
+}
+
+TEST(CliTest, CollectiveGpusPerNodeSpreadsTheGroup) {
+  // 16 GPUs as 2 per node span 8 nodes; as 8 per node, 2 nodes: the first is slower.
+  const auto time = [](const char* per_node) {
+    const Result result = trainsim({"collective", "--cluster", "dgx-a100", "--gpus", "16", "--gpus-per-node", per_node,
+                                    "-b", "256M", "-e", "256M", "--json", "-"});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    return parseJson(result).at(0).at("time_us").get<double>();
+  };
+  EXPECT_GT(time("2"), time("8"));
+}
+
+TEST(CliTest, CollectiveNvlsOnDgxA100IsInvalidInput) {
+  const Result result =
+      trainsim({"collective", "--cluster", "dgx-a100", "--gpus", "8", "--algo", "nvls", "-b", "1M", "-e", "1M"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.err,
+            "trainsim: error: --algo: nvls is not available for all_reduce on this group; available: ring\n");
+}
+
+TEST(CliTest, CollectiveBadArgumentsAreInvalidInput) {
+  const std::vector<std::vector<std::string>> cases = {
+      {"--gpus", "1", "-b", "1M", "-e", "1M"},
+      {"--gpus", "16", "-b", "1M", "-e", "1M", "--op", "all_reduce_x"},
+      {"--gpus", "16", "-b", "1M", "-e", "1M", "--algo", "butterfly"},
+      {"--gpus", "16", "-b", "1M", "-e", "1M", "--proto", "ll"},
+      {"--gpus", "16", "-b", "1X", "-e", "1M"},
+      {"--gpus", "16", "-b", "4M", "-e", "1M"},
+      {"--gpus", "16", "-b", "1M", "-e", "1M", "-f", "1"},
+      {"--gpus", "16", "-b", "1M", "-e", "1M", "--set", "nodes=zero"},
+      {"--gpus", "16", "-b", "1M", "-e", "1M", "--gpus", "8"},  // an option given twice (CLI11)
+  };
+  for (const auto& extra : cases) {
+    std::vector<std::string> args = {"collective", "--cluster", "dgx-a100"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Result result = trainsim(args);
+    std::string shown;
+    for (const auto& arg : extra) shown += " " + arg;
+    EXPECT_EQ(result.exit_code, 2) << shown << ": " << result.err;
+    EXPECT_FALSE(result.err.empty()) << shown;
+    EXPECT_TRUE(result.out.empty()) << shown << ": " << result.out;
+  }
+  EXPECT_EQ(trainsim({"collective", "--cluster", "dgx-a100", "--gpus", "1", "-b", "1M", "-e", "1M"}).err,
+            "trainsim: error: --gpus: expected at least 2 GPUs, found 1\n");
+  EXPECT_EQ(trainsim({"collective", "--cluster", "dgx-a100", "--gpus", "16", "-b", "1X"}).err,
+            "trainsim: error: --min-bytes: expected a size such as 8, 64K, 32M or 1G, found \"1X\"\n");
+}
+
+TEST(CliTest, CollectiveNegativeGpusPerNodeIsReportedAsSuch) {
+  const Result result =
+      trainsim({"collective", "--cluster", "dgx-a100", "--gpus", "16", "--gpus-per-node", "-2", "-b", "8", "-e", "8"});
+  EXPECT_EQ(result.exit_code, 2);
+  // Regression test for a bug found in review (fixed).
+  EXPECT_EQ(result.err.rfind("trainsim: error: --gpus-per-node: ", 0), 0u) << result.err;
+}
+
+TEST(CliTest, CollectiveSizesBeyondTheSimulatedRangeAreInvalidInput) {
+  // Regression test for a bug found in review (fixed).
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"1e18", "1e18"}, {"8", "inf"}, {"inf", "inf"}, {"1e300", "1e300"}};
+  for (const auto& [min_bytes, max_bytes] : cases) {
+    const Result result = trainsim(
+        {"collective", "--cluster", "dgx-a100", "--gpus", "16", "-b", min_bytes, "-e", max_bytes, "-f", "1024"}, true,
+        10);
+    EXPECT_EQ(result.exit_code, 2) << "-b " << min_bytes << " -e " << max_bytes << ": " << result.err;
+    EXPECT_EQ(result.err.rfind("trainsim: error: ", 0), 0u) << result.err;
+  }
+}
+
+TEST(CliTest, CollectiveOutputIsDeterministic) {
+  const std::vector<std::string> args = {"collective", "--cluster", "dgx-a100", "--gpus", "16", "-b", "8", "-e", "1G"};
+  const Result first = trainsim(args);
+  const Result second = trainsim(args);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(first.out, second.out);
+  EXPECT_EQ(dataLines(first.out).size(), 28u);  // 8 B .. 1 GiB by powers of 2
+
+  std::vector<std::string> json_args = args;
+  json_args.insert(json_args.end(), {"--json", "-"});
+  const Result json_first = trainsim(json_args);
+  const Result json_second = trainsim(json_args);
+  ASSERT_EQ(json_first.exit_code, 0) << json_first.err;
+  EXPECT_EQ(json_first.out, json_second.out);
+}
+
+}  // namespace

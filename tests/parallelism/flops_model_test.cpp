@@ -1,0 +1,285 @@
+#include "parallelism/flops_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "tests/parallelism/model_builders.h"
+
+namespace trainsim::parallelism {
+namespace {
+
+using testing::gpt3Model;
+using testing::gptModel;
+using testing::llama3_8bModel;
+using testing::mixtralModel;
+using testing::shard;
+using testing::training;
+
+constexpr double kRelative = 1e-12;
+
+// Megatron-LM's model FLOPs per iteration for GPT (Narayanan et al. SC21, eq. 3 without the
+// recompute forward; SPEC.md): 72 B s L h^2 (1 + s/(6h) + V/(12 h L)).
+double megatronModelFlops(double batch, double seq, double layers, double hidden, double vocab) {
+  return 72.0 * batch * seq * layers * hidden * hidden *
+         (1.0 + seq / (6.0 * hidden) + vocab / (12.0 * hidden * layers));
+}
+
+// SC21 eq. 3, with full recomputation: 96 B s l h^2 (1 + s/(6h) + V/(16 l h)).
+double narayananHardwareFlops(double batch, double seq, double layers, double hidden, double vocab) {
+  return 96.0 * batch * seq * layers * hidden * hidden *
+         (1.0 + seq / (6.0 * hidden) + vocab / (16.0 * layers * hidden));
+}
+
+TEST(FlopsModel, Gpt3ModelFlopsMatchMegatronClosedForm) {
+  const ModelSpec model = gpt3Model();
+  const TrainingSpec spec = training(2048, 1536);
+  EXPECT_NEAR(modelFlopsPerIteration(model, spec) / megatronModelFlops(1536, 2048, 96, 12288, 51200), 1.0, kRelative);
+}
+
+TEST(FlopsModel, SmallGptModelFlopsMatchMegatronClosedForm) {
+  const ModelSpec model = gptModel(4, 256, 8, 1000);
+  const TrainingSpec spec = training(128, 8);
+  EXPECT_NEAR(modelFlopsPerIteration(model, spec) / megatronModelFlops(8, 128, 4, 256, 1000), 1.0, kRelative);
+}
+
+TEST(FlopsModel, PerLayerFlopsAre72Bsh2PlusAttention) {
+  // Per layer 72 B s h^2 (1 + s/(6h)), for a whole micro-batch of 2 sequences on one GPU.
+  const ModelSpec model = gptModel(4, 256, 8, 1000);
+  const Workload layer = transformerLayer(model, shard(2, 128));
+  const double b = 2, s = 128, h = 256;
+  const double expected = 72.0 * b * s * h * h * (1.0 + s / (6.0 * h));
+  EXPECT_NEAR((layer.forwardFlops(true) + layer.backwardFlops(true)) / expected, 1.0, kRelative);
+  const Workload output = outputLayer(model, shard(2, 128));
+  EXPECT_NEAR((output.forwardFlops(true) + output.backwardFlops(true)) / (6.0 * b * s * h * 1000.0), 1.0, kRelative);
+}
+
+TEST(FlopsModel, FullRecomputeHardwareFlopsMatchNarayanan) {
+  const ModelSpec model = gpt3Model();
+  const TrainingSpec spec = training(2048, 1536);
+  EXPECT_NEAR(
+      hardwareFlopsPerIteration(model, spec, Recompute::kFull) / narayananHardwareFlops(1536, 2048, 96, 12288, 51200),
+      1.0, kRelative);
+  // The layer part is 4/3 of the model FLOPs' layer part; the logits are not recomputed.
+  const double logits = 6.0 * 1536 * 2048 * 12288 * 51200.0;
+  const double model_layers = modelFlopsPerIteration(model, spec) - logits;
+  const double hardware_layers = hardwareFlopsPerIteration(model, spec, Recompute::kFull) - logits;
+  EXPECT_NEAR(hardware_layers / model_layers, 4.0 / 3.0, kRelative);
+}
+
+TEST(FlopsModel, SelectiveRecomputeAddsTheAttentionMatmulsForward) {
+  // Korthikanti et al.: selective recompute reruns QK^T and attention x V: 4 B s^2 h per layer.
+  const ModelSpec model = gptModel(4, 256, 8, 1000);
+  const TrainingSpec spec = training(128, 8);
+  const double extra = 4.0 * 8 * 128.0 * 128.0 * 256.0 * 4;
+  EXPECT_NEAR(hardwareFlopsPerIteration(model, spec, Recompute::kSelective) - modelFlopsPerIteration(model, spec),
+              extra, extra * kRelative);
+  EXPECT_EQ(hardwareFlopsPerIteration(model, spec, Recompute::kNone), modelFlopsPerIteration(model, spec));
+}
+
+TEST(FlopsModel, UnfusedAttentionCountsTheSameModelFlops) {
+  const ModelSpec model = gptModel(4, 256, 8, 1000);
+  const TrainingSpec spec = training(128, 8);
+  FlopsOptions unfused;
+  unfused.fused_attention = false;
+  EXPECT_NEAR(modelFlopsPerIteration(model, spec, unfused) / modelFlopsPerIteration(model, spec), 1.0, kRelative);
+  const Workload layer = transformerLayer(model, shard(1, 128), unfused);
+  ASSERT_NE(layer.find("attention_scores"), nullptr);
+  ASSERT_NE(layer.find("attention_softmax"), nullptr);
+  ASSERT_NE(layer.find("attention_dropout"), nullptr);  // gpt trains with dropout
+  ASSERT_NE(layer.find("attention_context"), nullptr);
+  EXPECT_EQ(layer.find("flash_attention"), nullptr);
+  // Scores: per head, (s x d) x (d x s).
+  EXPECT_EQ(layer.find("attention_scores")->forward_gemms.front(), (GemmShape{128, 128, 32, 8}));
+  EXPECT_EQ(layer.find("attention_context")->forward_gemms.front(), (GemmShape{128, 32, 128, 8}));
+}
+
+TEST(FlopsModel, FlashAttentionExecutesTheCausalHalfAndRecomputesScores) {
+  const ModelSpec model = gptModel(4, 256, 8, 1000);
+  const Workload layer = transformerLayer(model, shard(1, 128));
+  const Op* flash = layer.find("flash_attention");
+  ASSERT_NE(flash, nullptr);
+  const double counted = 4.0 * 128 * 128 * 256;  // scores + context, in full
+  EXPECT_DOUBLE_EQ(flash->forward.flops, counted);
+  EXPECT_DOUBLE_EQ(flash->forward.executed_flops, counted / 2.0);
+  EXPECT_DOUBLE_EQ(flash->backward.flops, 2.0 * counted);
+  EXPECT_DOUBLE_EQ(flash->backward.executed_flops, 2.5 * counted / 2.0);
+  EXPECT_EQ(flash->backward_gemms.size(), 5u);
+  EXPECT_TRUE(flash->core_attention);
+}
+
+TEST(FlopsModel, BackwardMatmulsAreTwiceForward) {
+  const Workload layer = transformerLayer(llama3_8bModel(), shard(1, 4096, 4, true));
+  for (const Op& op : layer.ops) {
+    if (!op.matmul) continue;
+    EXPECT_DOUBLE_EQ(op.backward.flops, 2.0 * op.forward.flops) << op.name;
+    double forward_shapes = 0.0;
+    for (const GemmShape& gemm : op.forward_gemms) forward_shapes += gemm.flops();
+    EXPECT_DOUBLE_EQ(forward_shapes, op.forward.flops) << op.name;
+  }
+}
+
+TEST(FlopsModel, LlamaLayerUsesGqaAndSwiGlu) {
+  // 2 s h (q + 2 kv) + 2 s q h + 4 s^2 q + 3 x 2 s h f, forward, per sequence.
+  const ModelSpec model = llama3_8bModel();
+  const double s = 4096, h = 4096, q = 4096, kv = 1024, f = 14336;
+  const double expected = 2 * s * h * (q + 2 * kv) + 2 * s * q * h + 4 * s * s * q + 6 * s * h * f;
+  const Workload layer = transformerLayer(model, shard(1, 4096));
+  EXPECT_NEAR(layer.forwardFlops(true) / expected, 1.0, kRelative);
+  ASSERT_NE(layer.find("rope"), nullptr);
+  EXPECT_EQ(layer.find("attention_dropout"), nullptr);
+  EXPECT_EQ(layer.find("mlp_gate_up")->forward_gemms.front(), (GemmShape{4096, 2 * 14336, 4096, 1}));
+  // Three GEMMs when gate and up are not fused; the same FLOPs.
+  FlopsOptions separate;
+  separate.fuse_gate_up = false;
+  const Workload three = transformerLayer(model, shard(1, 4096), separate);
+  int gemms = 0;
+  for (const Op& op : three.ops) gemms += op.kind == OpKind::kGemm && op.name.starts_with("mlp_") ? 1 : 0;
+  EXPECT_EQ(gemms, 3);
+  EXPECT_NEAR(three.forwardFlops(true) / layer.forwardFlops(true), 1.0, kRelative);
+}
+
+TEST(FlopsModel, HeadDimWiderThanHiddenOverHeads) {
+  // Qwen3-style: head_dim 128 with 32 heads on hidden 2048, so queryDim = 4096 != hidden.
+  ModelSpec model = llama3_8bModel();
+  model.hidden_size = 2048;
+  const Workload layer = transformerLayer(model, shard(1, 1024, 2));
+  EXPECT_EQ(layer.find("qkv_projection")->forward_gemms.front(), (GemmShape{1024, (4096 + 2 * 1024) / 2, 2048, 1}));
+  EXPECT_EQ(layer.find("attention_output_projection")->forward_gemms.front(), (GemmShape{1024, 2048, 4096 / 2, 1}));
+}
+
+TEST(FlopsModel, TensorParallelShapesFollowMegatronSplits) {
+  const ModelSpec model = gpt3Model();
+  const Workload layer = transformerLayer(model, shard(1, 2048, 8));
+  // Column-parallel: outputs split; row-parallel: inputs split.
+  EXPECT_EQ(layer.find("qkv_projection")->forward_gemms.front(), (GemmShape{2048, 3 * 12288 / 8, 12288, 1}));
+  EXPECT_EQ(layer.find("attention_output_projection")->forward_gemms.front(), (GemmShape{2048, 12288, 1536, 1}));
+  EXPECT_EQ(layer.find("mlp_fc1")->forward_gemms.front(), (GemmShape{2048, 49152 / 8, 12288, 1}));
+  EXPECT_EQ(layer.find("mlp_fc2")->forward_gemms.front(), (GemmShape{2048, 12288, 49152 / 8, 1}));
+  // Backward: input gradient (m x n) x (n x k) and weight gradient (k x m) x (m x n).
+  EXPECT_EQ(layer.find("mlp_fc1")->backward_gemms,
+            (std::vector<GemmShape>{{2048, 12288, 49152 / 8, 1}, {12288, 49152 / 8, 2048, 1}}));
+  // 12 heads per rank.
+  EXPECT_EQ(layer.find("flash_attention")->forward_gemms.front(), (GemmShape{2048, 2048, 128, 12}));
+}
+
+TEST(FlopsModel, ShardsAddUpToTheWholeLayer) {
+  const ModelSpec gpt = gpt3Model();
+  const Workload whole = transformerLayer(gpt, shard(2, 2048));
+  const std::vector<std::tuple<int64_t, int64_t, bool>> splits = {
+      {8, 1, false}, {8, 1, true}, {4, 2, true}, {1, 4, false}};
+  for (const auto& [tp, cp, sp] : splits) {
+    const Workload part = transformerLayer(gpt, shard(2, 2048, tp, sp, cp));
+    const auto ranks = static_cast<double>(tp * cp);
+    EXPECT_NEAR(part.forwardFlops(true) * ranks / whole.forwardFlops(true), 1.0, kRelative)
+        << "tp " << tp << " cp " << cp;
+    EXPECT_NEAR(part.backwardFlops(true) * ranks / whole.backwardFlops(true), 1.0, kRelative);
+  }
+  // Norms and residual adds run on tokens / tp only with sequence parallelism.
+  const double with_sp = transformerLayer(gpt, shard(1, 2048, 8, true)).find("input_norm")->forward.bytes;
+  const double without = transformerLayer(gpt, shard(1, 2048, 8, false)).find("input_norm")->forward.bytes;
+  EXPECT_DOUBLE_EQ(without, 8.0 * with_sp);
+}
+
+TEST(FlopsModel, TensorParallelCommunication) {
+  const ModelSpec model = gpt3Model();
+  const double activation = 2048.0 * 12288 * 2;  // s h, bf16
+  const Workload plain = transformerLayer(model, shard(1, 2048, 8, false));
+  int all_reduces = 0;
+  for (const auto& comm : plain.communications) {
+    EXPECT_EQ(comm.op, sim::CollectiveOp::kAllReduce);
+    EXPECT_DOUBLE_EQ(comm.bytes, activation);
+    ++all_reduces;
+  }
+  EXPECT_EQ(all_reduces, 4);  // two forward, two backward (Megatron's f and g operators)
+  const Workload sp = transformerLayer(model, shard(1, 2048, 8, true));
+  int gathers = 0;
+  int scatters = 0;
+  for (const auto& comm : sp.communications) {
+    gathers += comm.op == sim::CollectiveOp::kAllGather ? 1 : 0;
+    scatters += comm.op == sim::CollectiveOp::kReduceScatter ? 1 : 0;
+  }
+  EXPECT_EQ(gathers, 6);  // 2 forward, 2 output-gradient gathers, 2 regathers of the stored input
+  EXPECT_EQ(scatters, 4);
+  EXPECT_TRUE(transformerLayer(model, shard(1, 2048)).communications.empty());
+}
+
+TEST(FlopsModel, ContextParallelRingPassesKeysAndValues) {
+  const ModelSpec model = llama3_8bModel();
+  const Workload layer = transformerLayer(model, shard(1, 8192, 1, false, 4));
+  int found = 0;
+  for (const auto& comm : layer.communications) {
+    EXPECT_EQ(comm.group, ParallelGroup::kContext);
+    EXPECT_EQ(comm.count, 3);
+    EXPECT_DOUBLE_EQ(comm.bytes, 2.0 * 2048 * 1024 * 2);  // K and V of 2048 tokens, 8 x 128 wide, bf16
+    ++found;
+  }
+  EXPECT_EQ(found, 3);
+  // Queries s / cp against all s keys.
+  EXPECT_EQ(layer.find("flash_attention")->forward_gemms.front(), (GemmShape{2048, 8192, 128, 32}));
+}
+
+TEST(FlopsModel, MoeLayerRoutesTopKTokensToLocalExperts) {
+  const ModelSpec model = mixtralModel();
+  const double s = 4096, h = 4096, f = 14336;
+  // Expert parallel over 8 ranks: one local expert gets s x top_k x ep / experts = 8192 tokens.
+  const Workload layer = transformerLayer(model, shard(1, 4096, 1, false, 1, 8));
+  const Op* gate_up = layer.find("moe_expert_gate_up");
+  ASSERT_NE(gate_up, nullptr);
+  EXPECT_EQ(gate_up->forward_gemms.front(), (GemmShape{8192, 2 * 14336, 4096, 1}));
+  EXPECT_DOUBLE_EQ(gate_up->forward.flops, 2.0 * s * 2 * h * 2 * f);
+  EXPECT_EQ(layer.find("moe_router")->forward_gemms.front(), (GemmShape{4096, 8, 4096, 1}));
+  double dispatch = 0.0;
+  int all_to_alls = 0;
+  for (const auto& comm : layer.communications) {
+    if (comm.op != sim::CollectiveOp::kAllToAll) continue;
+    ++all_to_alls;
+    dispatch = comm.bytes;
+  }
+  EXPECT_EQ(all_to_alls, 4);                    // dispatch and combine, forward and backward
+  EXPECT_DOUBLE_EQ(dispatch, s * 2 * h * 2.0);  // every token twice (top-2), bf16
+  // Model FLOPs count top_k experts per token, whatever ep.
+  const Workload whole = transformerLayer(model, shard(1, 4096));
+  EXPECT_NEAR(layer.forwardFlops(true) / whole.forwardFlops(true), 1.0, kRelative);
+  const double expected = 2 * s * h * (4096 + 2 * 1024) + 2 * s * 4096 * h + 4 * s * s * 4096 +
+                          2 * s * h * 8 /* router */ + 2 * 6 * s * h * f /* two experts */;
+  EXPECT_NEAR(whole.forwardFlops(true) / expected, 1.0, kRelative);
+}
+
+TEST(FlopsModel, MoeTensorParallelSplitsExpertsAndGathersTokens) {
+  const Workload layer = transformerLayer(mixtralModel(), shard(1, 4096, 2, true, 1, 4));
+  // 2 local experts, tokens all-gathered over tp: 4096 x 2 x 4 / 8 = 4096 per expert; width / tp.
+  EXPECT_EQ(layer.find("moe_expert_fc2")->forward_gemms.front(), (GemmShape{4096, 4096, 14336 / 2, 2}));
+  // The router sees the sequence-parallel tokens only.
+  EXPECT_EQ(layer.find("moe_router")->forward_gemms.front(), (GemmShape{2048, 8, 4096, 1}));
+}
+
+TEST(FlopsModel, EmbeddingAndOutputLayers) {
+  const ModelSpec model = gpt3Model();
+  const Workload input = embeddingLayer(model, shard(1, 2048, 8, true));
+  EXPECT_NE(input.find("token_embedding"), nullptr);
+  EXPECT_NE(input.find("position_embedding"), nullptr);
+  EXPECT_NE(input.find("embedding_dropout"), nullptr);
+  EXPECT_DOUBLE_EQ(input.forwardFlops(true), 0.0);  // lookups are not matmuls
+  const Workload llama_input = embeddingLayer(llama3_8bModel(), shard(1, 2048));
+  EXPECT_EQ(llama_input.find("position_embedding"), nullptr);  // RoPE lives in the layers
+  const Workload output = outputLayer(model, shard(1, 2048, 8, true));
+  EXPECT_EQ(output.find("logits")->forward_gemms.front(), (GemmShape{2048, 51200 / 8, 12288, 1}));
+  ASSERT_NE(output.find("cross_entropy_loss"), nullptr);
+  EXPECT_EQ(output.find("cross_entropy_loss")->kind, OpKind::kLoss);
+  EXPECT_NE(output.find("final_norm"), nullptr);
+}
+
+TEST(FlopsModel, Fp8HalvesGemmOperandBytes) {
+  const ModelSpec model = llama3_8bModel();
+  const Op bf16 = *transformerLayer(model, shard(1, 4096)).find("mlp_fc2");
+  const Op fp8 = *transformerLayer(model, shard(1, 4096, 1, false, 1, 1, topology::Precision::kFp8)).find("mlp_fc2");
+  EXPECT_LT(fp8.forward.bytes, bf16.forward.bytes);
+  EXPECT_DOUBLE_EQ(fp8.forward.flops, bf16.forward.flops);
+}
+
+}  // namespace
+}  // namespace trainsim::parallelism

@@ -1,0 +1,321 @@
+#include "parallelism/memory_model.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "base/units.h"
+#include "parallelism/experiment_loader.h"
+#include "tests/parallelism/model_builders.h"
+
+namespace trainsim::parallelism {
+namespace {
+
+using testing::gpt3Model;
+using testing::gptModel;
+using testing::llama3_8bModel;
+using testing::mixtralModel;
+using testing::shard;
+using topology::Precision;
+
+constexpr double kRelative = 1e-12;
+
+// Korthikanti et al.'s setup: GPT, 2-byte activations, unfused attention with dropout.
+MemoryOptions korthikantiOptions() {
+  MemoryOptions options;
+  options.kernels.fused_attention = false;
+  return options;
+}
+
+// --- Activations of one layer: Korthikanti et al. 2022, Table 2 ------------------------------------
+
+struct GptSetup {
+  ModelSpec model;
+  double s, b, h, a;
+};
+
+// GPT-3 175B and the 530B model of Korthikanti et al. Table 3 (105 layers, h 20480, 128 heads).
+std::vector<GptSetup> gptSetups() {
+  return {{gpt3Model(), 2048, 1, 12288, 96}, {gptModel(105, 20480, 128, 51200), 2048, 2, 20480, 128}};
+}
+
+TEST(MemoryModel, KorthikantiNoParallelism) {
+  for (const auto& [model, s, b, h, a] : gptSetups()) {
+    const double expected = s * b * h * (34.0 + 5.0 * a * s / h);
+    const auto sh = shard(static_cast<int64_t>(b), static_cast<int64_t>(s));
+    EXPECT_NEAR(layerActivationBytes(model, sh, Recompute::kNone, korthikantiOptions()) / expected, 1.0, kRelative);
+  }
+}
+
+TEST(MemoryModel, KorthikantiTensorParallel) {
+  for (const auto& [model, s, b, h, a] : gptSetups()) {
+    for (const int64_t tp : {2, 4, 8}) {
+      const double t = static_cast<double>(tp);
+      const auto sh = shard(static_cast<int64_t>(b), static_cast<int64_t>(s), tp, false);
+      const double expected = s * b * h * (10.0 + 24.0 / t + 5.0 * a * s / (h * t));
+      EXPECT_NEAR(layerActivationBytes(model, sh, Recompute::kNone, korthikantiOptions()) / expected, 1.0, kRelative);
+      const double selective = s * b * h * (10.0 + 24.0 / t);
+      EXPECT_NEAR(layerActivationBytes(model, sh, Recompute::kSelective, korthikantiOptions()) / selective, 1.0,
+                  kRelative);
+      EXPECT_NEAR(layerActivationBytes(model, sh, Recompute::kFull, korthikantiOptions()) / (2.0 * s * b * h), 1.0,
+                  kRelative);
+    }
+  }
+}
+
+TEST(MemoryModel, KorthikantiTensorAndSequenceParallel) {
+  for (const auto& [model, s, b, h, a] : gptSetups()) {
+    for (const int64_t tp : {2, 4, 8}) {
+      const double t = static_cast<double>(tp);
+      const auto sh = shard(static_cast<int64_t>(b), static_cast<int64_t>(s), tp, true);
+      const double expected = s * b * h * (34.0 / t + 5.0 * a * s / (h * t));
+      EXPECT_NEAR(layerActivationBytes(model, sh, Recompute::kNone, korthikantiOptions()) / expected, 1.0, kRelative);
+      EXPECT_NEAR(layerActivationBytes(model, sh, Recompute::kSelective, korthikantiOptions()) / (34.0 * s * b * h / t),
+                  1.0, kRelative);
+      EXPECT_NEAR(layerActivationBytes(model, sh, Recompute::kFull, korthikantiOptions()) / (2.0 * s * b * h / t), 1.0,
+                  kRelative);
+    }
+  }
+}
+
+TEST(MemoryModel, MegatronTheoreticalEstimateWithSequenceParallelSelective) {
+  // megatron/training/theoretical_memory_usage.py: s b h (18 + 4 f / h) / t.
+  const ModelSpec model = gpt3Model();
+  const double s = 2048, h = 12288, f = 49152;
+  EXPECT_NEAR(layerActivationBytes(model, shard(1, 2048, 8, true), Recompute::kSelective) /
+                  (s * h * (18.0 + 4.0 * f / h) / 8.0),
+              1.0, kRelative);
+}
+
+TEST(MemoryModel, FlashAttentionKeepsOnlyTheLogsumexp) {
+  const ModelSpec model = gpt3Model();
+  const auto sh = shard(1, 2048, 8, true);
+  const double core =
+      layerActivationBytes(model, sh, Recompute::kNone) - layerActivationBytes(model, sh, Recompute::kSelective);
+  EXPECT_DOUBLE_EQ(core, 4.0 * (96.0 / 8) * 2048);  // fp32 per head and query
+}
+
+TEST(MemoryModel, ContextParallelDividesTheSequence) {
+  const ModelSpec model = gpt3Model();
+  const double one = layerActivationBytes(model, shard(1, 4096, 8, true), Recompute::kSelective);
+  const double two = layerActivationBytes(model, shard(1, 4096, 8, true, 2), Recompute::kSelective);
+  EXPECT_DOUBLE_EQ(two, one / 2.0);
+  // The s^2 terms: s / cp queries against all s keys.
+  const double unfused_one =
+      layerActivationBytes(model, shard(1, 4096, 8, true), Recompute::kNone, korthikantiOptions());
+  const double unfused_two =
+      layerActivationBytes(model, shard(1, 4096, 8, true, 2), Recompute::kNone, korthikantiOptions());
+  EXPECT_DOUBLE_EQ(unfused_two, unfused_one / 2.0);
+}
+
+TEST(MemoryModel, GroupedQueryAttentionAndSwiGlu) {
+  // Term by term for Llama 3 8B, tp 1, selective: norm inputs, QKV and fc1 inputs (2sbh each),
+  // Q 2sbq, K and V 2sb kv each, context 2sbq, SwiGLU input 2sb(2f), fc2 input 2sbf.
+  const ModelSpec model = llama3_8bModel();
+  const double s = 4096, h = 4096, q = 4096, kv = 1024, f = 14336;
+  const double expected = 2 * s * (4 * h + 2 * q + 2 * kv + 3 * f);
+  EXPECT_DOUBLE_EQ(layerActivationBytes(model, shard(1, 4096), Recompute::kSelective), expected);
+  // fp32 training doubles everything.
+  EXPECT_DOUBLE_EQ(layerActivationBytes(model, shard(1, 4096, 1, false, 1, 1, Precision::kFp32), Recompute::kSelective),
+                   2.0 * expected);
+}
+
+// --- Pipeline schedules --------------------------------------------------------------------------
+
+ParallelPlan pipelinePlan(int64_t pp, int64_t virtual_stages = 1,
+                          PipelineSchedule schedule = PipelineSchedule::kOneFOneB) {
+  ParallelPlan plan;
+  plan.pp = pp;
+  plan.dp = 1;
+  plan.gpus = pp;
+  plan.virtual_stages = virtual_stages;
+  plan.schedule = schedule;
+  return plan;
+}
+
+TEST(MemoryModel, OneFOneBHoldsPipelineDepthOnTheFirstStage) {
+  const ParallelPlan plan = pipelinePlan(4);
+  EXPECT_EQ(inFlightMicrobatches(plan, 16, 0), 4);
+  EXPECT_EQ(inFlightMicrobatches(plan, 16, 1), 3);
+  EXPECT_EQ(inFlightMicrobatches(plan, 16, 3), 1);
+  EXPECT_EQ(inFlightMicrobatches(plan, 2, 0), 2);  // fewer micro-batches than stages
+}
+
+TEST(MemoryModel, GpipeHoldsEveryMicrobatch) {
+  const ParallelPlan plan = pipelinePlan(4, 1, PipelineSchedule::kGpipe);
+  for (int64_t stage = 0; stage < 4; ++stage) EXPECT_EQ(inFlightMicrobatches(plan, 16, stage), 16);
+}
+
+TEST(MemoryModel, InterleavedFollowsMegatronWarmup) {
+  const ParallelPlan plan = pipelinePlan(4, 2);
+  // 2 (p - 1) + (v - 1) p + 1 = 11 chunks of L / (p v) layers: L (1 + (p - 1) / (p v)) on stage 0.
+  EXPECT_EQ(inFlightMicrobatches(plan, 8, 0), 11);
+  EXPECT_EQ(inFlightMicrobatches(plan, 8, 3), 5);
+  EXPECT_EQ(inFlightMicrobatches(plan, 4, 3), 8);  // m = p: every forward is warm-up
+}
+
+Experiment gptExperiment(int64_t pp, PipelineSchedule schedule, int64_t microbatches) {
+  Experiment experiment;
+  experiment.name = "test";
+  experiment.model = gptModel(8, 1024, 16, 1000);
+  experiment.cluster.gpu.memory_GiB = 80;
+  experiment.training = testing::training(1024, microbatches);
+  experiment.plan = pipelinePlan(pp, 1, schedule);
+  return experiment;
+}
+
+TEST(MemoryModel, StagesHoldTheScheduleInFlightActivations) {
+  const Experiment one_f_one_b = gptExperiment(4, PipelineSchedule::kOneFOneB, 16);
+  const Experiment gpipe = gptExperiment(4, PipelineSchedule::kGpipe, 16);
+  const double per_layer = layerActivationBytes(
+      one_f_one_b.model, MicroBatchShard::of(one_f_one_b.training, one_f_one_b.plan), Recompute::kNone);
+  const MemoryReport a = estimateMemory(one_f_one_b);
+  const MemoryReport b = estimateMemory(gpipe);
+  ASSERT_EQ(a.stages.size(), 4u);
+  EXPECT_EQ(a.stages[0].in_flight, 4);
+  EXPECT_EQ(b.stages[0].in_flight, 16);
+  // Middle stages hold nothing but their layers' activations: 2 layers x in-flight.
+  EXPECT_DOUBLE_EQ(a.stages[1].activations, 3 * 2 * per_layer);
+  EXPECT_DOUBLE_EQ(b.stages[1].activations, 16 * 2 * per_layer);
+  EXPECT_GT(a.stages[0].activations, 4 * 2 * per_layer);  // plus token ids and embedding dropout
+  EXPECT_EQ(a.peak_stage, 0u);
+}
+
+// --- Weights, gradients, optimizer states, ZeRO ------------------------------------------------------
+
+TEST(MemoryModel, BytesPerParameterFollowMegatronTable) {
+  auto sum = [](const StateBytes& bytes) { return bytes.weights + bytes.gradients + bytes.optimizer; };
+  EXPECT_DOUBLE_EQ(sum(stateBytesPerParameter(Precision::kFp16, Optimizer::kAdam)), 20.0);
+  EXPECT_DOUBLE_EQ(sum(stateBytesPerParameter(Precision::kBf16, Optimizer::kAdam)), 18.0);
+  EXPECT_DOUBLE_EQ(sum(stateBytesPerParameter(Precision::kFp32, Optimizer::kAdam)), 16.0);
+  // Distributed optimizer: 4 + 16/d, 6 + 12/d, 8 + 8/d.
+  const StateBytes fp16 = stateBytesPerParameter(Precision::kFp16, Optimizer::kAdam);
+  EXPECT_DOUBLE_EQ(fp16.weights + fp16.gradients, 4.0);
+  EXPECT_DOUBLE_EQ(fp16.optimizer, 16.0);
+  const StateBytes bf16 = stateBytesPerParameter(Precision::kBf16, Optimizer::kAdam);
+  EXPECT_DOUBLE_EQ(bf16.weights + bf16.gradients, 6.0);
+  EXPECT_DOUBLE_EQ(bf16.optimizer, 12.0);
+  const StateBytes fp32 = stateBytesPerParameter(Precision::kFp32, Optimizer::kAdam);
+  EXPECT_DOUBLE_EQ(fp32.weights + fp32.gradients, 8.0);
+  EXPECT_DOUBLE_EQ(fp32.optimizer, 8.0);
+  // SGD: fp32 master + momentum.
+  EXPECT_DOUBLE_EQ(stateBytesPerParameter(Precision::kBf16, Optimizer::kSgd).optimizer, 8.0);
+}
+
+Experiment llamaExperiment(int zero, int64_t dp) {
+  Experiment experiment;
+  experiment.name = "llama";
+  experiment.model = llama3_8bModel();
+  experiment.cluster.gpu.memory_GiB = 80;
+  experiment.training = testing::training(4096, 64);
+  experiment.plan.dp = dp;
+  experiment.plan.gpus = dp;
+  experiment.plan.zero = zero;
+  return experiment;
+}
+
+TEST(MemoryModel, ZeroShardsOverDataParallelRanks) {
+  const StageMemory none = estimateMemory(llamaExperiment(0, 8)).peak();
+  const StageMemory one = estimateMemory(llamaExperiment(1, 8)).peak();
+  const StageMemory two = estimateMemory(llamaExperiment(2, 8)).peak();
+  const StageMemory three = estimateMemory(llamaExperiment(3, 8)).peak();
+  EXPECT_DOUBLE_EQ(one.optimizer, none.optimizer / 8.0);
+  EXPECT_DOUBLE_EQ(one.gradients, none.gradients);
+  EXPECT_DOUBLE_EQ(one.weights, none.weights);
+  EXPECT_DOUBLE_EQ(two.gradients, none.gradients / 8.0);
+  EXPECT_DOUBLE_EQ(two.weights, none.weights);
+  EXPECT_DOUBLE_EQ(three.weights, none.weights / 8.0);
+  EXPECT_GT(three.communication_buffers, two.communication_buffers);  // gathered layers
+  // bf16 Adam without sharding: 18 bytes per parameter.
+  const double parameters = llama3_8bModel().parameterCount();
+  EXPECT_NEAR((none.weights + none.gradients + none.optimizer) / (18.0 * parameters), 1.0, kRelative);
+}
+
+TEST(MemoryModel, ExpertStatesShardOverExpertDataParallelRanks) {
+  Experiment experiment;
+  experiment.model = mixtralModel();
+  experiment.cluster.gpu.memory_GiB = 80;
+  experiment.training = testing::training(4096, 64);
+  experiment.plan.dp = 16;
+  experiment.plan.ep = 8;
+  experiment.plan.gpus = 16;
+  experiment.plan.zero = 1;
+  const StageMemory stage = estimateMemory(experiment).peak();
+  const StateBytes bytes = stateBytesPerParameter(Precision::kBf16, Optimizer::kAdam);
+  // Dense parameters shard over 16 ranks, the one local expert per layer over 16 / 8 = 2.
+  EXPECT_NEAR(stage.optimizer / (bytes.optimizer * (stage.parameters.dense / 16 + stage.parameters.expert / 2)), 1.0,
+              kRelative);
+  EXPECT_NEAR(stage.parameters.expert / (32.0 * 3 * 4096 * 14336), 1.0, kRelative);
+}
+
+TEST(MemoryModel, StageParametersAddUpToTheModel) {
+  const ModelSpec llama = llama3_8bModel();
+  ParallelPlan plan;
+  plan.dp = 1;
+  EXPECT_NEAR(
+      stageParameters(llama, testing::training(4096, 8), plan, 0, llama.layers).total() / llama.parameterCount(), 1.0,
+      kRelative);
+  // A tied GPT: the input embedding serves as output layer on one stage; with pp = 2 the last
+  // stage keeps its own copy (Megatron). Learned positions are extra.
+  const ModelSpec gpt = gptModel(8, 1024, 16, 1000);
+  const double positions = 1024.0 * 1024;
+  EXPECT_NEAR(stageParameters(gpt, testing::training(1024, 8), plan, 0, 8).total() / (gpt.parameterCount() + positions),
+              1.0, kRelative);
+  plan.pp = 2;
+  const double two_stages = stageParameters(gpt, testing::training(1024, 8), plan, 0, 4).total() +
+                            stageParameters(gpt, testing::training(1024, 8), plan, 1, 4).total();
+  EXPECT_NEAR(two_stages / (gpt.parameterCount() + positions + 1000.0 * 1024), 1.0, kRelative);
+}
+
+// --- Whole experiments ------------------------------------------------------------------------------
+
+const ConfigPaths kShippedPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS};
+
+Experiment loadShipped(const std::string& text) {
+  auto experiment = loadExperimentNode(parseConfigText(text, "test.yaml"), kShippedPaths);
+  EXPECT_TRUE(experiment.ok()) << experiment.error().toString();
+  return std::move(experiment).value();
+}
+
+TEST(MemoryModel, SeventyBillionAtTp1DoesNotFitOn80GB) {
+  const Experiment experiment = loadShipped(R"(model: llama3-70b
+cluster: dgx-h100
+training: {seq_len: 8192, global_batch_size: 64}
+parallelism: {gpus: 8, tp: 1, pp: 1, zero: 1, recompute: full}
+)");
+  const MemoryReport report = estimateMemory(experiment);
+  EXPECT_FALSE(report.fits());
+  EXPECT_GT(report.peak().weights, 80.0 * units::kGiB);  // 70.6B x 2 bytes alone
+  // The same model with tp 8 inside the node does fit.
+  const Experiment split = loadShipped(R"(model: llama3-70b
+cluster: dgx-h100
+training: {seq_len: 8192, global_batch_size: 64}
+parallelism: {gpus: 64, tp: 8, pp: 2, zero: 1, recompute: selective, sequence_parallel: true}
+)");
+  EXPECT_TRUE(estimateMemory(split).fits());
+}
+
+TEST(MemoryModel, ShippedExperimentsFit) {
+  for (const std::string name : {"gpt3-175b-selene", "llama3-405b-16k-h100", "llama3-8b-dgx-h100"}) {
+    auto experiment = loadExperiment(name, kShippedPaths);
+    ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
+    const MemoryReport report = estimateMemory(*experiment);
+    EXPECT_TRUE(report.fits()) << name << ": " << report.peakBytes() / units::kGiB << " GiB";
+    EXPECT_EQ(report.stages.size(), static_cast<std::size_t>(experiment->plan.pp));
+  }
+}
+
+TEST(MemoryModel, UnevenStagesUseTheirOwnLayerCounts) {
+  auto experiment = loadExperiment("llama3-405b-16k-h100", kShippedPaths);
+  ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
+  const MemoryReport report = estimateMemory(*experiment);
+  EXPECT_EQ(report.stages.front().layers, 7);
+  EXPECT_EQ(report.stages[1].layers, 8);
+  EXPECT_EQ(report.stages.back().layers, 7);
+  // 1F1B: stage i holds pp - i micro-batches.
+  EXPECT_EQ(report.stages.front().in_flight, 16);
+  EXPECT_EQ(report.stages.back().in_flight, 1);
+}
+
+}  // namespace
+}  // namespace trainsim::parallelism

@@ -1,0 +1,581 @@
+// The NCCL-like collective model (sim/collective_*.cpp): closed forms on one NVSwitch node,
+// byte conservation across nodes, determinism, contention, NVLS, the tuner and request
+// validation.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../topology/test_clusters.h"
+#include "sim/collective.h"
+#include "sim/collective_builder.h"
+#include "sim/collective_simulation.h"
+#include "sim/communication_parameters.h"
+#include "sim/engine.h"
+#include "sim/flow_network.h"
+#include "sim/result.h"
+#include "sim/sim_time.h"
+#include "sim/task_executor.h"
+#include "sim/task_graph.h"
+#include "topology/router.h"
+
+namespace trainsim::sim {
+namespace {
+
+using topology::Cluster;
+using topology::Router;
+using topology::testing::clusterFromYaml;
+using topology::testing::presetCluster;
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr auto kSimple = static_cast<std::size_t>(Protocol::kSimple);
+constexpr auto kRingIndex = static_cast<std::size_t>(CollectiveAlgorithm::kRing);
+constexpr auto kNvLinkIndex = static_cast<std::size_t>(HopClass::kNvLink);
+
+// One NVSwitch node of 8 inline GPUs at 100 GB/s per GPU. The inline GPU's key is
+// "inline", so its NVLink efficiency is nvlink_efficiency_default.
+const char* kOneNodeYaml = R"(
+name: one-node
+gpu:
+  name: test-gpu
+  peak_tflops: {bf16: 100}
+  memory_GiB: 80
+  memory_bandwidth_GBps: 2000
+  intra_node_bandwidth_GBps: 100
+  default_fabric: nvswitch
+  pcie_bandwidth_GBps: 64
+nodes: 1
+gpus_per_node: 8
+intra_node:
+  fabric: nvswitch
+)";
+
+const Cluster& oneNode() {
+  static const Cluster cluster = clusterFromYaml(kOneNodeYaml);
+  return cluster;
+}
+
+// 4 nodes of 8 inline GPUs, one 200 Gb/s InfiniBand NIC per GPU unless `nics` says otherwise.
+std::string multiNodeYaml(int nics, int nodes = 4) {
+  return std::string(R"(
+name: multi-node
+gpu:)") + topology::testing::kTestGpu +
+         "nodes: " + std::to_string(nodes) + R"(
+gpus_per_node: 8
+inter_node:
+  nics_per_node: )" +
+         std::to_string(nics) + R"(
+  nic_bandwidth_Gbps: 200
+  protocol: infiniband
+  topology: fat_tree
+)";
+}
+
+// Every latency and the pipeline fill set to zero: only bytes / bandwidth remain.
+CommunicationParameters zeroLatencyParameters() {
+  CommunicationParameters parameters;
+  parameters.launch_overhead_us = 0.0;
+  for (auto& row : parameters.base_latency_us) row = {0.0, 0.0, 0.0};
+  for (auto& row : parameters.ring_step_latency_us) row = {0.0, 0.0, 0.0};
+  for (auto& row : parameters.tree_step_latency_us) row = {0.0, 0.0, 0.0};
+  parameters.nvls_step_latency_us = 0.0;
+  parameters.chunk_bytes = {0.0, 0.0, 0.0};
+  return parameters;
+}
+
+std::vector<int64_t> firstRanks(int64_t n, int64_t first = 0) {
+  std::vector<int64_t> ranks;
+  for (int64_t r = 0; r < n; ++r) ranks.push_back(first + r);
+  return ranks;
+}
+
+// A collective built with CollectiveBuilder and run on its own engine, flow network and
+// executor (what CollectiveSimulator does), keeping the graph and the run summary.
+struct CollectiveRun {
+  CollectiveChoice choice;
+  SimTime makespan = 0;
+  TaskGraph graph;
+  RunSummary summary;
+};
+
+CollectiveRun runCollectives(const Cluster& cluster, const CommunicationParameters& parameters,
+                             const std::vector<CollectiveRequest>& requests, Router* shared_router = nullptr) {
+  CollectiveRun run;
+  Router own_router(cluster);
+  Router& router = shared_router != nullptr ? *shared_router : own_router;
+  CollectiveBuilder builder(cluster, router, run.graph, parameters);
+  for (const auto& request : requests) {
+    auto choice = builder.choose(request);
+    if (!choice.ok()) {
+      ADD_FAILURE() << choice.error().toString();
+      return run;
+    }
+    run.choice = choice.value();
+    builder.add(request, choice.value());
+  }
+  Engine engine;
+  FlowNetwork network(engine, CollectiveBuilder::effectiveCapacities(cluster, parameters));
+  TaskExecutor executor(engine, network, run.graph);
+  run.makespan = executor.run();
+  EXPECT_TRUE(executor.allFinished());
+  run.summary = summarizeRun(engine, network, executor);
+  return run;
+}
+
+CollectiveRun runCollective(const Cluster& cluster, const CommunicationParameters& parameters,
+                            const CollectiveRequest& request, Router* shared_router = nullptr) {
+  return runCollectives(cluster, parameters, {request}, shared_router);
+}
+
+CollectiveRequest forcedRingSimple(CollectiveOp op, std::vector<int64_t> ranks, double bytes) {
+  return CollectiveRequest{op, std::move(ranks), bytes, CollectiveAlgorithm::kRing, Protocol::kSimple};
+}
+
+// The effective NVLink bandwidth of the one-node cluster (raw x efficiency).
+double oneNodeEffectiveBandwidth(const CommunicationParameters& parameters) {
+  return 100e9 * parameters.nvlink_efficiency_default;
+}
+
+// launch + base[ring][Simple] + 2(n-1) NVLink Simple steps + fill + 2(n-1)/n S / B_eff,
+// each term rounded to the picosecond as the engine does (compute task, flow latency,
+// transfer rounded up).
+SimTime expectedRingAllReduce(const CommunicationParameters& p, int n, double size) {
+  const double steps = 2.0 * (n - 1.0);
+  const double fixed_us = p.launch_overhead_us + p.base_latency_us[kRingIndex][kSimple];
+  const double chunk = std::min(p.chunk_bytes[kSimple], size / n / p.pipeline_channels);
+  const double fill_s = (steps - 1.0) * chunk / (p.channel_bandwidth_GBps * 1e9);
+  const double step_s = steps * p.ring_step_latency_us[kNvLinkIndex][kSimple] * 1e-6;
+  const double payload = 2.0 * (n - 1.0) / n * size;
+  return secondsToSimTime(fixed_us * 1e-6) + secondsToSimTime(step_s + fill_s) +
+         transferDuration(payload, oneNodeEffectiveBandwidth(p));
+}
+
+// ---------------------------------------------------------------------------------------
+// Closed forms on one NVSwitch node.
+
+TEST(CollectiveTest, RingAllReduceOnOneNodeMatchesClosedFormWithChunkLimitedFill) {
+  const CommunicationParameters parameters;
+  for (int n : {2, 4, 8}) {
+    const double size = 1.0 * kGiB;
+    // The fill is chunk-limited: the per-step data over the channels exceeds the slot.
+    ASSERT_GT(size / n / parameters.pipeline_channels, parameters.chunk_bytes[kSimple]);
+    const CollectiveRun run =
+        runCollective(oneNode(), parameters, forcedRingSimple(CollectiveOp::kAllReduce, firstRanks(n), size));
+    EXPECT_EQ(run.choice.algorithm, CollectiveAlgorithm::kRing);
+    EXPECT_EQ(run.choice.protocol, Protocol::kSimple);
+    EXPECT_EQ(run.choice.channels, 1);
+    EXPECT_EQ(run.makespan, expectedRingAllReduce(parameters, n, size)) << "n = " << n;
+  }
+}
+
+TEST(CollectiveTest, RingAllReduceOnOneNodeMatchesClosedFormWithSizeLimitedFill) {
+  const CommunicationParameters parameters;
+  for (int n : {2, 4, 8}) {
+    for (double size : {1.0 * kMiB, 4096.0}) {
+      // The fill is size-limited: S / (n x channels) is below the Simple slot.
+      ASSERT_LT(size / n / parameters.pipeline_channels, parameters.chunk_bytes[kSimple]);
+      const CollectiveRun run =
+          runCollective(oneNode(), parameters, forcedRingSimple(CollectiveOp::kAllReduce, firstRanks(n), size));
+      EXPECT_EQ(run.makespan, expectedRingAllReduce(parameters, n, size)) << "n = " << n << ", S = " << size;
+    }
+  }
+}
+
+TEST(CollectiveTest, RingAllReduceWithoutLatenciesIsBytesOverBandwidth) {
+  const CommunicationParameters parameters = zeroLatencyParameters();
+  const double bandwidth = oneNodeEffectiveBandwidth(parameters);
+  for (int n : {2, 4, 8}) {
+    for (double size : {1.0 * kMiB, 1.0 * kGiB}) {
+      const CollectiveRun run =
+          runCollective(oneNode(), parameters, forcedRingSimple(CollectiveOp::kAllReduce, firstRanks(n), size));
+      EXPECT_EQ(run.makespan, transferDuration(2.0 * (n - 1.0) / n * size, bandwidth)) << "n = " << n;
+      // Also as seconds: 2(n-1)/n S / B_eff.
+      EXPECT_NEAR(simTimeToSeconds(run.makespan), 2.0 * (n - 1.0) / n * size / bandwidth, 1e-12);
+    }
+  }
+}
+
+TEST(CollectiveTest, RingAllGatherAndReduceScatterMatchClosedFormWithLatencies) {
+  const CommunicationParameters p;
+  for (CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
+    for (int n : {2, 4, 8}) {
+      for (double size : {1.0 * kMiB, 1.0 * kGiB}) {
+        const CollectiveRun run = runCollective(oneNode(), p, forcedRingSimple(op, firstRanks(n), size));
+        const double steps = n - 1.0;
+        const double chunk = std::min(p.chunk_bytes[kSimple], size / n / p.pipeline_channels);
+        const double latency_s = steps * p.ring_step_latency_us[kNvLinkIndex][kSimple] * 1e-6 +
+                                 (steps - 1.0) * chunk / (p.channel_bandwidth_GBps * 1e9);
+        const SimTime expected =
+            secondsToSimTime((p.launch_overhead_us + p.base_latency_us[kRingIndex][kSimple]) * 1e-6) +
+            secondsToSimTime(latency_s) + transferDuration((n - 1.0) / n * size, oneNodeEffectiveBandwidth(p));
+        EXPECT_EQ(run.makespan, expected) << collectiveOpName(op) << " n = " << n << ", S = " << size;
+      }
+    }
+  }
+}
+
+TEST(CollectiveTest, OneNodeClosedFormsWithoutLatencies) {
+  const CommunicationParameters parameters = zeroLatencyParameters();
+  const double bandwidth = oneNodeEffectiveBandwidth(parameters);
+  const double size = 256.0 * kMiB;
+  for (int n : {2, 4, 8}) {
+    const auto ranks = firstRanks(n);
+    const auto time = [&](CollectiveOp op, std::optional<CollectiveAlgorithm> algorithm) {
+      return runCollective(oneNode(), parameters, CollectiveRequest{op, ranks, size, algorithm, Protocol::kSimple})
+          .makespan;
+    };
+    // all_gather / reduce_scatter: (n-1)/n S / B.
+    EXPECT_EQ(time(CollectiveOp::kAllGather, CollectiveAlgorithm::kRing),
+              transferDuration((n - 1.0) / n * size, bandwidth))
+        << n;
+    EXPECT_EQ(time(CollectiveOp::kReduceScatter, CollectiveAlgorithm::kRing),
+              transferDuration((n - 1.0) / n * size, bandwidth))
+        << n;
+    // broadcast: a chain from the root, every edge carries S: S / B.
+    EXPECT_EQ(time(CollectiveOp::kBroadcast, CollectiveAlgorithm::kRing), transferDuration(size, bandwidth)) << n;
+    // send_recv: every rank sends S to the next: S / B.
+    EXPECT_EQ(time(CollectiveOp::kSendRecv, std::nullopt), transferDuration(size, bandwidth)) << n;
+    // all_to_all: n-1 flows of S/n share each GPU's link: (n-1)/n S / B (the fair share
+    // B/(n-1) may differ from the exact quotient by a rounding of the last bit).
+    EXPECT_NEAR(static_cast<double>(time(CollectiveOp::kAllToAll, std::nullopt)),
+                static_cast<double>(transferDuration((n - 1.0) / n * size, bandwidth)), 2.0)
+        << n;
+  }
+}
+
+TEST(CollectiveTest, PointToPointOpsUseTheDirectAlgorithmAndRingOpsTheRing) {
+  CollectiveSimulator simulator(oneNode(), CommunicationParameters{});
+  for (CollectiveOp op : {CollectiveOp::kAllToAll, CollectiveOp::kSendRecv}) {
+    auto result = simulator.simulate(CollectiveRequest{op, firstRanks(4), 1.0 * kMiB, {}, {}});
+    ASSERT_TRUE(result.ok()) << result.error().toString();
+    EXPECT_EQ(result->choice.algorithm, CollectiveAlgorithm::kDirect) << collectiveOpName(op);
+  }
+  for (CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter, CollectiveOp::kBroadcast}) {
+    auto result = simulator.simulate(CollectiveRequest{op, firstRanks(4), 1.0 * kMiB, {}, {}});
+    ASSERT_TRUE(result.ok()) << result.error().toString();
+    EXPECT_EQ(result->choice.algorithm, CollectiveAlgorithm::kRing) << collectiveOpName(op);
+  }
+}
+
+TEST(CollectiveTest, SimulatorReportsAlgorithmAndBusBandwidth) {
+  const CommunicationParameters parameters = zeroLatencyParameters();
+  CollectiveSimulator simulator(oneNode(), parameters);
+  const double size = 1.0 * kGiB;
+  auto result = simulator.simulate(forcedRingSimple(CollectiveOp::kAllReduce, firstRanks(8), size));
+  ASSERT_TRUE(result.ok()) << result.error().toString();
+  EXPECT_DOUBLE_EQ(result->algbw_Bps, size / result->time_s);
+  EXPECT_DOUBLE_EQ(result->busbw_Bps, result->algbw_Bps * 2.0 * 7.0 / 8.0);
+  // Without latencies the bus bandwidth is the effective link bandwidth.
+  EXPECT_NEAR(result->busbw_Bps / oneNodeEffectiveBandwidth(parameters), 1.0, 1e-9);
+}
+
+TEST(CollectiveTest, SimulatorCountsTheCollectivesFlows) {
+  CollectiveSimulator simulator(oneNode(), CommunicationParameters{});
+  // A single-node ring has one flow per rank (one channel); all_to_all n(n-1).
+  auto ring = simulator.simulate(forcedRingSimple(CollectiveOp::kAllReduce, firstRanks(8), 1.0 * kMiB));
+  ASSERT_TRUE(ring.ok());
+  // Regression test for a bug found in review (fixed).
+  EXPECT_EQ(ring->flows, 8u);
+  auto all_to_all = simulator.simulate(CollectiveRequest{CollectiveOp::kAllToAll, firstRanks(4), 1.0 * kMiB, {}, {}});
+  ASSERT_TRUE(all_to_all.ok());
+  EXPECT_EQ(all_to_all->flows, 12u);
+}
+
+// ---------------------------------------------------------------------------------------
+// Conservation: every byte of every flow crosses every link of its route once.
+
+void expectBytesConserved(const CollectiveRun& run) {
+  double carried = 0.0;
+  for (const auto& link : run.summary.links) carried += link.bytes_carried;
+  double expected = 0.0;
+  std::size_t flows = 0;
+  for (TaskId task = 0; task < run.graph.taskCount(); ++task) {
+    if (run.graph.kind(task) != TaskKind::kFlow) continue;
+    ++flows;
+    expected += run.graph.flowBytes(task) * static_cast<double>(run.graph.routeLinks(run.graph.route(task)).size());
+  }
+  ASSERT_GT(flows, 0u);
+  EXPECT_NEAR(carried / expected, 1.0, 1e-9);
+}
+
+double totalFlowBytes(const CollectiveRun& run) {
+  double total = 0.0;
+  for (TaskId task = 0; task < run.graph.taskCount(); ++task) {
+    if (run.graph.kind(task) == TaskKind::kFlow) total += run.graph.flowBytes(task);
+  }
+  return total;
+}
+
+TEST(CollectiveTest, MultiNodeRingConservesBytes) {
+  const Cluster cluster = clusterFromYaml(multiNodeYaml(8));
+  const CommunicationParameters parameters;
+  const double size = 64.0 * kMiB;
+  const CollectiveRun run =
+      runCollective(cluster, parameters, forcedRingSimple(CollectiveOp::kAllReduce, firstRanks(32), size));
+  EXPECT_EQ(run.choice.channels, 8);
+  expectBytesConserved(run);
+  // 8 channels x 32 edges x 2(n-1)/n S / 8 = 2(n-1) S in all (Simple: no protocol overhead).
+  EXPECT_NEAR(totalFlowBytes(run) / (2.0 * 31.0 * size), 1.0, 1e-12);
+  // Every byte leaves a GPU: the network carries something.
+  EXPECT_EQ(run.summary.tasks_finished, run.summary.tasks);
+}
+
+TEST(CollectiveTest, MultiNodeTreeConservesBytes) {
+  const Cluster cluster = clusterFromYaml(multiNodeYaml(8));
+  const CommunicationParameters parameters;
+  const CollectiveRun run = runCollective(
+      cluster, parameters,
+      CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(32), 64.0 * kMiB, CollectiveAlgorithm::kTree, {}});
+  EXPECT_EQ(run.choice.algorithm, CollectiveAlgorithm::kTree);
+  expectBytesConserved(run);
+}
+
+TEST(CollectiveTest, MultiNodeAllToAllAndLlRingConserveBytes) {
+  const Cluster cluster = clusterFromYaml(multiNodeYaml(2));
+  const CommunicationParameters parameters;
+  expectBytesConserved(runCollective(
+      cluster, parameters, CollectiveRequest{CollectiveOp::kAllToAll, firstRanks(16, 8), 16.0 * kMiB, {}, {}}));
+  const CollectiveRun ll = runCollective(cluster, parameters,
+                                         CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(32), 1.0 * kMiB,
+                                                           CollectiveAlgorithm::kRing, Protocol::kLL});
+  expectBytesConserved(ll);
+  // LL puts 1 / protocol_bandwidth_factor[LL] times the payload on the wire.
+  const double factor = parameters.protocol_bandwidth_factor[static_cast<std::size_t>(Protocol::kLL)];
+  EXPECT_NEAR(totalFlowBytes(ll) / (2.0 * 31.0 * kMiB / factor), 1.0, 1e-12);
+}
+
+// ---------------------------------------------------------------------------------------
+// Determinism.
+
+TEST(CollectiveTest, SameRequestGivesIdenticalTimes) {
+  const Cluster cluster = clusterFromYaml(multiNodeYaml(8));
+  const CommunicationParameters parameters;
+  for (double size : {8.0, 1.0 * kMiB, 256.0 * kMiB}) {
+    const CollectiveRequest request{CollectiveOp::kAllReduce, firstRanks(32), size, {}, {}};
+    CollectiveSimulator first(cluster, parameters);
+    CollectiveSimulator second(cluster, parameters);
+    auto a = first.simulate(request);
+    auto b = second.simulate(request);
+    auto c = first.simulate(request);  // Router cache warm
+    ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+    EXPECT_EQ(secondsToSimTime(a->time_s), secondsToSimTime(b->time_s)) << size;
+    EXPECT_EQ(secondsToSimTime(a->time_s), secondsToSimTime(c->time_s)) << size;
+    EXPECT_EQ(a->time_s, c->time_s);
+    EXPECT_EQ(a->choice.algorithm, c->choice.algorithm);
+    EXPECT_EQ(a->choice.protocol, c->choice.protocol);
+    EXPECT_EQ(a->flows, c->flows);
+  }
+}
+
+TEST(CollectiveTest, ResultDoesNotDependOnRouterCacheState) {
+  const Cluster cluster = clusterFromYaml(multiNodeYaml(2));
+  const CommunicationParameters parameters;
+  const std::vector<CollectiveRequest> requests = {
+      forcedRingSimple(CollectiveOp::kAllReduce, firstRanks(32), 64.0 * kMiB),
+      CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(32), 64.0 * kMiB, CollectiveAlgorithm::kTree, {}},
+      CollectiveRequest{CollectiveOp::kAllToAll, firstRanks(16, 4), 8.0 * kMiB, {}, {}},
+  };
+  for (const auto& request : requests) {
+    const CollectiveRun cold = runCollective(cluster, parameters, request);
+    // A router that has already answered every pair, in reverse order.
+    Router warm(cluster);
+    for (int64_t a = cluster.acceleratorCount() - 1; a >= 0; --a) {
+      for (int64_t b = cluster.acceleratorCount() - 1; b >= 0; --b) {
+        if (a != b) (void)warm.route(cluster.accelerator(a), cluster.accelerator(b));
+      }
+    }
+    const CollectiveRun hot = runCollective(cluster, parameters, request, &warm);
+    EXPECT_EQ(cold.makespan, hot.makespan) << collectiveOpName(request.op);
+    ASSERT_EQ(cold.graph.taskCount(), hot.graph.taskCount());
+    for (TaskId task = 0; task < cold.graph.taskCount(); ++task) {
+      if (cold.graph.kind(task) != TaskKind::kFlow) continue;
+      const auto cold_links = cold.graph.routeLinks(cold.graph.route(task));
+      const auto hot_links = hot.graph.routeLinks(hot.graph.route(task));
+      EXPECT_TRUE(std::equal(cold_links.begin(), cold_links.end(), hot_links.begin(), hot_links.end()));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Contention: 8 concurrent data-parallel all-reduces, group g = GPU g of each of 4 nodes.
+
+std::vector<CollectiveRequest> dataParallelGroups(int groups, double size) {
+  std::vector<CollectiveRequest> requests;
+  for (int g = 0; g < groups; ++g) {
+    std::vector<int64_t> ranks;
+    for (int node = 0; node < 4; ++node) ranks.push_back(node * 8 + g);
+    requests.push_back(forcedRingSimple(CollectiveOp::kAllReduce, ranks, size));
+  }
+  return requests;
+}
+
+TEST(CollectiveTest, ConcurrentAllReducesContendForSharedNics) {
+  const Cluster cluster = clusterFromYaml(multiNodeYaml(2));
+  const CommunicationParameters parameters;
+  const double size = 256.0 * kMiB;
+  const SimTime alone = runCollectives(cluster, parameters, dataParallelGroups(1, size)).makespan;
+  const SimTime together = runCollectives(cluster, parameters, dataParallelGroups(8, size)).makespan;
+  // Four groups share each NIC: about four times as long for large messages.
+  const double ratio = static_cast<double>(together) / static_cast<double>(alone);
+  EXPECT_GT(ratio, 3.5);
+  EXPECT_LT(ratio, 4.1);
+}
+
+TEST(CollectiveTest, ConcurrentAllReducesWithOwnNicsDoNotSlowDown) {
+  const Cluster cluster = clusterFromYaml(multiNodeYaml(8));
+  const CommunicationParameters parameters;
+  const double size = 256.0 * kMiB;
+  const SimTime alone = runCollectives(cluster, parameters, dataParallelGroups(1, size)).makespan;
+  const SimTime together = runCollectives(cluster, parameters, dataParallelGroups(8, size)).makespan;
+  EXPECT_GE(together, alone);
+  EXPECT_NEAR(static_cast<double>(together) / static_cast<double>(alone), 1.0, 0.01);
+}
+
+// ---------------------------------------------------------------------------------------
+// NVLS.
+
+TEST(CollectiveTest, NvlsOnDgxH100ReachesNvlsEfficiencyOfNvLink) {
+  const Cluster cluster = presetCluster("dgx-h100");
+  const CommunicationParameters parameters;
+  CollectiveSimulator simulator(cluster, parameters);
+  auto result = simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(8), 8.0 * kGiB, {}, {}});
+  ASSERT_TRUE(result.ok()) << result.error().toString();
+  EXPECT_EQ(result->choice.algorithm, CollectiveAlgorithm::kNvls);
+  EXPECT_EQ(result->choice.protocol, Protocol::kSimple);
+  const double expected_busbw = parameters.nvls_efficiency * 450e9 * 2.0 * 7.0 / 8.0;
+  EXPECT_NEAR(result->busbw_Bps / expected_busbw, 1.0, 0.01);
+}
+
+TEST(CollectiveTest, NvlsIsNotOfferedOnDgxA100) {
+  const Cluster cluster = presetCluster("dgx-a100", {});
+  CollectiveSimulator simulator(cluster, CommunicationParameters{});
+  auto result = simulator.simulate(
+      CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(8), 1.0 * kGiB, CollectiveAlgorithm::kNvls, {}});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().code, ExitCode::kInvalidInput);
+  EXPECT_EQ(result.error().toString(), "--algo: nvls is not available for all_reduce on this group; available: ring");
+  // Two nodes: the tree joins the list.
+  auto two_nodes = simulator.simulate(
+      CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(16), 1.0 * kGiB, CollectiveAlgorithm::kNvls, {}});
+  ASSERT_FALSE(two_nodes.ok());
+  EXPECT_EQ(two_nodes.error().toString(),
+            "--algo: nvls is not available for all_reduce on this group; available: ring, tree");
+}
+
+TEST(CollectiveTest, TreeIsNotOfferedInsideOneNode) {
+  const Cluster cluster = presetCluster("dgx-h100");
+  CollectiveSimulator simulator(cluster, CommunicationParameters{});
+  auto result = simulator.simulate(
+      CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(8), 1.0 * kGiB, CollectiveAlgorithm::kTree, {}});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().toString(),
+            "--algo: tree is not available for all_reduce on this group; available: ring, nvls");
+  // NVLS is not offered across nodes either.
+  auto across = simulator.simulate(
+      CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(16), 1.0 * kGiB, CollectiveAlgorithm::kNvls, {}});
+  ASSERT_FALSE(across.ok());
+  EXPECT_EQ(across.error().toString(),
+            "--algo: nvls is not available for all_reduce on this group; available: ring, tree");
+}
+
+TEST(CollectiveTest, NvlsWithANonSimpleProtocolIsAnError) {
+  const Cluster cluster = presetCluster("dgx-h100");
+  CollectiveSimulator simulator(cluster, CommunicationParameters{});
+  auto result = simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(8), 1.0 * kGiB,
+                                                     CollectiveAlgorithm::kNvls, Protocol::kLL});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().toString(), "--proto: the NVLS algorithm runs only with the Simple protocol");
+}
+
+// ---------------------------------------------------------------------------------------
+// Tuner.
+
+TEST(CollectiveTest, TunerPicksLlForTinyMessagesAndSimpleForLargeOnTwoDgxA100) {
+  const Cluster cluster = presetCluster("dgx-a100");
+  CollectiveSimulator simulator(cluster, CommunicationParameters{});
+  auto tiny = simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(16), 8.0, {}, {}});
+  ASSERT_TRUE(tiny.ok()) << tiny.error().toString();
+  EXPECT_EQ(tiny->choice.protocol, Protocol::kLL);
+  auto large = simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(16), 1.0 * kGiB, {}, {}});
+  ASSERT_TRUE(large.ok()) << large.error().toString();
+  EXPECT_EQ(large->choice.protocol, Protocol::kSimple);
+  EXPECT_EQ(large->choice.algorithm, CollectiveAlgorithm::kRing);
+  // One channel per NIC across nodes.
+  EXPECT_EQ(large->choice.channels, 8);
+}
+
+TEST(CollectiveTest, ForcedProtocolAndAlgorithmAreHonoured) {
+  const Cluster cluster = presetCluster("dgx-a100");
+  CollectiveSimulator simulator(cluster, CommunicationParameters{});
+  for (Protocol protocol : kAllProtocols) {
+    for (CollectiveAlgorithm algorithm : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree}) {
+      for (double size : {8.0, 1.0 * kGiB}) {
+        auto result =
+            simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(16), size, algorithm, protocol});
+        ASSERT_TRUE(result.ok()) << result.error().toString();
+        EXPECT_EQ(result->choice.protocol, protocol);
+        EXPECT_EQ(result->choice.algorithm, algorithm);
+      }
+    }
+  }
+  // A forced protocol alone leaves the algorithm to the tuner.
+  auto ll =
+      simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(16), 1.0 * kGiB, {}, Protocol::kLL});
+  ASSERT_TRUE(ll.ok());
+  EXPECT_EQ(ll->choice.protocol, Protocol::kLL);
+  auto simple =
+      simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(16), 8.0, {}, Protocol::kSimple});
+  ASSERT_TRUE(simple.ok());
+  EXPECT_EQ(simple->choice.protocol, Protocol::kSimple);
+  // Forcing the slow protocol for a large message costs time.
+  auto tuned = simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(16), 1.0 * kGiB, {}, {}});
+  ASSERT_TRUE(tuned.ok());
+  EXPECT_GT(ll->time_s, tuned->time_s);
+}
+
+// ---------------------------------------------------------------------------------------
+// Invalid requests.
+
+std::string requestError(std::vector<int64_t> ranks, double bytes = 1024.0) {
+  CollectiveSimulator simulator(oneNode(), CommunicationParameters{});
+  auto result = simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, std::move(ranks), bytes, {}, {}});
+  if (result.ok()) return "(no error)";
+  EXPECT_EQ(result.error().code, ExitCode::kInvalidInput);
+  return result.error().toString();
+}
+
+TEST(CollectiveTest, InvalidRequestsAreErrors) {
+  EXPECT_EQ(requestError({}), "gpus: a collective needs at least 2 GPUs");
+  EXPECT_EQ(requestError({3}), "gpus: a collective needs at least 2 GPUs");
+  EXPECT_EQ(requestError({0, 8}), "gpus: GPU rank 8 is not in the cluster (it has 8 GPUs)");
+  EXPECT_EQ(requestError({-1, 0}), "gpus: GPU rank -1 is not in the cluster (it has 8 GPUs)");
+  EXPECT_EQ(requestError({0, 1, 2, 1}), "gpus: GPU rank 1 appears twice");
+  EXPECT_EQ(requestError({0, 1}, -1.0), "bytes: expected a size >= 0 and at most 2^53 bytes");
+}
+
+TEST(CollectiveTest, NonFiniteSizeIsAnErrorAboutTheSize) {
+  CollectiveSimulator simulator(oneNode(), CommunicationParameters{});
+  for (double bytes : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+    auto result = simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(4), bytes, {}, {}});
+    ASSERT_FALSE(result.ok()) << bytes;
+    EXPECT_EQ(result.error().code, ExitCode::kInvalidInput);
+    // Regression test for a bug found in review (fixed).
+    EXPECT_EQ(result.error().key_path, "bytes") << bytes << ": " << result.error().toString();
+  }
+}
+
+TEST(CollectiveTest, ForcedAlgorithmMustExistForTheOp) {
+  CollectiveSimulator simulator(oneNode(), CommunicationParameters{});
+  auto result = simulator.simulate(
+      CollectiveRequest{CollectiveOp::kAllGather, firstRanks(4), 1024.0, CollectiveAlgorithm::kDirect, {}});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().toString(), "--algo: direct is not available for all_gather on this group; available: ring");
+}
+
+}  // namespace
+}  // namespace trainsim::sim

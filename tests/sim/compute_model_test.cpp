@@ -1,0 +1,304 @@
+// The compute model (sim/compute_model.h): predicted GEMM TFLOP/s against published cuBLASLt
+// measurements, the MAMF ceiling, memory-bound and attention kernels, monotonicity, overrides.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/compute_model.h"
+#include "sim/compute_parameters.h"
+#include "sim/sim_time.h"
+#include "topology/gpu_catalog.h"
+#include "topology/gpu_spec.h"
+
+namespace trainsim::sim {
+namespace {
+
+using topology::GpuCatalog;
+using topology::GpuSpec;
+using topology::Precision;
+
+const GpuCatalog& catalog() {
+  static const GpuCatalog loaded = [] {
+    auto result = GpuCatalog::load(std::string(TRAINSIM_CONFIG_DIR_FOR_TESTS) + "/gpus.yaml");
+    EXPECT_TRUE(result.ok()) << (result.ok() ? "" : result.error().toString());
+    return std::move(result).value();
+  }();
+  return loaded;
+}
+
+const GpuSpec& gpu(const std::string& key) {
+  const GpuSpec* spec = catalog().find(key);
+  EXPECT_NE(spec, nullptr) << key;
+  return *spec;
+}
+
+// Published cuBLASLt GEMM throughput, TFLOP/s: Azure/AI-benchmarking-guide,
+// Azure_Results/ND_*_results.md, "GEMM CuBLASLt" (random init, 10,000 warm-up iterations;
+// Sep 2024), as collected in the project's validation data (gemm.yaml, id azure-cublaslt).
+// A100 (ND A100 v4, A100 SXM 80GB) in FP16; H100 (ND H100 v5) and H200 (ND H200 v5) in FP8.
+// 0 = not published.
+struct PublishedGemm {
+  int64_t m, n, k;
+  double a100_fp16, h100_fp8, h200_fp8;
+};
+constexpr PublishedGemm kAzureCublasLt[] = {
+    {1024, 1024, 1024, 119.4, 274.1, 290.8},      {2048, 2048, 2048, 221.8, 1011.3, 1013.4},
+    {4096, 4096, 4096, 228.0, 1216.9, 1249.1},    {8192, 8192, 8192, 253.7, 1290.1, 1300.6},
+    {16384, 16384, 16384, 256.5, 1377.3, 1366.3}, {32768, 32768, 32768, 0.0, 1382.2, 1349.5},
+    {1024, 2145, 1024, 132.8, 410.7, 407.9},      {6144, 12288, 12288, 250.8, 1351.4, 1318.0},
+    {802816, 192, 768, 157.8, 663.8, 717.5},
+};
+
+// Tolerances. Large shapes (every dimension >= 4096: the square 4096 ... 32768 rows and
+// 6144 x 12288 x 12288) within 15%. Small or skinny shapes (a dimension < 4096: the 1024 and
+// 2048 cubes, 1024 x 2145 x 1024, 802816 x 192 x 768) within 25%: there the kernel the
+// library picks (split-k, stream-k, its own tile list) and launch behaviour dominate, which the
+// tile/wave model only approximates (worst observed: 15%, A100 802816 x 192 x 768).
+constexpr double kLargeTolerance = 0.15;
+constexpr double kSmallTolerance = 0.25;
+
+struct Column {
+  const char* gpu_key;
+  Precision precision;
+  double input_bytes;   // per element of A and B
+  double output_bytes;  // per element of C
+  double PublishedGemm::*published;
+};
+// FP16 GEMM: 2-byte A, B, C. FP8 GEMM: 1-byte A and B; C in bf16 (2 bytes) as FP8 training
+// GEMMs write it (the Azure pages do not state the output type).
+const Column kColumns[] = {
+    {"a100-sxm-80gb", Precision::kFp16, 2.0, 2.0, &PublishedGemm::a100_fp16},
+    {"h100-sxm", Precision::kFp8, 1.0, 2.0, &PublishedGemm::h100_fp8},
+    {"h200", Precision::kFp8, 1.0, 2.0, &PublishedGemm::h200_fp8},
+};
+
+double gemmBytes(const GemmShape& s, double input_bytes, double output_bytes) {
+  const auto m = static_cast<double>(s.m), n = static_cast<double>(s.n), k = static_cast<double>(s.k);
+  return (m * k + k * n) * input_bytes + m * n * output_bytes;
+}
+
+TEST(ComputeModel, PredictsPublishedCublasLtThroughput) {
+  double worst_large = 0.0, worst_small = 0.0;
+  std::printf("%-14s %-22s %10s %10s %8s  %s\n", "gpu", "m x n x k", "published", "predicted", "error", "plan");
+  for (const Column& column : kColumns) {
+    const ComputeModel model(gpu(column.gpu_key), column.precision);
+    for (const PublishedGemm& row : kAzureCublasLt) {
+      const double published = row.*column.published;
+      if (published <= 0.0) continue;
+      const GemmShape shape{row.m, row.n, row.k};
+      const double seconds = model.gemmTime(shape, gemmBytes(shape, column.input_bytes, column.output_bytes));
+      const double predicted = shape.flops() / seconds / 1e12;
+      const double error = (predicted - published) / published;
+      const GemmPlan plan = model.gemmPlan(shape);
+      const std::string dims = std::to_string(row.m) + "x" + std::to_string(row.n) + "x" + std::to_string(row.k);
+      std::printf("%-14s %-22s %10.1f %10.1f %+7.1f%%  tile %lldx%lld, %lld waves\n", column.gpu_key, dims.c_str(),
+                  published, predicted, 100.0 * error, static_cast<long long>(plan.tile.m),
+                  static_cast<long long>(plan.tile.n), static_cast<long long>(plan.waves));
+      const bool large = std::min({row.m, row.n, row.k}) >= 4096;
+      const double tolerance = large ? kLargeTolerance : kSmallTolerance;
+      EXPECT_LE(std::abs(error), tolerance)
+          << column.gpu_key << " " << dims << ": published " << published << " TFLOP/s, predicted " << predicted;
+      (large ? worst_large : worst_small) = std::max(large ? worst_large : worst_small, std::abs(error));
+    }
+  }
+  std::printf("worst error: large shapes %.1f%%, small/skinny %.1f%%\n", 100.0 * worst_large, 100.0 * worst_small);
+}
+
+TEST(ComputeModel, CeilingsComeFromTheMamfTable) {
+  // stas00/ml-engineering MAMF table (efficiency column) against the catalog peaks.
+  EXPECT_NEAR(ComputeModel(gpu("a100-sxm-80gb"), Precision::kBf16).matmulCeiling(), 271.2 / 312.0, 1e-9);
+  EXPECT_NEAR(ComputeModel(gpu("a100-sxm-80gb"), Precision::kFp16).matmulCeiling(), 271.2 / 312.0, 1e-9);
+  EXPECT_NEAR(ComputeModel(gpu("h100-sxm"), Precision::kBf16).matmulCeiling(), 794.5 / 989.4, 1e-9);
+  EXPECT_NEAR(ComputeModel(gpu("h100-sxm"), Precision::kFp8).matmulCeiling(), 1402.6 / 1978.9, 1e-9);
+  EXPECT_NEAR(ComputeModel(gpu("h200"), Precision::kFp8).matmulCeiling(), 1453.4 / 1978.9, 1e-9);
+  EXPECT_NEAR(ComputeModel(gpu("mi300x"), Precision::kBf16).matmulCeiling(), 668.4 / 1307.4, 1e-9);
+  EXPECT_NEAR(ComputeModel(gpu("gaudi2"), Precision::kBf16).matmulCeiling(), 418.7 / 432.0, 1e-9);
+  // No fp8 row for MI300X: its bf16 fraction. No row at all for the L40S: the default.
+  EXPECT_NEAR(ComputeModel(gpu("mi300x"), Precision::kFp8).matmulCeiling(), 668.4 / 1307.4, 1e-9);
+  EXPECT_DOUBLE_EQ(ComputeModel(gpu("l40s"), Precision::kBf16).matmulCeiling(),
+                   ComputeParameters{}.matmul_ceiling_default);
+}
+
+TEST(ComputeModel, EfficiencyNeverExceedsTheCeiling) {
+  const std::vector<int64_t> sizes = {1, 7, 64, 100, 128, 192, 255, 256, 1000, 1024, 2145, 4096, 5120, 12288, 65536};
+  for (const std::string& key : catalog().keys()) {
+    const GpuSpec& spec = gpu(key);
+    for (Precision precision : topology::kAllPrecisions) {
+      if (!spec.peakTflops(precision)) continue;
+      const ComputeModel model(spec, precision);
+      ASSERT_GT(model.matmulCeiling(), 0.0);
+      ASSERT_LE(model.matmulCeiling(), 1.0);
+      for (int64_t m : sizes) {
+        for (int64_t n : sizes) {
+          for (int64_t k : {int64_t{1}, int64_t{64}, int64_t{4096}, int64_t{1} << 20}) {
+            const double efficiency = model.gemmEfficiency({m, n, k});
+            ASSERT_GT(efficiency, 0.0) << key << " " << m << "x" << n << "x" << k;
+            ASSERT_LE(efficiency, model.matmulCeiling() * (1.0 + 1e-12)) << key << " " << m << "x" << n << "x" << k;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(ComputeModel, LargeGemmsApproachTheCeiling) {
+  const ComputeModel model(gpu("h100-sxm"), Precision::kBf16);
+  const GemmPlan plan = model.gemmPlan({32768, 32768, 32768});
+  EXPECT_GT(plan.efficiency, 0.97 * model.matmulCeiling());
+  EXPECT_EQ(plan.tile.m * plan.tile.n, 256 * 128);
+  EXPECT_EQ(plan.tiles, (32768 / 256) * (32768 / 128));
+  EXPECT_EQ(plan.waves, (plan.tiles + 131) / 132);
+}
+
+TEST(ComputeModel, WaveQuantization) {
+  // 108 SMs: 108 tiles of 256x128 fill one wave; a 109th tile needs a second wave of the
+  // largest tile, or smaller tiles: either way the time jumps well above 109/108.
+  const ComputeModel model(gpu("a100-sxm-80gb"), Precision::kBf16);
+  const GemmShape one_wave{256 * 12, 128 * 9, 8192};  // 12 x 9 = 108 tiles
+  const GemmPlan full = model.gemmPlan(one_wave);
+  EXPECT_EQ(full.tiles, 108);
+  EXPECT_EQ(full.waves, 1);
+  const GemmShape one_more{256 * 12 + 1, 128 * 9, 8192};
+  EXPECT_GT(model.gemmPlan(one_more).seconds, 1.2 * full.seconds);
+  // Tile quantization: padding m up to the tile costs as much as the padded shape.
+  EXPECT_DOUBLE_EQ(model.gemmPlan({256 * 12 - 100, 128 * 9, 8192}).seconds, full.seconds);
+}
+
+TEST(ComputeModel, SmallKPaysThePipelineFill) {
+  const ComputeModel model(gpu("h100-sxm"), Precision::kFp8);
+  const double deep = model.gemmEfficiency({8192, 8192, 16384});
+  const double shallow = model.gemmEfficiency({8192, 8192, 256});
+  EXPECT_LT(shallow, 0.6 * deep);
+}
+
+TEST(ComputeModel, BiggerGemmNeverTakesLessTime) {
+  const std::vector<int64_t> sizes = {1,    50,   64,   127,  128,  129,  200,  256,   257,  1000,
+                                      1024, 1500, 2048, 3000, 4096, 5000, 8192, 12288, 16384};
+  for (const char* key : {"a100-sxm-80gb", "h100-sxm", "mi300x", "b200"}) {
+    const ComputeModel model(gpu(key), Precision::kBf16);
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      for (std::size_t j = 0; j < sizes.size(); ++j) {
+        for (int64_t k : {int64_t{64}, int64_t{1024}, int64_t{8192}}) {
+          const GemmShape base{sizes[i], sizes[j], k};
+          const double bytes = gemmBytes(base, 2.0, 2.0);
+          const double t = model.gemmTime(base, bytes);
+          if (i + 1 < sizes.size()) {
+            const GemmShape bigger{sizes[i + 1], sizes[j], k};
+            ASSERT_GE(model.gemmTime(bigger, gemmBytes(bigger, 2.0, 2.0)), t) << key;
+          }
+          if (j + 1 < sizes.size()) {
+            const GemmShape bigger{sizes[i], sizes[j + 1], k};
+            ASSERT_GE(model.gemmTime(bigger, gemmBytes(bigger, 2.0, 2.0)), t) << key;
+          }
+          const GemmShape deeper{sizes[i], sizes[j], k * 2};
+          ASSERT_GE(model.gemmTime(deeper, gemmBytes(deeper, 2.0, 2.0)), t) << key;
+          const GemmShape batched{sizes[i], sizes[j], k, 3};
+          ASSERT_GE(model.gemmTime(batched, gemmBytes(batched, 2.0, 2.0)), t) << key;
+        }
+      }
+    }
+  }
+}
+
+TEST(ComputeModel, MemoryBoundKernelRunsAtAchievableBandwidth) {
+  // Azure STREAM-like HBM bandwidth, mid-points: A100 1.68 of 2.039 TB/s, H100 3.04 of 3.35,
+  // H200 4.24 of 4.8.
+  const double bytes = 1.0e9;
+  struct Case {
+    const char* key;
+    double fraction;
+  };
+  for (const Case& c : {Case{"a100-sxm-80gb", 0.824}, Case{"h100-sxm", 0.907}, Case{"h200", 0.883},
+                        Case{"l40s", ComputeParameters{}.memory_efficiency_default}}) {
+    const GpuSpec& spec = gpu(c.key);
+    const ComputeModel model(spec, Precision::kBf16);
+    const double bandwidth = spec.memory_bandwidth_GBps * 1e9 * c.fraction;
+    EXPECT_DOUBLE_EQ(model.achievableBandwidth(), bandwidth) << c.key;
+    const double expected = bytes / bandwidth + model.launchOverhead();
+    EXPECT_DOUBLE_EQ(model.elementwiseTime(bytes), expected) << c.key;
+    EXPECT_DOUBLE_EQ(model.time(KernelCost{0.0, bytes}), expected) << c.key;
+    // A few FLOPs per byte (LayerNorm-like) do not change it.
+    EXPECT_DOUBLE_EQ(model.elementwiseTime(bytes, 4.0 * bytes), expected) << c.key;
+  }
+  // A memory-bound GEMM shape (matrix-vector) is limited by its bytes too.
+  const ComputeModel h100(gpu("h100-sxm"), Precision::kBf16);
+  const GemmShape gemv{16384, 1, 16384};
+  const double gemv_bytes = gemmBytes(gemv, 2.0, 2.0);
+  EXPECT_DOUBLE_EQ(h100.gemmTime(gemv, gemv_bytes), gemv_bytes / h100.achievableBandwidth() + h100.launchOverhead());
+}
+
+TEST(ComputeModel, AttentionUsesTheFlashAttentionEfficiency) {
+  // FlashAttention-2 forward on the Azure pages: A100 179.5, H100 327.9, H200 329.3 TFLOP/s.
+  const ComputeModel a100(gpu("a100-sxm-80gb"), Precision::kBf16);
+  EXPECT_NEAR(a100.attentionEfficiency(), 179.5 / 312.0, 1e-9);
+  const ComputeModel h100(gpu("h100-sxm"), Precision::kBf16);
+  EXPECT_NEAR(h100.attentionEfficiency(), 327.9 / 989.4, 1e-9);
+  const double flops = 1.0e13;
+  EXPECT_DOUBLE_EQ(h100.attentionTime(flops, 1.0e6), flops / 327.9e12 + h100.launchOverhead());
+  EXPECT_DOUBLE_EQ(h100.time(KernelCost::attention(flops, 1.0e6)), h100.attentionTime(flops, 1.0e6));
+  // An FP8 run keeps attention in 16 bits: same time as the bf16 model.
+  const ComputeModel h100_fp8(gpu("h100-sxm"), Precision::kFp8);
+  EXPECT_DOUBLE_EQ(h100_fp8.attentionPeakFlops(), 989.4e12);
+  EXPECT_DOUBLE_EQ(h100_fp8.attentionTime(flops, 1.0e6), h100.attentionTime(flops, 1.0e6));
+  EXPECT_NEAR(ComputeModel(gpu("h200"), Precision::kFp8).attentionEfficiency(), 329.3 / 989.4, 1e-9);
+  // No measurement: half of the GPU's matmul ceiling.
+  const ComputeModel mi300x(gpu("mi300x"), Precision::kBf16);
+  EXPECT_NEAR(mi300x.attentionEfficiency(), 0.5 * 668.4 / 1307.4, 1e-9);
+}
+
+TEST(ComputeModel, KernelCostDispatch) {
+  const ComputeModel model(gpu("h100-sxm"), Precision::kBf16);
+  const GemmShape shape{4096, 4096, 4096};
+  const double bytes = gemmBytes(shape, 2.0, 2.0);
+  EXPECT_DOUBLE_EQ(model.time(KernelCost::gemmOf(shape, bytes)), model.gemmTime(shape, bytes));
+  EXPECT_DOUBLE_EQ(model.time(KernelCost{0.0, bytes, shape}), model.gemmTime(shape, bytes));
+  // Twice the stated FLOPs on the same shape (e.g. a fused pair) take twice the tensor time.
+  const double single = model.gemmPlan(shape).seconds;
+  EXPECT_NEAR(model.time(KernelCost{2.0 * shape.flops(), 0.0, shape}), 2.0 * single + model.launchOverhead(), 1e-15);
+  // A GEMM of unknown shape runs at the ceiling.
+  KernelCost unshaped{shape.flops(), 0.0, std::nullopt, KernelKind::kGemm};
+  EXPECT_DOUBLE_EQ(model.time(unshaped), shape.flops() / (989.4e12 * model.matmulCeiling()) + model.launchOverhead());
+  // Empty work costs the launch only; duration is the time in whole picoseconds.
+  EXPECT_DOUBLE_EQ(model.gemmTime({0, 4096, 4096}, 0.0), model.launchOverhead());
+  EXPECT_EQ(model.duration(KernelCost::elementwise(0.0)), microsecondsToSimTime(4.0));
+  EXPECT_EQ(kernelKindName(KernelKind::kAttention), "attention");
+}
+
+TEST(ComputeModel, ParametersAreOverridable) {
+  ComputeParameters parameters;
+  parameters.launch_overhead_us = 0.0;
+  parameters.tile_fixed_overhead_us = 0.0;
+  parameters.matmul_ceilings = {{"h100-sxm", Precision::kBf16, 900.0}};
+  parameters.memory_efficiency = {{"h100-sxm", 0.5}};
+  const ComputeModel model(gpu("h100-sxm"), Precision::kBf16, parameters);
+  EXPECT_NEAR(model.matmulCeiling(), 900.0 / 989.4, 1e-12);
+  EXPECT_DOUBLE_EQ(model.launchOverhead(), 0.0);
+  EXPECT_DOUBLE_EQ(model.elementwiseTime(1.0e9), 1.0e9 / (3350e9 * 0.5));
+  // Without fixed costs a perfectly tiled GEMM runs exactly at the ceiling.
+  const GemmShape exact{256 * 132, 128, 4096};  // 132 tiles of 256x128, one wave
+  EXPECT_NEAR(model.gemmEfficiency(exact), model.matmulCeiling(), 1e-12);
+}
+
+TEST(ComputeModel, CreateRejectsImpossibleArguments) {
+  auto no_fp8 = ComputeModel::create(gpu("a100-sxm-80gb"), Precision::kFp8);
+  ASSERT_FALSE(no_fp8.ok());
+  EXPECT_NE(no_fp8.error().message.find("fp8"), std::string::npos) << no_fp8.error().message;
+  ComputeParameters no_tiles;
+  no_tiles.gemm_tiles.clear();
+  EXPECT_FALSE(ComputeModel::create(gpu("h100-sxm"), Precision::kBf16, no_tiles).ok());
+  ComputeParameters bad_fraction;
+  bad_fraction.memory_efficiency = {{"h100-sxm", 1.5}};
+  EXPECT_FALSE(ComputeModel::create(gpu("h100-sxm"), Precision::kBf16, bad_fraction).ok());
+  EXPECT_TRUE(ComputeModel::create(gpu("h100-sxm"), Precision::kBf16).ok());
+  // A GPU without a published SM count uses the fallback.
+  EXPECT_EQ(ComputeModel(gpu("b200"), Precision::kBf16).computeUnits(), ComputeParameters{}.fallback_compute_units);
+}
+
+}  // namespace
+}  // namespace trainsim::sim

@@ -1,0 +1,129 @@
+// The training validation suite: its rows build valid experiments and a few small ones run
+// to finite, sane predictions. Accuracy goals are not asserted here (the model is still
+// being tuned); `trainsim validate training` prints the table.
+#include "validate/training_suite.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+namespace trainsim::validate {
+namespace {
+
+const ConfigPaths kPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS};
+
+// Small rows, one or more per source, that simulate in well under a second.
+const std::vector<std::string> kFastRows = {"megatron-sc21-t1-001", "megatron-sc21-t1-005", "korthikanti-2022-001",
+                                            "korthikanti-2022-002", "mcore-h100-weak-001",  "mcore-h100-weak-002"};
+
+const TrainingSuiteResult& fastSuite() {
+  static const TrainingSuiteResult cached = [] {
+    TrainingSuiteOptions options;
+    options.only = kFastRows;
+    auto result = runTrainingSuite(kPaths, options);
+    if (!result.ok()) throw std::runtime_error(result.error().toString());
+    return std::move(result).value();
+  }();
+  return cached;
+}
+
+TEST(TrainingMeasurementsTest, RowsAreUniqueCitedAndConsistent) {
+  std::set<std::string> ids;
+  for (const auto& row : trainingMeasurements()) {
+    EXPECT_TRUE(ids.insert(row.id).second) << "duplicate " << row.id;
+    EXPECT_EQ(row.id.rfind(row.source + "-", 0), 0u) << row.id << " is not a row of " << row.source;
+    EXPECT_NO_THROW((void)trainingSource(row.source)) << row.id;
+    EXPECT_EQ(row.gpus, row.tp * row.pp * row.dp) << row.id;
+    EXPECT_GT(row.published, 0.0) << row.id;
+    EXPECT_EQ(row.global_batch_size % (row.dp * row.micro_batch_size), 0) << row.id;
+  }
+  EXPECT_EQ(ids.size(), 27u);  // training.yaml's 29 rows less the two strong-scaling ones
+  for (const auto& source : trainingSources()) EXPECT_FALSE(source.citation.empty()) << source.id;
+}
+
+TEST(TrainingMeasurementsTest, EveryRowBuildsAValidExperiment) {
+  for (const auto& row : trainingMeasurements()) {
+    const auto experiment = trainingExperiment(row, kPaths);
+    ASSERT_TRUE(experiment.ok()) << row.id << ": " << experiment.error().toString();
+    EXPECT_EQ(experiment->plan.gpus, row.gpus) << row.id;
+    EXPECT_EQ(experiment->plan.dp, row.dp) << row.id;
+    EXPECT_EQ(experiment->plan.virtual_stages, row.virtual_stages) << row.id;
+    EXPECT_GE(experiment->cluster.nodes * experiment->cluster.gpus_per_node, row.gpus) << row.id;
+  }
+}
+
+TEST(TrainingSuiteTest, SmallRowsGiveFiniteSanePredictions) {
+  const auto& suite = fastSuite();
+  ASSERT_EQ(suite.rows.size(), kFastRows.size());
+  EXPECT_EQ(suite.failed, 0);
+  EXPECT_EQ(suite.skipped_slow, 0);
+  EXPECT_EQ(suite.compared, static_cast<int>(kFastRows.size()));
+  for (const auto& comparison : suite.rows) {
+    const auto& row = *comparison.row;
+    ASSERT_TRUE(comparison.ran) << row.id << ": " << comparison.failure;
+    const auto& result = comparison.result;
+    EXPECT_TRUE(std::isfinite(comparison.predicted) && comparison.predicted > 0.0) << row.id;
+    EXPECT_TRUE(std::isfinite(result.iteration_time_s) && result.iteration_time_s > 0.0) << row.id;
+    // Sane, not accurate: within a factor of three of the published figure.
+    EXPECT_GT(comparison.error, -2.0 / 3.0) << row.id;
+    EXPECT_LT(comparison.error, 2.0) << row.id;
+    EXPECT_NEAR(comparison.error, comparison.predicted / row.published - 1.0, 1e-12) << row.id;
+    // Like with like: the compared figure is the one the source publishes.
+    switch (trainingSource(row.source).metric) {
+      case TrainingMetric::kHardwareTflopsPerGpu:
+        EXPECT_EQ(comparison.predicted, result.hardware_tflops_per_gpu) << row.id;
+        // Full recomputation: hardware FLOPs exceed model FLOPs by the rerun forward pass.
+        EXPECT_GT(result.hardware_tflops_per_gpu, result.tflops_per_gpu) << row.id;
+        break;
+      case TrainingMetric::kModelTflopsPerGpu: EXPECT_EQ(comparison.predicted, result.tflops_per_gpu) << row.id; break;
+      case TrainingMetric::kIterationTime: EXPECT_EQ(comparison.predicted, result.iteration_time_s) << row.id; break;
+    }
+    EXPECT_GT(result.mfu, 0.0) << row.id;
+    EXPECT_LT(result.mfu, 1.0) << row.id;
+    EXPECT_TRUE(result.memory.fits()) << row.id;
+  }
+}
+
+TEST(TrainingSuiteTest, MapeIsTheMeanAbsoluteErrorPerSourceAndOverall) {
+  const auto& suite = fastSuite();
+  double total = 0.0;
+  for (const auto& accuracy : suite.sources) {
+    double sum = 0.0;
+    int count = 0;
+    for (const auto& comparison : suite.rows) {
+      if (comparison.row->source != accuracy.source->id) continue;
+      sum += std::fabs(comparison.error);
+      ++count;
+    }
+    EXPECT_EQ(accuracy.compared, count) << accuracy.source->id;
+    EXPECT_NEAR(accuracy.mape, sum / count, 1e-12) << accuracy.source->id;
+    total += sum;
+  }
+  EXPECT_EQ(suite.sources.size(), 3u);
+  EXPECT_NEAR(suite.mape, total / suite.compared, 1e-12);
+}
+
+TEST(TrainingSuiteTest, OnlyTheLargestRowsAreMarkedSlow) {
+  // Running the default suite takes tens of seconds, so only the marking is checked here:
+  // slow rows are the multi-thousand-GPU ones, and the small rows above are not among them.
+  int slow = 0;
+  for (const auto& row : trainingMeasurements()) {
+    if (!row.slow) continue;
+    ++slow;
+    EXPECT_GE(row.gpus, 2048) << row.id;
+  }
+  EXPECT_GT(slow, 0);
+  EXPECT_LE(slow, 4);
+}
+
+TEST(TrainingSuiteTest, UnknownRowIdIsAnError) {
+  TrainingSuiteOptions options;
+  options.only = {"no-such-row"};
+  const auto result = runTrainingSuite(kPaths, options);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.error().message.find("no-such-row"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainsim::validate

@@ -1,0 +1,86 @@
+// Published end-to-end training measurements, copied with their citations, that the
+// iteration simulation is checked against (`trainsim validate training`). The figures come
+// from ../shared/validation/training.yaml (row ids kept); each row carries the full
+// configuration needed to build an experiment, and every setting the source does not
+// publish is an assumption written down beside the row.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trainsim::validate {
+
+// What a source publishes, and therefore what the prediction is compared with.
+enum class TrainingMetric : uint8_t {
+  // TFLOP/s per GPU counting the recomputed forward pass (SC21's formula: 96 B s l h^2 (1 +
+  // s/6h + V/16lh) with full recompute): compared with IterationResult::hardware_tflops_per_gpu.
+  kHardwareTflopsPerGpu,
+  // TFLOP/s per GPU of model FLOPs only (no recomputation; the MFU numerator): compared with
+  // IterationResult::tflops_per_gpu.
+  kModelTflopsPerGpu,
+  // Seconds per optimizer step: compared with IterationResult::iteration_time_s.
+  kIterationTime,
+};
+[[nodiscard]] std::string_view trainingMetricName(TrainingMetric metric);  // "hardware_tflops_per_gpu", ...
+[[nodiscard]] std::string_view trainingMetricUnit(TrainingMetric metric);  // "TFLOP/s" or "s"
+
+struct TrainingSource {
+  std::string id;        // the source id of training.yaml
+  std::string title;     // short name for tables
+  std::string citation;  // paper / document, table, and where the configuration comes from
+  TrainingMetric metric;
+  std::string metric_definition;
+};
+
+struct TrainingMeasurement {
+  std::string id;      // row id in training.yaml
+  std::string source;  // TrainingSource::id
+  std::string model;   // the model as the source names it
+  // Model (architecture gpt: LayerNorm, GELU MLP, learned positions).
+  int64_t layers = 0;
+  int64_t hidden_size = 0;
+  int64_t attention_heads = 0;
+  int64_t ffn_hidden_size = 0;  // 4 x hidden_size where the source gives none
+  int64_t vocab_size = 0;
+  bool tied_embeddings = true;
+  // Training.
+  int64_t seq_len = 0;
+  int64_t global_batch_size = 0;
+  int64_t micro_batch_size = 1;
+  std::string precision;  // fp16 / bf16
+  // Parallel plan.
+  int64_t gpus = 0;
+  int64_t tp = 1;
+  int64_t pp = 1;
+  int64_t dp = 1;
+  int64_t virtual_stages = 1;  // model chunks per GPU
+  bool sequence_parallel = false;
+  std::string recompute;  // none / selective / full
+  int zero = 0;
+  bool overlap_grad_reduce = false;
+  bool overlap_param_gather = false;
+  // The attention kernel the measured software ran: flash attention (fused, no s x s matrix
+  // in memory) or Megatron-LM's unfused path (QK^T GEMM, fused scale-mask-softmax, dropout,
+  // context GEMM). Sets SimulationOptions::iteration.flops.fused_attention for the row.
+  bool flash_attention = true;
+  // Cluster preset (configs/clusters/) whose nodes are set to gpus / 8.
+  std::string cluster;
+  // The published figure, in the source's metric (TrainingSource::metric).
+  double published = 0.0;
+  // Takes long to simulate (see training_measurements.cpp for the measured times): left
+  // out of the suite unless asked for (`trainsim validate training --all`).
+  bool slow = false;
+  // Settings the source does not publish and what the row assumes for them.
+  std::string assumptions;
+};
+
+// The sources, in a fixed order.
+[[nodiscard]] const std::vector<TrainingSource>& trainingSources();
+// Every row of the suite, grouped by source, in a fixed order.
+[[nodiscard]] const std::vector<TrainingMeasurement>& trainingMeasurements();
+// The source of a row; throws std::out_of_range for an unknown id.
+[[nodiscard]] const TrainingSource& trainingSource(std::string_view id);
+
+}  // namespace trainsim::validate

@@ -1,0 +1,158 @@
+#include "validate/training_suite.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <exception>
+
+#include "parallelism/experiment_loader.h"
+
+namespace trainsim::validate {
+namespace {
+
+// Every DGX node of the presets the suite uses holds 8 GPUs.
+constexpr int64_t kGpusPerNode = 8;
+
+double predictedMetric(TrainingMetric metric, const parallelism::IterationResult& result) {
+  switch (metric) {
+    case TrainingMetric::kHardwareTflopsPerGpu: return result.hardware_tflops_per_gpu;
+    case TrainingMetric::kModelTflopsPerGpu: return result.tflops_per_gpu;
+    case TrainingMetric::kIterationTime: return result.iteration_time_s;
+  }
+  return 0.0;
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+std::string trainingExperimentYaml(const TrainingMeasurement& row) {
+  std::string yaml = fmt::format("name: {}\n", row.id);
+  yaml += fmt::format("description: \"{} ({})\"\n", row.model, row.source);
+  yaml += "model:\n";
+  yaml += fmt::format("  name: \"{}\"\n", row.model);
+  yaml += "  architecture: gpt\n";
+  yaml += fmt::format("  layers: {}\n", row.layers);
+  yaml += fmt::format("  hidden_size: {}\n", row.hidden_size);
+  yaml += fmt::format("  ffn_hidden_size: {}\n", row.ffn_hidden_size);
+  yaml += fmt::format("  attention_heads: {}\n", row.attention_heads);
+  yaml += fmt::format("  vocab_size: {}\n", row.vocab_size);
+  yaml += fmt::format("  tied_embeddings: {}\n", row.tied_embeddings);
+  yaml += fmt::format("cluster: {}\n", row.cluster);
+  yaml += "training:\n";
+  yaml += fmt::format("  seq_len: {}\n", row.seq_len);
+  yaml += fmt::format("  global_batch_size: {}\n", row.global_batch_size);
+  yaml += fmt::format("  micro_batch_size: {}\n", row.micro_batch_size);
+  yaml += fmt::format("  precision: {}\n", row.precision);
+  yaml += "  optimizer: adam\n";
+  yaml += "parallelism:\n";
+  yaml += fmt::format("  gpus: {}\n", row.gpus);
+  yaml += fmt::format("  tp: {}\n", row.tp);
+  yaml += fmt::format("  pp: {}\n", row.pp);
+  yaml += fmt::format("  dp: {}\n", row.dp);
+  yaml += fmt::format("  sequence_parallel: {}\n", row.sequence_parallel);
+  yaml += fmt::format("  virtual_stages: {}\n", row.virtual_stages);
+  yaml += "  schedule: 1f1b\n";
+  yaml += fmt::format("  zero: {}\n", row.zero);
+  yaml += fmt::format("  recompute: {}\n", row.recompute);
+  yaml += fmt::format("  overlap_grad_reduce: {}\n", row.overlap_grad_reduce);
+  yaml += fmt::format("  overlap_param_gather: {}\n", row.overlap_param_gather);
+  return yaml;
+}
+
+std::string trainingClusterOverride(const TrainingMeasurement& row) {
+  return fmt::format("cluster.nodes={}", (row.gpus + kGpusPerNode - 1) / kGpusPerNode);
+}
+
+Expected<parallelism::Experiment> trainingExperiment(const TrainingMeasurement& row, const ConfigPaths& paths) {
+  return catchInputErrors([&]() -> parallelism::Experiment {
+    ConfigNode root = parseConfigText(trainingExperimentYaml(row), "<validate training " + row.id + ">");
+    return valueOrThrow(parallelism::loadExperimentNode(root, paths, {parseOverride(trainingClusterOverride(row))}));
+  });
+}
+
+Expected<TrainingSuiteResult> runTrainingSuite(const ConfigPaths& paths, const TrainingSuiteOptions& options) {
+  return catchInputErrors([&]() -> TrainingSuiteResult {
+    const auto& rows = trainingMeasurements();
+    for (const auto& id : options.only) {
+      const bool known = std::any_of(rows.begin(), rows.end(), [&](const auto& row) { return row.id == id; });
+      if (!known) throwInputError("validate training", "", "unknown row id \"" + id + "\"");
+    }
+    const auto suite_start = std::chrono::steady_clock::now();
+    TrainingSuiteResult suite;
+    for (const auto& row : rows) {
+      const bool listed =
+          options.only.empty() || std::find(options.only.begin(), options.only.end(), row.id) != options.only.end();
+      if (!listed) continue;
+      TrainingRowComparison comparison;
+      comparison.row = &row;
+      if (row.slow && !options.include_slow && options.only.empty()) {
+        ++suite.skipped_slow;
+        suite.rows.push_back(std::move(comparison));
+        continue;
+      }
+      const auto start = std::chrono::steady_clock::now();
+      const auto experiment = trainingExperiment(row, paths);
+      if (!experiment.ok()) {
+        comparison.failure = experiment.error().toString();
+      } else {
+        try {
+          parallelism::SimulationOptions simulation = options.simulation;
+          simulation.iteration.flops.fused_attention = row.flash_attention;
+          auto result = parallelism::simulateIteration(*experiment, simulation);
+          if (result.ok()) {
+            comparison.result = std::move(result).value();
+            comparison.ran = true;
+          } else {
+            comparison.failure = result.error().toString();
+          }
+        } catch (const std::exception& e) {
+          comparison.failure = std::string("simulation failed: ") + e.what();
+        }
+      }
+      comparison.wall_s = secondsSince(start);
+      if (comparison.ran) {
+        comparison.predicted = predictedMetric(trainingSource(row.source).metric, comparison.result);
+        comparison.error = comparison.predicted / row.published - 1.0;
+        if (!std::isfinite(comparison.error)) {
+          comparison.ran = false;
+          comparison.failure = fmt::format("non-finite prediction {}", comparison.predicted);
+        }
+      }
+      if (!comparison.failure.empty()) ++suite.failed;
+      suite.rows.push_back(std::move(comparison));
+    }
+
+    double total = 0.0;
+    for (const auto& source : trainingSources()) {
+      SourceAccuracy accuracy;
+      accuracy.source = &source;
+      double sum = 0.0;
+      bool listed = false;
+      for (const auto& comparison : suite.rows) {
+        if (comparison.row->source != source.id) continue;
+        listed = true;
+        if (comparison.ran) {
+          sum += std::fabs(comparison.error);
+          ++accuracy.compared;
+        } else if (comparison.failure.empty()) {
+          ++accuracy.skipped;
+        }
+      }
+      if (!listed) continue;
+      accuracy.mape = accuracy.compared > 0 ? sum / accuracy.compared : 0.0;
+      total += sum;
+      suite.compared += accuracy.compared;
+      suite.sources.push_back(accuracy);
+    }
+    suite.mape = suite.compared > 0 ? total / suite.compared : 0.0;
+    suite.wall_s = secondsSince(suite_start);
+    return suite;
+  });
+}
+
+}  // namespace trainsim::validate
