@@ -346,32 +346,43 @@ IterationGraph IterationBuilder::build() {
         dependencies, tagged(TaskCategory::kOptimizer, rank.compute_stream));
   }
   if (data_parallel && plan.zero >= 1) {
-    // Updated parameter shards are all-gathered (2 bytes per parameter in bf16). With
-    // overlap_param_gather Megatron hides this behind the next iteration's forward: in the
-    // steady state each chunk's gather runs at the start of the iteration and the chunk's
-    // first forward waits for it; otherwise it follows the optimizer step.
+    // Updated parameter shards are all-gathered (2 bytes per parameter in bf16), bucket by
+    // bucket like the gradients. With overlap_param_gather Megatron hides this behind the
+    // next iteration's forward, each bucket's gather dispatched as the forward reaches it:
+    // in the steady state the gathers run from the start of the iteration and a chunk's
+    // first forward waits only for its first bucket (the others overlap that forward).
+    // Without it they follow the optimizer step.
     const double bytes_per_parameter = shard.activationBytes();
     for (int64_t r = 0; r < ranks; ++r) {
       const RankCoordinate coordinate = layout_.coordinate(r);
       if (coordinate.dp != 0) continue;
       const std::vector<int64_t> group = layout_.dataGroup(coordinate);
       const int64_t stage = coordinate.pp;
+      const int64_t count = buckets(stage);
+      const double bytes = chunkParameters(stage) / static_cast<double>(count) * bytes_per_parameter;
       for (int64_t c = 0; c < chunks; ++c) {
-        std::vector<TaskId> dependencies;
+        std::vector<TaskId> after_optimizer;
         if (!plan.overlap_param_gather) {
           for (int64_t member : group) {
-            if (simulated(member)) dependencies.push_back(result.ranks[static_cast<std::size_t>(member)].optimizer);
+            if (simulated(member)) after_optimizer.push_back(result.ranks[static_cast<std::size_t>(member)].optimizer);
           }
         }
-        const TaskId gather =
-            addCollective(result, sim::CollectiveOp::kAllGather, group, chunkParameters(stage) * bytes_per_parameter, 1,
-                          dependencies, TaskCategory::kDataComm);
+        TaskId previous = sim::kNoTask;
+        TaskId first = sim::kNoTask;
+        for (int64_t b = 0; b < count; ++b) {
+          std::vector<TaskId> dependencies = after_optimizer;
+          if (previous != sim::kNoTask) dependencies.push_back(previous);
+          previous = addCollective(result, sim::CollectiveOp::kAllGather, group, bytes, 1, dependencies,
+                                   TaskCategory::kDataComm);
+          if (first == sim::kNoTask) first = previous;
+        }
         if (!plan.overlap_param_gather) continue;
         const std::size_t j =
             indexes[static_cast<std::size_t>(stage)](PipelineStep{PassKind::kForward, 0, static_cast<int32_t>(c)});
         for (int64_t member : group) {
-          if (simulated(member))
-            graph.addDependency(gather, result.ranks[static_cast<std::size_t>(member)].step_compute[j]);
+          if (simulated(member)) {
+            graph.addDependency(first, result.ranks[static_cast<std::size_t>(member)].step_compute[j]);
+          }
         }
       }
     }
