@@ -7,6 +7,7 @@
 
 #include "base/expected.h"
 #include "base/units.h"
+#include "cli/experiment_json.h"
 #include "cli/output_file.h"
 #include "parallelism/experiment_loader.h"
 #include "parallelism/memory_model.h"
@@ -20,17 +21,6 @@ using parallelism::StageMemory;
 
 int64_t bytes(double value) { return std::llround(value); }
 double gib(double value) { return value / units::kGiB; }
-
-nlohmann::ordered_json parallelismJson(const Experiment& experiment) {
-  const auto& plan = experiment.plan;
-  return {{"dp", plan.dp},
-          {"tp", plan.tp},
-          {"pp", plan.pp},
-          {"cp", plan.cp},
-          {"ep", plan.ep},
-          {"virtual_stages", plan.virtual_stages},
-          {"microbatches", plan.microbatches(experiment.training)}};
-}
 
 nlohmann::ordered_json stageJson(const StageMemory& stage) {
   return {{"stage", stage.stage},
@@ -53,20 +43,8 @@ nlohmann::ordered_json reportJson(const Experiment& experiment, const MemoryRepo
   const StageMemory& peak = report.peak();
   nlohmann::ordered_json stages = nlohmann::ordered_json::array();
   for (const auto& stage : report.stages) stages.push_back(stageJson(stage));
-  return {{"experiment", experiment.name},
-          {"gpus", experiment.plan.gpus},
-          {"parallelism", parallelismJson(experiment)},
-          {"memory",
-           {{"peak_bytes_per_gpu", bytes(report.peakBytes())},
-            {"capacity_bytes", bytes(report.capacity_bytes)},
-            {"fits", report.fits()},
-            {"weights", bytes(peak.weights)},
-            {"gradients", bytes(peak.gradients)},
-            {"optimizer", bytes(peak.optimizer)},
-            {"activations", bytes(peak.activations)},
-            {"other", bytes(peak.other())}}},
-          {"peak_stage", peak.stage},
-          {"stages", stages}};
+  return {{"experiment", experiment.name}, {"gpus", experiment.plan.gpus}, {"parallelism", parallelismJson(experiment)},
+          {"memory", memoryJson(report)},  {"peak_stage", peak.stage},     {"stages", stages}};
 }
 
 std::string reportText(const Experiment& experiment, const MemoryReport& report) {

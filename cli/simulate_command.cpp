@@ -7,6 +7,7 @@
 
 #include "base/expected.h"
 #include "base/units.h"
+#include "cli/experiment_json.h"
 #include "cli/output_file.h"
 #include "parallelism/experiment_loader.h"
 #include "parallelism/iteration_simulation.h"
@@ -24,19 +25,11 @@ nlohmann::ordered_json optionalNumber(const std::optional<double>& value) {
 
 nlohmann::ordered_json resultJson(const Experiment& experiment, const IterationResult& result, bool symmetric) {
   const auto& plan = experiment.plan;
-  const auto& peak = result.memory.peak();
   const auto& b = result.breakdown;
   return {
       {"experiment", experiment.name},
       {"gpus", plan.gpus},
-      {"parallelism",
-       {{"dp", plan.dp},
-        {"tp", plan.tp},
-        {"pp", plan.pp},
-        {"cp", plan.cp},
-        {"ep", plan.ep},
-        {"virtual_stages", plan.virtual_stages},
-        {"microbatches", result.microbatches}}},
+      {"parallelism", parallelismJson(experiment)},
       {"iteration_time_s", result.iteration_time_s},
       {"tokens_per_s", result.tokens_per_s},
       {"model_flops_per_iteration", result.model_flops},
@@ -48,15 +41,7 @@ nlohmann::ordered_json resultJson(const Experiment& experiment, const IterationR
       {"time_to_train_s", optionalNumber(result.time_to_train_s)},
       {"gpu_hours", optionalNumber(result.gpu_hours)},
       {"cost_usd", optionalNumber(result.cost_usd)},
-      {"memory",
-       {{"peak_bytes_per_gpu", std::llround(peak.total())},
-        {"capacity_bytes", std::llround(result.memory.capacity_bytes)},
-        {"fits", result.memory.fits()},
-        {"weights", std::llround(peak.weights)},
-        {"gradients", std::llround(peak.gradients)},
-        {"optimizer", std::llround(peak.optimizer)},
-        {"activations", std::llround(peak.activations)},
-        {"other", std::llround(peak.other())}}},
+      {"memory", memoryJson(result.memory)},
       {"breakdown_s",
        {{"compute", b.compute},
         {"tp_comm_exposed", b.tp_comm_exposed},

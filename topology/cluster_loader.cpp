@@ -26,14 +26,6 @@ NetworkTopology parseNetworkTopology(const ConfigNode& node) {
   return NetworkTopology::kFatTree;
 }
 
-IntraNodeFabric parseFabric(const ConfigNode& node) {
-  const std::string text = node.asEnum({"nvswitch", "nvlink_mesh", "pcie", "torus"});
-  if (text == "nvswitch") return IntraNodeFabric::kNvSwitch;
-  if (text == "nvlink_mesh") return IntraNodeFabric::kNvLinkMesh;
-  if (text == "torus") return IntraNodeFabric::kTorus;
-  return IntraNodeFabric::kPcie;
-}
-
 GpuSpec resolveGpu(const ConfigNode& node, const ConfigPaths& paths) {
   if (node.isMap()) return GpuCatalog::parseEntry(node, "inline");
   const std::string key = node.asString();
@@ -62,7 +54,7 @@ void parseIntraNode(const ConfigNode& root, ClusterSpec& cluster) {
   std::optional<ConfigNode> section = root.optionalChild("intra_node");
   if (section) {
     section->allowKeys({"fabric", "bandwidth_GBps", "latency_us", "nvls"});
-    if (auto fabric = section->optionalChild("fabric")) cluster.intra_node.fabric = parseFabric(*fabric);
+    if (auto fabric = section->optionalChild("fabric")) cluster.intra_node.fabric = GpuCatalog::parseFabric(*fabric);
   }
   const IntraNodeFabric fabric = cluster.intra_node.fabric;
   double default_bandwidth =

@@ -1,17 +1,13 @@
 #include "topology/gpu_catalog.h"
 
 namespace trainsim::topology {
-namespace {
-
-IntraNodeFabric parseFabric(const ConfigNode& node) {
+IntraNodeFabric GpuCatalog::parseFabric(const ConfigNode& node) {
   const std::string text = node.asEnum({"nvswitch", "nvlink_mesh", "pcie", "torus"});
   if (text == "nvswitch") return IntraNodeFabric::kNvSwitch;
   if (text == "nvlink_mesh") return IntraNodeFabric::kNvLinkMesh;
   if (text == "torus") return IntraNodeFabric::kTorus;
   return IntraNodeFabric::kPcie;
 }
-
-}  // namespace
 
 GpuSpec GpuCatalog::parseEntry(const ConfigNode& node, const std::string& key) {
   node.allowKeys({"name", "vendor", "kind", "form_factor", "peak_tflops", "memory_GiB", "memory_bandwidth_GBps",

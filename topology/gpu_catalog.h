@@ -21,6 +21,8 @@ class GpuCatalog {
 
   // Reads one GPU description (a catalog entry or an inline `gpu:` mapping). Throws InputError.
   [[nodiscard]] static GpuSpec parseEntry(const ConfigNode& node, const std::string& key);
+  // An intra-node fabric name (nvswitch | nvlink_mesh | pcie | torus). Throws InputError.
+  [[nodiscard]] static IntraNodeFabric parseFabric(const ConfigNode& node);
 
  private:
   std::map<std::string, GpuSpec> entries_;

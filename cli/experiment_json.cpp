@@ -1,0 +1,30 @@
+#include "cli/experiment_json.h"
+
+#include <cmath>
+
+namespace trainsim::cli {
+
+nlohmann::ordered_json parallelismJson(const parallelism::Experiment& experiment) {
+  const auto& plan = experiment.plan;
+  return {{"dp", plan.dp},
+          {"tp", plan.tp},
+          {"pp", plan.pp},
+          {"cp", plan.cp},
+          {"ep", plan.ep},
+          {"virtual_stages", plan.virtual_stages},
+          {"microbatches", plan.microbatches(experiment.training)}};
+}
+
+nlohmann::ordered_json memoryJson(const parallelism::MemoryReport& report) {
+  const auto& peak = report.peak();
+  return {{"peak_bytes_per_gpu", std::llround(report.peakBytes())},
+          {"capacity_bytes", std::llround(report.capacity_bytes)},
+          {"fits", report.fits()},
+          {"weights", std::llround(peak.weights)},
+          {"gradients", std::llround(peak.gradients)},
+          {"optimizer", std::llround(peak.optimizer)},
+          {"activations", std::llround(peak.activations)},
+          {"other", std::llround(peak.other())}};
+}
+
+}  // namespace trainsim::cli
