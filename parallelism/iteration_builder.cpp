@@ -182,13 +182,16 @@ IterationGraph IterationBuilder::build() {
                              static_cast<int64_t>(std::ceil(chunkParameters(stage) / options_.grad_bucket_parameters)));
   };
   // Which step is the last backward of each chunk (where its gradients become final).
-  auto lastBackward = [&](int64_t stage, int64_t chunk) {
-    const auto& order = orders[static_cast<std::size_t>(stage)];
-    for (std::size_t i = order.size(); i-- > 0;) {
-      if (order[i].pass == PassKind::kBackward && order[i].chunk == chunk) return i;
+  std::vector<std::vector<std::size_t>> last_backward(static_cast<std::size_t>(stages),
+                                                      std::vector<std::size_t>(static_cast<std::size_t>(chunks)));
+  for (int64_t s = 0; s < stages; ++s) {
+    const auto& order = orders[static_cast<std::size_t>(s)];
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      if (order[i].pass == PassKind::kBackward) {
+        last_backward[static_cast<std::size_t>(s)][static_cast<std::size_t>(order[i].chunk)] = i;
+      }
     }
-    return order.size();
-  };
+  }
 
   // 1. Compute tasks, in each rank's schedule order on its compute stream. The last
   //    backward of a chunk is split into gradient buckets when reduction overlaps it.
@@ -206,7 +209,8 @@ IterationGraph IterationBuilder::build() {
       const PipelineStep& step = rank.steps[i];
       const PassWork& pass = work[static_cast<std::size_t>(stage)][static_cast<std::size_t>(step.chunk)];
       const double seconds = step.pass == PassKind::kForward ? pass.forward_s : pass.backward_s;
-      const bool split = overlap_grads && i == lastBackward(stage, step.chunk);
+      const bool split =
+          overlap_grads && i == last_backward[static_cast<std::size_t>(stage)][static_cast<std::size_t>(step.chunk)];
       const int64_t parts = split ? buckets(stage) : 1;
       TaskId first = sim::kNoTask;
       TaskId last = sim::kNoTask;
