@@ -193,6 +193,7 @@ IterationGraph IterationBuilder::build() {
     }
   }
 
+  const bool overlap_tp = plan.tp_comm_overlap && plan.tp > 1;
   // 1. Compute tasks, in each rank's schedule order on its compute stream. The last
   //    backward of a chunk is split into gradient buckets when reduction overlaps it.
   std::vector<std::vector<std::vector<TaskId>>> bucket_tasks(static_cast<std::size_t>(ranks));
@@ -214,6 +215,11 @@ IterationGraph IterationBuilder::build() {
       const int64_t parts = split ? buckets(stage) : 1;
       TaskId first = sim::kNoTask;
       TaskId last = sim::kNoTask;
+      if (overlap_tp) {
+        // A zero-length marker where the pass starts: the overlapped tensor-parallel
+        // collectives start with the pass instead of after it.
+        first = graph.addCompute(0, {}, tagged(TaskCategory::kCompute, rank.compute_stream));
+      }
       for (int64_t part = 0; part < parts; ++part) {
         last = graph.addCompute(sim::secondsToSimTime(seconds / static_cast<double>(parts)), {},
                                 tagged(TaskCategory::kCompute, rank.compute_stream));
@@ -247,11 +253,21 @@ IterationGraph IterationBuilder::build() {
         }
         // Build each group's collective once, from its first member.
         if (group.size() < 2 || group.front() != r) continue;
+        // Overlapped TP collectives run beside the pass's GEMMs (from its start); the pass
+        // ends when both are done. Others follow the pass's compute.
+        const bool overlapped = overlap_tp && comm.group == ParallelGroup::kTensor;
         std::vector<TaskId> dependencies;
-        for (int64_t member : group) dependencies.push_back(result.ranks[static_cast<std::size_t>(member)].step_end[i]);
+        for (int64_t member : group) {
+          const RankTasks& rank = result.ranks[static_cast<std::size_t>(member)];
+          dependencies.push_back(overlapped ? rank.step_compute[i] : rank.step_end[i]);
+        }
         const TaskId end =
             addCollective(result, comm.op, group, comm.bytes, comm.count, dependencies, categoryOf(comm.group));
-        for (int64_t member : group) result.ranks[static_cast<std::size_t>(member)].step_end[i] = end;
+        for (int64_t member : group) {
+          RankTasks& rank = result.ranks[static_cast<std::size_t>(member)];
+          rank.step_end[i] =
+              overlapped ? graph.addCompute(0, {end, rank.step_end[i]}, tagged(categoryOf(comm.group))) : end;
+        }
       }
     }
   }

@@ -39,6 +39,9 @@ struct ParallelPlan {
   Recompute recompute = Recompute::kNone;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
+  // Megatron-Core --tp-comm-overlap (Transformer Engine userbuffers): the sequence-parallel
+  // all-gathers / reduce-scatters run in chunks under the GEMMs that consume or produce them.
+  bool tp_comm_overlap = false;
   // Explicitly uneven pipeline splits (Megatron's --decoder-first/last-pipeline-num-layers):
   // the remaining layers are spread evenly over the other stages.
   std::optional<int64_t> first_stage_layers;

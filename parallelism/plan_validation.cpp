@@ -247,6 +247,11 @@ void checkSequenceSplits(const TrainingSpec& training, const ParallelPlan& plan,
                                             " (load-balanced ring attention cuts each sequence into 2 x cp chunks)"});
     return;
   }
+  if (plan.tp_comm_overlap && (plan.tp == 1 || !plan.sequence_parallel)) {
+    issues.push_back({"parallelism.tp_comm_overlap",
+                      "tp_comm_overlap overlaps the sequence-parallel all-gathers and reduce-scatters with GEMMs; it "
+                      "needs tp > 1 and sequence_parallel: true (as Megatron-Core requires)"});
+  }
   const int64_t ranks = product({plan.tp, plan.cp});
   if (plan.sequence_parallel && plan.tp > 1 && training.seq_len % ranks != 0) {
     issues.push_back({"parallelism.sequence_parallel",

@@ -134,7 +134,8 @@ TrainingMeasurement mcore(const char* id, const char* model, int64_t layers, int
   row.zero = 1;
   row.overlap_grad_reduce = true;
   row.overlap_param_gather = true;
-  row.flash_attention = true;  // Transformer Engine fused attention, Megatron-Core's default
+  row.tp_comm_overlap = tp > 1;  // --tp-comm-overlap (needs sequence parallelism, so tp > 1)
+  row.flash_attention = true;    // Transformer Engine fused attention, Megatron-Core's default
   // dgx-h100 (one 256-GPU scalable unit) where the job fits in it, else the 16k-GPU SuperPOD
   // preset; both are the same node and fabric, cut down to gpus / 8 nodes.
   row.cluster = row.gpus <= 256 ? "dgx-h100" : "h100-superpod-16k";

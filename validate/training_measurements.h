@@ -61,6 +61,7 @@ struct TrainingMeasurement {
   int zero = 0;
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
+  bool tp_comm_overlap = false;
   // The attention kernel the measured software ran: flash attention (fused, no s x s matrix
   // in memory) or Megatron-LM's unfused path (QK^T GEMM, fused scale-mask-softmax, dropout,
   // context GEMM). Sets SimulationOptions::iteration.flops.fused_attention for the row.

@@ -81,3 +81,38 @@ parallelism: {tp: 1, pp: 4, overlap_grad_reduce: true}
 
 }  // namespace
 }  // namespace trainsim::parallelism
+
+namespace trainsim::parallelism {
+namespace {
+
+std::string tensorParallel(bool overlap) {
+  return std::string(R"(
+model: llama3-8b
+cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 8}
+training: {seq_len: 4096, global_batch_size: 16, micro_batch_size: 1}
+parallelism: {tp: 8, sequence_parallel: true, tp_comm_overlap: )") +
+         (overlap ? "true" : "false") + "}\n";
+}
+
+TEST(IterationSimulationTest, TensorParallelCommOverlapHidesCollectivesBehindCompute) {
+  const IterationResult blocking = simulate(experimentFrom(tensorParallel(false)));
+  const IterationResult overlapped = simulate(experimentFrom(tensorParallel(true)));
+  EXPECT_GT(blocking.breakdown.tp_comm_exposed, 0.0);
+  EXPECT_LT(overlapped.breakdown.tp_comm_exposed, 0.5 * blocking.breakdown.tp_comm_exposed);
+  EXPECT_LT(overlapped.iteration_time_s, blocking.iteration_time_s);
+  EXPECT_NEAR(overlapped.breakdown.compute, blocking.breakdown.compute, 1e-9 * blocking.breakdown.compute);
+}
+
+TEST(IterationSimulationTest, TensorParallelCommOverlapNeedsSequenceParallelism) {
+  auto experiment = loadExperimentNode(
+      parseConfigText("model: llama3-8b\ncluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 8}\n"
+                      "training: {seq_len: 4096, global_batch_size: 16}\nparallelism: {tp: 8, tp_comm_overlap: true}\n",
+                      "overlap.yaml"),
+      ConfigPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS});
+  ASSERT_FALSE(experiment.ok());
+  EXPECT_EQ(experiment.error().code, ExitCode::kInvalidInput);
+  EXPECT_EQ(experiment.error().key_path, "parallelism.tp_comm_overlap");
+}
+
+}  // namespace
+}  // namespace trainsim::parallelism
