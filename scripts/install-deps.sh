@@ -8,6 +8,7 @@ packages=(
   libyaml-cpp-dev libboost-graph-dev libeigen3-dev
   libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()
