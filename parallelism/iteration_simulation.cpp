@@ -61,7 +61,7 @@ Expected<IterationResult> simulateIteration(const Experiment& experiment, const 
     sim::FlowNetwork network(engine, sim::CollectiveBuilder::effectiveCapacities(cluster, options.communication));
     sim::TaskExecutor executor(engine, network, iteration.graph);
     if (options.trace != nullptr) {
-      options.trace->beginRun(iteration.graph);
+      options.trace->beginRun(iteration.graph, &cluster);
       executor.addObserver(options.trace);
     }
     const sim::SimTime makespan = executor.run();
