@@ -45,33 +45,107 @@ TimeBreakdown breakdownOf(const IterationGraph& iteration, const sim::TaskExecut
   return breakdown;
 }
 
+// What one event simulation of the iteration gives; the metrics follow from it.
+struct ScheduleRun {
+  double iteration_time_s = 0.0;
+  TimeBreakdown breakdown;
+  uint64_t tasks = 0;
+  uint64_t events = 0;
+};
+
+ScheduleRun simulateSchedule(const Experiment& experiment, const SimulationOptions& options) {
+  const auto cluster = valueOrThrow(topology::Cluster::build(experiment.cluster));
+  topology::Router router(cluster);
+  const auto compute =
+      valueOrThrow(sim::ComputeModel::create(experiment.cluster.gpu, experiment.training.precision, options.compute));
+  const ComputeTimer timer(compute);
+  IterationBuilder builder(experiment, cluster, router, options.communication, timer, options.iteration);
+  IterationGraph iteration = builder.build();
+
+  sim::Engine engine;
+  sim::FlowNetwork network(engine, sim::CollectiveBuilder::effectiveCapacities(cluster, options.communication));
+  sim::TaskExecutor executor(engine, network, iteration.graph);
+  if (options.trace != nullptr) {
+    options.trace->beginRun(iteration.graph, &cluster);
+    executor.addObserver(options.trace);
+  }
+  const sim::SimTime makespan = executor.run();
+  if (!executor.allFinished()) throw std::logic_error("the iteration's task graph has a cycle");
+
+  ScheduleRun run;
+  run.iteration_time_s = seconds(makespan);
+  run.tasks = iteration.graph.taskCount();
+  run.events = engine.eventsProcessed();
+
+  // The breakdown of the rank whose optimizer step ends last.
+  std::size_t critical = 0;
+  for (std::size_t r = 0; r < iteration.ranks.size(); ++r) {
+    if (!iteration.ranks[r].simulated) continue;
+    if (executor.finishTime(iteration.ranks[r].optimizer) > executor.finishTime(iteration.ranks[critical].optimizer)) {
+      critical = r;
+    }
+  }
+  run.breakdown = breakdownOf(iteration, executor, critical, makespan);
+  return run;
+}
+
+// The same experiment with `microbatches` micro-batches per iteration (global batch scaled).
+Experiment withMicrobatches(const Experiment& experiment, int64_t microbatches) {
+  Experiment reduced = experiment;
+  reduced.training.global_batch_size = microbatches * experiment.plan.dp * experiment.training.micro_batch_size;
+  return reduced;
+}
+
+double extrapolate(double at_first, double at_second, const MicrobatchExtrapolation& e) {
+  const double per_microbatch = (at_second - at_first) / static_cast<double>(e.second - e.first);
+  return at_second + per_microbatch * static_cast<double>(e.microbatches - e.second);
+}
+
+TimeBreakdown extrapolate(const TimeBreakdown& a, const TimeBreakdown& b, const MicrobatchExtrapolation& e) {
+  TimeBreakdown result;
+  result.compute = extrapolate(a.compute, b.compute, e);
+  result.tp_comm_exposed = extrapolate(a.tp_comm_exposed, b.tp_comm_exposed, e);
+  result.dp_comm_exposed = extrapolate(a.dp_comm_exposed, b.dp_comm_exposed, e);
+  result.pp_comm_exposed = extrapolate(a.pp_comm_exposed, b.pp_comm_exposed, e);
+  result.pipeline_bubble = extrapolate(a.pipeline_bubble, b.pipeline_bubble, e);
+  return result;
+}
+
 }  // namespace
+
+std::optional<MicrobatchExtrapolation> microbatchExtrapolation(const ParallelPlan& plan, int64_t microbatches) {
+  // Every schedule here runs its steady state from 2 x pp micro-batches on (1F1B's warm-up
+  // is pp - 1 forwards; interleaving needs multiples of pp), and each further pp
+  // micro-batches add the same rounds of work: the time is linear in m from there. Going
+  // beyond it only pays when it saves at least as many micro-batches as it simulates.
+  const int64_t first = 2 * std::max<int64_t>(plan.pp, 2);
+  const int64_t second = first + std::max<int64_t>(plan.pp, 2);
+  if (microbatches < 2 * (first + second)) return std::nullopt;
+  return MicrobatchExtrapolation{microbatches, first, second};
+}
 
 Expected<IterationResult> simulateIteration(const Experiment& experiment, const SimulationOptions& options) {
   return catchInputErrors([&]() -> IterationResult {
-    const auto cluster = valueOrThrow(topology::Cluster::build(experiment.cluster));
-    topology::Router router(cluster);
-    const auto compute =
-        valueOrThrow(sim::ComputeModel::create(experiment.cluster.gpu, experiment.training.precision, options.compute));
-    const ComputeTimer timer(compute);
-    IterationBuilder builder(experiment, cluster, router, options.communication, timer, options.iteration);
-    IterationGraph iteration = builder.build();
-
-    sim::Engine engine;
-    sim::FlowNetwork network(engine, sim::CollectiveBuilder::effectiveCapacities(cluster, options.communication));
-    sim::TaskExecutor executor(engine, network, iteration.graph);
-    if (options.trace != nullptr) {
-      options.trace->beginRun(iteration.graph, &cluster);
-      executor.addObserver(options.trace);
-    }
-    const sim::SimTime makespan = executor.run();
-    if (!executor.allFinished()) throw std::logic_error("the iteration's task graph has a cycle");
-
     IterationResult result;
-    result.iteration_time_s = seconds(makespan);
-    result.microbatches = iteration.microbatches;
-    result.tasks = iteration.graph.taskCount();
-    result.events = engine.eventsProcessed();
+    result.microbatches = experiment.plan.microbatches(experiment.training);
+    const auto extrapolation = options.trace == nullptr && !options.every_microbatch
+                                   ? microbatchExtrapolation(experiment.plan, result.microbatches)
+                                   : std::nullopt;
+    if (extrapolation) {
+      const ScheduleRun a = simulateSchedule(withMicrobatches(experiment, extrapolation->first), options);
+      const ScheduleRun b = simulateSchedule(withMicrobatches(experiment, extrapolation->second), options);
+      result.iteration_time_s = extrapolate(a.iteration_time_s, b.iteration_time_s, *extrapolation);
+      result.breakdown = extrapolate(a.breakdown, b.breakdown, *extrapolation);
+      result.tasks = a.tasks + b.tasks;
+      result.events = a.events + b.events;
+      result.extrapolation = extrapolation;
+    } else {
+      const ScheduleRun run = simulateSchedule(experiment, options);
+      result.iteration_time_s = run.iteration_time_s;
+      result.breakdown = run.breakdown;
+      result.tasks = run.tasks;
+      result.events = run.events;
+    }
     const auto& training = experiment.training;
     const auto gpus = static_cast<double>(experiment.plan.gpus);
     const double tokens = static_cast<double>(training.global_batch_size * training.seq_len);
@@ -93,17 +167,6 @@ Expected<IterationResult> simulateIteration(const Experiment& experiment, const 
     MemoryOptions memory_options;
     memory_options.kernels = options.iteration.flops;
     result.memory = estimateMemory(experiment, memory_options);
-
-    // The breakdown of the rank whose optimizer step ends last.
-    std::size_t critical = 0;
-    for (std::size_t r = 0; r < iteration.ranks.size(); ++r) {
-      if (!iteration.ranks[r].simulated) continue;
-      if (executor.finishTime(iteration.ranks[r].optimizer) >
-          executor.finishTime(iteration.ranks[critical].optimizer)) {
-        critical = r;
-      }
-    }
-    result.breakdown = breakdownOf(iteration, executor, critical, makespan);
     return result;
   });
 }

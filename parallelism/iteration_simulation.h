@@ -22,6 +22,15 @@ struct TimeBreakdown {
   double pipeline_bubble = 0.0;  // idle time the schedule leaves
 };
 
+// Simulating `microbatches` micro-batches by simulating `first` and `second` and extending
+// the difference linearly: the steady state of a pipeline schedule repeats, so the cost of a
+// simulation need not grow with gradient accumulation.
+struct MicrobatchExtrapolation {
+  int64_t microbatches = 0;
+  int64_t first = 0;
+  int64_t second = 0;
+};
+
 struct IterationResult {
   double iteration_time_s = 0.0;
   double tokens_per_s = 0.0;
@@ -37,16 +46,25 @@ struct IterationResult {
   MemoryReport memory;
   TimeBreakdown breakdown;  // of the rank that finishes last
   int64_t microbatches = 0;
-  uint64_t tasks = 0;
-  uint64_t events = 0;
+  uint64_t tasks = 0;                                    // simulated (over both runs when extrapolated)
+  uint64_t events = 0;                                   // likewise
+  std::optional<MicrobatchExtrapolation> extrapolation;  // set when the time was extrapolated
 };
 
 struct SimulationOptions {
   sim::CommunicationParameters communication;
   sim::ComputeParameters compute;
   IterationOptions iteration;
-  sim::TraceRecorder* trace = nullptr;  // records the iteration when set
+  sim::TraceRecorder* trace = nullptr;  // records the iteration when set (every micro-batch then)
+  // Simulate every micro-batch instead of extrapolating the steady state (see
+  // microbatchExtrapolation): slower, for checking the extrapolation.
+  bool every_microbatch = false;
 };
+
+// Whether (and from which micro-batch counts) an iteration of `microbatches` is
+// extrapolated; nullopt when it is simulated in full.
+[[nodiscard]] std::optional<MicrobatchExtrapolation> microbatchExtrapolation(const ParallelPlan& plan,
+                                                                             int64_t microbatches);
 
 [[nodiscard]] Expected<IterationResult> simulateIteration(const Experiment& experiment,
                                                           const SimulationOptions& options = {});
