@@ -176,7 +176,10 @@ IterationGraph IterationBuilder::build() {
            static_cast<double>(chunks);
   };
   const bool data_parallel = plan.dp > 1;
-  const bool overlap_grads = plan.overlap_grad_reduce && data_parallel && plan.zero < 3;
+  const bool overlap_grads = plan.overlap_grad_reduce && data_parallel;
+  // ZeRO-3 (sharded parameters, pp = 1): every pass gathers the chunk's parameters and every
+  // backward reduce-scatters its gradients (DeepSpeed stage 3, PyTorch FSDP).
+  const bool zero3 = data_parallel && plan.zero >= 3;
   auto buckets = [&](int64_t stage) {
     return std::max<int64_t>(1,
                              static_cast<int64_t>(std::ceil(chunkParameters(stage) / options_.grad_bucket_parameters)));
@@ -230,6 +233,7 @@ IterationGraph IterationBuilder::build() {
       rank.step_compute_last.push_back(last);
       rank.step_end.push_back(last);
       rank.step_input.push_back(sim::kNoTask);
+      rank.step_gather.push_back(sim::kNoTask);
     }
   }
 
@@ -334,6 +338,24 @@ IterationGraph IterationBuilder::build() {
         const double bytes =
             chunkParameters(stage) / static_cast<double>(count) * options_.grad_reduce_bytes_per_parameter;
         TaskId previous = sim::kNoTask;
+        if (zero3) {
+          // ZeRO-3 reduce-scatters each micro-batch's gradients into the shards as its
+          // backward ends (no unsharded accumulation buffer); the last backward's are the
+          // bucketed ones below. One NCCL stream: in order.
+          const auto& order = orders[static_cast<std::size_t>(stage)];
+          const std::size_t last = last_backward[static_cast<std::size_t>(stage)][static_cast<std::size_t>(c)];
+          for (std::size_t i = 0; i < last; ++i) {
+            if (order[i].pass != PassKind::kBackward || order[i].chunk != c) continue;
+            std::vector<TaskId> dependencies;
+            for (int64_t member : group) {
+              if (simulated(member)) dependencies.push_back(result.ranks[static_cast<std::size_t>(member)].step_end[i]);
+            }
+            if (previous != sim::kNoTask) dependencies.push_back(previous);
+            previous =
+                addCollective(result, reduce, group, chunkParameters(stage) * options_.grad_reduce_bytes_per_parameter,
+                              1, dependencies, TaskCategory::kDataComm);
+          }
+        }
         for (int64_t b = 0; b < count; ++b) {
           std::vector<TaskId> dependencies;
           for (int64_t member : group) {
@@ -382,7 +404,8 @@ IterationGraph IterationBuilder::build() {
       const double bytes = chunkParameters(stage) / static_cast<double>(count) * bytes_per_parameter;
       for (int64_t c = 0; c < chunks; ++c) {
         std::vector<TaskId> after_optimizer;
-        if (!plan.overlap_param_gather) {
+        // (ZeRO-3 gathers before use in any case: its first gather is the next iteration's.)
+        if (!plan.overlap_param_gather && !zero3) {
           for (int64_t member : group) {
             if (simulated(member)) after_optimizer.push_back(result.ranks[static_cast<std::size_t>(member)].optimizer);
           }
@@ -396,12 +419,43 @@ IterationGraph IterationBuilder::build() {
                                    TaskCategory::kDataComm);
           if (first == sim::kNoTask) first = previous;
         }
-        if (!plan.overlap_param_gather) continue;
+        if (zero3) {
+          // Every later pass gathers the chunk's parameters again (they are freed after
+          // use), prefetched: the gather for a pass is issued when the pass before it
+          // starts, so only what outlasts that pass's compute is exposed. The first pass
+          // uses the bucketed gather above.
+          const auto& order = orders[static_cast<std::size_t>(stage)];
+          TaskId gather = previous;
+          std::size_t before =
+              indexes[static_cast<std::size_t>(stage)](PipelineStep{PassKind::kForward, 0, static_cast<int32_t>(c)});
+          for (std::size_t i = before + 1; i < order.size(); ++i) {
+            if (order[i].chunk != c) continue;
+            std::vector<TaskId> dependencies{gather};
+            for (int64_t member : group) {
+              if (simulated(member)) {
+                dependencies.push_back(result.ranks[static_cast<std::size_t>(member)].step_compute[before]);
+              }
+            }
+            gather = addCollective(result, sim::CollectiveOp::kAllGather, group, bytes * static_cast<double>(count), 1,
+                                   dependencies, TaskCategory::kDataComm);
+            for (int64_t member : group) {
+              if (simulated(member)) {
+                RankTasks& rank = result.ranks[static_cast<std::size_t>(member)];
+                graph.addDependency(gather, rank.step_compute[i]);
+                rank.step_gather[i] = gather;
+              }
+            }
+            before = i;
+          }
+        }
+        if (!plan.overlap_param_gather && !zero3) continue;
         const std::size_t j =
             indexes[static_cast<std::size_t>(stage)](PipelineStep{PassKind::kForward, 0, static_cast<int32_t>(c)});
         for (int64_t member : group) {
           if (simulated(member)) {
-            graph.addDependency(first, result.ranks[static_cast<std::size_t>(member)].step_compute[j]);
+            RankTasks& rank = result.ranks[static_cast<std::size_t>(member)];
+            graph.addDependency(first, rank.step_compute[j]);
+            rank.step_gather[j] = first;
           }
         }
       }

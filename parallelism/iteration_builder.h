@@ -80,7 +80,8 @@ struct RankTasks {
   std::vector<sim::TaskId> step_compute;
   std::vector<sim::TaskId> step_compute_last;  // the pass's last compute task (several with gradient buckets)
   std::vector<sim::TaskId> step_end;
-  std::vector<sim::TaskId> step_input;  // the pipeline send the pass waits for (kNoTask if none)
+  std::vector<sim::TaskId> step_input;   // the pipeline send the pass waits for (kNoTask if none)
+  std::vector<sim::TaskId> step_gather;  // the ZeRO parameter all-gather the pass waits for (kNoTask if none)
   sim::TaskId optimizer = sim::kNoTask;
   sim::TaskId last_backward_end = sim::kNoTask;
 };

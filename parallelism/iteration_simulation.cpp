@@ -28,18 +28,24 @@ TimeBreakdown breakdownOf(const IterationGraph& iteration, const sim::TaskExecut
   sim::SimTime previous_end = 0;
   for (std::size_t i = 0; i < rank.steps.size(); ++i) {
     const sim::SimTime start = executor.startTime(rank.step_compute[i]);
+    // Waiting for ZeRO's parameter all-gather beyond the end of the previous pass.
+    sim::SimTime gathered = previous_end;
+    if (rank.step_gather[i] != sim::kNoTask) {
+      gathered = std::max(previous_end, std::min(start, executor.finishTime(rank.step_gather[i])));
+      breakdown.dp_comm_exposed += seconds(gathered - previous_end);
+    }
     if (rank.step_input[i] != sim::kNoTask) {
-      // Waiting after both this GPU and the sender were ready: the transfer itself.
+      // Waiting after this GPU, its parameters and the sender were ready: the transfer itself.
       const sim::SimTime sender_ready = executor.startTime(rank.step_input[i]);
-      breakdown.pp_comm_exposed += seconds(std::max<sim::SimTime>(0, start - std::max(previous_end, sender_ready)));
+      breakdown.pp_comm_exposed += seconds(std::max<sim::SimTime>(0, start - std::max(gathered, sender_ready)));
     }
     breakdown.tp_comm_exposed +=
         seconds(executor.finishTime(rank.step_end[i]) - executor.finishTime(rank.step_compute_last[i]));
     previous_end = executor.finishTime(rank.step_end[i]);
   }
   const sim::SimTime optimizer_start = executor.startTime(rank.optimizer);
-  breakdown.dp_comm_exposed = seconds(std::max<sim::SimTime>(0, optimizer_start - previous_end)) +
-                              seconds(std::max<sim::SimTime>(0, makespan - executor.finishTime(rank.optimizer)));
+  breakdown.dp_comm_exposed += seconds(std::max<sim::SimTime>(0, optimizer_start - previous_end)) +
+                               seconds(std::max<sim::SimTime>(0, makespan - executor.finishTime(rank.optimizer)));
   breakdown.pipeline_bubble = std::max(0.0, seconds(makespan) - breakdown.compute - breakdown.tp_comm_exposed -
                                                 breakdown.pp_comm_exposed - breakdown.dp_comm_exposed);
   return breakdown;
