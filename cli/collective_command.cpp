@@ -3,13 +3,16 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "base/expected.h"
 #include "cli/output_file.h"
 #include "sim/collective_simulation.h"
 #include "topology/cluster.h"
 #include "topology/cluster_loader.h"
+#include "validate/calibration_file.h"
 
 namespace trainsim::cli {
 
@@ -111,10 +114,33 @@ int run(const CollectiveOptions& options, const CommandContext& context) {
   const int64_t gpus = options.gpus == 0 ? cluster.acceleratorCount() : options.gpus;
   const std::vector<int64_t> ranks = placeRanks(cluster, gpus, options.gpus_per_node);
 
-  sim::CollectiveSimulator simulator(cluster, sim::CommunicationParameters{});
+  sim::CommunicationParameters parameters;
+  std::optional<validate::Calibration> calibration;
+  if (!options.calibration_file.empty()) {
+    calibration = valueOrThrow(validate::loadCalibrationFile(options.calibration_file));
+    validate::applyCalibration(*calibration, parameters);
+  }
+  // The group's shape, for a measured correction of the calibration (collective_correction.h).
+  std::map<int32_t, int64_t> per_node;
+  for (int64_t rank : ranks) ++per_node[cluster.device(cluster.accelerator(rank)).node];
+  const auto group_nodes = static_cast<int64_t>(per_node.size());
+  int64_t group_per_node = 0;
+  for (const auto& [node, count] : per_node) group_per_node = std::max(group_per_node, count);
+
+  sim::CollectiveSimulator simulator(cluster, parameters);
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::string table = fmt::format("# trainsim collective: {} on {} GPUs of {} ({} x {} per node)\n", options.op,
                                   ranks.size(), spec.name, spec.nodes, spec.gpus_per_node);
+  const std::string in_force = calibration ? validate::describeCalibration(*calibration) : std::string();
+  if (calibration) {
+    table += "# calibration in force: " + in_force + "\n";
+    const std::string mismatch = validate::calibrationMismatch(*calibration, spec);
+    if (!mismatch.empty()) table += "# warning: " + mismatch + "\n";
+    if (validate::calibrationCorrection(*calibration, *op, static_cast<int64_t>(ranks.size()), group_nodes,
+                                        group_per_node, 1.0)) {
+      table += "# this group was measured: times include the calibration's measured correction\n";
+    }
+  }
   table += fmt::format("#{:>12} {:>13} {:>9} {:>10} {:>8} {:>8} {:>7} {:>7}\n", "size", "count", "type", "time",
                        "algbw", "busbw", "algo", "proto");
   table +=
@@ -128,7 +154,17 @@ int run(const CollectiveOptions& options, const CommandContext& context) {
   for (double size = min_bytes; size <= max_bytes * (1.0 + 1e-12); size *= options.step_factor) {
     const int64_t bytes = std::max<int64_t>(align, static_cast<int64_t>(size) / align * align);
     sim::CollectiveRequest request{*op, ranks, static_cast<double>(bytes), algorithm, protocol};
-    const sim::CollectiveResult result = valueOrThrow(simulator.simulate(request));
+    sim::CollectiveResult result = valueOrThrow(simulator.simulate(request));
+    std::optional<double> correction;
+    if (calibration) {
+      correction = validate::calibrationCorrection(*calibration, *op, static_cast<int64_t>(ranks.size()), group_nodes,
+                                                   group_per_node, static_cast<double>(bytes));
+    }
+    if (correction) {
+      result.time_s *= *correction;
+      result.algbw_Bps /= *correction;
+      result.busbw_Bps /= *correction;
+    }
     const double time_us = result.time_s * 1e6;
     table += fmt::format(" {:>12} {:>13} {:>9} {:>10.2f} {:>8.2f} {:>8.2f} {:>7} {:>7}\n", bytes, bytes / element,
                          "float", time_us, result.algbw_Bps / 1e9, result.busbw_Bps / 1e9,
@@ -139,6 +175,10 @@ int run(const CollectiveOptions& options, const CommandContext& context) {
                     {"busbw_GBps", result.busbw_Bps / 1e9},
                     {"algorithm", sim::algorithmName(result.choice.algorithm)},
                     {"protocol", sim::protocolName(result.choice.protocol)}});
+    if (calibration) {
+      rows.back()["calibration"] = in_force;
+      if (correction) rows.back()["measured_correction"] = *correction;
+    }
     if (options.step_factor <= 1.0) break;
   }
   if (!options.json_file.empty()) {
@@ -167,6 +207,7 @@ void addCollectiveCommand(CLI::App& app, CollectiveOptions& options) {
   command->add_option("--proto", options.protocol, "Force the protocol: LL | LL128 | Simple");
   command->add_option("--set", options.overrides, "Override a cluster key: KEY=VALUE (repeatable)");
   command->add_option("--json", options.json_file, "Write the rows as JSON (- = stdout)");
+  command->add_option("--calibration", options.calibration_file, "Apply a calibration (trainsim calibrate)");
 }
 
 int runCollective(const CollectiveOptions& options, const CommandContext& context) {

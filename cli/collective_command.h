@@ -22,6 +22,7 @@ struct CollectiveOptions {
   std::string algorithm;
   std::string protocol;
   std::string json_file;
+  std::string calibration_file;  // --calibration calib.yaml
 };
 
 void addCollectiveCommand(CLI::App& app, CollectiveOptions& options);

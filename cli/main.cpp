@@ -8,26 +8,14 @@
 #include <string>
 
 #include "base/logging.h"
+#include "cli/calibrate_command.h"
 #include "cli/collective_command.h"
 #include "cli/command_context.h"
 #include "cli/memory_command.h"
 #include "cli/simulate_command.h"
+#include "cli/sweep_command.h"
 #include "cli/topology_command.h"
 #include "cli/validate_command.h"
-
-namespace {
-
-// Commands of SPEC.md that later work will build; they say so and exit 1.
-struct PlannedCommand {
-  const char* name;
-  const char* description;
-};
-constexpr PlannedCommand kPlannedCommands[] = {
-    {"sweep", "Enumerate valid parallel configurations, simulate each, rank them"},
-    {"calibrate", "Fit communication/compute parameters from measurements"},
-};
-
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace trainsim;
@@ -50,13 +38,10 @@ int main(int argc, char** argv) {
   cli::addSimulateCommand(app, simulate_options);
   cli::ValidateOptions validate_options;
   cli::addValidateCommand(app, validate_options);
-
-  std::map<std::string, CLI::App*> planned;
-  for (const auto& command : kPlannedCommands) {
-    CLI::App* sub = app.add_subcommand(command.name, command.description);
-    sub->allow_extras();
-    planned[command.name] = sub;
-  }
+  cli::SweepOptions sweep_options;
+  cli::addSweepCommand(app, sweep_options);
+  cli::CalibrateOptions calibrate_options;
+  cli::addCalibrateCommand(app, calibrate_options);
 
   try {
     app.parse(argc, argv);
@@ -75,12 +60,8 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("memory")) return cli::runMemory(memory_options, context);
     if (app.got_subcommand("simulate")) return cli::runSimulate(simulate_options, context);
     if (app.got_subcommand("validate")) return cli::runValidate(validate_options, context);
-    for (const auto& [name, sub] : planned) {
-      if (sub->parsed()) {
-        std::cerr << "trainsim " << name << ": not built yet in this version\n";
-        return static_cast<int>(ExitCode::kInternal);
-      }
-    }
+    if (app.got_subcommand("sweep")) return cli::runSweep(sweep_options, context);
+    if (app.got_subcommand("calibrate")) return cli::runCalibrate(calibrate_options, context);
   } catch (const std::exception& error) {
     std::cerr << "trainsim: internal error: " << error.what() << "\n";
     return static_cast<int>(ExitCode::kInternal);

@@ -11,6 +11,7 @@
 #include "cli/output_file.h"
 #include "parallelism/experiment_loader.h"
 #include "parallelism/memory_model.h"
+#include "validate/calibration_file.h"
 
 namespace trainsim::cli {
 namespace {
@@ -87,13 +88,26 @@ int run(const MemoryOptions& options, const CommandContext& context) {
   for (const auto& text : options.overrides) overrides.push_back(parseOverride(text));
   const Experiment experiment = valueOrThrow(parallelism::loadExperiment(options.experiment, context.paths, overrides));
   const MemoryReport report = parallelism::estimateMemory(experiment);
+  // A calibration holds times and rates; the memory model has no parameter it covers, so
+  // it is read (and checked) and reported, and changes nothing here.
+  std::string calibration;
+  if (!options.calibration_file.empty()) {
+    calibration = validate::describeCalibration(valueOrThrow(validate::loadCalibrationFile(options.calibration_file)));
+  }
 
   const bool json_to_stdout = options.json_file == "-";
   if (!options.json_file.empty()) {
-    const auto json = reportJson(experiment, report);
+    auto json = reportJson(experiment, report);
+    if (!calibration.empty()) json["calibration"] = calibration;
     writeOutput(options.json_file, [&](std::ostream& out) { out << json.dump(2) << "\n"; });
   }
-  if (!json_to_stdout) std::cout << reportText(experiment, report);
+  if (!json_to_stdout) {
+    if (!calibration.empty()) {
+      std::cout << "calibration in force: " << calibration
+                << "; it holds no memory parameter, the breakdown below is unchanged\n";
+    }
+    std::cout << reportText(experiment, report);
+  }
   if (!report.fits()) {
     std::cerr << fmt::format(
         "trainsim: the configuration does not fit in GPU memory: stage {} needs {:.2f} GiB per GPU, the {} has "
@@ -111,6 +125,8 @@ void addMemoryCommand(CLI::App& app, MemoryOptions& options) {
   command->add_option("experiment", options.experiment, "Experiment preset name or YAML file")->required();
   command->add_option("--set", options.overrides, "Override an experiment key: KEY=VALUE (repeatable)");
   command->add_option("--json", options.json_file, "Write the breakdown as JSON (- = stdout)");
+  command->add_option("--calibration", options.calibration_file,
+                      "Apply a calibration (trainsim calibrate); none of its values affects memory yet");
 }
 
 int runMemory(const MemoryOptions& options, const CommandContext& context) {

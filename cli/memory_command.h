@@ -15,6 +15,7 @@ struct MemoryOptions {
   std::string experiment;
   std::vector<std::string> overrides;
   std::string json_file;
+  std::string calibration_file;  // --calibration: read and reported; nothing it holds applies to memory yet
 };
 
 void addMemoryCommand(CLI::App& app, MemoryOptions& options);

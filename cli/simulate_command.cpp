@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "base/expected.h"
 #include "base/units.h"
@@ -12,6 +13,7 @@
 #include "parallelism/experiment_loader.h"
 #include "parallelism/iteration_simulation.h"
 #include "sim/trace_recorder.h"
+#include "validate/calibration_file.h"
 
 namespace trainsim::cli {
 namespace {
@@ -48,7 +50,13 @@ nlohmann::ordered_json resultJson(const Experiment& experiment, const IterationR
         {"dp_comm_exposed", b.dp_comm_exposed},
         {"pp_comm_exposed", b.pp_comm_exposed},
         {"pipeline_bubble", b.pipeline_bubble}}},
-      {"simulation", {{"tasks", result.tasks}, {"events", result.events}, {"mode", symmetric ? "symmetric" : "full"}}},
+      {"simulation",
+       {{"tasks", result.tasks},
+        {"events", result.events},
+        {"mode", symmetric ? "symmetric" : "full"},
+        {"simulated_microbatches", result.extrapolation ? nlohmann::ordered_json::array({result.extrapolation->first,
+                                                                                         result.extrapolation->second})
+                                                        : nlohmann::ordered_json::array({result.microbatches})}}},
   };
 }
 
@@ -102,6 +110,12 @@ int run(const SimulateOptions& options, const CommandContext& context) {
   const Experiment experiment = valueOrThrow(parallelism::loadExperiment(options.experiment, context.paths, overrides));
   parallelism::SimulationOptions simulation;
   simulation.iteration.symmetric = options.symmetric;
+  simulation.every_microbatch = options.every_microbatch;
+  std::optional<validate::Calibration> calibration;
+  if (!options.calibration_file.empty()) {
+    calibration = valueOrThrow(validate::loadCalibrationFile(options.calibration_file));
+    validate::applyCalibration(*calibration, simulation);
+  }
   std::optional<sim::TraceRecorder> trace;
   if (!options.trace_file.empty()) {
     trace.emplace(parallelism::taskCategoryName);
@@ -111,13 +125,24 @@ int run(const SimulateOptions& options, const CommandContext& context) {
   if (trace) writeOutput(options.trace_file, [&](std::ostream& out) { trace->write(out); });
   const bool json_to_stdout = options.json_file == "-";
   if (!options.json_file.empty()) {
-    writeOutput(options.json_file,
-                [&](std::ostream& out) { out << resultJson(experiment, result, options.symmetric).dump(2) << "\n"; });
+    auto json = resultJson(experiment, result, options.symmetric);
+    if (calibration) json["calibration"] = validate::describeCalibration(*calibration);
+    writeOutput(options.json_file, [&](std::ostream& out) { out << json.dump(2) << "\n"; });
   }
   if (!json_to_stdout) {
+    if (calibration) {
+      std::cout << "calibration in force: " << validate::describeCalibration(*calibration) << "\n";
+      const std::string mismatch = validate::calibrationMismatch(*calibration, experiment.cluster);
+      if (!mismatch.empty()) std::cout << "warning: " << mismatch << "\n";
+    }
     std::cout << summary(experiment, result);
     if (options.symmetric) {
       std::cout << "(symmetric mode: data-parallel replica 0 simulated, the others assumed identical)\n";
+    }
+    if (result.extrapolation) {
+      std::cout << fmt::format(
+          "(steady state: {} and {} micro-batches simulated, extended linearly to {}; --every-microbatch for all)\n",
+          result.extrapolation->first, result.extrapolation->second, result.microbatches);
     }
   }
   if (!result.memory.fits() && !options.ignore_memory) {
@@ -139,8 +164,11 @@ void addSimulateCommand(CLI::App& app, SimulateOptions& options) {
   command->add_option("--set", options.overrides, "Override a key: KEY=VALUE (repeatable), e.g. parallelism.tp=4");
   command->add_option("--json", options.json_file, "Write the result as JSON (- = stdout)");
   command->add_option("--trace", options.trace_file, "Write a Chrome/Perfetto trace of the iteration");
+  command->add_option("--calibration", options.calibration_file, "Apply a calibration (trainsim calibrate)");
   command->add_flag("--symmetric", options.symmetric,
                     "Simulate one data-parallel replica (the others are identical): much faster at scale");
+  command->add_flag("--every-microbatch", options.every_microbatch,
+                    "Simulate every micro-batch instead of extending the pipeline's steady state linearly");
   command->add_flag("--ignore-memory", options.ignore_memory, "Exit 0 even when the plan does not fit in memory");
 }
 

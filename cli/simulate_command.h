@@ -15,8 +15,10 @@ struct SimulateOptions {
   std::vector<std::string> overrides;
   std::string json_file;
   std::string trace_file;
+  std::string calibration_file;  // --calibration calib.yaml
   bool ignore_memory = false;
   bool symmetric = false;
+  bool every_microbatch = false;  // no steady-state extrapolation
 };
 
 void addSimulateCommand(CLI::App& app, SimulateOptions& options);

@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "base/expected.h"
 #include "cli/output_file.h"
+#include "validate/calibration_file.h"
 #include "validate/collective_accuracy.h"
 #include "validate/training_suite.h"
 
@@ -31,8 +33,16 @@ struct SuiteOutput {
   int exit_code = 0;
 };
 
-SuiteOutput collectiveSuite(const CommandContext& context) {
-  const auto results = valueOrThrow(validate::compareAllReduceCurves(context.paths, sim::CommunicationParameters{}));
+// The calibration of --calibration, when given.
+struct CalibrationInForce {
+  std::optional<validate::Calibration> calibration;
+  std::string description;
+};
+
+SuiteOutput collectiveSuite(const CommandContext& context, const CalibrationInForce& in_force) {
+  sim::CommunicationParameters parameters;
+  if (in_force.calibration) validate::applyCalibration(*in_force.calibration, parameters);
+  const auto results = valueOrThrow(validate::compareAllReduceCurves(context.paths, parameters));
   std::string text = "all_reduce: predicted vs published nccl-tests bus bandwidth\n";
   nlohmann::ordered_json json = nlohmann::ordered_json::array();
   for (const auto& accuracy : results) {
@@ -85,8 +95,10 @@ std::string metricValue(validate::TrainingMetric metric, double value) {
                                                             : fmt::format("{:.1f}", value);
 }
 
-SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& context) {
+SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& context,
+                          const CalibrationInForce& in_force) {
   validate::TrainingSuiteOptions suite_options;
+  if (in_force.calibration) validate::applyCalibration(*in_force.calibration, suite_options.simulation);
   suite_options.include_slow = options.include_slow;
   suite_options.only = options.rows;
   const auto suite = valueOrThrow(validate::runTrainingSuite(context.paths, suite_options));
@@ -182,7 +194,8 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
   return {text, json, suite.failed > 0 ? static_cast<int>(ExitCode::kInternal) : 0};
 }
 
-int emit(const ValidateOptions& options, const std::vector<std::pair<std::string, SuiteOutput>>& suites) {
+int emit(const ValidateOptions& options, const std::vector<std::pair<std::string, SuiteOutput>>& suites,
+         const CalibrationInForce& in_force) {
   int exit_code = 0;
   for (const auto& [name, output] : suites) exit_code = std::max(exit_code, output.exit_code);
   if (!options.json_file.empty()) {
@@ -192,9 +205,17 @@ int emit(const ValidateOptions& options, const std::vector<std::pair<std::string
     } else {
       for (const auto& [name, output] : suites) json[name] = output.json;
     }
+    if (in_force.calibration) {
+      if (json.is_object()) {
+        json["calibration"] = in_force.description;
+      } else {
+        for (auto& entry : json) entry["calibration"] = in_force.description;
+      }
+    }
     writeOutput(options.json_file, [&](std::ostream& out) { out << json.dump(2) << "\n"; });
     if (options.json_file == "-") return exit_code;
   }
+  if (in_force.calibration) std::cout << "calibration in force: " << in_force.description << "\n\n";
   for (std::size_t i = 0; i < suites.size(); ++i) std::cout << (i > 0 ? "\n" : "") << suites[i].second.text;
   return exit_code;
 }
@@ -208,14 +229,28 @@ void addValidateCommand(CLI::App& app, ValidateOptions& options) {
   command->add_flag("--all", options.include_slow,
                     "training: also run the rows marked slow (thousands of GPUs; minutes rather than seconds)");
   command->add_option("--row", options.rows, "training: run only this row id (repeatable); slow rows included");
+  command->add_option("--calibration", options.calibration_file,
+                      "Apply a calibration (trainsim calibrate) to the model before comparing");
 }
 
 int runValidate(const ValidateOptions& options, const CommandContext& context) {
   try {
-    if (options.suite == "collectives") return emit(options, {{"collectives", collectiveSuite(context)}});
-    if (options.suite == "training") return emit(options, {{"training", trainingSuite(options, context)}});
+    CalibrationInForce in_force;
+    if (!options.calibration_file.empty()) {
+      in_force.calibration = valueOrThrow(validate::loadCalibrationFile(options.calibration_file));
+      in_force.description = validate::describeCalibration(*in_force.calibration);
+    }
+    if (options.suite == "collectives") {
+      return emit(options, {{"collectives", collectiveSuite(context, in_force)}}, in_force);
+    }
+    if (options.suite == "training") {
+      return emit(options, {{"training", trainingSuite(options, context, in_force)}}, in_force);
+    }
     if (options.suite == "all") {
-      return emit(options, {{"collectives", collectiveSuite(context)}, {"training", trainingSuite(options, context)}});
+      return emit(options,
+                  {{"collectives", collectiveSuite(context, in_force)},
+                   {"training", trainingSuite(options, context, in_force)}},
+                  in_force);
     }
     throwInputError("validate", "", "unknown suite \"" + options.suite + "\"; available: collectives, training, all");
   } catch (const InputError& error) {

@@ -15,6 +15,7 @@ struct ValidateOptions {
   std::string json_file;
   bool include_slow = false;      // training: --all
   std::vector<std::string> rows;  // training: --row
+  std::string calibration_file;   // --calibration calib.yaml
 };
 
 void addValidateCommand(CLI::App& app, ValidateOptions& options);

@@ -13,11 +13,18 @@ double ComputeTimer::seconds(const Op& op, PassKind pass) const {
     return model_.attentionTime(flops, cost.bytes);
   }
   if (!gemms.empty() && (op.kind == OpKind::kGemm || op.kind == OpKind::kAttention)) {
-    // Each matmul of the op as its own kernel, the op's memory traffic shared among them.
+    // Each matmul of the op as its own kernel, the op's memory traffic (and its epilogues'
+    // share of it) split evenly among them.
     double seconds = 0.0;
-    const double bytes = cost.bytes / static_cast<double>(gemms.size());
+    const auto kernels = static_cast<double>(gemms.size());
     for (const GemmShape& shape : gemms) {
-      seconds += model_.gemmTime(sim::GemmShape{shape.m, shape.n, shape.k, shape.batch}, bytes);
+      seconds += model_.gemmTime(sim::GemmShape{shape.m, shape.n, shape.k, shape.batch}, cost.bytes / kernels,
+                                 cost.epilogue_bytes / kernels);
+    }
+    // SMs held by an overlapped collective's kernels leave the GEMMs the rest.
+    const double units = static_cast<double>(model_.computeUnits());
+    if (cost.comm_compute_units > 0.0 && cost.comm_compute_units < units) {
+      seconds *= units / (units - cost.comm_compute_units);
     }
     return seconds;
   }

@@ -54,10 +54,12 @@ class WorkloadBuilder {
   void gemm(std::string name, double m, double n, double k, double batch = 1.0) {
     Op op = makeOp(std::move(name), OpKind::kGemm, true, false);
     const double flops = 2.0 * m * n * k * batch;
-    op.forward = {flops, flops, batch * (eg_ * (m * k + k * n) + e_ * m * n)};
+    op.forward = {flops, flops, batch * (eg_ * (m * k + k * n) + e_ * m * n), batch * e_ * m * n};
     const double dgrad_bytes = eg_ * (m * n + k * n) + e_ * m * k;
-    const double wgrad_bytes = eg_ * (m * k + m * n) + 2.0 * options_.main_grad_bytes * k * n;
-    op.backward = {2.0 * flops, 2.0 * flops, batch * (dgrad_bytes + wgrad_bytes)};
+    const double main_grad_bytes = 2.0 * options_.main_grad_bytes * k * n;  // fp32 read-modify-write
+    const double wgrad_bytes = eg_ * (m * k + m * n) + main_grad_bytes;
+    op.backward = {2.0 * flops, 2.0 * flops, batch * (dgrad_bytes + wgrad_bytes),
+                   batch * (e_ * m * k + main_grad_bytes)};
     op.forward_gemms = {shape(m, n, k, batch)};
     op.backward_gemms = {shape(m, k, n, batch), shape(k, n, m, batch)};
     workload_.ops.push_back(std::move(op));
@@ -68,9 +70,9 @@ class WorkloadBuilder {
   void activationMatmul(std::string name, double m, double n, double k, double batch) {
     Op op = makeOp(std::move(name), OpKind::kAttention, true, true);
     const double flops = 2.0 * m * n * k * batch;
-    op.forward = {flops, flops, batch * (eg_ * (m * k + k * n) + e_ * m * n)};
+    op.forward = {flops, flops, batch * (eg_ * (m * k + k * n) + e_ * m * n), batch * e_ * m * n};
     const double backward_bytes = eg_ * (m * n + k * n) + e_ * m * k + eg_ * (m * k + m * n) + e_ * k * n;
-    op.backward = {2.0 * flops, 2.0 * flops, batch * backward_bytes};
+    op.backward = {2.0 * flops, 2.0 * flops, batch * backward_bytes, batch * e_ * (m * k + k * n)};
     op.forward_gemms = {shape(m, n, k, batch)};
     op.backward_gemms = {shape(m, k, n, batch), shape(k, n, m, batch)};
     workload_.ops.push_back(std::move(op));
@@ -145,6 +147,15 @@ class WorkloadBuilder {
   void denseMlp(double ffn);
   void moeBlock();
 
+  // Under tp_comm_overlap, the SMs the overlapped collectives' kernels take from the GEMM op
+  // just added, forward and backward (FlopsOptions::tp_comm_overlap).
+  void overlapCommunication(double forward_sms, double backward_sms) {
+    if (!options_.tp_comm_overlap || shard_.tp == 1 || !shard_.sequence_parallel) return;
+    Op& op = workload_.ops.back();
+    op.forward.comm_compute_units = forward_sms;
+    op.backward.comm_compute_units = backward_sms;
+  }
+
  private:
   void coreAttention(double heads, double queries, double keys, double head_dim);
 
@@ -206,6 +217,8 @@ void WorkloadBuilder::attentionBlock() {
   const double head_dim = static_cast<double>(model_.head_dim);
   norm("input_norm", replicatedTokens());
   gemm("qkv_projection", t, (query + 2.0 * kv) / tp_, hidden_);
+  // Forward: ring-exchange all-gather; backward: bulk all-gather and reduce-scatter.
+  overlapCommunication(options_.tp_overlap_ring_exchange_sms, options_.tp_overlap_comm_sms);
   if (model_.architecture == Architecture::kLlama) {
     // Rotary position embedding on the query and key heads of this rank.
     elementwise("rope", OpKind::kElementwise, t * (query + kv) / tp_, options_.rope_flops_per_element, 2.0 * e_,
@@ -214,6 +227,8 @@ void WorkloadBuilder::attentionBlock() {
   const double queries = static_cast<double>(shard_.seq_len) / static_cast<double>(shard_.cp);
   coreAttention(heads, queries, static_cast<double>(shard_.seq_len), head_dim);
   gemm("attention_output_projection", t, hidden_, query / tp_);
+  // Forward: pipelined reduce-scatter; backward: ring-exchange all-gather of the gradient.
+  overlapCommunication(options_.tp_overlap_comm_sms, options_.tp_overlap_ring_exchange_sms);
   residual("attention_residual", replicatedTokens());
   tensorParallelBlock("attention_input", "attention_output");
   if (shard_.cp > 1) {
@@ -234,20 +249,25 @@ void WorkloadBuilder::denseMlp(double ffn) {
   norm("mlp_norm", replicatedTokens());
   if (model_.architecture == Architecture::kGpt) {
     gemm("mlp_fc1", t, width, hidden_);
+    overlapCommunication(options_.tp_overlap_ring_exchange_sms, options_.tp_overlap_comm_sms);
     // Bias + GELU fused (Megatron's bias_gelu_impl): reads the fc1 output, writes its GELU.
     elementwise("mlp_gelu", OpKind::kElementwise, t * width, options_.gelu_flops_per_element, 2.0 * e_, 3.0 * e_);
   } else {
     if (options_.fuse_gate_up) {
       gemm("mlp_gate_up", t, 2.0 * width, hidden_);
+      overlapCommunication(options_.tp_overlap_ring_exchange_sms, options_.tp_overlap_comm_sms);
     } else {
       gemm("mlp_gate", t, width, hidden_);
+      overlapCommunication(options_.tp_overlap_ring_exchange_sms, options_.tp_overlap_comm_sms);
       gemm("mlp_up", t, width, hidden_);
+      overlapCommunication(options_.tp_overlap_ring_exchange_sms, options_.tp_overlap_comm_sms);
     }
     // silu(gate) * up: reads both halves, writes one; backward reads both and the output
     // gradient, writes both gradients.
     elementwise("mlp_swiglu", OpKind::kElementwise, t * width, options_.swiglu_flops_per_element, 3.0 * e_, 5.0 * e_);
   }
   gemm("mlp_fc2", t, hidden_, width);
+  overlapCommunication(options_.tp_overlap_comm_sms, options_.tp_overlap_ring_exchange_sms);
   residual("mlp_residual", replicatedTokens());
   tensorParallelBlock("mlp_input", "mlp_output");
 }
@@ -384,9 +404,14 @@ Workload embeddingLayer(const ModelSpec& model, const MicroBatchShard& shard, co
   const double elements = builder.tokens() * builder.hidden();
   // Vocabulary-parallel lookup: every tp rank writes the rows of the tokens in its part of the
   // vocabulary (zeros elsewhere), then the partial outputs are summed over tp. Backward
-  // scatter-adds the output gradient into the fp32 main gradient of the table.
+  // scatter-adds the output gradient rows into the table's dense 16-bit gradient (read, write).
   builder.elementwise("token_embedding", OpKind::kEmbedding, elements, 0.0,
-                      2.0 * e + options.token_id_bytes / builder.hidden(), e + 2.0 * options.main_grad_bytes, 1.0);
+                      2.0 * e + options.token_id_bytes / builder.hidden(), 2.0 * e, 1.0);
+  // The dense gradient of this rank's part of the table: zero-filled, then added to the fp32
+  // main gradient (backward only; FlopsOptions::embedding_table_grad_bytes).
+  const double table = static_cast<double>(model.vocab_size) / builder.tp() * builder.hidden();
+  builder.elementwise("embedding_table_gradient", OpKind::kEmbedding, table, 0.0, 0.0,
+                      options.embedding_table_grad_bytes, 0.0);
   if (shard.tp > 1) {
     const double bytes = elements * e;
     if (shard.sequence_parallel) {
@@ -435,7 +460,9 @@ Workload outputLayer(const ModelSpec& model, const MicroBatchShard& shard, const
   // logits, keeps the softmax in fp32; backward turns it into (softmax - one-hot) / tokens.
   const double fp32 = options.loss_element_bytes;
   builder.elementwise("cross_entropy_loss", OpKind::kLoss, tokens * vocab, options.cross_entropy_flops_per_element,
-                      e + fp32, fp32 + e, 2.0 / options.cross_entropy_flops_per_element);
+                      e + options.cross_entropy_forward_fp32_accesses * fp32,
+                      options.cross_entropy_backward_fp32_accesses * fp32 + e,
+                      2.0 / options.cross_entropy_flops_per_element);
   if (shard.tp > 1) {
     // The per-token maximum, the target logit and the sum of exponentials, each all-reduced in fp32.
     builder.communicate("cross_entropy_all_reduce", CollectiveOp::kAllReduce, ParallelGroup::kTensor, false,

@@ -85,6 +85,41 @@ struct FlopsOptions {
   // (Megatron's gradient_accumulation_fusion writes main_grad in fp32): 4 bytes read and
   // 4 written per weight element per micro-batch.
   double main_grad_bytes = 4.0;
+  // With gradient_accumulation_fusion (Megatron-LM from 2022, default on; Transformer
+  // Engine's wgrad GEMM with accumulate) this read-modify-write is the weight-gradient
+  // GEMM's epilogue: cublasGemmEx with beta = 1 into the fp32 main_grad
+  // (fused_weight_gradient_mlp_cuda), so it is counted as that GEMM's epilogue bytes. (Without
+  // the fusion, Megatron-LM 2021, the DDP hook's `param.main_grad.add_(param.grad.data)` is a
+  // separate kernel moving at least as many bytes.)
+  // Dense gradient of the embedding table (vocabulary / tp x hidden per GPU), per
+  // micro-batch: PyTorch's embedding backward (aten/src/ATen/native/cuda/Embedding.cu,
+  // embedding_dense_backward_cuda) zero-fills a dense 16-bit gradient of the whole table
+  // before scattering the token rows into it (2 bytes written per element), and Megatron's
+  // DDP hook then adds it to the fp32 main gradient (`param.main_grad.add_(param.grad.data)`:
+  // 2 bytes read, 4 read, 4 written): 12 bytes per table element in all.
+  double embedding_table_grad_bytes = 12.0;
+  // Vocabulary-parallel cross-entropy as Megatron runs it, unfused
+  // (megatron/core/tensor_parallel/cross_entropy.py, the same kernel sequence as
+  // megatron/mpu/cross_entropy.py of 2021-22): forward = cast the 16-bit logits to fp32
+  // (`.float()`: read 2, write 4 bytes per logit), max over the vocabulary (read 4), in-place
+  // subtract the max (read 4, write 4), in-place exp (read 4, write 4), sum (read 4),
+  // in-place divide by the sum (read 4, write 4): 9 fp32 accesses + one 16-bit read per
+  // logit. Backward = in-place multiply by the loss gradient (read 4, write 4) and the cast
+  // back to 16 bits (read 4, write 2): 3 fp32 accesses + one 16-bit write.
+  double cross_entropy_forward_fp32_accesses = 9.0;
+  double cross_entropy_backward_fp32_accesses = 3.0;
+  // Tensor-parallel communication overlap (the plan's tp_comm_overlap; Megatron-Core
+  // --tp-comm-overlap = Transformer Engine userbuffers). The collectives' kernels run beside
+  // the GEMMs on SMs of their own. Transformer Engine's defaults
+  // (transformer_engine/pytorch/module/base.py, initialize_ub): "pipeline" overlap for the
+  // reduce-scatter after proj_fprop and fc2_fprop and "bulk" overlap for the all-gather /
+  // reduce-scatter beside qkv and fc1 dgrad and wgrad run on num_sm = 16 SMs each; the
+  // "ring_exchange" all-gathers before qkv_fprop, fc1_fprop, proj_dgrad and fc2_dgrad use the
+  // copy engines (use_ce, num_sm = 1). Those SMs are taken from the overlapped GEMMs.
+  // Set by the iteration builder from the plan.
+  bool tp_comm_overlap = false;
+  double tp_overlap_comm_sms = 16.0;
+  double tp_overlap_ring_exchange_sms = 1.0;
   // Dropout masks are stored as one byte per element (torch.bool; Korthikanti et al. 2022, section 4.1).
   double dropout_mask_bytes = 1.0;
   // Token ids are int64 (Megatron's data loader; the "8 s b" term of
@@ -120,6 +155,14 @@ struct OpCost {
   double flops = 0.0;           // counted as SPEC.md counts them (matmuls in full: 2mnk)
   double executed_flops = 0.0;  // what the kernels do: the causal half of flash attention, its recomputed QK^T
   double bytes = 0.0;           // device memory read + written
+  // Bytes the epilogues of the op's GEMMs store (and load, when they accumulate into their
+  // output): the output tiles, each written after its k-loop. Included in `bytes` too; the
+  // compute model decides whether this traffic adds to the GEMM time
+  // (ComputeParameters::gemm_epilogue_exposed).
+  double epilogue_bytes = 0.0;
+  // SMs that the kernels of a collective overlapped with this op's GEMMs occupy while they run
+  // (FlopsOptions::tp_overlap_comm_sms); the GEMMs get the rest.
+  double comm_compute_units = 0.0;
 };
 
 struct Op {

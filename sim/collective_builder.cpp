@@ -238,8 +238,18 @@ void CollectiveBuilder::addFlows(const std::vector<Edge>& edges, double bytes, d
                                  TaskId after, double rate_cap_Bps) {
   const SimTime latency = secondsToSimTime(latency_s);
   for (const Edge& edge : edges) {
-    const auto& route = router_.route(cluster_.accelerator(edge.from_rank), cluster_.accelerator(edge.to_rank));
-    const RouteId id = graph_.addRoute(route.links, latency);
+    const DeviceId from = cluster_.accelerator(edge.from_rank);
+    const DeviceId to = cluster_.accelerator(edge.to_rank);
+    RouteId id = 0;
+    if (edge.via_rank < 0) {
+      id = graph_.addRoute(router_.route(from, to).links, latency);
+    } else {
+      const DeviceId via = cluster_.accelerator(edge.via_rank);
+      std::vector<topology::LinkId> links = router_.route(from, via).links;
+      const auto& rest = router_.route(via, to).links;
+      links.insert(links.end(), rest.begin(), rest.end());
+      id = graph_.addRoute(links, latency);
+    }
     graph_.addFlow(id, bytes, {after}, TaskOptions{kNoStream, group, 0}, rate_cap_Bps);
   }
 }

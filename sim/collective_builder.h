@@ -57,9 +57,12 @@ class CollectiveBuilder {
   struct Edge {
     int64_t from_rank;
     int64_t to_rank;
+    // When >= 0, the flow is routed from_rank -> via_rank -> to_rank: a ring leaving a node
+    // through another GPU's NIC (NCCL's PXN), see collective_ring.cpp.
+    int64_t via_rank = -1;
   };
-  // One flow per edge, each with `bytes`, all with latency `latency_s`, children of `group`
-  // depending on `after`.
+  // One flow per edge (routed through via_rank when set), each with `bytes`, all with latency `latency_s`, children of
+  // `group` depending on `after`.
   void addFlows(const std::vector<Edge>& edges, double bytes, double latency_s, TaskId group, TaskId after,
                 double rate_cap_Bps = kNoRateCap);
   // A flow from a GPU to a device that is not a GPU (the NVSwitch for NVLS) and back.

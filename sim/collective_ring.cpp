@@ -1,9 +1,19 @@
 // Ring collectives (NCCL's ring): all-reduce = reduce-scatter then all-gather around the
 // ring, 2(n-1) steps; all-gather and reduce-scatter n-1 steps; broadcast a pipeline chain
-// from the root. Across nodes each channel enters a node at one GPU and leaves from
-// another (the node's GPUs rotated by the channel index), so with one channel per NIC
+// from the root. Across nodes each channel enters a node at one GPU and visits the node's
+// other GPUs (the node's GPUs rotated by the channel index), so with one channel per NIC
 // every NIC carries one channel in each direction, as NCCL's DGX rings do.
+//
+// A channel leaves a node through the NIC it entered by (NCCL's ring search,
+// src/graph/search.cc, with the default NCCL_CROSS_NIC: the ring's exit NET is its entry
+// NET), so inter-node hops stay on one rail of a rail-optimized fabric. The node's last
+// GPU reaches that NIC over NVLink through the entry GPU (PXN, src/graph/paths.cc: GPU ->
+// NVLink -> GPU -> PCI -> NIC, used in the send direction). Routing the last GPU straight
+// to the next node's entry GPU would go through its own NIC, change rails and cross the
+// spine on every hop. Without NVLink between the two GPUs there is no PXN and the last GPU
+// sends through its own NIC.
 #include <algorithm>
+#include <map>
 
 #include "sim/collective_algorithms.h"
 
@@ -29,6 +39,8 @@ void buildRing(const AlgorithmContext& context) {
 
   for (int channel = 0; channel < channels; ++channel) {
     std::vector<int64_t> order;
+    // The GPU each rank's node is entered by in this channel (its NIC is the channel's).
+    std::map<int64_t, int64_t> entry;
     if (layout.singleNode()) {
       order = context.request.ranks;
     } else {
@@ -36,6 +48,7 @@ void buildRing(const AlgorithmContext& context) {
         const std::size_t shift = static_cast<std::size_t>(channel) % node.size();
         order.insert(order.end(), node.begin() + static_cast<std::ptrdiff_t>(shift), node.end());
         order.insert(order.end(), node.begin(), node.begin() + static_cast<std::ptrdiff_t>(shift));
+        for (int64_t rank : node) entry[rank] = node[shift];
       }
     }
     if (op == CollectiveOp::kBroadcast) {
@@ -46,8 +59,15 @@ void buildRing(const AlgorithmContext& context) {
     const std::size_t count = op == CollectiveOp::kBroadcast ? order.size() - 1 : order.size();
     HopClass intra = HopClass::kNvLink;
     for (std::size_t i = 0; i < count; ++i) {
-      const CollectiveBuilder::Edge edge{order[i], order[(i + 1) % order.size()]};
-      if (builder.hopClass(edge.from_rank, edge.to_rank) == HopClass::kPcie) intra = HopClass::kPcie;
+      CollectiveBuilder::Edge edge{order[i], order[(i + 1) % order.size()]};
+      const HopClass hop = builder.hopClass(edge.from_rank, edge.to_rank);
+      if (hop == HopClass::kPcie) intra = HopClass::kPcie;
+      if (hop == HopClass::kNetwork && !entry.empty()) {
+        const int64_t exit_gpu = entry.at(edge.from_rank);
+        if (exit_gpu != edge.from_rank && builder.hopClass(edge.from_rank, exit_gpu) == HopClass::kNvLink) {
+          edge.via_rank = exit_gpu;
+        }
+      }
       edges.push_back(edge);
     }
     // NCCL's step accounting: of the steps, those that cross nodes scale with nodes - 1.

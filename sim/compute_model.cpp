@@ -59,8 +59,17 @@ std::string invalidReason(const GpuSpec& gpu, Precision precision, const Compute
   for (const MeasuredRate& rate : p.attention_rates) {
     if (!positive(rate.tflops)) return "compute parameters: attention rate of '" + rate.gpu_key + "' must be positive";
   }
+  for (const GemmShapeEfficiency& e : p.gemm_shape_efficiency) {
+    if (!fraction(e.efficiency)) return "compute parameters: GEMM efficiency of '" + e.gpu_key + "' must lie in (0, 1]";
+  }
   for (const MeasuredFraction& f : p.memory_efficiency) {
     if (!fraction(f.fraction)) return "compute parameters: memory efficiency of '" + f.gpu_key + "' must lie in (0, 1]";
+  }
+  const auto share = [](double v) { return std::isfinite(v) && v >= 0.0 && v <= 1.0; };
+  if (!share(p.gemm_epilogue_exposed_default))
+    return "compute parameters: gemm_epilogue_exposed_default must lie in [0, 1]";
+  for (const MeasuredFraction& f : p.gemm_epilogue_exposed) {
+    if (!share(f.fraction)) return "compute parameters: GEMM epilogue share of '" + f.gpu_key + "' must lie in [0, 1]";
   }
   return {};
 }
@@ -74,6 +83,23 @@ std::string_view kernelKindName(KernelKind kind) {
     case KernelKind::kElementwise: return "elementwise";
   }
   return "unknown";
+}
+
+std::string gemmShapeClass(const GemmShape& shape) {
+  const int64_t smallest = std::min({shape.m, shape.n, shape.k});
+  const int64_t largest = std::max({shape.m, shape.n, shape.k});
+  std::string which;
+  if (largest <= 2 * smallest) {
+    which = "cubic";
+  } else if (smallest == shape.m) {
+    which = "m";
+  } else if (smallest == shape.n) {
+    which = "n";
+  } else {
+    which = "k";
+  }
+  const char* band = smallest < 256 ? "tiny" : smallest < 1024 ? "small" : smallest < 4096 ? "medium" : "large";
+  return which + "_" + band;
 }
 
 // ---- ComputeParameters lookups --------------------------------------------------------------
@@ -103,6 +129,13 @@ double ComputeParameters::memoryEfficiency(std::string_view gpu_key) const {
     if (f.gpu_key == gpu_key) return f.fraction;
   }
   return memory_efficiency_default;
+}
+
+double ComputeParameters::gemmEpilogueExposed(std::string_view gpu_key) const {
+  for (const MeasuredFraction& f : gemm_epilogue_exposed) {
+    if (f.gpu_key == gpu_key) return f.fraction;
+  }
+  return gemm_epilogue_exposed_default;
 }
 
 double ComputeParameters::attentionEfficiency(const GpuSpec& gpu, Precision precision) const {
@@ -137,6 +170,7 @@ ComputeModel::ComputeModel(const GpuSpec& gpu, Precision precision, ComputeParam
   attention_efficiency_ = parameters_.attentionEfficiency(gpu, attention);
   achievable_bandwidth_ = gpu.memory_bandwidth_GBps * 1e9 * parameters_.memoryEfficiency(gpu.key);
   launch_overhead_s_ = parameters_.launch_overhead_us * 1e-6;
+  gemm_epilogue_exposed_ = parameters_.gemmEpilogueExposed(gpu.key);
 }
 
 GemmPlan ComputeModel::gemmPlan(const GemmShape& shape) const {
@@ -164,6 +198,15 @@ GemmPlan ComputeModel::gemmPlan(const GemmShape& shape) const {
     }
   }
   best.efficiency = shape.flops() / (best.seconds * peak_flops_);
+  const std::string shape_class = parameters_.gemm_shape_efficiency.empty() ? "" : gemmShapeClass(shape);
+  for (const GemmShapeEfficiency& measured : parameters_.gemm_shape_efficiency) {
+    if (measured.gpu_key == gpu_key_ && samePrecisionClass(measured.precision, precision_) &&
+        measured.shape_class == shape_class) {
+      best.efficiency = measured.efficiency;
+      best.seconds = shape.flops() / (peak_flops_ * measured.efficiency);
+      break;
+    }
+  }
   return best;
 }
 
@@ -173,8 +216,10 @@ double ComputeModel::finish(double compute_seconds, double bytes) const {
   return std::max(compute_seconds, memory_seconds) + launch_overhead_s_;
 }
 
-double ComputeModel::gemmTime(const GemmShape& shape, double bytes) const {
-  return finish(gemmPlan(shape).seconds, bytes);
+double ComputeModel::gemmTime(const GemmShape& shape, double bytes, double epilogue_bytes) const {
+  assert(epilogue_bytes >= 0.0);
+  const double epilogue = gemm_epilogue_exposed_ * epilogue_bytes / achievable_bandwidth_;
+  return finish(gemmPlan(shape).seconds + epilogue, bytes);
 }
 
 double ComputeModel::attentionTime(double flops, double bytes) const {

@@ -79,6 +79,13 @@ struct GemmPlan {
   double efficiency = 0.0;      // shape FLOPs / (seconds x peak); <= the ceiling
 };
 
+// The shape class a measured GEMM efficiency is recorded under (ComputeParameters::
+// gemm_shape_efficiency): which dimension is the smallest ("cubic" when the largest is at
+// most twice the smallest, else "m", "n" or "k") and the smallest dimension's band (tiny
+// < 256, small < 1024, medium < 4096, large), e.g. "cubic_large", "k_small". The batch
+// does not enter.
+[[nodiscard]] std::string gemmShapeClass(const GemmShape& shape);
+
 class ComputeModel {
  public:
   // An error when `gpu` has no peak rate at `precision` or no memory bandwidth, or when
@@ -93,7 +100,10 @@ class ComputeModel {
   // The same, rounded up to the next picosecond, for a compute task.
   [[nodiscard]] SimTime duration(const KernelCost& cost) const;
 
-  [[nodiscard]] double gemmTime(const GemmShape& shape, double bytes) const;
+  // `bytes`: all the kernel's device-memory traffic; `epilogue_bytes`: the part of it its
+  // epilogue moves (output tiles), which adds to the tensor-core time on GPUs whose GEMM
+  // epilogue does not overlap the math (ComputeParameters::gemm_epilogue_exposed).
+  [[nodiscard]] double gemmTime(const GemmShape& shape, double bytes, double epilogue_bytes = 0.0) const;
   [[nodiscard]] double attentionTime(double flops, double bytes) const;
   [[nodiscard]] double elementwiseTime(double bytes, double flops = 0.0) const;
 
@@ -109,7 +119,8 @@ class ComputeModel {
   [[nodiscard]] double attentionEfficiency() const { return attention_efficiency_; }
   [[nodiscard]] double achievableBandwidth() const { return achievable_bandwidth_; }  // B/s
   [[nodiscard]] int computeUnits() const { return compute_units_; }
-  [[nodiscard]] double launchOverhead() const { return launch_overhead_s_; }  // seconds
+  [[nodiscard]] double launchOverhead() const { return launch_overhead_s_; }           // seconds
+  [[nodiscard]] double gemmEpilogueExposed() const { return gemm_epilogue_exposed_; }  // fraction
   [[nodiscard]] const ComputeParameters& parameters() const { return parameters_; }
 
  private:
@@ -126,6 +137,7 @@ class ComputeModel {
   double attention_efficiency_ = 0.0;
   double achievable_bandwidth_ = 0.0;
   double launch_overhead_s_ = 0.0;
+  double gemm_epilogue_exposed_ = 0.0;
 };
 
 }  // namespace trainsim::sim

@@ -29,6 +29,15 @@ struct MeasuredFraction {
   double fraction;
 };
 
+// A measured efficiency of one GPU at one precision on one GEMM shape class (gemmShapeClass
+// in sim/compute_model.h), as a fraction of the catalog peak at that precision.
+struct GemmShapeEfficiency {
+  std::string gpu_key;
+  topology::Precision precision;
+  std::string shape_class;
+  double efficiency;
+};
+
 // One output tile shape a GEMM library may run on a streaming multiprocessor (one CTA).
 struct GemmTile {
   int64_t m;
@@ -94,10 +103,35 @@ struct ComputeParameters {
   // converted and the tile is stored: 128 x 256 x 2 B = 64 KiB per SM; a whole wave storing
   // at once on A100 is 108 x 64 KiB / ~1.7 TB/s = ~4 us at worst). This is the k-dependent
   // pipeline-fill factor: a tile's efficiency is k_time / (k_time + this). 2 us lies in that
-  // range and fits the small-k rows (k <= 2048) of the Azure table; microseconds.
+  // range and fits the small-k rows (k <= 2048) of the Azure table; microseconds. Where
+  // gemm_epilogue_exposed (below) is 1 (A100), the output-store bandwidth is also counted
+  // explicitly on top of this (the Azure A100 rows fit better with both: see there).
   double tile_fixed_overhead_us = 2.0;
   // SM count for a GPU whose catalog entry has none (B200, H100 NVL): H100's 132.
   int fallback_compute_units = 132;
+  // Share of a GEMM's epilogue traffic (its output tiles stored, and loaded too when the GEMM
+  // accumulates into its output, as the fp32 main-gradient GEMMs do) whose streaming time
+  // adds to the GEMM's tensor-core time instead of hiding under it. 1 = serial, 0 = hidden
+  // (then only the max(compute, memory) roofline of the whole kernel applies).
+  //  - A100 (sm80): 1. cuBLAS's Ampere kernels are CUTLASS-2-style multistage kernels, one
+  //    output tile per CTA, one CTA per SM at the large tiles: the CTA stores its tile after
+  //    its k-loop and the SM's tensor cores idle meanwhile (CUTLASS media/docs/
+  //    efficient_gemm.md, "Epilogue"). On the Azure cuBLASLt table (gemm.yaml) this moves the
+  //    mean error of the 8 A100 FP16 rows from 8.2% to 6.6%, the skinny 802816 x 192 x 768
+  //    row (output-store heavy) from +15.0% to +0.8%.
+  //  - H100 / H200 (sm90): 0. Hopper kernels are persistent and warp-specialized: a producer
+  //    warp group feeds TMA loads while two consumer warp groups alternate, one running its
+  //    tile's epilogue while the other runs the next tile's MMAs (CUTLASS efficient_gemm.md,
+  //    "Warp Specialization", "Persistent Ping-Pong"; PyTorch blog "Deep Dive on CUTLASS
+  //    Ping-Pong GEMM Kernel", 2024). On the same table a serial epilogue would move the
+  //    H100 FP8 rows' mean error from 3.8% to 9.9% and the H200's from 4.5% to 7.9%.
+  //  - Others: 0 (no measurement; the roofline alone, as before this parameter existed).
+  std::vector<MeasuredFraction> gemm_epilogue_exposed = {
+      {"a100-sxm-80gb", 1.0},
+      {"a100-sxm-40gb", 1.0},
+      {"a100-pcie-80gb", 1.0},
+  };
+  double gemm_epilogue_exposed_default = 0.0;
 
   // ---- Memory-bound kernels -------------------------------------------------------------
   // Achievable fraction of the catalog's peak HBM bandwidth, from the STREAM-like bandwidth
@@ -144,11 +178,20 @@ struct ComputeParameters {
   // where 2.1 GFLOP at the MAMF rate is 1.5 us. Microseconds.
   double launch_overhead_us = 4.0;
 
+  // ---- Calibration ----------------------------------------------------------------------
+  // Measured GEMM efficiency per shape class, from `trainsim calibrate --harness` on
+  // trainsim-calib-gemm results (validate/gemm_fit.h). Empty by default: no published
+  // per-class figure exists. A shape whose class has a row for the GPU and precision
+  // (fp16/bf16 one class) runs at that efficiency instead of the tile model's.
+  std::vector<GemmShapeEfficiency> gemm_shape_efficiency;
+
   // Lookups (defined in compute_model.cpp).
   // Fraction of `gpu`'s peak at `precision` reached by the best-shaped GEMM (<= 1).
   [[nodiscard]] double matmulCeiling(const topology::GpuSpec& gpu, topology::Precision precision) const;
   // Fraction of `gpu`'s peak memory bandwidth reached by a streaming kernel.
   [[nodiscard]] double memoryEfficiency(std::string_view gpu_key) const;
+  // Share of a GEMM's epilogue traffic that adds to its time on `gpu_key` (gemm_epilogue_exposed).
+  [[nodiscard]] double gemmEpilogueExposed(std::string_view gpu_key) const;
   // Fraction of `gpu`'s peak at `precision` (a 16-bit one) reached by fused attention.
   [[nodiscard]] double attentionEfficiency(const topology::GpuSpec& gpu, topology::Precision precision) const;
 };

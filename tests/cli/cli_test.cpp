@@ -131,16 +131,6 @@ TEST(CliTest, UnknownCommandOrOptionIsInvalidInput) {
   EXPECT_EQ(trainsim({"collective"}).exit_code, 2);  // --cluster is required
 }
 
-TEST(CliTest, CommandsNotBuiltYetSaySoAndExitOne) {
-  // (simulate and memory are being built; sweep and calibrate are still planned.)
-  for (const char* command : {"sweep", "calibrate"}) {
-    const Result result = trainsim({command, "experiment.yaml"});
-    EXPECT_EQ(result.exit_code, 1) << command;
-    EXPECT_EQ(result.err, std::string("trainsim ") + command + ": not built yet in this version\n");
-    EXPECT_TRUE(result.out.empty()) << result.out;
-  }
-}
-
 // ---------------------------------------------------------------------------------------
 // topology
 

@@ -273,6 +273,57 @@ TEST(FlopsModel, EmbeddingAndOutputLayers) {
   EXPECT_NE(output.find("final_norm"), nullptr);
 }
 
+TEST(FlopsModel, CrossEntropyMovesTheLogitsAsMegatronsKernelsDo) {
+  // Megatron's vocab_parallel_cross_entropy: fp16 logits cast to fp32, then max, subtract,
+  // exp, sum, divide over fp32 (38 bytes per logit forward); backward multiply in fp32 and
+  // cast back (14 bytes).
+  const ModelSpec model = gpt3Model();
+  const Workload output = outputLayer(model, shard(1, 2048, 8, true));
+  const Op* loss = output.find("cross_entropy_loss");
+  ASSERT_NE(loss, nullptr);
+  const double logits = 2048.0 * 51200.0 / 8.0;
+  EXPECT_DOUBLE_EQ(loss->forward.bytes, 38.0 * logits);
+  EXPECT_DOUBLE_EQ(loss->backward.bytes, 14.0 * logits);
+}
+
+TEST(FlopsModel, EmbeddingTableGradientIsDenseAndBackwardOnly) {
+  const ModelSpec model = gpt3Model();
+  const Workload input = embeddingLayer(model, shard(1, 2048, 8, true));
+  const Op* table = input.find("embedding_table_gradient");
+  ASSERT_NE(table, nullptr);
+  EXPECT_DOUBLE_EQ(table->forward.bytes, 0.0);
+  // Zero-filled 16-bit gradient of the rank's vocabulary shard, added to the fp32 main grad.
+  EXPECT_DOUBLE_EQ(table->backward.bytes, 12.0 * 51200.0 / 8.0 * 12288.0);
+}
+
+TEST(FlopsModel, GemmEpilogueBytesAreTheOutputTiles) {
+  const ModelSpec model = gpt3Model();
+  const Op fc1 = *transformerLayer(model, shard(1, 2048, 8)).find("mlp_fc1");
+  // Forward: the 16-bit output (tokens x 4h/tp). Backward: the input gradient (tokens x h)
+  // and the fp32 main-gradient read-modify-write of the weight (h x 4h/tp, 8 bytes).
+  const double tokens = 2048.0, hidden = 12288.0, width = 4.0 * 12288.0 / 8.0;
+  EXPECT_DOUBLE_EQ(fc1.forward.epilogue_bytes, 2.0 * tokens * width);
+  EXPECT_DOUBLE_EQ(fc1.backward.epilogue_bytes, 2.0 * tokens * hidden + 8.0 * hidden * width);
+}
+
+TEST(FlopsModel, TensorParallelOverlapTakesSmsFromTheOverlappedGemms) {
+  const ModelSpec model = gpt3Model();
+  FlopsOptions options;
+  options.tp_comm_overlap = true;
+  const Workload layer = transformerLayer(model, shard(1, 2048, 8, true), options);
+  // Transformer Engine defaults: ring-exchange all-gathers on the copy engines (1 SM), the
+  // pipelined reduce-scatters and the bulk overlaps on 16 SMs.
+  EXPECT_DOUBLE_EQ(layer.find("qkv_projection")->forward.comm_compute_units, 1.0);
+  EXPECT_DOUBLE_EQ(layer.find("qkv_projection")->backward.comm_compute_units, 16.0);
+  EXPECT_DOUBLE_EQ(layer.find("attention_output_projection")->forward.comm_compute_units, 16.0);
+  EXPECT_DOUBLE_EQ(layer.find("mlp_fc2")->backward.comm_compute_units, 1.0);
+  // Without sequence parallelism (no overlap possible) or without the option: nothing taken.
+  const Workload plain = transformerLayer(model, shard(1, 2048, 8, true));
+  EXPECT_DOUBLE_EQ(plain.find("mlp_fc1")->backward.comm_compute_units, 0.0);
+  const Workload no_sp = transformerLayer(model, shard(1, 2048, 8, false), options);
+  EXPECT_DOUBLE_EQ(no_sp.find("mlp_fc1")->backward.comm_compute_units, 0.0);
+}
+
 TEST(FlopsModel, Fp8HalvesGemmOperandBytes) {
   const ModelSpec model = llama3_8bModel();
   const Op bf16 = *transformerLayer(model, shard(1, 4096)).find("mlp_fc2");

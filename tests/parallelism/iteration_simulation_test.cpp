@@ -100,7 +100,10 @@ TEST(IterationSimulationTest, TensorParallelCommOverlapHidesCollectivesBehindCom
   EXPECT_GT(blocking.breakdown.tp_comm_exposed, 0.0);
   EXPECT_LT(overlapped.breakdown.tp_comm_exposed, 0.5 * blocking.breakdown.tp_comm_exposed);
   EXPECT_LT(overlapped.iteration_time_s, blocking.iteration_time_s);
-  EXPECT_NEAR(overlapped.breakdown.compute, blocking.breakdown.compute, 1e-9 * blocking.breakdown.compute);
+  // The overlapped collectives' kernels hold SMs (Transformer Engine: 16 for the pipelined and
+  // bulk overlaps), so the GEMMs beside them run slower, by at most 132 / (132 - 16) on H100.
+  EXPECT_GT(overlapped.breakdown.compute, blocking.breakdown.compute);
+  EXPECT_LT(overlapped.breakdown.compute, blocking.breakdown.compute * 132.0 / 116.0);
 }
 
 TEST(IterationSimulationTest, TensorParallelCommOverlapNeedsSequenceParallelism) {

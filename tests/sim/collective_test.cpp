@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../topology/test_clusters.h"
+#include "base/config_node.h"
 #include "sim/collective.h"
 #include "sim/collective_builder.h"
 #include "sim/collective_simulation.h"
@@ -434,6 +435,38 @@ TEST(CollectiveTest, ConcurrentAllReducesWithOwnNicsDoNotSlowDown) {
   const SimTime together = runCollectives(cluster, parameters, dataParallelGroups(8, size)).makespan;
   EXPECT_GE(together, alone);
   EXPECT_NEAR(static_cast<double>(together) / static_cast<double>(alone), 1.0, 0.01);
+}
+
+// Rail-optimized fabric: a ring leaves each node through the NIC it entered by (NCCL's
+// ring search keeps inter-node hops on one rail), so a group with 2 GPUs per node runs 2
+// channels on 2 rails and reaches about twice the bus bandwidth of 1 GPU per node; no
+// flow crosses the spine.
+TEST(CollectiveTest, MultiNodeRingStaysOnRailsOfARailOptimizedFabric) {
+  const Cluster cluster = presetCluster("h100-superpod-16k", {parseOverride("nodes=8")});
+  const CommunicationParameters parameters;
+  const auto ranks = [](int per_node) {
+    std::vector<int64_t> result;
+    for (int node = 0; node < 8; ++node) {
+      for (int g = 0; g < per_node; ++g) result.push_back(node * 8 + g);
+    }
+    return result;
+  };
+  CollectiveSimulator simulator(cluster, parameters);
+  auto one = simulator.simulate(forcedRingSimple(CollectiveOp::kReduceScatter, ranks(1), 1.0 * kGiB));
+  auto two = simulator.simulate(forcedRingSimple(CollectiveOp::kReduceScatter, ranks(2), 1.0 * kGiB));
+  ASSERT_TRUE(one.ok()) << one.error().toString();
+  ASSERT_TRUE(two.ok()) << two.error().toString();
+  EXPECT_GT(two->busbw_Bps / one->busbw_Bps, 1.8);
+
+  Router router(cluster);
+  const CollectiveRun run =
+      runCollective(cluster, parameters, forcedRingSimple(CollectiveOp::kReduceScatter, ranks(2), 1.0 * kGiB), &router);
+  for (std::size_t r = 0; r < run.graph.routeCount(); ++r) {
+    for (auto link : run.graph.routeLinks(static_cast<RouteId>(r))) {
+      const auto& to = cluster.device(cluster.link(link).to);
+      EXPECT_NE(to.kind, topology::DeviceKind::kSpineSwitch) << "route " << r << " crosses rails";
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------

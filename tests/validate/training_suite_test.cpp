@@ -1,6 +1,7 @@
-// The training validation suite: its rows build valid experiments and a few small ones run
-// to finite, sane predictions. Accuracy goals are not asserted here (the model is still
-// being tuned); `trainsim validate training` prints the table.
+// The training validation suite: its rows build valid experiments, a few small ones run to
+// finite, sane predictions, and the sources that meet issue 4's accuracy goal (MAPE <= 10%
+// per source) keep meeting it on their default rows. `trainsim validate training` prints
+// the table (docs/training-validation.md).
 #include "validate/training_suite.h"
 
 #include <gtest/gtest.h>
@@ -102,6 +103,27 @@ TEST(TrainingSuiteTest, MapeIsTheMeanAbsoluteErrorPerSourceAndOverall) {
   }
   EXPECT_EQ(suite.sources.size(), 3u);
   EXPECT_NEAR(suite.mape, total / suite.compared, 1e-12);
+}
+
+// Issue 4's per-source goal, MAPE <= 10%, on the default (not slow) rows of the sources that
+// meet it: SC21 (A100, 8 rows, 7.1%) and Korthikanti (A100, 8 rows, 2.6%); about 25 s.
+// Megatron-Core H100 (10.8%) does not meet it yet and is left to `trainsim validate training`.
+TEST(TrainingSuiteTest, A100SourcesMeetTheTenPercentMapeGoal) {
+  TrainingSuiteOptions options;
+  for (const auto& row : trainingMeasurements()) {
+    if (!row.slow && (row.source == "megatron-sc21-t1" || row.source == "korthikanti-2022")) {
+      options.only.push_back(row.id);
+    }
+  }
+  ASSERT_EQ(options.only.size(), 16u);
+  auto suite = runTrainingSuite(kPaths, options);
+  ASSERT_TRUE(suite.ok()) << suite.error().toString();
+  EXPECT_EQ(suite->failed, 0);
+  ASSERT_EQ(suite->sources.size(), 2u);
+  for (const auto& accuracy : suite->sources) {
+    EXPECT_EQ(accuracy.compared, 8) << accuracy.source->id;
+    EXPECT_LE(accuracy.mape, 0.10) << accuracy.source->id;
+  }
 }
 
 TEST(TrainingSuiteTest, OnlyTheLargestRowsAreMarkedSlow) {

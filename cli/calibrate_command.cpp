@@ -1,0 +1,247 @@
+#include "cli/calibrate_command.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <variant>
+
+#include "base/expected.h"
+#include "cli/collective_command.h"
+#include "cli/output_file.h"
+#include "topology/cluster.h"
+#include "topology/cluster_loader.h"
+#include "validate/calibration_file.h"
+#include "validate/calibrator.h"
+#include "validate/communication_parameter_names.h"
+#include "validate/gpu_name_match.h"
+#include "validate/harness_results_reader.h"
+#include "validate/nccl_tests_log.h"
+
+namespace trainsim::cli {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+std::string humanBytes(double bytes) {
+  if (bytes >= 1024.0 * kMiB) return fmt::format("{:g}G", bytes / (1024.0 * kMiB));
+  if (bytes >= kMiB) return fmt::format("{:g}M", bytes / kMiB);
+  if (bytes >= 1024.0) return fmt::format("{:g}K", bytes / 1024.0);
+  return fmt::format("{:g}", bytes);
+}
+
+std::string percent(double fraction) { return fmt::format("{:+.1f}%", 100.0 * fraction); }
+
+std::string groupText(const validate::MeasuredCollective& curve) {
+  std::string per_node;
+  bool uniform = true;
+  for (int64_t count : curve.ranks_per_node) uniform = uniform && count == curve.ranks_per_node.front();
+  per_node = uniform
+                 ? fmt::format("{} node{} x {} GPUs", curve.nodes(), curve.nodes() == 1 ? "" : "s", curve.maxPerNode())
+                 : fmt::format("{} nodes, up to {} GPUs on one", curve.nodes(), curve.maxPerNode());
+  return fmt::format("{} GPUs ({}, {})", curve.groupSize(), per_node, curve.layout);
+}
+
+std::string curvesReport(const validate::CalibrationResult& result) {
+  std::string text = "\nmeasured curves: t(S) = latency + S / algbw, robust least squares in relative error\n";
+  text += fmt::format("  {:<14} {:>5} {:>6} {:>8} {:<13} {:>11} {:>8} {:>8} {:>9} {:>7} {:>7} {:>5}\n", "op", "GPUs",
+                      "nodes", "per node", "layout", "latency us", "algbw", "busbw", "R2 log t", "rms", "max", "down");
+  for (const auto& record : result.calibration.collectives) {
+    const auto& fit = record.fit;
+    text += fmt::format(
+        "  {:<14} {:>5} {:>6} {:>8} {:<13} {:>11.2f} {:>8.2f} {:>8.2f} {:>9.4f} {:>6.1f}% {:>6.1f}% {:>5}\n", record.op,
+        record.group_size, record.nodes, record.gpus_per_node, record.layout, fit.latency_us, fit.algbw_GBps,
+        fit.busbw_GBps, fit.r_squared_log_time, 100.0 * fit.rms_relative_residual, 100.0 * fit.max_relative_residual,
+        fit.downweighted);
+  }
+  text +=
+      "  (algbw, busbw in GB/s; rms / max: relative residuals of the fit; down: points the robust weights set aside)\n";
+  return text;
+}
+
+std::string communicationReport(const validate::CommunicationFit& fit) {
+  std::string text = fmt::format(
+      "\ncommunication parameters: simulator in the loop, robust Levenberg-Marquardt on log time ratio "
+      "({} points, {} iterations, {} simulations)\n",
+      fit.points, fit.iterations, fit.simulations);
+  text += fmt::format("  {:<28} {:>12} {:>12}\n", "parameter", "default", "calibrated");
+  for (const auto& value : fit.values) {
+    text += fmt::format("  {:<28} {:>12.4g} {:>12.4g}\n", value.name, value.before, value.after);
+  }
+  text +=
+      fmt::format("  RMS relative time error over the fitted points: {:.1f}% with the defaults, {:.1f}% calibrated\n",
+                  100.0 * fit.rms_relative_error_before, 100.0 * fit.rms_relative_error_after);
+  for (const auto& prediction : fit.curves) {
+    const auto& curve = *prediction.curve;
+    text += fmt::format("\n  {} on {}: {}\n", sim::collectiveOpName(curve.op), groupText(curve), curve.where);
+    text += fmt::format("  {:>8} {:>12} {:>12} {:>8} {:>12} {:>8}\n", "size", "measured us", "default us", "error",
+                        "calibrated", "error");
+    double worst_before = 0.0;
+    double worst_after = 0.0;
+    for (std::size_t i = 0; i < curve.samples.size(); ++i) {
+      const auto& sample = curve.samples[i];
+      const double before = prediction.before_us[i] / sample.time_us - 1.0;
+      const double after = prediction.after_us[i] / sample.time_us - 1.0;
+      text +=
+          fmt::format("  {:>8} {:>12.2f} {:>12.2f} {:>8} {:>12.2f} {:>8}\n", humanBytes(sample.bytes), sample.time_us,
+                      prediction.before_us[i], percent(before), prediction.after_us[i], percent(after));
+      if (sample.bytes >= kMiB) {
+        worst_before = std::max(worst_before, std::abs(before));
+        worst_after = std::max(worst_after, std::abs(after));
+      }
+    }
+    text += fmt::format("  sizes >= 1 MiB: largest |error| {:.1f}% with the defaults, {:.1f}% calibrated\n",
+                        100.0 * worst_before, 100.0 * worst_after);
+  }
+  return text;
+}
+
+std::string gemmReport(const validate::GemmFit& fit, const std::string& source) {
+  std::string text = fmt::format("\nGEMM and memory: {} ({} {}, catalog peak {:.1f} TFLOP/s)\n", source, fit.gpu_key,
+                                 topology::precisionName(fit.precision), fit.peak_tflops);
+  if (fit.ceiling_tflops) {
+    text += fmt::format("  matmul ceiling: {:.1f} TFLOP/s ({:.1f}% of peak)\n", *fit.ceiling_tflops,
+                        100.0 * *fit.ceiling_tflops / fit.peak_tflops);
+    text += fmt::format("  {:<14} {:>7} {:>11}\n", "shape class", "shapes", "efficiency");
+    for (const auto& cls : fit.classes) {
+      text += fmt::format("  {:<14} {:>7} {:>10.1f}%\n", cls.shape_class, cls.shapes, 100.0 * cls.efficiency);
+    }
+    text += fmt::format("  {:>7} {:>7} {:>7} {:<13} {:>11} {:>11} {:>8} {:>11} {:>8}\n", "m", "n", "k", "class",
+                        "measured us", "default us", "error", "calibrated", "error");
+    double sum_before = 0.0;
+    double sum_after = 0.0;
+    for (const auto& check : fit.checks) {
+      const double before = check.default_time_us / check.sample.time_us - 1.0;
+      const double after = check.calibrated_time_us / check.sample.time_us - 1.0;
+      sum_before += std::abs(before);
+      sum_after += std::abs(after);
+      text += fmt::format("  {:>7} {:>7} {:>7} {:<13} {:>11.2f} {:>11.2f} {:>8} {:>11.2f} {:>8}\n", check.sample.m,
+                          check.sample.n, check.sample.k, check.shape_class, check.sample.time_us,
+                          check.default_time_us, percent(before), check.calibrated_time_us, percent(after));
+    }
+    const auto count = static_cast<double>(fit.checks.size());
+    text += fmt::format("  mean |error| of the compute model: {:.1f}% with the defaults, {:.1f}% calibrated\n",
+                        100.0 * sum_before / count, 100.0 * sum_after / count);
+  }
+  if (fit.memory_efficiency) {
+    text += fmt::format("  memory efficiency: {:.3f} of the catalog bandwidth\n", *fit.memory_efficiency);
+  }
+  return text;
+}
+
+int run(const CalibrateOptions& options, const CommandContext& context) {
+  if (options.nccl_tests_logs.empty() && options.harness_files.empty()) {
+    throwInputError("--nccl-tests", "", "give at least one --nccl-tests LOG or --harness RESULTS file");
+  }
+  std::optional<sim::CollectiveOp> hint;
+  if (!options.op_hint.empty()) {
+    hint = sim::parseCollectiveOp(options.op_hint);
+    if (!hint) {
+      throwInputError("--op", "",
+                      "expected all_reduce, all_gather, reduce_scatter, all_to_all, broadcast or send_recv, found \"" +
+                          options.op_hint + "\"");
+    }
+  }
+  validate::CalibrationOptions calibration_options;
+  for (const auto& name : options.parameters) {
+    if (!validate::findCommunicationParameter(name)) {
+      std::string names;
+      for (const auto& entry : validate::communicationParameterNames()) {
+        names += (names.empty() ? "" : ", ") + std::string(entry.name);
+      }
+      throwInputError("--fit", "", "unknown communication parameter \"" + name + "\"; known: " + names);
+    }
+  }
+  calibration_options.communication.parameters = options.parameters;
+  if (!options.min_bytes.empty()) {
+    calibration_options.communication.min_bytes = parseByteSize(options.min_bytes, "--fit-min-bytes");
+  }
+
+  std::vector<Override> overrides;
+  for (const auto& text : options.overrides) overrides.push_back(parseOverride(text));
+  const auto spec = valueOrThrow(topology::loadClusterFile(options.cluster, context.paths, overrides));
+  const auto cluster = valueOrThrow(topology::Cluster::build(spec));
+
+  validate::CalibrationInputs inputs;
+  std::vector<std::string> notes;
+  auto record_source = [&](const std::string& path, const char* kind, std::size_t entries) {
+    inputs.sources.push_back({std::filesystem::path(path).filename().string(), kind, static_cast<int64_t>(entries)});
+  };
+  auto check_gpu = [&](const std::string& where, const std::string& name) {
+    if (!name.empty() && !validate::gpuNameMatches(name, spec.gpu)) {
+      notes.push_back(fmt::format("{}: measured on \"{}\", which does not look like the cluster's GPU {} ({})", where,
+                                  name, spec.gpu.key, spec.gpu.name));
+    }
+  };
+  for (const auto& path : options.nccl_tests_logs) {
+    auto log = valueOrThrow(validate::loadNcclTestsLog(path, hint));
+    for (auto& note : log.notes) notes.push_back(std::move(note));
+    record_source(path, "nccl-tests", log.runs.size());
+    for (auto& run : log.runs) {
+      check_gpu(run.where, run.gpu_name);
+      inputs.collectives.push_back(std::move(run));
+    }
+  }
+  for (const auto& path : options.harness_files) {
+    auto results = valueOrThrow(validate::loadHarnessResults(path));
+    if (auto* nccl = std::get_if<validate::NcclResults>(&results)) {
+      check_gpu(path, nccl->gpu_name);
+      record_source(path, "trainsim-calib-nccl", nccl->collectives.size());
+      for (auto& curve : nccl->collectives) inputs.collectives.push_back(std::move(curve));
+    } else {
+      auto& gemm = std::get<validate::GemmResults>(results);
+      check_gpu(path, gemm.gpu_name);
+      record_source(path, "trainsim-calib-gemm", gemm.gemm.size());
+      inputs.gemm.push_back(std::move(gemm));
+    }
+  }
+
+  const auto result = valueOrThrow(validate::runCalibration(cluster, inputs, calibration_options));
+  std::string text =
+      fmt::format("trainsim calibrate: cluster {} ({}), {} measured collective curve{}, {} GEMM file{}\n", spec.name,
+                  spec.gpu.key, inputs.collectives.size(), inputs.collectives.size() == 1 ? "" : "s",
+                  inputs.gemm.size(), inputs.gemm.size() == 1 ? "" : "s");
+  for (const auto& note : notes) text += "note: " + note + "\n";
+  if (result.communication_fit) {
+    text += curvesReport(result);
+    text += communicationReport(*result.communication_fit);
+  }
+  for (std::size_t i = 0; i < result.gemm_fits.size(); ++i) {
+    text += gemmReport(result.gemm_fits[i], inputs.gemm[i].source);
+    for (const auto& warning : result.gemm_fits[i].warnings) text += "  warning: " + warning + "\n";
+  }
+  writeOutput(options.out, [&](std::ostream& out) { out << validate::calibrationYaml(result.calibration); });
+  if (options.out != "-") {
+    text += fmt::format("\nwrote {}; apply it with --calibration {}\n", options.out, options.out);
+    std::cout << text;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void addCalibrateCommand(CLI::App& app, CalibrateOptions& options) {
+  CLI::App* command = app.add_subcommand("calibrate", "Fit communication/compute parameters from measurements");
+  command->add_option("--nccl-tests", options.nccl_tests_logs, "nccl-tests output (plain or under mpirun), repeatable");
+  command->add_option("--harness", options.harness_files, "trainsim-calib-nccl / -gemm results file, repeatable");
+  command->add_option("--cluster", options.cluster, "The measured cluster: preset name or YAML file")->required();
+  command->add_option("--set", options.overrides, "Override a cluster key: KEY=VALUE (repeatable)");
+  command->add_option("--out", options.out, "The calibration file to write (- = stdout, then nothing else)")
+      ->required();
+  command->add_option("--op", options.op_hint, "The operation of nccl-tests runs whose log does not name it");
+  command
+      ->add_option("--fit", options.parameters,
+                   "Communication parameters to fit (default: those the measurements constrain)")
+      ->delimiter(',');
+  command->add_option("--fit-min-bytes", options.min_bytes, "Fit only sizes of at least this (e.g. 1M)");
+}
+
+int runCalibrate(const CalibrateOptions& options, const CommandContext& context) {
+  try {
+    return run(options, context);
+  } catch (const InputError& error) {
+    return reportError(error.error());
+  }
+}
+
+}  // namespace trainsim::cli

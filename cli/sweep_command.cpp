@@ -1,0 +1,401 @@
+#include "cli/sweep_command.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
+
+#include "base/expected.h"
+#include "base/units.h"
+#include "cli/experiment_json.h"
+#include "cli/output_file.h"
+#include "sweep/pareto_front.h"
+#include "sweep/plan_space.h"
+#include "sweep/process_group.h"
+#include "sweep/sweep.h"
+#include "sweep/sweep_csv.h"
+#include "sweep/sweep_target.h"
+#include "sweep/trade_off_plot.h"
+#include "validate/calibration_file.h"
+
+namespace trainsim::cli {
+namespace {
+
+using nlohmann::ordered_json;
+using sweep::PlanStatus;
+using sweep::SweepResult;
+
+ordered_json optionalNumber(const std::optional<double>& value) {
+  return value ? ordered_json(*value) : ordered_json(nullptr);
+}
+
+// 185000 -> "185,000".
+std::string grouped(std::size_t value) {
+  std::string digits = std::to_string(value);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<std::size_t>(i), ",");
+  return digits;
+}
+
+std::string duration(double seconds) {
+  if (seconds >= 86400.0) return fmt::format("{:.1f} days", seconds / 86400.0);
+  if (seconds >= 3600.0) return fmt::format("{:.1f} h", seconds / 3600.0);
+  return fmt::format("{:.1f} s", seconds);
+}
+
+std::string dollars(double usd) {
+  if (usd >= 1e6) return fmt::format("${:.2f}M", usd / 1e6);
+  if (usd >= 1e3) return fmt::format("${:.1f}k", usd / 1e3);
+  return fmt::format("${:.0f}", usd);
+}
+
+// The parallelism keys of `simulate --json`, plus the other swept dimensions.
+ordered_json planJson(parallelism::Experiment& scratch, const sweep::PlanCandidate& candidate) {
+  sweep::applyCandidate(scratch, candidate);
+  ordered_json json = parallelismJson(scratch);
+  json["micro_batch_size"] = candidate.micro_batch_size;
+  json["sequence_parallel"] = candidate.plan.sequence_parallel;
+  json["zero"] = candidate.plan.zero;
+  json["recompute"] = parallelism::recomputeName(candidate.plan.recompute);
+  return json;
+}
+
+// One entry of "plans": the keys of `simulate --json` for event-simulated plans.
+ordered_json entryJson(const SweepResult& result, std::vector<parallelism::Experiment>& scratch, std::size_t candidate,
+                       std::size_t rank, bool symmetric) {
+  const sweep::PlanCandidate& plan_candidate = result.candidates[candidate];
+  const sweep::PlanOutcome& outcome = result.outcomes[candidate];
+  const sweep::SweepTarget& target = result.targets[plan_candidate.target];
+  ordered_json json;
+  if (rank > 0) json["rank"] = rank;
+  json["status"] = sweep::planStatusName(outcome.status);
+  if (!outcome.reason.empty()) json["reason"] = outcome.reason;
+  json["cluster"] = target.cluster_label;
+  json["gpus"] = plan_candidate.plan.gpus;
+  json["parallelism"] = planJson(scratch[plan_candidate.target], plan_candidate);
+  if (outcome.estimated_iteration_time_s) json["estimated_iteration_time_s"] = *outcome.estimated_iteration_time_s;
+  if (const auto& r = outcome.result) {
+    json["iteration_time_s"] = r->iteration_time_s;
+    json["tokens_per_s"] = r->tokens_per_s;
+    json["model_flops_per_iteration"] = r->model_flops;
+    json["hardware_flops_per_iteration"] = r->hardware_flops;
+    json["tflops_per_gpu"] = r->tflops_per_gpu;
+    json["hardware_tflops_per_gpu"] = r->hardware_tflops_per_gpu;
+    json["mfu"] = r->mfu;
+    json["hfu"] = r->hfu;
+    json["time_to_train_s"] = optionalNumber(r->time_to_train_s);
+    json["gpu_hours"] = optionalNumber(r->gpu_hours);
+    json["cost_usd"] = optionalNumber(r->cost_usd);
+  }
+  if (outcome.memory) json["memory"] = memoryJson(*outcome.memory);
+  if (const auto& r = outcome.result) {
+    const auto& b = r->breakdown;
+    json["breakdown_s"] = {{"compute", b.compute},
+                           {"tp_comm_exposed", b.tp_comm_exposed},
+                           {"dp_comm_exposed", b.dp_comm_exposed},
+                           {"pp_comm_exposed", b.pp_comm_exposed},
+                           {"pipeline_bubble", b.pipeline_bubble}};
+    json["simulation"] = {{"tasks", r->tasks}, {"events", r->events}, {"mode", symmetric ? "symmetric" : "full"}};
+    json["pareto"] = outcome.pareto;
+  }
+  return json;
+}
+
+ordered_json countsJson(const sweep::SweepCounts& counts) {
+  return {{"enumerated", counts.enumerated},
+          {"invalid", counts.invalid},
+          {"pruned_memory", counts.pruned_memory},
+          {"fitting", counts.fitting},
+          {"simulated", counts.simulated},
+          {"over_deadline", counts.over_deadline},
+          {"over_budget", counts.over_budget},
+          {"screened_out", counts.screened_out},
+          {"rounds", counts.rounds}};
+}
+
+// Header keys pretty-printed, then one plan per line: the file stays readable and is
+// written as it goes rather than built whole in memory.
+void writeJson(std::ostream& out, const SweepResult& result, const SweepOptions& options,
+               const sweep::SweepSettings& settings) {
+  const bool symmetric = settings.simulation.iteration.symmetric;
+  ordered_json header;
+  header["experiment"] = result.targets.front().experiment.name;
+  header["objective"] = options.objective;
+  header["simulation_mode"] = symmetric ? "symmetric" : "full";
+  header["top"] = settings.top;
+  if (!options.calibration_file.empty()) header["calibration"] = options.calibration_file;
+  ordered_json targets = ordered_json::array();
+  for (const auto& target : result.targets) {
+    ordered_json entry = {{"cluster", target.cluster_label}, {"gpus", target.gpus}};
+    if (target.resized_to_nodes > 0) entry["resized_to_nodes"] = target.resized_to_nodes;
+    targets.push_back(entry);
+  }
+  header["targets"] = targets;
+  header["constraints"] = {
+      {"deadline_days", optionalNumber(options.deadline_days)},
+      {"budget_usd", optionalNumber(options.budget_usd)},
+  };
+  header["screen"] = {{"round_size", sweep::kRoundSize},
+                      {"structure_margin", sweep::kStructureMargin},
+                      {"margin", sweep::kScreenMargin},
+                      {"simulate_all", settings.simulate_all},
+                      {"max_simulations", settings.max_simulations},
+                      {"hit_max_simulations", result.hit_max_simulations},
+                      {"ratio_min", optionalNumber(result.screen_ratio_min)},
+                      {"ratio_max", optionalNumber(result.screen_ratio_max)}};
+  header["counts"] = countsJson(result.counts);
+  const std::string text = header.dump(2);
+  out << text.substr(0, text.size() - 2) << ",\n  \"plans\": [";  // reopen the object for "plans"
+  std::vector<parallelism::Experiment> scratch;
+  for (const auto& target : result.targets) scratch.push_back(target.experiment);
+  std::size_t rank = 0;
+  bool first = true;
+  for (std::size_t candidate : result.order) {
+    const bool ranked = result.outcomes[candidate].status == PlanStatus::kSimulated;
+    out << (first ? "\n    " : ",\n    ")
+        << entryJson(result, scratch, candidate, ranked ? ++rank : 0, symmetric).dump();
+    first = false;
+  }
+  out << "\n  ]\n}\n";
+}
+
+std::string summaryText(const SweepResult& result, const SweepOptions& options, const sweep::SweepSettings& settings) {
+  const auto& first = result.targets.front();
+  const auto& training = first.experiment.training;
+  std::string text = fmt::format("sweep {}: {}, global batch {} x {} tokens, {}; objective: {}\n",
+                                 first.experiment.name, first.experiment.model.name, training.global_batch_size,
+                                 training.seq_len, topology::precisionName(training.precision), options.objective);
+  for (const auto& target : result.targets) {
+    text += fmt::format(
+        "  on {} x {} ({}){}\n", grouped(static_cast<std::size_t>(target.gpus)), target.experiment.cluster.gpu.key,
+        target.cluster_label,
+        target.resized_to_nodes > 0 ? fmt::format(", resized to {} nodes", target.resized_to_nodes) : std::string());
+  }
+  const auto& c = result.counts;
+  text += fmt::format("plans: {} enumerated, {} invalid, {} do not fit in memory, {} fit\n", grouped(c.enumerated),
+                      grouped(c.invalid), grouped(c.pruned_memory), grouped(c.fitting));
+  text += fmt::format("       {} event-simulated ({} mode, {} rounds), {} screened out{}{}\n", grouped(c.simulated),
+                      settings.simulation.iteration.symmetric ? "symmetric" : "full", c.rounds, grouped(c.screened_out),
+                      c.over_deadline > 0 ? fmt::format(", {} over the deadline", grouped(c.over_deadline)) : "",
+                      c.over_budget > 0 ? fmt::format(", {} over the budget", grouped(c.over_budget)) : "");
+  if (result.screen_ratio_min) {
+    text += fmt::format("screen: simulated / estimated iteration time {:.2f} .. {:.2f}{}\n", *result.screen_ratio_min,
+                        *result.screen_ratio_max, result.hit_max_simulations ? "; stopped at --max-simulations" : "");
+  }
+  return text;
+}
+
+std::string tableText(const SweepResult& result, std::size_t top) {
+  const bool several = result.targets.size() > 1;
+  std::string text = fmt::format(
+      "\n{:>4} {}{:>3} {:>3} {:>4} {:>3} {:>3} {:>2} {:>3} {:>3} {:>4} {:<9} {:>10} {:>6} {:>10} {:>14} {:>9}\n",
+      "rank", several ? fmt::format("{:<18} {:>6} ", "cluster", "gpus") : "", "tp", "pp", "dp", "cp", "ep", "v", "mb",
+      "sp", "zero", "recompute", "iter (s)", "MFU", "mem (GiB)", "time to train", "cost");
+  std::size_t rank = 0;
+  for (std::size_t candidate : result.order) {
+    const auto& outcome = result.outcomes[candidate];
+    if (outcome.status != PlanStatus::kSimulated || rank == top) break;
+    const auto& plan_candidate = result.candidates[candidate];
+    const auto& plan = plan_candidate.plan;
+    const auto& target = result.targets[plan_candidate.target];
+    const auto& r = *outcome.result;
+    text += fmt::format(
+        "{:>4} {}{:>3} {:>3} {:>4} {:>3} {:>3} {:>2} {:>3} {:>3} {:>4} {:<9} {:>10.3f} {:>5.1f}% {:>10.1f} {:>14} "
+        "{:>9}\n",
+        ++rank, several ? fmt::format("{:<18} {:>6} ", target.cluster_label, target.gpus) : "", plan.tp, plan.pp,
+        plan.dp, plan.cp, plan.ep, plan.virtual_stages, plan_candidate.micro_batch_size,
+        plan.sequence_parallel ? "on" : "-", plan.zero, parallelism::recomputeName(plan.recompute), r.iteration_time_s,
+        100.0 * r.mfu, outcome.memory->peakBytes() / units::kGiB,
+        r.time_to_train_s ? duration(*r.time_to_train_s) : "-", r.cost_usd ? dollars(*r.cost_usd) : "-");
+  }
+  if (rank == 0) text += "(no simulated plan meets the constraints)\n";
+  return text;
+}
+
+// "screen 12,000/180,000  6,100 plans/s  ETA 29 s" on one rewritten stderr line.
+class ProgressLine {
+ public:
+  explicit ProgressLine(bool enabled) : enabled_(enabled), start_(std::chrono::steady_clock::now()) {}
+  void update(std::string_view phase, std::size_t done, std::size_t total) {
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (phase != phase_) {
+      phase_ = std::string(phase);
+      phase_start_ = now;
+      finished_before_ = finished_;
+    }
+    if (phase == "simulate" && done == total) finished_ += total;
+    const double elapsed = std::chrono::duration<double>(now - phase_start_).count();
+    std::string line;
+    if (phase == "screen") {
+      const double rate = elapsed > 0.0 ? static_cast<double>(done) / elapsed : 0.0;
+      const double eta = rate > 0.0 ? static_cast<double>(total - done) / rate : 0.0;
+      line = fmt::format("screen {}/{}  {:.0f} plans/s  ETA {:.0f} s", grouped(done), grouped(total), rate, eta);
+    } else {
+      const std::size_t simulated = finished_before_ + (done == total ? total : done);
+      const double rate = elapsed > 0.0 ? static_cast<double>(simulated - finished_before_) / elapsed : 0.0;
+      line = fmt::format("simulate {} plans  {:.1f} plans/s", grouped(std::max(simulated, finished_)), rate);
+    }
+    std::cerr << "\r\033[K" << line << std::flush;
+  }
+  void clear() {
+    if (enabled_) std::cerr << "\r\033[K" << std::flush;
+  }
+  [[nodiscard]] double elapsedSeconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  bool enabled_;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point phase_start_;
+  std::string phase_;
+  std::size_t finished_ = 0;
+  std::size_t finished_before_ = 0;
+};
+
+std::vector<std::string> splitList(const std::vector<std::string>& values) {
+  std::vector<std::string> items;
+  for (const auto& value : values) {
+    std::size_t start = 0;
+    while (start <= value.size()) {
+      const std::size_t comma = value.find(',', start);
+      const std::string item = value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (!item.empty()) items.push_back(item);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return items;
+}
+
+int run(const SweepOptions& options, const CommandContext& context, sweep::ProcessGroup& group) {
+  const bool lead = group.rank() == 0;
+
+  sweep::SweepSettings settings;
+  const auto objective = sweep::parseObjective(options.objective);
+  if (!objective) throwInputError("--objective " + options.objective, "", "expected time, cost or mfu");
+  settings.objective = *objective;
+  if (options.deadline_days) {
+    if (!(*options.deadline_days > 0.0)) throwInputError("--deadline-days", "", "expected a positive number of days");
+    settings.constraints.deadline_s = *options.deadline_days * 86400.0;
+  }
+  if (options.budget_usd) {
+    if (!(*options.budget_usd > 0.0)) throwInputError("--budget-usd", "", "expected a positive amount");
+    settings.constraints.budget_usd = *options.budget_usd;
+  }
+  if (options.top < 1) throwInputError("--top", "", "expected at least 1");
+  settings.top = options.top;
+  settings.simulate_all = options.simulate_all;
+  settings.max_simulations = options.max_simulations;
+  settings.threads =
+      options.threads > 0 ? options.threads : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  settings.simulation.iteration.symmetric = !options.full;
+  std::optional<validate::Calibration> calibration;
+  if (!options.calibration_file.empty()) {
+    calibration = valueOrThrow(validate::loadCalibrationFile(options.calibration_file));
+    validate::applyCalibration(*calibration, settings.simulation);
+  }
+
+  const sweep::PlanSpace space = sweep::parsePlanSpace(options.vary, options.fix);
+  sweep::SweepTargetRequest request;
+  request.experiment = options.experiment;
+  for (const auto& text : options.overrides) request.overrides.push_back(parseOverride(text));
+  request.clusters = splitList(options.clusters);
+  for (int64_t gpus : options.gpus) {
+    if (gpus < 1) throwInputError("--gpus " + std::to_string(gpus), "", "expected a positive GPU count");
+  }
+  request.gpu_counts = options.gpus;
+  std::vector<sweep::SweepTarget> targets = valueOrThrow(sweep::loadSweepTargets(request, context.paths));
+
+  ProgressLine progress(lead && ::isatty(STDERR_FILENO) != 0);
+  const SweepResult result = sweep::runSweep(
+      std::move(targets), space, settings, group,
+      [&](std::string_view phase, std::size_t done, std::size_t total) { progress.update(phase, done, total); });
+  progress.clear();
+  if (!lead) return 0;
+
+  if (!options.json_file.empty()) {
+    writeOutput(options.json_file, [&](std::ostream& out) { writeJson(out, result, options, settings); });
+  }
+  if (!options.csv_file.empty()) {
+    writeOutput(options.csv_file, [&](std::ostream& out) { sweep::writeSweepCsv(out, result); });
+  }
+  if (!options.plot_file.empty()) {
+    sweep::PlotOptions plot;
+    const auto& first = result.targets.front();
+    plot.title = fmt::format("{}: {} plans event-simulated, objective {}", first.experiment.name,
+                             grouped(result.counts.simulated), options.objective);
+    plot.constraints = settings.constraints;
+    writeOutput(options.plot_file, [&](std::ostream& out) { sweep::writeTradeOffSvg(out, result, plot); });
+  }
+  const bool json_to_stdout = options.json_file == "-" || options.csv_file == "-" || options.plot_file == "-";
+  if (!json_to_stdout) {
+    if (calibration) {
+      std::cout << "calibration in force: " << validate::describeCalibration(*calibration) << "\n";
+      for (const auto& target : result.targets) {
+        const std::string mismatch = validate::calibrationMismatch(*calibration, target.experiment.cluster);
+        if (!mismatch.empty()) std::cout << "warning: " << mismatch << "\n";
+      }
+    }
+    std::cout << summaryText(result, options, settings) << tableText(result, settings.top);
+  }
+  if (::isatty(STDERR_FILENO) != 0) {
+    std::cerr << fmt::format("swept {} plans in {:.1f} s ({:.0f} plans/s)\n", grouped(result.counts.enumerated),
+                             progress.elapsedSeconds(),
+                             static_cast<double>(result.counts.enumerated) / progress.elapsedSeconds());
+  }
+  if (result.counts.fitting == 0) {
+    std::cerr << "trainsim: no valid plan fits in GPU memory\n";
+    return static_cast<int>(ExitCode::kDoesNotFit);
+  }
+  return static_cast<int>(ExitCode::kSuccess);
+}
+
+}  // namespace
+
+void addSweepCommand(CLI::App& app, SweepOptions& options) {
+  CLI::App* command = app.add_subcommand(
+      "sweep", "Enumerate valid parallel configurations, simulate the promising ones, rank them (docs/sweep.md)");
+  command->add_option("experiment", options.experiment, "Experiment preset name or YAML file")->required();
+  command->add_option("--set", options.overrides, "Override an experiment key: KEY=VALUE (repeatable)");
+  command->add_option("--vary", options.vary,
+                      "Restrict a dimension to values: NAME=V1,V2,... (tp, pp, dp, cp, ep, virtual_stages, "
+                      "micro_batch_size, recompute, zero, sequence_parallel; repeatable)");
+  command->add_option("--fix", options.fix, "Fix a dimension: NAME=VALUE (repeatable)");
+  command->add_option("--clusters", options.clusters, "Cluster presets or files to compare, comma-separated")
+      ->delimiter(',');
+  command->add_option("--gpus", options.gpus, "GPU counts to compare, comma-separated")->delimiter(',');
+  command->add_option("--objective", options.objective, "Rank by time (time-to-train), cost or mfu")
+      ->capture_default_str();
+  command->add_option("--deadline-days", options.deadline_days, "Drop plans whose time-to-train exceeds this");
+  command->add_option("--budget-usd", options.budget_usd, "Drop plans whose training cost exceeds this");
+  command->add_option("--top", options.top, "How many ranked plans to show (K)")->capture_default_str();
+  command->add_flag("--simulate-all", options.simulate_all, "Event-simulate every plan that fits (no screen cut)");
+  command
+      ->add_option("--max-simulations", options.max_simulations, "Stop after this many event simulations (0: no cap)")
+      ->capture_default_str();
+  command->add_flag("--full", options.full, "Simulate every rank (default: one data-parallel replica, --symmetric)");
+  command->add_option("--threads", options.threads, "Worker threads per process (default: every hardware thread)");
+  command->add_option("--json", options.json_file, "Write every plan with its status as JSON (- = stdout)");
+  command->add_option("--csv", options.csv_file, "Write every plan with its status as CSV (- = stdout)");
+  command->add_option("--calibration", options.calibration_file, "Apply a calibration (trainsim calibrate)");
+  command->add_option("--plot", options.plot_file, "Write an SVG of time-to-train against cost with the Pareto front");
+}
+
+int runSweep(const SweepOptions& options, const CommandContext& context) {
+  const std::unique_ptr<sweep::ProcessGroup> group = sweep::joinProcessGroup();
+  try {
+    return run(options, context, *group);
+  } catch (const InputError& error) {
+    // Every rank meets the same input error; one message is enough.
+    if (group->rank() == 0) return reportError(error.error());
+    return static_cast<int>(error.error().code);
+  }
+}
+
+}  // namespace trainsim::cli

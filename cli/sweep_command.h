@@ -1,0 +1,42 @@
+// `trainsim sweep EXPERIMENT.yaml`: search the parallel plans of an experiment (and of
+// several clusters or GPU counts), rank them by time, cost or MFU, print the top K, and
+// write every plan with its status to --json / --csv and the time/cost trade-off to --plot.
+// Under mpirun (MPI build) the plans are split over the ranks; rank 0 prints and writes.
+// docs/sweep.md documents the options, the statuses and the screen rule.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/command_context.h"
+
+namespace trainsim::cli {
+
+struct SweepOptions {
+  std::string experiment;
+  std::vector<std::string> overrides;
+  std::vector<std::string> vary;
+  std::vector<std::string> fix;
+  std::vector<std::string> clusters;
+  std::vector<int64_t> gpus;
+  std::string objective = "time";
+  std::optional<double> deadline_days;
+  std::optional<double> budget_usd;
+  std::size_t top = 10;
+  bool simulate_all = false;
+  std::size_t max_simulations = 0;
+  bool full = false;
+  int threads = 0;  // 0: every hardware thread
+  std::string json_file;
+  std::string csv_file;
+  std::string plot_file;
+  std::string calibration_file;  // --calibration calib.yaml
+};
+
+void addSweepCommand(CLI::App& app, SweepOptions& options);
+int runSweep(const SweepOptions& options, const CommandContext& context);
+
+}  // namespace trainsim::cli

@@ -1,0 +1,109 @@
+#include "sweep/plan_enumerator.h"
+
+namespace trainsim::sweep {
+namespace {
+
+using parallelism::ParallelPlan;
+using parallelism::Recompute;
+
+// The user's list when there is one, else the default.
+std::vector<int64_t> valuesOf(const PlanSpace& space, Dimension dimension, std::vector<int64_t> defaults) {
+  const auto& allowed = space.allowed(dimension);
+  return allowed ? *allowed : defaults;
+}
+
+void enumerateTarget(std::size_t target_index, const SweepTarget& target, const PlanSpace& space,
+                     std::vector<PlanCandidate>& candidates) {
+  const parallelism::Experiment& experiment = target.experiment;
+  const auto& model = experiment.model;
+  const int64_t gpus = target.gpus;
+  const std::vector<int64_t> gpu_divisors = divisorsOf(gpus);
+  const int64_t global_batch = experiment.training.global_batch_size;
+  parallelism::TrainingSpec training = experiment.training;
+
+  for (int64_t tp : valuesOf(space, Dimension::kTp, gpu_divisors)) {
+    for (int64_t pp : valuesOf(space, Dimension::kPp, gpu_divisors)) {
+      for (int64_t cp : valuesOf(space, Dimension::kCp, gpu_divisors)) {
+        int64_t model_parallel = 0;
+        if (__builtin_mul_overflow(tp, pp, &model_parallel) ||
+            __builtin_mul_overflow(model_parallel, cp, &model_parallel) || gpus % model_parallel != 0) {
+          continue;  // no whole dp: not a plan
+        }
+        const int64_t dp = gpus / model_parallel;
+        if (!space.allows(Dimension::kDp, dp)) continue;
+        const std::vector<int64_t> experts = model.moe ? divisorsOf(model.moe->experts) : std::vector<int64_t>{1};
+        const std::vector<int64_t> stage_chunks =
+            pp > 1 && model.layers % pp == 0 ? divisorsOf(model.layers / pp) : std::vector<int64_t>{1};
+        const std::vector<int64_t> micro_batches =
+            global_batch % dp == 0 ? divisorsOf(global_batch / dp) : std::vector<int64_t>{1};
+        std::vector<int64_t> sequence_parallel = valuesOf(space, Dimension::kSequenceParallel, {0, 1});
+        if (tp == 1) sequence_parallel = {0};  // resolvePlan turns it off: the same plan as false
+        const std::vector<int64_t> zero_stages =
+            valuesOf(space, Dimension::kZero, dp > 1 ? std::vector<int64_t>{0, 1, 2, 3} : std::vector<int64_t>{0});
+        const std::vector<int64_t> recompute_policies = valuesOf(space, Dimension::kRecompute, {0, 1, 2});
+        for (int64_t ep : valuesOf(space, Dimension::kEp, experts)) {
+          for (int64_t virtual_stages : valuesOf(space, Dimension::kVirtualStages, stage_chunks)) {
+            for (int64_t micro_batch_size : valuesOf(space, Dimension::kMicroBatchSize, micro_batches)) {
+              training.micro_batch_size = micro_batch_size;
+              for (int64_t sp : sequence_parallel) {
+                for (int64_t zero : zero_stages) {
+                  for (int64_t recompute : recompute_policies) {
+                    PlanCandidate candidate;
+                    candidate.target = target_index;
+                    candidate.micro_batch_size = micro_batch_size;
+                    ParallelPlan& plan = candidate.plan;
+                    plan = experiment.plan;  // the experiment's schedule and overlap switches
+                    plan.gpus = gpus;
+                    plan.tp = tp;
+                    plan.pp = pp;
+                    plan.cp = cp;
+                    plan.dp = dp;
+                    plan.ep = ep;
+                    plan.virtual_stages = virtual_stages;
+                    plan.sequence_parallel = sp != 0;
+                    plan.zero = static_cast<int>(zero);
+                    plan.recompute = static_cast<Recompute>(recompute);
+                    if (auto issue = parallelism::resolvePlan(plan, experiment.cluster)) {
+                      candidate.issue = std::move(issue);
+                    } else {
+                      auto issues = parallelism::checkPlan(model, experiment.cluster, training, plan);
+                      if (!issues.empty()) candidate.issue = std::move(issues.front());
+                    }
+                    candidates.push_back(std::move(candidate));
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<int64_t> divisorsOf(int64_t n) {
+  std::vector<int64_t> small;
+  std::vector<int64_t> large;
+  for (int64_t d = 1; d * d <= n; ++d) {
+    if (n % d != 0) continue;
+    small.push_back(d);
+    if (d != n / d) large.push_back(n / d);
+  }
+  small.insert(small.end(), large.rbegin(), large.rend());
+  return small;
+}
+
+void applyCandidate(parallelism::Experiment& experiment, const PlanCandidate& candidate) {
+  experiment.plan = candidate.plan;
+  experiment.training.micro_batch_size = candidate.micro_batch_size;
+}
+
+std::vector<PlanCandidate> enumeratePlans(const std::vector<SweepTarget>& targets, const PlanSpace& space) {
+  std::vector<PlanCandidate> candidates;
+  for (std::size_t t = 0; t < targets.size(); ++t) enumerateTarget(t, targets[t], space, candidates);
+  return candidates;
+}
+
+}  // namespace trainsim::sweep

@@ -1,0 +1,51 @@
+// Every plan of a sweep: the cross product of the dimensions' values, each plan classified
+// by the same checks `simulate` applies (parallelism/plan_validation.h), so "invalid" means
+// exactly what simulate would reject, with its reason.
+//
+// Values a free dimension takes (a --vary/--fix list replaces them):
+//   tp, pp, cp            every divisor of the GPU count
+//   dp                    gpus / (tp x pp x cp); combinations whose product does not divide
+//                         the GPU count define no plan and are not listed
+//   ep                    every divisor of moe.experts (1 for dense models)
+//   virtual_stages        1 at pp = 1; else every divisor of layers / pp (1 when pp does not
+//                         divide the layers: the plan is invalid for its pp already)
+//   micro_batch_size      every divisor of global_batch_size / dp (1 when dp does not divide it)
+//   sequence_parallel     false, true (tp > 1 only: at tp = 1 Megatron turns it off, so the
+//                         plan would be the same as with false)
+//   zero                  0..3 (dp > 1 only: at dp = 1 there is nothing to shard and every
+//                         stage would give the same plan as zero 0)
+//   recompute             none, selective, full
+// Enumeration order (and so output order among equals): targets, then tp, pp, cp, ep,
+// virtual_stages, micro_batch_size, sequence_parallel, zero, recompute, each ascending.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "parallelism/experiment.h"
+#include "parallelism/plan_validation.h"
+#include "sweep/plan_space.h"
+#include "sweep/sweep_target.h"
+
+namespace trainsim::sweep {
+
+struct PlanCandidate {
+  std::size_t target = 0;          // index into the sweep's targets
+  parallelism::ParallelPlan plan;  // resolved: gpus and dp filled in
+  int64_t micro_batch_size = 1;
+  std::optional<parallelism::PlanIssue> issue;  // the first rule broken: simulate would reject the plan
+
+  [[nodiscard]] bool valid() const { return !issue; }
+};
+
+// Puts a candidate's plan and micro-batch size into `experiment` (a copy of its target's).
+void applyCandidate(parallelism::Experiment& experiment, const PlanCandidate& candidate);
+
+[[nodiscard]] std::vector<PlanCandidate> enumeratePlans(const std::vector<SweepTarget>& targets,
+                                                        const PlanSpace& space);
+
+// Ascending divisors of n (n >= 1).
+[[nodiscard]] std::vector<int64_t> divisorsOf(int64_t n);
+
+}  // namespace trainsim::sweep

@@ -1,0 +1,455 @@
+#include "sweep/sweep.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <set>
+#include <tuple>
+
+#include "base/error.h"
+#include "base/units.h"
+#include "sweep/iteration_estimate.h"
+#include "sweep/parallel_for.h"
+#include "sweep/pareto_front.h"
+
+namespace trainsim::sweep {
+namespace {
+
+using parallelism::Experiment;
+using parallelism::IterationResult;
+using parallelism::MemoryReport;
+using parallelism::StageMemory;
+
+constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
+
+// Results cross threads and MPI ranks as fixed-size records of doubles; the single-process
+// run goes through the same encoding, so both print the same bytes.
+constexpr std::size_t kMemoryRecordSize = 14;
+constexpr std::size_t kSimulationRecordSize = 20;
+
+void encodeMemory(const MemoryReport& report, double* record) {
+  const StageMemory& peak = report.peak();
+  const double values[kMemoryRecordSize] = {static_cast<double>(peak.stage),
+                                            static_cast<double>(peak.layers),
+                                            static_cast<double>(peak.in_flight),
+                                            peak.activation_per_layer,
+                                            peak.weights,
+                                            peak.gradients,
+                                            peak.optimizer,
+                                            peak.activations,
+                                            peak.communication_buffers,
+                                            peak.runtime,
+                                            peak.allocator_overhead,
+                                            report.capacity_bytes,
+                                            peak.parameters.total(),
+                                            kNoValue};  // [13]: the screen's estimate, when it fits
+  std::copy(std::begin(values), std::end(values), record);
+}
+
+MemoryReport decodeMemory(const double* record) {
+  StageMemory peak;
+  peak.stage = static_cast<int64_t>(record[0]);
+  peak.layers = static_cast<int64_t>(record[1]);
+  peak.in_flight = static_cast<int64_t>(record[2]);
+  peak.activation_per_layer = record[3];
+  peak.weights = record[4];
+  peak.gradients = record[5];
+  peak.optimizer = record[6];
+  peak.activations = record[7];
+  peak.communication_buffers = record[8];
+  peak.runtime = record[9];
+  peak.allocator_overhead = record[10];
+  peak.parameters.dense = record[12];
+  MemoryReport report;
+  report.stages = {peak};
+  report.peak_stage = 0;
+  report.capacity_bytes = record[11];
+  return report;
+}
+
+double orNan(const std::optional<double>& value) { return value ? *value : kNoValue; }
+std::optional<double> fromNan(double value) { return std::isnan(value) ? std::nullopt : std::optional<double>(value); }
+
+void encodeResult(const IterationResult& result, double* record) {
+  const auto& b = result.breakdown;
+  const double values[kSimulationRecordSize] = {1.0,
+                                                result.iteration_time_s,
+                                                result.tokens_per_s,
+                                                result.model_flops,
+                                                result.hardware_flops,
+                                                result.tflops_per_gpu,
+                                                result.hardware_tflops_per_gpu,
+                                                result.mfu,
+                                                result.hfu,
+                                                orNan(result.time_to_train_s),
+                                                orNan(result.gpu_hours),
+                                                orNan(result.cost_usd),
+                                                b.compute,
+                                                b.tp_comm_exposed,
+                                                b.dp_comm_exposed,
+                                                b.pp_comm_exposed,
+                                                b.pipeline_bubble,
+                                                static_cast<double>(result.microbatches),
+                                                static_cast<double>(result.tasks),
+                                                static_cast<double>(result.events)};
+  std::copy(std::begin(values), std::end(values), record);
+}
+
+IterationResult decodeResult(const double* record, const MemoryReport& memory) {
+  IterationResult result;
+  result.iteration_time_s = record[1];
+  result.tokens_per_s = record[2];
+  result.model_flops = record[3];
+  result.hardware_flops = record[4];
+  result.tflops_per_gpu = record[5];
+  result.hardware_tflops_per_gpu = record[6];
+  result.mfu = record[7];
+  result.hfu = record[8];
+  result.time_to_train_s = fromNan(record[9]);
+  result.gpu_hours = fromNan(record[10]);
+  result.cost_usd = fromNan(record[11]);
+  result.breakdown = {record[12], record[13], record[14], record[15], record[16]};
+  result.microbatches = static_cast<int64_t>(record[17]);
+  result.tasks = static_cast<uint64_t>(record[18]);
+  result.events = static_cast<uint64_t>(record[19]);
+  result.memory = memory;
+  return result;
+}
+
+// Scratch state of one worker thread: an experiment and a screen per target, made on first use.
+struct WorkerState {
+  std::vector<std::optional<Experiment>> experiments;
+  std::vector<std::unique_ptr<IterationEstimator>> estimators;
+};
+
+class Evaluator {
+ public:
+  Evaluator(const std::vector<SweepTarget>& targets, const std::vector<PlanCandidate>& candidates,
+            const SweepSettings& settings, ProcessGroup& group, const ProgressCallback& progress)
+      : targets_(targets), candidates_(candidates), settings_(settings), group_(group), progress_(progress) {
+    states_.resize(static_cast<std::size_t>(std::max(settings.threads, 1)));
+    for (auto& state : states_) {
+      state.experiments.resize(targets.size());
+      state.estimators.resize(targets.size());
+    }
+    memory_options_.kernels = settings.simulation.iteration.flops;  // as simulateIteration sizes memory
+  }
+
+  // Memory of every listed candidate, and the screen's estimate for those that fit.
+  std::vector<double> screen(const std::vector<std::size_t>& items) {
+    return distributedMap("screen", items, kMemoryRecordSize, [&](std::size_t candidate, int worker, double* record) {
+      Experiment& experiment = experimentFor(candidate, worker);
+      const MemoryReport report = parallelism::estimateMemory(experiment, memory_options_);
+      encodeMemory(report, record);
+      if (report.fits()) record[13] = estimatorFor(candidate, worker).iterationSeconds(experiment);
+    });
+  }
+
+  std::vector<double> simulate(const std::vector<std::size_t>& items) {
+    return distributedMap(
+        "simulate", items, kSimulationRecordSize, [&](std::size_t candidate, int worker, double* record) {
+          Experiment& experiment = experimentFor(candidate, worker);
+          const auto result = parallelism::simulateIteration(experiment, settings_.simulation);
+          if (result) {
+            encodeResult(*result, record);
+          } else {
+            // A checked plan the simulator rejects is a bug: keep it visible.
+            std::fill(record, record + kSimulationRecordSize, 0.0);
+            fmt::print(stderr, "trainsim: sweep: the simulation rejected a plan: {}\n", result.error().toString());
+          }
+        });
+  }
+
+ private:
+  Experiment& experimentFor(std::size_t candidate_index, int worker) {
+    const PlanCandidate& candidate = candidates_[candidate_index];
+    auto& slot = states_[static_cast<std::size_t>(worker)].experiments[candidate.target];
+    if (!slot) slot.emplace(targets_[candidate.target].experiment);
+    applyCandidate(*slot, candidate);
+    return *slot;
+  }
+
+  IterationEstimator& estimatorFor(std::size_t candidate_index, int worker) {
+    const std::size_t target = candidates_[candidate_index].target;
+    auto& slot = states_[static_cast<std::size_t>(worker)].estimators[target];
+    if (!slot) {
+      const auto& experiment = targets_[target].experiment;
+      slot =
+          std::make_unique<IterationEstimator>(experiment.cluster, experiment.training.precision, settings_.simulation);
+    }
+    return *slot;
+  }
+
+  // Runs `fill(candidate, worker, record)` for every item, items split over the processes
+  // (item i on rank i mod size) and over threads; every process gets all records, in item order.
+  template <class Fill>
+  std::vector<double> distributedMap(std::string_view phase, const std::vector<std::size_t>& items,
+                                     std::size_t record_size, Fill&& fill) {
+    const auto ranks = static_cast<std::size_t>(group_.size());
+    const auto rank = static_cast<std::size_t>(group_.rank());
+    const std::size_t n = items.size();
+    auto localCount = [&](std::size_t r) { return n > r ? (n - r + ranks - 1) / ranks : 0; };
+    const std::size_t local_items = localCount(rank);
+    std::vector<double> local(local_items * record_size, kNoValue);
+    auto report = [&](std::size_t done) {
+      if (progress_ && rank == 0) progress_(phase, std::min(n, done * ranks), n);
+    };
+    parallelFor(
+        local_items, settings_.threads,
+        [&](std::size_t i, int worker) { fill(items[rank + i * ranks], worker, &local[i * record_size]); }, report);
+    const std::vector<double> gathered = group_.allGather(local);
+    std::vector<double> records(n * record_size);
+    std::size_t offset = 0;
+    for (std::size_t r = 0; r < ranks; ++r) {
+      for (std::size_t i = 0; i < localCount(r); ++i) {
+        std::copy_n(gathered.begin() + static_cast<std::ptrdiff_t>(offset + i * record_size), record_size,
+                    records.begin() + static_cast<std::ptrdiff_t>((r + i * ranks) * record_size));
+      }
+      offset += localCount(r) * record_size;
+    }
+    return records;
+  }
+
+  const std::vector<SweepTarget>& targets_;
+  const std::vector<PlanCandidate>& candidates_;
+  const SweepSettings& settings_;
+  ProcessGroup& group_;
+  const ProgressCallback& progress_;
+  parallelism::MemoryOptions memory_options_;
+  std::vector<WorkerState> states_;
+};
+
+// Plans whose collectives run over the same groups: the same target and degrees, and the
+// same data-parallel collectives (ZeRO stage).
+using StructureKey = std::tuple<std::size_t, int64_t, int64_t, int64_t, int64_t, int>;
+StructureKey structureOf(const PlanCandidate& candidate) {
+  const auto& plan = candidate.plan;
+  return {candidate.target, plan.tp, plan.pp, plan.cp, plan.ep, plan.zero};
+}
+
+std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / units::kGiB); }
+
+[[noreturn]] void failEmptySpace(const std::vector<SweepTarget>& targets,
+                                 const std::vector<PlanCandidate>& candidates) {
+  std::string gpus;
+  for (const auto& target : targets) gpus += (gpus.empty() ? "" : ", ") + std::to_string(target.gpus);
+  if (candidates.empty()) {
+    throwInputError("sweep", "",
+                    "no plan to evaluate: with the --vary/--fix given, no tp x pp x cp divides the GPU count (" + gpus +
+                        ") with a dp allowed");
+  }
+  const auto& issue = *candidates.front().issue;
+  throwInputError("sweep", "",
+                  "none of the " + std::to_string(candidates.size()) + " plans is valid; the first one fails with " +
+                      issue.key_path + ": " + issue.message);
+}
+
+}  // namespace
+
+std::string_view planStatusName(PlanStatus status) {
+  switch (status) {
+    case PlanStatus::kSimulated: return "simulated";
+    case PlanStatus::kOverDeadline: return "over_deadline";
+    case PlanStatus::kOverBudget: return "over_budget";
+    case PlanStatus::kScreenedOut: return "screened_out";
+    case PlanStatus::kPrunedMemory: return "pruned_memory";
+    case PlanStatus::kInvalid: return "invalid";
+  }
+  return "unknown";
+}
+
+SweepResult runSweep(std::vector<SweepTarget> targets, const PlanSpace& space, const SweepSettings& settings,
+                     ProcessGroup& group, const ProgressCallback& progress) {
+  checkObjectiveInputs(settings.objective, settings.constraints, targets);
+  SweepResult sweep;
+  sweep.targets = std::move(targets);
+  sweep.candidates = enumeratePlans(sweep.targets, space);
+  const auto& candidates = sweep.candidates;
+  auto& outcomes = sweep.outcomes;
+  auto& counts = sweep.counts;
+  outcomes.resize(candidates.size());
+  counts.enumerated = candidates.size();
+
+  std::vector<std::size_t> valid;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (candidates[i].valid()) {
+      valid.push_back(i);
+    } else {
+      outcomes[i].status = PlanStatus::kInvalid;
+      outcomes[i].reason = candidates[i].issue->key_path + ": " + candidates[i].issue->message;
+      ++counts.invalid;
+    }
+  }
+  if (valid.empty()) failEmptySpace(sweep.targets, candidates);
+
+  // 1. Memory of every valid plan; the screen's estimate of those that fit.
+  Evaluator evaluator(sweep.targets, candidates, settings, group, progress);
+  const std::vector<double> screened = evaluator.screen(valid);
+  std::vector<std::size_t> fitting;
+  auto weightOf = [&](std::size_t candidate) {
+    return objectiveWeight(settings.objective, sweep.targets[candidates[candidate].target]);
+  };
+  for (std::size_t v = 0; v < valid.size(); ++v) {
+    const double* record = &screened[v * kMemoryRecordSize];
+    PlanOutcome& outcome = outcomes[valid[v]];
+    outcome.memory = decodeMemory(record);
+    if (!outcome.memory->fits()) {
+      outcome.status = PlanStatus::kPrunedMemory;
+      outcome.reason =
+          fmt::format("needs {} per GPU (pipeline stage {}), the GPU has {}", gib(outcome.memory->peakBytes()),
+                      outcome.memory->peak().stage, gib(outcome.memory->capacity_bytes));
+      outcome.key = outcome.memory->peakBytes();
+      ++counts.pruned_memory;
+      continue;
+    }
+    outcome.estimated_iteration_time_s = record[13];
+    outcome.key = record[13] * weightOf(valid[v]);
+    outcome.status = PlanStatus::kScreenedOut;
+    fitting.push_back(valid[v]);
+  }
+  counts.fitting = fitting.size();
+  std::stable_sort(fitting.begin(), fitting.end(),
+                   [&](std::size_t a, std::size_t b) { return outcomes[a].key < outcomes[b].key; });
+
+  // 2. Event-simulate in rounds, best estimates first, while plans are in play (sweep.h).
+  std::vector<bool> simulated(candidates.size(), false);
+  std::vector<double> ranked_keys;  // keys of simulated plans meeting the constraints
+  std::optional<double> ratio_min;
+  std::optional<double> ratio_max;
+  // The screen's error is shared by plans of the same degrees (their collectives meet the
+  // same links): simulated / estimated, smallest seen, per structure.
+  std::map<StructureKey, double> structure_ratio;
+  auto kthBest = [&]() {
+    if (ranked_keys.size() < settings.top) return std::numeric_limits<double>::infinity();
+    std::vector<double> keys = ranked_keys;
+    std::nth_element(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(settings.top - 1), keys.end());
+    return keys[settings.top - 1];
+  };
+  // The smallest simulated / estimated ratio this plan may have, margin included.
+  auto optimisticFactor = [&](std::size_t candidate) {
+    const auto known = structure_ratio.find(structureOf(candidates[candidate]));
+    if (known != structure_ratio.end()) return known->second * (1.0 - kStructureMargin);
+    return *ratio_min * (1.0 - kScreenMargin);
+  };
+  // Why a plan is not in play (empty: it is), at its optimistic bound.
+  auto outOfPlay = [&](std::size_t candidate, double kth) -> std::string {
+    if (settings.simulate_all || !ratio_min) return "";
+    const PlanOutcome& outcome = outcomes[candidate];
+    const double optimistic = optimisticFactor(candidate);
+    const double estimate = *outcome.estimated_iteration_time_s;
+    const std::string bound = fmt::format("screen estimate {:.4g} s per iteration, at best {:.4g} s (x{:.3f})",
+                                          estimate, estimate * optimistic, optimistic);
+    if (outcome.key * optimistic >= kth) return bound + ": cannot reach the top " + std::to_string(settings.top);
+    const SweepTarget& target = sweep.targets[candidates[candidate].target];
+    const auto& limits = settings.constraints;
+    if (limits.deadline_s && timeToTrain(target, estimate * optimistic).value_or(0.0) > *limits.deadline_s) {
+      return bound + ": misses the deadline";
+    }
+    if (limits.budget_usd && costOfTraining(target, estimate * optimistic).value_or(0.0) > *limits.budget_usd) {
+      return bound + ": over the budget";
+    }
+    return "";
+  };
+  while (true) {
+    if (settings.max_simulations > 0 && counts.simulated >= settings.max_simulations) {
+      sweep.hit_max_simulations = true;
+      break;
+    }
+    std::size_t room = kRoundSize;
+    if (settings.max_simulations > 0) room = std::min(room, settings.max_simulations - counts.simulated);
+    const double kth = kthBest();
+    // Plans in play, by optimistic key; the global ratio is the smallest of all, so once it
+    // rules a plan out by key it rules out every later one in estimate order.
+    std::vector<std::pair<double, std::size_t>> in_play;
+    for (std::size_t candidate : fitting) {
+      if (simulated[candidate]) continue;
+      if (ratio_min && !settings.simulate_all && outcomes[candidate].key * *ratio_min * (1.0 - kScreenMargin) >= kth) {
+        break;
+      }
+      if (!outOfPlay(candidate, kth).empty()) continue;
+      in_play.emplace_back(ratio_min ? outcomes[candidate].key * optimisticFactor(candidate) : outcomes[candidate].key,
+                           candidate);
+    }
+    std::stable_sort(in_play.begin(), in_play.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    // One plan per structure not simulated yet in a round: its result re-prices its siblings.
+    std::vector<std::size_t> round;
+    std::set<StructureKey> unknown_in_round;
+    for (const auto& [bound, candidate] : in_play) {
+      if (round.size() == room) break;
+      const StructureKey structure = structureOf(candidates[candidate]);
+      if (!structure_ratio.contains(structure) && !unknown_in_round.insert(structure).second) continue;
+      round.push_back(candidate);
+    }
+    if (round.empty()) break;
+    ++counts.rounds;
+    const std::vector<double> records = evaluator.simulate(round);
+    for (std::size_t i = 0; i < round.size(); ++i) {
+      const double* record = &records[i * kSimulationRecordSize];
+      const std::size_t candidate = round[i];
+      PlanOutcome& outcome = outcomes[candidate];
+      simulated[candidate] = true;
+      ++counts.simulated;
+      if (record[0] != 1.0) {
+        outcome.status = PlanStatus::kInvalid;
+        outcome.reason = "the simulator rejected the plan (see stderr)";
+        continue;
+      }
+      outcome.result = decodeResult(record, *outcome.memory);
+      const IterationResult& result = *outcome.result;
+      const double ratio = result.iteration_time_s / *outcome.estimated_iteration_time_s;
+      ratio_min = std::min(ratio_min.value_or(ratio), ratio);
+      ratio_max = std::max(ratio_max.value_or(ratio), ratio);
+      const StructureKey structure = structureOf(candidates[candidate]);
+      const auto known = structure_ratio.find(structure);
+      structure_ratio[structure] = known == structure_ratio.end() ? ratio : std::min(known->second, ratio);
+      outcome.key = result.iteration_time_s * weightOf(candidate);
+      const auto& limits = settings.constraints;
+      if (limits.deadline_s && result.time_to_train_s && *result.time_to_train_s > *limits.deadline_s) {
+        outcome.status = PlanStatus::kOverDeadline;
+        outcome.reason = fmt::format("time to train {:.1f} days > deadline {:.1f} days",
+                                     *result.time_to_train_s / 86400.0, *limits.deadline_s / 86400.0);
+        ++counts.over_deadline;
+      } else if (limits.budget_usd && result.cost_usd && *result.cost_usd > *limits.budget_usd) {
+        outcome.status = PlanStatus::kOverBudget;
+        outcome.reason = fmt::format("cost ${:.0f} > budget ${:.0f}", *result.cost_usd, *limits.budget_usd);
+        ++counts.over_budget;
+      } else {
+        outcome.status = PlanStatus::kSimulated;
+        outcome.reason.clear();
+        ranked_keys.push_back(outcome.key);
+      }
+    }
+  }
+  sweep.screen_ratio_min = ratio_min;
+  sweep.screen_ratio_max = ratio_max;
+  const double kth = kthBest();
+  for (std::size_t candidate : fitting) {
+    if (simulated[candidate]) continue;
+    ++counts.screened_out;
+    std::string reason = sweep.hit_max_simulations ? "" : outOfPlay(candidate, kth);
+    if (reason.empty())
+      reason = "not simulated: --max-simulations " + std::to_string(settings.max_simulations) + " reached";
+    outcomes[candidate].reason = std::move(reason);
+  }
+
+  markParetoFront(sweep);
+
+  // 3. Output order: by status, then key (objective; estimate; peak memory), then enumeration.
+  sweep.order.resize(candidates.size());
+  std::iota(sweep.order.begin(), sweep.order.end(), std::size_t{0});
+  std::stable_sort(sweep.order.begin(), sweep.order.end(), [&](std::size_t a, std::size_t b) {
+    const PlanOutcome& x = outcomes[a];
+    const PlanOutcome& y = outcomes[b];
+    if (x.status != y.status) return x.status < y.status;
+    if (x.status == PlanStatus::kInvalid) return false;
+    return x.key < y.key;
+  });
+  return sweep;
+}
+
+}  // namespace trainsim::sweep

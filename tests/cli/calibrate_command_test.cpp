@@ -1,0 +1,138 @@
+// End to end: `trainsim calibrate` on nccl-tests logs the test writes, and `--calibration`
+// on collective, simulate, memory and validate, run as a user would.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "../validate/nccl_tests_log_writer.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using trainsim::sim::CollectiveOp;
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr
+};
+
+CommandResult runTrainsim(const std::string& arguments) {
+  const std::string command =
+      std::string(TRAINSIM_EXECUTABLE) + " --config-dir " + TRAINSIM_CONFIG_DIR_FOR_TESTS + " " + arguments + " 2>&1";
+  CommandResult run;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return run;
+  std::array<char, 4096> buffer{};
+  std::size_t read = 0;
+  while ((read = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) run.out.append(buffer.data(), read);
+  const int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+class CalibrateCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    directory_ = fs::temp_directory_path() / ("trainsim_calibrate_test_" + std::to_string(::getpid()) + "_" +
+                                              ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(directory_);
+    // A 2-node, 16-GPU all_reduce: 40 us latency, 60 GB/s algorithm bandwidth.
+    std::vector<trainsim::validate::CollectiveSample> samples;
+    for (double bytes = 1024; bytes <= 1024.0 * 1024 * 1024; bytes *= 4) {
+      samples.push_back({bytes, std::round((40.0 + bytes / 60e3) * 100.0) / 100.0});
+    }
+    trainsim::validate::testing::LogStyle style;
+    style.mpirun_prefix = true;
+    write("run.log", trainsim::validate::testing::ncclTestsRun(CollectiveOp::kAllReduce, {8, 8}, samples, style));
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    fs::remove_all(directory_, ignored);
+  }
+  std::string path(const std::string& name) const { return (directory_ / name).string(); }
+  void write(const std::string& name, const std::string& text) const { std::ofstream(path(name)) << text; }
+
+  fs::path directory_;
+};
+
+TEST_F(CalibrateCommand, FitsALogAndCollectiveAppliesIt) {
+  const CommandResult calibrate = runTrainsim("calibrate --nccl-tests " + path("run.log") +
+                                              " --cluster azure-nd-a100-v4 --out " + path("calib.yaml"));
+  ASSERT_EQ(calibrate.exit_code, 0) << calibrate.out;
+  EXPECT_NE(calibrate.out.find("R2 log t"), std::string::npos) << calibrate.out;
+  EXPECT_NE(calibrate.out.find("RMS relative time error"), std::string::npos) << calibrate.out;
+  EXPECT_NE(calibrate.out.find("infiniband_efficiency"), std::string::npos) << calibrate.out;
+  ASSERT_TRUE(fs::exists(path("calib.yaml")));
+
+  const std::string collective = "collective --cluster azure-nd-a100-v4 --gpus 16 -b 1M -e 1G -f 4";
+  const CommandResult plain = runTrainsim(collective);
+  const CommandResult calibrated = runTrainsim(collective + " --calibration " + path("calib.yaml"));
+  ASSERT_EQ(plain.exit_code, 0) << plain.out;
+  ASSERT_EQ(calibrated.exit_code, 0) << calibrated.out;
+  EXPECT_EQ(plain.out.find("calibration in force"), std::string::npos);
+  EXPECT_NE(calibrated.out.find("calibration in force: calib.yaml (measured on azure-nd-a100-v4"), std::string::npos)
+      << calibrated.out;
+  EXPECT_NE(plain.out, calibrated.out);
+
+  // The measured group reproduces the log (parameters + measured correction), to print rounding.
+  const CommandResult json = runTrainsim(collective + " --calibration " + path("calib.yaml") + " --json -");
+  ASSERT_EQ(json.exit_code, 0) << json.out;
+  const auto rows = nlohmann::json::parse(json.out);
+  ASSERT_EQ(rows.size(), 6u);
+  for (const auto& row : rows) {
+    const double bytes = row.at("bytes").get<double>();
+    EXPECT_NEAR(row.at("time_us").get<double>() / (40.0 + bytes / 60e3), 1.0, 0.001) << bytes;
+    EXPECT_TRUE(row.contains("calibration"));
+  }
+}
+
+TEST_F(CalibrateCommand, OtherCommandsSayTheCalibrationIsInForce) {
+  ASSERT_EQ(runTrainsim("calibrate --nccl-tests " + path("run.log") + " --cluster azure-nd-a100-v4 --out " +
+                        path("calib.yaml"))
+                .exit_code,
+            0);
+  const std::string flag = " --calibration " + path("calib.yaml");
+  const CommandResult simulate = runTrainsim("simulate gpt3-175b-selene --symmetric --json -" + flag);
+  ASSERT_EQ(simulate.exit_code, 0) << simulate.out;
+  EXPECT_NE(nlohmann::json::parse(simulate.out).at("calibration").get<std::string>().find("calib.yaml"),
+            std::string::npos);
+  const CommandResult memory = runTrainsim("memory gpt3-175b-selene" + flag);
+  ASSERT_EQ(memory.exit_code, 0) << memory.out;
+  EXPECT_NE(memory.out.find("it holds no memory parameter"), std::string::npos) << memory.out;
+  const CommandResult validate = runTrainsim("validate collectives" + flag);
+  ASSERT_EQ(validate.exit_code, 0) << validate.out;
+  EXPECT_NE(validate.out.find("calibration in force"), std::string::npos);
+}
+
+TEST_F(CalibrateCommand, BadInputExitsTwoWithThePosition) {
+  write("bad.log",
+        "# nThread 1 nGpus 1\n# Using devices\n#  Rank  0 Pid 1 on a device 0 [0x00] X\n"
+        "#  Rank  1 Pid 2 on a device 1 [0x00] X\n"
+        "#  size count type redop time algbw busbw error time algbw busbw error\n"
+        "  1024 256 float sum 10.0 0.1 0.1 0\n");
+  const CommandResult log =
+      runTrainsim("calibrate --nccl-tests " + path("bad.log") + " --cluster azure-nd-a100-v4 --out " + path("c.yaml"));
+  EXPECT_EQ(log.exit_code, 2) << log.out;
+  EXPECT_NE(log.out.find("bad.log:6:"), std::string::npos) << log.out;
+  EXPECT_FALSE(fs::exists(path("c.yaml")));
+
+  const CommandResult none = runTrainsim("calibrate --cluster azure-nd-a100-v4 --out " + path("c.yaml"));
+  EXPECT_EQ(none.exit_code, 2) << none.out;
+
+  write("bad.yaml", "format: trainsim-calibration-1\ncluster: x\ngpu: y\ncommunication:\n  launch_overhead: 3\n");
+  const CommandResult calibration =
+      runTrainsim("collective --cluster azure-nd-a100-v4 --gpus 8 --calibration " + path("bad.yaml"));
+  EXPECT_EQ(calibration.exit_code, 2) << calibration.out;
+  EXPECT_NE(calibration.out.find("bad.yaml:5:3"), std::string::npos) << calibration.out;
+  EXPECT_NE(calibration.out.find("did you mean 'launch_overhead_us'"), std::string::npos) << calibration.out;
+}
+
+}  // namespace

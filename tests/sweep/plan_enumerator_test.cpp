@@ -1,0 +1,160 @@
+// The enumeration is complete and only valid: checked against a brute-force filter that
+// runs simulate's own validation (checkPlan) over a box of every value of every dimension.
+#include "sweep/plan_enumerator.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <tuple>
+
+#include "base/error.h"
+#include "sweep/plan_space.h"
+#include "sweep/sweep_target.h"
+#include "sweep_test_support.h"
+
+namespace trainsim::sweep {
+namespace {
+
+using parallelism::ParallelPlan;
+using parallelism::Recompute;
+using testing::ExperimentFile;
+
+// tp, pp, cp, dp, ep, virtual_stages, micro_batch_size, sequence_parallel, zero, recompute
+using PlanKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, int, int>;
+
+PlanKey keyOf(const ParallelPlan& plan, int64_t micro_batch_size) {
+  return {plan.tp,          plan.pp,
+          plan.cp,          plan.dp,
+          plan.ep,          plan.virtual_stages,
+          micro_batch_size, plan.sequence_parallel,
+          plan.zero,        static_cast<int>(plan.recompute)};
+}
+
+std::vector<SweepTarget> smallTargets(const ExperimentFile& file) {
+  SweepTargetRequest request;
+  request.experiment = file.path();
+  auto targets = loadSweepTargets(request, testing::testConfigPaths());
+  if (!targets) ADD_FAILURE() << targets.error().toString();
+  return std::move(targets).value();
+}
+
+// Every plan simulate accepts, by brute force: every degree from 1 to the GPU count, every
+// chunk count up to the layers, every micro-batch size up to the global batch; checkPlan
+// decides. Two plans simulate runs identically count once (sequence parallelism at tp = 1,
+// which resolvePlan switches off; ZeRO at dp = 1, which has nothing to shard).
+std::set<PlanKey> bruteForceValid(const SweepTarget& target) {
+  const auto& experiment = target.experiment;
+  const int64_t gpus = target.gpus;
+  std::set<PlanKey> valid;
+  for (int64_t tp = 1; tp <= gpus; ++tp) {
+    for (int64_t pp = 1; pp <= gpus; ++pp) {
+      for (int64_t cp = 1; cp <= gpus; ++cp) {
+        for (int64_t dp = 1; dp <= gpus; ++dp) {
+          ParallelPlan degrees = experiment.plan;
+          degrees.gpus = gpus;
+          degrees.tp = tp;
+          degrees.pp = pp;
+          degrees.cp = cp;
+          degrees.dp = dp;
+          parallelism::TrainingSpec training = experiment.training;
+          // The GPU-count rule depends on these four degrees only: skip the whole subtree
+          // when checkPlan rejects them for it.
+          const auto issues = parallelism::checkPlan(experiment.model, experiment.cluster, training, degrees);
+          if (!issues.empty() && issues.back().key_path == "parallelism.dp") continue;
+          for (int64_t virtual_stages = 1; virtual_stages <= experiment.model.layers; ++virtual_stages) {
+            for (int64_t micro_batch = 1; micro_batch <= training.global_batch_size; ++micro_batch) {
+              for (bool sp : {false, true}) {
+                for (int zero = 0; zero <= 3; ++zero) {
+                  for (int recompute = 0; recompute <= 2; ++recompute) {
+                    ParallelPlan plan = degrees;
+                    plan.virtual_stages = virtual_stages;
+                    plan.sequence_parallel = sp;
+                    plan.zero = zero;
+                    plan.recompute = static_cast<Recompute>(recompute);
+                    training.micro_batch_size = micro_batch;
+                    if (!parallelism::checkPlan(experiment.model, experiment.cluster, training, plan).empty()) continue;
+                    if (plan.tp == 1) plan.sequence_parallel = false;
+                    if (plan.dp == 1) plan.zero = 0;
+                    valid.insert(keyOf(plan, micro_batch));
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return valid;
+}
+
+TEST(PlanEnumeratorTest, EnumeratesExactlyTheValidPlansOfABruteForceFilter) {
+  const ExperimentFile file;
+  const auto targets = smallTargets(file);
+  ASSERT_EQ(targets.size(), 1u);
+  const auto candidates = enumeratePlans(targets, PlanSpace{});
+  std::set<PlanKey> enumerated_valid;
+  std::set<PlanKey> all;
+  for (const auto& candidate : candidates) {
+    const PlanKey key = keyOf(candidate.plan, candidate.micro_batch_size);
+    EXPECT_TRUE(all.insert(key).second) << "enumerated twice";
+    parallelism::TrainingSpec training = targets[0].experiment.training;
+    training.micro_batch_size = candidate.micro_batch_size;
+    const auto issues =
+        parallelism::checkPlan(targets[0].experiment.model, targets[0].experiment.cluster, training, candidate.plan);
+    // Invalid means exactly what simulate rejects, with simulate's first reason.
+    EXPECT_EQ(candidate.valid(), issues.empty());
+    if (!issues.empty()) {
+      EXPECT_EQ(*candidate.issue, issues.front());
+    } else {
+      enumerated_valid.insert(key);
+    }
+  }
+  const std::set<PlanKey> expected = bruteForceValid(targets[0]);
+  EXPECT_GT(expected.size(), 100u);
+  EXPECT_EQ(enumerated_valid, expected);
+}
+
+TEST(PlanEnumeratorTest, VaryAndFixRestrictTheDimensions) {
+  const ExperimentFile file;
+  const auto targets = smallTargets(file);
+  const PlanSpace space = parsePlanSpace({"tp=2,4", "recompute=none,full"}, {"pp=2"});
+  const auto candidates = enumeratePlans(targets, space);
+  ASSERT_FALSE(candidates.empty());
+  for (const auto& candidate : candidates) {
+    EXPECT_TRUE(candidate.plan.tp == 2 || candidate.plan.tp == 4);
+    EXPECT_EQ(candidate.plan.pp, 2);
+    EXPECT_NE(candidate.plan.recompute, Recompute::kSelective);
+  }
+}
+
+TEST(PlanSpaceTest, BadOptionsAreInputErrors) {
+  EXPECT_THROW((void)parsePlanSpace({"tq=1,2"}, {}), InputError);          // unknown dimension
+  EXPECT_THROW((void)parsePlanSpace({"tp=1,two"}, {}), InputError);        // not a number
+  EXPECT_THROW((void)parsePlanSpace({"tp=0"}, {}), InputError);            // not positive
+  EXPECT_THROW((void)parsePlanSpace({"zero=4"}, {}), InputError);          // no such stage
+  EXPECT_THROW((void)parsePlanSpace({"recompute=some"}, {}), InputError);  // no such policy
+  EXPECT_THROW((void)parsePlanSpace({}, {"pp=2,4"}), InputError);          // --fix takes one value
+  EXPECT_THROW((void)parsePlanSpace({"pp=2,4"}, {"pp=2"}), InputError);    // twice
+  EXPECT_THROW((void)parsePlanSpace({"pp"}, {}), InputError);              // no values
+  try {
+    (void)parsePlanSpace({"virtual_stage=2"}, {});
+    FAIL() << "expected an InputError";
+  } catch (const InputError& error) {
+    EXPECT_NE(error.error().toString().find("did you mean 'virtual_stages'"), std::string::npos)
+        << error.error().toString();
+  }
+  const PlanSpace space = parsePlanSpace({"sequence_parallel=true", "recompute=full,none"}, {"zero=0"});
+  EXPECT_EQ(*space.allowed(Dimension::kSequenceParallel), std::vector<int64_t>{1});
+  EXPECT_EQ(*space.allowed(Dimension::kRecompute), (std::vector<int64_t>{0, 2}));
+  EXPECT_FALSE(space.allowed(Dimension::kTp).has_value());
+}
+
+TEST(PlanEnumeratorTest, DivisorsAreAscendingAndComplete) {
+  EXPECT_EQ(divisorsOf(1), std::vector<int64_t>{1});
+  EXPECT_EQ(divisorsOf(12), (std::vector<int64_t>{1, 2, 3, 4, 6, 12}));
+  EXPECT_EQ(divisorsOf(16), (std::vector<int64_t>{1, 2, 4, 8, 16}));
+}
+
+}  // namespace
+}  // namespace trainsim::sweep

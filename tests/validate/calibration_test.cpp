@@ -1,0 +1,357 @@
+// Calibration: the alpha-beta fit, the model-parameter fit (a round trip through logs the
+// test writes from the simulator with known parameters), calib.yaml, the GEMM fit, and the
+// shared Azure logs when they are present.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "base/config_paths.h"
+#include "nccl_tests_log_writer.h"
+#include "sim/collective_simulation.h"
+#include "sim/compute_model.h"
+#include "topology/cluster_loader.h"
+#include "validate/calibration_file.h"
+#include "validate/calibrator.h"
+#include "validate/communication_parameter_names.h"
+#include "validate/gemm_fit.h"
+#include "validate/harness_results_reader.h"
+#include "validate/latency_bandwidth_fit.h"
+#include "validate/nccl_tests_log.h"
+
+namespace trainsim::validate {
+namespace {
+
+using sim::CollectiveOp;
+using ::testing::HasSubstr;
+
+const ConfigPaths kPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS};
+constexpr double kMiB = 1024.0 * 1024.0;
+
+const topology::Cluster& azure() {
+  static const topology::Cluster cluster = [] {
+    auto spec = valueOrThrow(topology::loadClusterFile("azure-nd-a100-v4", kPaths, {}));
+    return valueOrThrow(topology::Cluster::build(spec));
+  }();
+  return cluster;
+}
+
+std::vector<double> sizes(double from, double to) {
+  std::vector<double> result;
+  for (double size = from; size <= to; size *= 2.0) result.push_back(size);
+  return result;
+}
+
+// The curve the simulator predicts with `parameters`, times rounded as nccl-tests prints them.
+MeasuredCollective simulatedCurve(const sim::CommunicationParameters& parameters, std::vector<int64_t> ranks_per_node) {
+  MeasuredCollective curve;
+  curve.op = CollectiveOp::kAllReduce;
+  curve.ranks_per_node = std::move(ranks_per_node);
+  curve.layout = derivedLayoutName(curve.nodes(), curve.maxPerNode());
+  for (double bytes : sizes(8192, 4.0 * 1024 * kMiB)) curve.samples.push_back({bytes, 1.0});
+  const auto times = valueOrThrow(simulateCurve(azure(), parameters, curve));
+  for (std::size_t i = 0; i < times.size(); ++i) curve.samples[i].time_us = std::round(times[i] * 100.0) / 100.0;
+  return curve;
+}
+
+double worstError(const std::vector<double>& predicted, const MeasuredCollective& truth, double min_bytes) {
+  double worst = 0.0;
+  for (std::size_t i = 0; i < predicted.size(); ++i) {
+    if (truth.samples[i].bytes < min_bytes) continue;
+    worst = std::max(worst, std::abs(predicted[i] / truth.samples[i].time_us - 1.0));
+  }
+  return worst;
+}
+
+TEST(LatencyBandwidthFitTest, RecoversAnExactCurveAndResistsAnOutlier) {
+  std::vector<CollectiveSample> samples;
+  for (double bytes : sizes(1024, 1024 * kMiB)) samples.push_back({bytes, 20.0 + bytes / 100e3});  // 100 GB/s
+  auto fit = fitLatencyBandwidth(samples, 1.75);
+  ASSERT_TRUE(fit.ok());
+  EXPECT_NEAR(fit->latency_us, 20.0, 1e-6);
+  EXPECT_NEAR(fit->algbw_GBps, 100.0, 1e-6);
+  EXPECT_NEAR(fit->busbw_GBps, 175.0, 1e-6);
+  EXPECT_NEAR(fit->r_squared_log_time, 1.0, 1e-9);
+  EXPECT_EQ(fit->downweighted, 0);
+  samples[samples.size() / 2].time_us *= 3.0;  // one congested size
+  fit = fitLatencyBandwidth(samples, 1.75);
+  ASSERT_TRUE(fit.ok());
+  EXPECT_NEAR(fit->latency_us, 20.0, 0.5);
+  EXPECT_NEAR(fit->algbw_GBps, 100.0, 2.0);
+  EXPECT_EQ(fit->downweighted, 1);
+  EXPECT_LT(fit->r_squared_log_time, 1.0);
+  EXPECT_FALSE(fitLatencyBandwidth({{1024, 10.0}}, 1.0).ok());
+}
+
+TEST(CommunicationParameterNamesTest, EfficiencyNamesAreTheFieldsTheModelReads) {
+  for (auto type : {topology::LinkType::kNvLink, topology::LinkType::kInfiniBand, topology::LinkType::kRoce,
+                    topology::LinkType::kPcie, topology::LinkType::kIci}) {
+    for (const char* gpu : {"a100-sxm-40gb", "b200", "h100-sxm"}) {
+      sim::CommunicationParameters parameters;
+      const auto* entry = findCommunicationParameter(linkEfficiencyParameter(type, gpu));
+      ASSERT_NE(entry, nullptr);
+      parameters.*(entry->field) = 0.123;
+      EXPECT_DOUBLE_EQ(parameters.linkEfficiency(type, gpu), 0.123) << entry->name << " " << gpu;
+    }
+  }
+}
+
+// The round trip the issue asks for, on logs written here: simulate an 8-GPU and a 16-GPU
+// all_reduce with parameters unlike the defaults, print them as nccl-tests does, read them
+// back, calibrate, and get the parameters back; then predict 4 nodes (32 GPUs), which was
+// not measured.
+TEST(CommunicationFitTest, RecoversKnownParametersFromLogsAndPredictsAnUnmeasuredGroup) {
+  sim::CommunicationParameters truth;
+  truth.nvlink_efficiency_a100 = 0.70;
+  truth.infiniband_efficiency = 0.80;
+  truth.launch_overhead_us = 20.0;
+  truth.channel_bandwidth_GBps = 80.0;
+  const MeasuredCollective one_node = simulatedCurve(truth, {8});
+  const MeasuredCollective two_nodes = simulatedCurve(truth, {8, 8});
+  testing::LogStyle style;
+  style.mpirun_prefix = true;
+  const std::string text = testing::ncclTestsRun(CollectiveOp::kAllReduce, {8}, one_node.samples, style) +
+                           testing::ncclTestsRun(CollectiveOp::kAllReduce, {8, 8}, two_nodes.samples, style);
+  const auto log = parseNcclTestsLog(text, "written.log");
+  ASSERT_TRUE(log.ok()) << log.error().toString();
+  ASSERT_EQ(log->runs.size(), 2u);
+
+  const auto fit = fitCommunicationParameters(azure(), log->runs, sim::CommunicationParameters{});
+  ASSERT_TRUE(fit.ok()) << fit.error().toString();
+  ASSERT_EQ(fit->values.size(), 4u);
+  for (const auto& value : fit->values) {
+    const double expected = truth.*(findCommunicationParameter(value.name)->field);
+    EXPECT_NEAR(value.after / expected, 1.0, 0.03) << value.name;
+  }
+  EXPECT_LT(fit->rms_relative_error_after, 0.01);
+  EXPECT_GT(fit->rms_relative_error_before, 0.10);
+
+  const MeasuredCollective four_nodes = simulatedCurve(truth, {8, 8, 8, 8});
+  const auto defaults = valueOrThrow(simulateCurve(azure(), sim::CommunicationParameters{}, four_nodes));
+  const auto calibrated = valueOrThrow(simulateCurve(azure(), fit->parameters, four_nodes));
+  EXPECT_GT(worstError(defaults, four_nodes, kMiB), 0.10);
+  EXPECT_LT(worstError(calibrated, four_nodes, kMiB), 0.03);
+}
+
+TEST(CommunicationFitTest, ChoosesTheParametersTheCurvesConstrain) {
+  MeasuredCollective single;
+  single.ranks_per_node = {8};
+  MeasuredCollective multi;
+  multi.ranks_per_node = {8, 8};
+  EXPECT_THAT(constrainedParameters(azure(), std::vector{single}),
+              ::testing::ElementsAre("nvlink_efficiency_a100", "launch_overhead_us", "channel_bandwidth_GBps"));
+  EXPECT_THAT(constrainedParameters(azure(), std::vector{multi}),
+              ::testing::ElementsAre("infiniband_efficiency", "launch_overhead_us", "channel_bandwidth_GBps"));
+  MeasuredCollective too_big;
+  too_big.ranks_per_node = std::vector<int64_t>(17, 8);
+  EXPECT_FALSE(placeMeasuredGroup(azure(), too_big).ok());
+}
+
+Calibration sampleCalibration() {
+  Calibration c;
+  c.cluster = "azure-nd-a100-v4";
+  c.gpu = "a100-sxm-40gb";
+  c.sources = {{"a.log", "nccl-tests", 2}};
+  c.communication = {{"nvlink_efficiency_a100", 0.7123456789}, {"launch_overhead_us", 15.5}};
+  c.communication_fit = CommunicationFitQuality{40, 7, 0.2, 0.05};
+  c.compute.matmul_ceilings = {{"a100-sxm-40gb", topology::Precision::kBf16, 250.0}};
+  c.compute.memory_efficiency = {{"a100-sxm-40gb", 0.8}};
+  c.compute.gemm_efficiency = {{"a100-sxm-40gb", topology::Precision::kBf16, "cubic_large", 0.77, 3}};
+  CollectiveCurveRecord record;
+  record.op = "all_reduce";
+  record.layout = "intra_node";
+  record.group_size = 8;
+  record.nodes = 1;
+  record.gpus_per_node = 8;
+  record.source = "a.log";
+  record.fit.latency_us = 30.0;
+  record.fit.algbw_GBps = 120.0;
+  record.fit.points = 20;
+  c.collectives = {record};
+  c.corrections = {{CollectiveOp::kAllReduce, 8, 1, 8, {{1024, 1.1}, {1048576, 0.9}}}};
+  return c;
+}
+
+TEST(CalibrationFileTest, WritesAndReadsBack) {
+  const Calibration written = sampleCalibration();
+  const auto read = parseCalibration(calibrationYaml(written), "calib.yaml");
+  ASSERT_TRUE(read.ok()) << read.error().toString();
+  EXPECT_EQ(read->cluster, written.cluster);
+  ASSERT_EQ(read->communication.size(), 2u);
+  EXPECT_EQ(read->communication[0].name, "nvlink_efficiency_a100");
+  EXPECT_DOUBLE_EQ(read->communication[0].value, 0.7123456789);
+  EXPECT_EQ(read->compute.gemm_efficiency.at(0).shape_class, "cubic_large");
+  EXPECT_EQ(read->collectives.at(0).fit.points, 20);
+  ASSERT_EQ(read->corrections.size(), 1u);
+  EXPECT_DOUBLE_EQ(read->corrections[0].points[1].factor, 0.9);
+
+  sim::CommunicationParameters communication;
+  applyCalibration(*read, communication);
+  EXPECT_DOUBLE_EQ(communication.nvlink_efficiency_a100, 0.7123456789);
+  EXPECT_DOUBLE_EQ(communication.launch_overhead_us, 15.5);
+  EXPECT_DOUBLE_EQ(communication.infiniband_efficiency, sim::CommunicationParameters{}.infiniband_efficiency);
+  parallelism::SimulationOptions options;
+  applyCalibration(*read, options);
+  EXPECT_DOUBLE_EQ(options.communication.launch_overhead_us, 15.5);
+  int rows = 0;
+  for (const auto& rate : options.compute.matmul_ceilings) {
+    if (rate.gpu_key == "a100-sxm-40gb" && rate.precision == topology::Precision::kBf16) {
+      ++rows;
+      EXPECT_DOUBLE_EQ(rate.tflops, 250.0);
+    }
+  }
+  EXPECT_EQ(rows, 1);
+  EXPECT_THAT(describeCalibration(*read), HasSubstr("calib.yaml (measured on azure-nd-a100-v4, a100-sxm-40gb"));
+  // The correction interpolates in log size between measured sizes, and holds at the ends.
+  EXPECT_DOUBLE_EQ(*calibrationCorrection(*read, CollectiveOp::kAllReduce, 8, 1, 8, 512), 1.1);
+  EXPECT_NEAR(*calibrationCorrection(*read, CollectiveOp::kAllReduce, 8, 1, 8, 32768), std::sqrt(1.1 * 0.9), 1e-12);
+  EXPECT_FALSE(calibrationCorrection(*read, CollectiveOp::kAllReduce, 16, 2, 8, 32768).has_value());
+}
+
+TEST(CalibrationFileTest, RejectsWhatIsNotACalibration) {
+  const std::string good = calibrationYaml(sampleCalibration());
+  struct Case {
+    std::string from, to, expected;
+  };
+  const std::vector<Case> cases = {
+      {"nvlink_efficiency_a100: 0.7123", "nvlink_eficiency_a100: 0.7123", "did you mean"},
+      {"nvlink_efficiency_a100: 0.7123", "nvlink_efficiency_a100: 1.5", "a fraction in (0, 1]"},
+      {"format: trainsim-calibration-1", "format: other", "expected trainsim-calibration-1"},
+      {"launch_overhead_us: 15.5", "launch_overhead_us: fast", "expected a number"},
+      {"precision: bf16, tflops", "precision: bf17, tflops", "expected one of"},
+  };
+  for (const auto& c : cases) {
+    std::string text = good;
+    const auto at = text.find(c.from);
+    ASSERT_NE(at, std::string::npos) << c.from;
+    text.replace(at, c.from.size(), c.to);
+    const auto read = parseCalibration(text, "bad.yaml");
+    ASSERT_FALSE(read.ok()) << c.to;
+    EXPECT_EQ(read.error().code, ExitCode::kInvalidInput);
+    EXPECT_THAT(read.error().toString(), HasSubstr("bad.yaml:"));
+    EXPECT_THAT(read.error().toString(), HasSubstr(c.expected));
+  }
+  EXPECT_FALSE(loadCalibrationFile("/nonexistent/trainsim/calib.yaml").ok());
+}
+
+TEST(HarnessResultsReaderTest, ReadsNcclAndGemmFilesStrictly) {
+  const std::string nccl = R"(format: trainsim-harness-1
+tool: trainsim-calib-nccl
+gpu: "NVIDIA A100-SXM4-40GB"
+cuda_runtime: "13.0"
+nccl_version: "2.27.3"
+ranks: 16
+nodes: 2
+gpus_per_node: 8
+collectives:
+  - op: all_reduce
+    layout: dp_like
+    group_size: 2
+    nodes: 2
+    gpus_per_node: 1
+    dtype: bf16
+    warmup: 5
+    iterations: 20
+    results:
+      - {bytes: 1024, time_us: 12.3, algbw_GBps: 0.083, busbw_GBps: 0.083}
+      - {bytes: 2048, time_us: 12.5, algbw_GBps: 0.16, busbw_GBps: 0.16}
+)";
+  const auto results = parseHarnessResults(nccl, "n.yaml");
+  ASSERT_TRUE(results.ok()) << results.error().toString();
+  const auto& curves = std::get<NcclResults>(*results).collectives;
+  ASSERT_EQ(curves.size(), 1u);
+  EXPECT_EQ(curves[0].layout, "dp_like");
+  EXPECT_EQ(curves[0].ranks_per_node, (std::vector<int64_t>{1, 1}));
+  EXPECT_DOUBLE_EQ(curves[0].samples[1].time_us, 12.5);
+
+  auto broken = [&](const std::string& from, const std::string& to) {
+    std::string text = nccl;
+    text.replace(text.find(from), from.size(), to);
+    return parseHarnessResults(text, "n.yaml");
+  };
+  auto missing = broken("    warmup: 5\n", "");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.error().toString(), HasSubstr("warmup: missing required key"));
+  auto unknown = broken("    warmup: 5", "    warmups: 5");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_THAT(unknown.error().toString(), HasSubstr("n.yaml:16:5"));
+  auto layout = broken("gpus_per_node: 1", "gpus_per_node: 2");
+  ASSERT_FALSE(layout.ok());
+  EXPECT_THAT(layout.error().toString(), HasSubstr("not nodes x gpus_per_node"));
+}
+
+TEST(GemmFitTest, CeilingClassesAndMemoryEfficiencyFromHarnessResults) {
+  const std::string text = R"(format: trainsim-harness-1
+tool: trainsim-calib-gemm
+gpu: "NVIDIA A100-SXM4-40GB"
+cuda_runtime: "13.0"
+precision: bf16
+gemm:
+  - {m: 8192, n: 8192, k: 8192, time_us: 4400, tflops: 249.9, source: reference}
+  - {m: 16384, n: 8192, k: 1024, time_us: 1100, tflops: 249.9, source: reference}
+  - {m: 4096, n: 4096, k: 128, time_us: 60, tflops: 71.6, source: reference}
+memory_bandwidth:
+  - {bytes: 1073741824, time_us: 700, GBps: 1534}
+  - {bytes: 4194304, time_us: 1, GBps: 8388}
+)";
+  const auto results = parseHarnessResults(text, "g.yaml");
+  ASSERT_TRUE(results.ok()) << results.error().toString();
+  const auto& gemm = std::get<GemmResults>(*results);
+  const auto& gpu = azure().spec().gpu;
+  const auto fit = fitGemm(gpu, gemm, sim::ComputeParameters{});
+  ASSERT_TRUE(fit.ok()) << fit.error().toString();
+  EXPECT_DOUBLE_EQ(*fit->ceiling_tflops, 249.9);
+  ASSERT_EQ(fit->classes.size(), 3u);
+  EXPECT_NEAR(*fit->memory_efficiency, 1534.0 / gpu.memory_bandwidth_GBps, 1e-12);  // the L2-sized row left out
+  // With the fit in place the model reproduces each measured shape (one shape per class).
+  for (const auto& check : fit->checks) {
+    EXPECT_NEAR(check.calibrated_time_us / check.sample.time_us, 1.0, 0.02) << check.shape_class;
+  }
+}
+
+// The Azure ND A100 v4 logs of ../shared, when this checkout has them: calibrated from both,
+// the calibration reproduces each within 5% from 1 MiB up (parameters + measured correction),
+// and the parameters alone improve the large-message prediction over the defaults, summed
+// over both curves (the defaults already fit the 8-GPU curve's large sizes; the 16-GPU one
+// is 31% off with them).
+TEST(SharedLogsTest, AzureLogsRoundTripWithinFivePercentFromOneMiB) {
+  const std::filesystem::path directory =
+      std::filesystem::path(TRAINSIM_CONFIG_DIR_FOR_TESTS) / "../../shared/validation/nccl-tests-logs";
+  const auto eight = directory / "azure-nda100v4-8gpu-all_reduce.log";
+  const auto sixteen = directory / "azure-nda100v4-16gpu-all_reduce.log";
+  if (!std::filesystem::exists(eight) || !std::filesystem::exists(sixteen)) GTEST_SKIP() << "no " << directory;
+  CalibrationInputs inputs;
+  for (const auto& path : {eight, sixteen}) {
+    auto log = loadNcclTestsLog(path.string());
+    ASSERT_TRUE(log.ok()) << log.error().toString();
+    for (auto& run : log->runs) inputs.collectives.push_back(run);
+  }
+  const auto result = runCalibration(azure(), inputs);
+  ASSERT_TRUE(result.ok()) << result.error().toString();
+  const auto reread = parseCalibration(calibrationYaml(result->calibration), "calib.yaml");
+  ASSERT_TRUE(reread.ok()) << reread.error().toString();
+  sim::CommunicationParameters parameters;
+  applyCalibration(*reread, parameters);
+  double large_default = 0.0;
+  double large_calibrated = 0.0;
+  for (const auto& curve : inputs.collectives) {
+    const auto predicted = valueOrThrow(simulateCurve(azure(), parameters, curve));
+    const auto defaults = valueOrThrow(simulateCurve(azure(), sim::CommunicationParameters{}, curve));
+    for (std::size_t i = 0; i < curve.samples.size(); ++i) {
+      const auto& sample = curve.samples[i];
+      if (sample.bytes >= 256.0 * kMiB) {
+        large_default += std::abs(defaults[i] / sample.time_us - 1.0);
+        large_calibrated += std::abs(predicted[i] / sample.time_us - 1.0);
+      }
+      if (sample.bytes < kMiB) continue;
+      const double factor =
+          *calibrationCorrection(*reread, curve.op, curve.groupSize(), curve.nodes(), curve.maxPerNode(), sample.bytes);
+      EXPECT_NEAR(predicted[i] * factor / sample.time_us, 1.0, 0.05) << curve.where << " at " << sample.bytes;
+    }
+  }
+  EXPECT_LT(large_calibrated, 0.5 * large_default);
+}
+
+}  // namespace
+}  // namespace trainsim::validate

@@ -1,0 +1,137 @@
+// The nccl-tests log reader, on logs the tests write themselves (nccl_tests_log_writer.h)
+// and on malformed ones.
+#include "validate/nccl_tests_log.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "nccl_tests_log_writer.h"
+
+namespace trainsim::validate {
+namespace {
+
+using sim::CollectiveOp;
+using ::testing::HasSubstr;
+using testing::LogStyle;
+using testing::ncclTestsRun;
+
+const std::vector<CollectiveSample> kSamples = {{1024, 30.5}, {1048576, 70.25}, {1073741824, 8100.75}};
+
+TEST(NcclTestsLogTest, ReadsAPlainRunWithItsGroupAndTheBetterTime) {
+  const auto log = parseNcclTestsLog(ncclTestsRun(CollectiveOp::kAllReduce, {8, 8}, kSamples), "a.log");
+  ASSERT_TRUE(log.ok()) << log.error().toString();
+  ASSERT_EQ(log->runs.size(), 1u);
+  const auto& run = log->runs.front();
+  EXPECT_EQ(run.op, CollectiveOp::kAllReduce);
+  EXPECT_EQ(run.groupSize(), 16);
+  EXPECT_EQ(run.nodes(), 2);
+  EXPECT_EQ(run.maxPerNode(), 8);
+  EXPECT_EQ(run.layout, "multi_node");
+  EXPECT_EQ(run.gpu_name, "NVIDIA A100-SXM4-40GB");
+  ASSERT_EQ(run.samples.size(), 3u);
+  EXPECT_DOUBLE_EQ(run.samples[1].bytes, 1048576.0);
+  EXPECT_DOUBLE_EQ(run.samples[1].time_us, 70.25);  // out-of-place: in-place is 2% slower
+}
+
+TEST(NcclTestsLogTest, ReadsMpirunPrefixesSeveralOpsAndOldColumns) {
+  LogStyle style;
+  style.mpirun_prefix = true;
+  style.root_column = false;
+  style.in_place_factor = 0.98;  // in-place faster: it is taken
+  std::string text = "[1,3]<stderr>:some warning from rank 3\n";
+  text += ncclTestsRun(CollectiveOp::kAllGather, {1, 1, 1, 1}, kSamples, style);
+  text += "[1,2]<stdout>: 1024 256 float none 1.0 1.0 1.0 0 1.0 1.0 1.0 0\n";  // another rank: ignored
+  text += ncclTestsRun(CollectiveOp::kReduceScatter, {1, 1, 1, 1}, kSamples, style);
+  const auto log = parseNcclTestsLog(text, "b.log");
+  ASSERT_TRUE(log.ok()) << log.error().toString();
+  ASSERT_EQ(log->runs.size(), 2u);
+  EXPECT_EQ(log->runs[0].op, CollectiveOp::kAllGather);
+  EXPECT_EQ(log->runs[0].layout, "one_per_node");
+  EXPECT_EQ(log->runs[1].op, CollectiveOp::kReduceScatter);
+  EXPECT_NEAR(log->runs[1].samples[0].time_us, 30.5 * 0.98, 0.006);
+}
+
+TEST(NcclTestsLogTest, InfersTheOpFromTheColumnsWhenTheLogDoesNotNameIt) {
+  LogStyle style;
+  style.name_binary = false;
+  for (auto op : {CollectiveOp::kAllReduce, CollectiveOp::kReduceScatter, CollectiveOp::kBroadcast}) {
+    const auto log = parseNcclTestsLog(ncclTestsRun(op, {8}, kSamples, style), "c.log");
+    ASSERT_TRUE(log.ok()) << log.error().toString();
+    EXPECT_EQ(log->runs.front().op, op) << sim::collectiveOpName(op);
+  }
+  // all_gather and all_to_all print the same columns: a hint is needed, and used.
+  const std::string gather = ncclTestsRun(CollectiveOp::kAllGather, {8}, kSamples, style);
+  const auto ambiguous = parseNcclTestsLog(gather, "d.log");
+  ASSERT_FALSE(ambiguous.ok());
+  EXPECT_THAT(ambiguous.error().toString(), HasSubstr("--op"));
+  EXPECT_THAT(ambiguous.error().toString(), HasSubstr("d.log:1:1"));
+  const auto hinted = parseNcclTestsLog(gather, "d.log", CollectiveOp::kAllToAll);
+  ASSERT_TRUE(hinted.ok()) << hinted.error().toString();
+  EXPECT_EQ(hinted->runs.front().op, CollectiveOp::kAllToAll);
+  // A hint the columns contradict is an error.
+  const auto wrong = parseNcclTestsLog(gather, "d.log", CollectiveOp::kAllReduce);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_THAT(wrong.error().toString(), HasSubstr("does not fit"));
+}
+
+TEST(NcclTestsLogTest, SkipsOpsTheSimulatorDoesNotModel) {
+  std::string text = ncclTestsRun(CollectiveOp::kAllReduce, {8}, kSamples);
+  std::string reduce = ncclTestsRun(CollectiveOp::kAllReduce, {8}, kSamples);
+  reduce.replace(reduce.find("all_reduce_perf"), 15, "reduce_perf");
+  const auto log = parseNcclTestsLog(reduce + text, "e.log");
+  ASSERT_TRUE(log.ok()) << log.error().toString();
+  EXPECT_EQ(log->runs.size(), 1u);
+  ASSERT_EQ(log->notes.size(), 1u);
+  EXPECT_THAT(log->notes.front(), HasSubstr("reduce_perf"));
+}
+
+// Replaces the first occurrence of `from` in `text`.
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+TEST(NcclTestsLogTest, MalformedLogsAreErrorsAtTheirLine) {
+  const std::string good = ncclTestsRun(CollectiveOp::kAllReduce, {8}, kSamples);
+  // Line 1 is the command line, 2 the header, 3-4 "#" and "# Using devices", 5-12 ranks,
+  // 13 "#", 14-16 the column header, 17-19 the rows.
+  struct Case {
+    std::string text;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"", "no nccl-tests run found"},
+      {"hello\nworld\n", "no nccl-tests run found"},
+      {replaced(good, "  70.25", ""), "f.log:18:"},  // a column missing
+      {replaced(good, "70.25", "fast"), "time: expected a non-negative number, found \"fast\""},
+      {replaced(good, "#  Rank  1", "#  Rank  0"), "rank 0 is listed twice"},
+      {replaced(good, "Pid   1001 on", "Pid on"), "f.log:6:1"},  // a rank line that does not read
+      {replaced(good, "1048576", "512"), "does not grow"},
+  };
+  for (const auto& c : cases) {
+    const auto log = parseNcclTestsLog(c.text, "f.log");
+    ASSERT_FALSE(log.ok()) << c.expected;
+    EXPECT_EQ(log.error().code, ExitCode::kInvalidInput);
+    EXPECT_THAT(log.error().toString(), HasSubstr(c.expected));
+  }
+  // No rank list.
+  std::string no_ranks;
+  for (const auto& line : {"# nThread 1 nGpus 8 minBytes 8",
+                           "#       size         count      type   redop     time   "
+                           "algbw   busbw  error     time   algbw   busbw  error",
+                           "        1024           256     float     sum    34.66    0.03    0.06    N/A    34.47    "
+                           "0.03    0.06    N/A"}) {
+    no_ranks += std::string(line) + "\n";
+  }
+  const auto log = parseNcclTestsLog(no_ranks, "g.log");
+  ASSERT_FALSE(log.ok());
+  EXPECT_THAT(log.error().toString(), HasSubstr("g.log:1:1: the run has no \"# Using devices\" rank list"));
+  // A file that cannot be read.
+  const auto missing = loadNcclTestsLog("/nonexistent/trainsim/x.log");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.error().toString(), HasSubstr("cannot read"));
+}
+
+}  // namespace
+}  // namespace trainsim::validate

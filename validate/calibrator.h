@@ -1,0 +1,46 @@
+// `trainsim calibrate` without the command line: from measured collectives (nccl-tests logs,
+// trainsim-calib-nccl results) and GEMM / memory-bandwidth results (trainsim-calib-gemm) to a
+// Calibration of one cluster, with every fit's quality.
+//
+//   1. Every measured curve gets its alpha-beta summary (latency_bandwidth_fit.h).
+//   2. The communication parameters the curves constrain are fitted with the simulator in
+//      the loop (communication_fit.h), starting from the defaults.
+//   3. GEMM results give the matmul ceiling, per-shape-class efficiencies and the memory
+//      efficiency (gemm_fit.h).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "base/expected.h"
+#include "topology/cluster.h"
+#include "validate/calibration.h"
+#include "validate/communication_fit.h"
+#include "validate/gemm_fit.h"
+#include "validate/measured_collective.h"
+
+namespace trainsim::validate {
+
+struct CalibrationInputs {
+  std::vector<MeasuredCollective> collectives;
+  std::vector<GemmResults> gemm;  // one per trainsim-calib-gemm file
+  std::vector<CalibrationSource> sources;
+};
+
+struct CalibrationOptions {
+  CommunicationFitOptions communication;
+  sim::CommunicationParameters communication_start;  // the defaults the fit starts from
+  sim::ComputeParameters compute_start;
+};
+
+struct CalibrationResult {
+  Calibration calibration;
+  std::optional<CommunicationFit> communication_fit;  // absent without collective measurements
+  std::vector<GemmFit> gemm_fits;                     // one per GEMM results input
+};
+
+[[nodiscard]] Expected<CalibrationResult> runCalibration(const topology::Cluster& cluster,
+                                                         const CalibrationInputs& inputs,
+                                                         const CalibrationOptions& options = {});
+
+}  // namespace trainsim::validate

@@ -1,0 +1,137 @@
+#include "validate/gemm_fit.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "sim/compute_model.h"
+
+namespace trainsim::validate {
+namespace {
+
+// Memory-bandwidth rows at least this big enter the memory efficiency (see gemm_fit.h).
+constexpr double kMinStreamBytes = 256.0 * 1024.0 * 1024.0;
+// The launch overhead is taken off a measured GEMM time down to at most this fraction of it.
+constexpr double kMinNetTimeFraction = 0.5;
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+int64_t elementBytes(topology::Precision precision) {
+  switch (precision) {
+    case topology::Precision::kFp64: return 8;
+    case topology::Precision::kFp32:
+    case topology::Precision::kTf32: return 4;
+    case topology::Precision::kFp16:
+    case topology::Precision::kBf16: return 2;
+    case topology::Precision::kFp8: return 1;
+  }
+  return 2;
+}
+
+// A, B read and C written once, at the precision's element size.
+double gemmBytes(const GemmSample& sample, topology::Precision precision) {
+  const auto m = static_cast<double>(sample.m);
+  const auto n = static_cast<double>(sample.n);
+  const auto k = static_cast<double>(sample.k);
+  return (m * k + k * n + m * n) * static_cast<double>(sample.batch) * static_cast<double>(elementBytes(precision));
+}
+
+}  // namespace
+
+sim::ComputeParameters applyGemmFit(const GemmFit& fit, sim::ComputeParameters start) {
+  if (fit.ceiling_tflops) {
+    std::erase_if(start.matmul_ceilings, [&](const sim::MeasuredRate& row) {
+      return row.gpu_key == fit.gpu_key && row.precision == fit.precision;
+    });
+    start.matmul_ceilings.push_back({fit.gpu_key, fit.precision, *fit.ceiling_tflops});
+  }
+  for (const auto& cls : fit.classes) {
+    std::erase_if(start.gemm_shape_efficiency, [&](const sim::GemmShapeEfficiency& row) {
+      return row.gpu_key == fit.gpu_key && row.precision == fit.precision && row.shape_class == cls.shape_class;
+    });
+    start.gemm_shape_efficiency.push_back({fit.gpu_key, fit.precision, cls.shape_class, cls.efficiency});
+  }
+  if (fit.memory_efficiency) {
+    std::erase_if(start.memory_efficiency,
+                  [&](const sim::MeasuredFraction& row) { return row.gpu_key == fit.gpu_key; });
+    start.memory_efficiency.push_back({fit.gpu_key, *fit.memory_efficiency});
+  }
+  return start;
+}
+
+Expected<GemmFit> fitGemm(const topology::GpuSpec& gpu, const GemmResults& results,
+                          const sim::ComputeParameters& start) {
+  const auto peak = gpu.peakTflops(results.precision);
+  if (!peak || !(*peak > 0.0)) {
+    return Error{ExitCode::kInvalidInput, results.source, "precision",
+                 fmt::format("the cluster's GPU {} has no {} peak rate to measure the GEMMs against", gpu.key,
+                             topology::precisionName(results.precision))};
+  }
+  GemmFit fit;
+  fit.gpu_key = gpu.key;
+  fit.precision = results.precision;
+  fit.peak_tflops = *peak;
+
+  if (!results.gemm.empty()) {
+    double best = 0.0;
+    for (const auto& sample : results.gemm) best = std::max(best, sample.tflops);
+    if (best > *peak) {
+      fit.warnings.push_back(
+          fmt::format("{}: {:.1f} TFLOP/s measured is above the {} catalog peak of {:.1f}; kept "
+                      "at the peak (is --cluster's GPU the one measured?)",
+                      results.source, best, gpu.key, *peak));
+      best = *peak;
+    }
+    fit.ceiling_tflops = best;
+    std::map<std::string, std::vector<double>> by_class;
+    for (const auto& sample : results.gemm) {
+      const sim::GemmShape shape{sample.m, sample.n, sample.k, sample.batch};
+      const double net_us = std::max(sample.time_us - start.launch_overhead_us, kMinNetTimeFraction * sample.time_us);
+      const double efficiency = std::min(1.0, shape.flops() / (net_us * 1e-6) / (*peak * 1e12));
+      by_class[sim::gemmShapeClass(shape)].push_back(efficiency);
+    }
+    for (const auto& [name, values] : by_class) {
+      fit.classes.push_back({name, median(values), static_cast<int>(values.size())});
+    }
+  }
+  if (!results.memory.empty()) {
+    std::vector<double> rates;
+    for (const auto& sample : results.memory) {
+      if (sample.bytes >= kMinStreamBytes) rates.push_back(sample.GBps);
+    }
+    if (rates.empty()) {
+      const auto largest = std::max_element(results.memory.begin(), results.memory.end(),
+                                            [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+      rates.push_back(largest->GBps);
+    }
+    double fraction = median(rates) / gpu.memory_bandwidth_GBps;
+    if (fraction > 1.0) {
+      fit.warnings.push_back(
+          fmt::format("{}: {:.0f} GB/s measured is above the {} catalog bandwidth of {:.0f} GB/s; "
+                      "kept at the peak",
+                      results.source, median(rates), gpu.key, gpu.memory_bandwidth_GBps));
+      fraction = 1.0;
+    }
+    fit.memory_efficiency = fraction;
+  }
+
+  // How the compute model does on the measured shapes, before and after.
+  auto before = sim::ComputeModel::create(gpu, results.precision, start);
+  if (!before.ok()) return before.error();
+  auto after = sim::ComputeModel::create(gpu, results.precision, applyGemmFit(fit, start));
+  if (!after.ok()) return after.error();
+  for (const auto& sample : results.gemm) {
+    const sim::GemmShape shape{sample.m, sample.n, sample.k, sample.batch};
+    const double bytes = gemmBytes(sample, results.precision);
+    fit.checks.push_back({sample, sim::gemmShapeClass(shape), before->gemmTime(shape, bytes) * 1e6,
+                          after->gemmTime(shape, bytes) * 1e6});
+  }
+  return fit;
+}
+
+}  // namespace trainsim::validate

@@ -1,0 +1,60 @@
+// ComputeParameters from trainsim-calib-gemm results (validate/harness_results_reader.h):
+//
+//   - matmul ceiling: the best rate over the measured shapes (the "maximum achievable matmul
+//     FLOPS" definition the default table uses), as a MeasuredRate of the GPU and precision;
+//   - per shape class (sim::gemmShapeClass): the median efficiency of the class's shapes, as
+//     a fraction of the catalog peak, net of the compute model's per-kernel launch overhead
+//     (time - launch_overhead_us, at least half the time) so that the model, which adds that
+//     overhead to every kernel, predicts the measured time;
+//   - memory efficiency: the median GB/s of the memory-bandwidth rows of at least 256 MiB
+//     (well beyond any L2 cache: 40-60 MB on A100/H100, 126 MB on B200) over the catalog's
+//     peak; the largest transfer alone when none is that big.
+//
+// Rates above the catalog peak are kept at the peak and reported (a wrong --cluster GPU, or
+// clocks above the spec's).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/expected.h"
+#include "sim/compute_parameters.h"
+#include "topology/gpu_spec.h"
+#include "validate/harness_results_reader.h"
+
+namespace trainsim::validate {
+
+struct GemmClassFit {
+  std::string shape_class;
+  double efficiency = 0.0;  // median over the class, fraction of peak
+  int shapes = 0;
+};
+
+struct GemmShapeCheck {
+  GemmSample sample;
+  std::string shape_class;
+  double default_time_us = 0.0;     // compute model with the starting parameters
+  double calibrated_time_us = 0.0;  // compute model with the fitted ones
+};
+
+struct GemmFit {
+  std::string gpu_key;
+  topology::Precision precision = topology::Precision::kBf16;
+  double peak_tflops = 0.0;
+  std::optional<double> ceiling_tflops;  // absent without GEMM rows
+  std::vector<GemmClassFit> classes;
+  std::optional<double> memory_efficiency;  // absent without memory rows
+  std::vector<GemmShapeCheck> checks;
+  std::vector<std::string> warnings;
+};
+
+// Fits `results` for `gpu` (the --cluster's GPU); an error when it has no peak at the
+// results' precision or no memory bandwidth.
+[[nodiscard]] Expected<GemmFit> fitGemm(const topology::GpuSpec& gpu, const GemmResults& results,
+                                        const sim::ComputeParameters& start);
+
+// `start` with the fit's rows in place of those of the same GPU / precision / class.
+[[nodiscard]] sim::ComputeParameters applyGemmFit(const GemmFit& fit, sim::ComputeParameters start);
+
+}  // namespace trainsim::validate

@@ -1,0 +1,514 @@
+#include "validate/nccl_tests_log.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+namespace trainsim::validate {
+namespace {
+
+using sim::CollectiveOp;
+
+// One whitespace-separated word of a line and its 1-based column in the file's line.
+struct Token {
+  std::string_view text;
+  std::size_t column = 0;
+};
+
+std::vector<Token> tokenize(std::string_view text, std::size_t first_column) {
+  std::vector<Token> tokens;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r')) ++i;
+    const std::size_t start = i;
+    while (i < text.size() && text[i] != ' ' && text[i] != '\t' && text[i] != '\r') ++i;
+    if (i > start) tokens.push_back({text.substr(start, i - start), first_column + start});
+  }
+  return tokens;
+}
+
+std::optional<double> parseNumber(std::string_view text) {
+  double value = 0.0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+bool isWholeNumber(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// A line of the file with the launcher's tag removed.
+struct LogLine {
+  std::string_view text;   // after the tag
+  std::size_t column = 1;  // column of text[0] in the file's line
+  int number = 0;          // 1-based
+  std::optional<int64_t> tagged_rank;
+  bool is_stderr = false;
+};
+
+LogLine stripTag(std::string_view raw, int number) {
+  static const std::regex kMpirunTag(R"(^\[(\d+),(\d+)\]<(stdout|stderr)>:)");
+  static const std::regex kSrunTag(R"(^(\d+): )");
+  LogLine line{raw, 1, number, std::nullopt, false};
+  std::match_results<std::string_view::const_iterator> match;
+  if (std::regex_search(raw.begin(), raw.end(), match, kMpirunTag)) {
+    line.tagged_rank = std::stoll(match[2].str());
+    line.is_stderr = match[3].str() == "stderr";
+  } else if (std::regex_search(raw.begin(), raw.end(), match, kSrunTag)) {
+    line.tagged_rank = std::stoll(match[1].str());
+  } else {
+    return line;
+  }
+  const auto length = static_cast<std::size_t>(match.length(0));
+  line.text = raw.substr(length);
+  line.column = 1 + length;
+  return line;
+}
+
+// nccl-tests binaries by name: the ops the simulator models, and those it skips.
+struct BinaryName {
+  std::string_view binary;  // without "_perf"
+  std::optional<CollectiveOp> op;
+};
+constexpr BinaryName kBinaries[] = {
+    {"all_reduce", CollectiveOp::kAllReduce},
+    {"all_gather", CollectiveOp::kAllGather},
+    {"reduce_scatter", CollectiveOp::kReduceScatter},
+    {"alltoall", CollectiveOp::kAllToAll},
+    {"sendrecv", CollectiveOp::kSendRecv},
+    {"broadcast", CollectiveOp::kBroadcast},
+    {"reduce", std::nullopt},
+    {"gather", std::nullopt},
+    {"scatter", std::nullopt},
+    {"hypercube", std::nullopt},
+};
+
+std::optional<BinaryName> binaryMentioned(std::string_view text) {
+  static const std::regex kBinary(R"((^|[^A-Za-z0-9_])([a-z_]+)_perf([^A-Za-z0-9_]|$))");
+  std::match_results<std::string_view::const_iterator> match;
+  if (!std::regex_search(text.begin(), text.end(), match, kBinary)) return std::nullopt;
+  const std::string name = match[2].str();
+  for (const auto& binary : kBinaries) {
+    if (binary.binary == name) return binary;
+  }
+  return std::nullopt;
+}
+
+int64_t elementBytes(std::string_view type) {
+  static const std::map<std::string_view, int64_t> kSizes = {
+      {"int8", 1},  {"uint8", 1},   {"char", 1},     {"f8e4m3", 1}, {"f8e5m2", 1}, {"fp8_e4m3", 1}, {"fp8_e5m2", 1},
+      {"half", 2},  {"float16", 2}, {"bfloat16", 2}, {"bf16", 2},   {"int32", 4},  {"uint32", 4},   {"int", 4},
+      {"float", 4}, {"float32", 4}, {"int64", 8},    {"uint64", 8}, {"double", 8}, {"float64", 8},
+  };
+  const auto it = kSizes.find(type);
+  return it == kSizes.end() ? 0 : it->second;
+}
+
+struct ResultRow {
+  int line = 0;
+  double size = 0.0;
+  double count = 0.0;
+  std::string type;
+  std::string redop;  // empty without a redop column
+  std::optional<int64_t> root;
+  double time_us = 0.0;
+  double algbw_GBps = 0.0;
+  double busbw_GBps = 0.0;
+};
+
+struct RankEntry {
+  int64_t rank = 0;
+  std::string host;
+  std::string gpu;
+  int line = 0;
+};
+
+struct Columns {
+  int line = 0;
+  std::size_t count = 0;  // tokens per row
+  std::size_t size = 0, elements = 0, type = 0;
+  std::optional<std::size_t> redop, root;
+  std::vector<std::size_t> times;  // index of each "time" column (out-of-place first)
+};
+
+struct PendingRun {
+  int header_line = 0;
+  std::optional<BinaryName> binary;
+  int binary_line = 0;
+  std::vector<RankEntry> ranks;
+  std::optional<Columns> columns;
+  std::vector<ResultRow> rows;
+};
+
+class LogParser {
+ public:
+  LogParser(std::string name, std::optional<CollectiveOp> hint) : name_(std::move(name)), hint_(hint) {}
+
+  NcclTestsLog parse(std::string_view text) {
+    int number = 0;
+    std::size_t begin = 0;
+    while (begin <= text.size()) {
+      std::size_t end = text.find('\n', begin);
+      if (end == std::string_view::npos) end = text.size();
+      ++number;
+      const std::string_view raw = text.substr(begin, end - begin);
+      if (!(end == text.size() && raw.empty())) handle(stripTag(raw, number));
+      if (end == text.size()) break;
+      begin = end + 1;
+    }
+    finish(number);
+    if (log_.runs.empty() && skipped_ == 0) {
+      throwInputError(name_, "",
+                      "no nccl-tests run found: expected a \"# nThread ... nGpus ...\" header followed by a "
+                      "\"# Using devices\" rank list and result rows");
+    }
+    if (log_.runs.empty()) {
+      throwInputError(name_, "", "no run of an operation trainsim models (all_reduce, all_gather, ...) in the file");
+    }
+    return std::move(log_);
+  }
+
+ private:
+  [[noreturn]] void fail(int line, std::size_t column, const std::string& message) const {
+    throwInputError(fmt::format("{}:{}:{}", name_, line, column), "", message);
+  }
+
+  void handle(const LogLine& line) {
+    if (line.is_stderr) return;
+    const std::vector<Token> tokens = tokenize(line.text, line.column);
+    if (tokens.empty()) return;
+    const bool comment = tokens[0].text.starts_with('#');
+    const bool header = comment && line.text.find("nThread") != std::string_view::npos &&
+                        line.text.find("nGpus") != std::string_view::npos;
+    // Under a launcher only one rank prints the tables; lines other ranks print are ignored.
+    if (header && line.tagged_rank && !printing_rank_) printing_rank_ = line.tagged_rank;
+    if (line.tagged_rank && printing_rank_ && *line.tagged_rank != *printing_rank_) return;
+
+    if (header) {
+      finish(line.number - 1);
+      run_ = PendingRun{};
+      run_->header_line = line.number;
+      run_->binary = pending_binary_;
+      run_->binary_line = pending_binary_line_;
+      pending_binary_.reset();
+      return;
+    }
+    if (!comment) {
+      if (run_ && run_->columns && isWholeNumber(tokens[0].text)) {
+        addRow(line, tokens);
+        return;
+      }
+    }
+    if (comment && run_) {
+      if (line.text.find("Out of bounds values") != std::string_view::npos ||
+          line.text.find("Avg bus bandwidth") != std::string_view::npos) {
+        if (run_->columns) {
+          finish(line.number);
+          return;
+        }
+      }
+      if (readRankLine(line)) return;
+      if (readColumnHeader(line, tokens)) return;
+    }
+    // Anything else: a command line or banner may name the binary of the next run.
+    if (auto binary = binaryMentioned(line.text)) {
+      if (run_ && !run_->columns && !run_->binary) {
+        run_->binary = binary;
+        run_->binary_line = line.number;
+      } else {
+        pending_binary_ = binary;
+        pending_binary_line_ = line.number;
+      }
+    }
+  }
+
+  bool readRankLine(const LogLine& line) {
+    static const std::regex kRank(
+        R"(^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s*(.*?)\s*$)");
+    std::match_results<std::string_view::const_iterator> match;
+    if (!std::regex_search(line.text.begin(), line.text.end(), match, kRank)) {
+      if (line.text.find("Rank") != std::string_view::npos && line.text.find("Pid") != std::string_view::npos) {
+        fail(line.number, line.column,
+             "a rank line of the \"# Using devices\" list should read \"#  Rank  R Pid P on HOST device D [BUS] "
+             "NAME\", found \"" +
+                 std::string(line.text) + "\"");
+      }
+      return false;
+    }
+    if (run_->columns) {
+      fail(line.number, line.column, "a rank line after the run's column header");
+    }
+    RankEntry entry{std::stoll(match[1].str()), match[2].str(), match[3].str(), line.number};
+    for (const auto& other : run_->ranks) {
+      if (other.rank == entry.rank) {
+        fail(line.number, line.column,
+             fmt::format("rank {} is listed twice (first at line {})", entry.rank, other.line));
+      }
+    }
+    run_->ranks.push_back(std::move(entry));
+    return true;
+  }
+
+  bool readColumnHeader(const LogLine& line, const std::vector<Token>& tokens) {
+    // "#  size  count  type  redop  root  time  algbw  busbw  #wrong ..." (the '#' may be
+    // glued to the first word).
+    std::vector<std::string_view> names;
+    for (const auto& token : tokens) names.push_back(token.text);
+    if (names[0] == "#") {
+      names.erase(names.begin());
+    } else {
+      names[0].remove_prefix(1);
+    }
+    if (names.size() < 2 || names[0] != "size" || names[1] != "count") return false;
+    Columns columns;
+    columns.line = line.number;
+    columns.count = names.size();
+    columns.size = 0;
+    columns.elements = 1;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == "type") columns.type = i;
+      if (names[i] == "redop") columns.redop = i;
+      if (names[i] == "root") columns.root = i;
+      if (names[i] == "time") {
+        if (i + 2 >= names.size() || names[i + 1] != "algbw" || names[i + 2] != "busbw") {
+          fail(line.number, tokens.front().column,
+               "column header: expected \"time algbw busbw\" together, found \"" + std::string(line.text) + "\"");
+        }
+        columns.times.push_back(i);
+      }
+    }
+    if (columns.type == 0 || columns.times.empty()) {
+      fail(
+          line.number, tokens.front().column,
+          "column header: expected \"size count type ... time algbw busbw\", found \"" + std::string(line.text) + "\"");
+    }
+    run_->columns = columns;
+    return true;
+  }
+
+  void addRow(const LogLine& line, const std::vector<Token>& tokens) {
+    const Columns& columns = *run_->columns;
+    if (tokens.size() != columns.count) {
+      fail(line.number, tokens.back().column,
+           fmt::format("expected {} columns as the header at line {} declares, found {}", columns.count, columns.line,
+                       tokens.size()));
+    }
+    auto number = [&](std::size_t index, const char* what) {
+      const auto value = parseNumber(tokens[index].text);
+      if (!value || *value < 0.0) {
+        fail(line.number, tokens[index].column,
+             fmt::format("{}: expected a non-negative number, found \"{}\"", what, tokens[index].text));
+      }
+      return *value;
+    };
+    ResultRow row;
+    row.line = line.number;
+    row.size = number(columns.size, "size");
+    row.count = number(columns.elements, "count");
+    row.type = std::string(tokens[columns.type].text);
+    if (columns.redop) row.redop = std::string(tokens[*columns.redop].text);
+    if (columns.root) {
+      const auto root = parseNumber(tokens[*columns.root].text);
+      if (!root || std::floor(*root) != *root) {
+        fail(line.number, tokens[*columns.root].column,
+             fmt::format("root: expected a whole number, found \"{}\"", tokens[*columns.root].text));
+      }
+      row.root = static_cast<int64_t>(*root);
+    }
+    bool found = false;
+    for (std::size_t index : columns.times) {
+      if (tokens[index].text == "N/A") continue;
+      const double time = number(index, "time");
+      const double algbw = number(index + 1, "algbw");
+      const double busbw = number(index + 2, "busbw");
+      if (!(time > 0.0)) fail(line.number, tokens[index].column, "time: expected a positive number of microseconds");
+      if (!found || time < row.time_us) {
+        row.time_us = time;
+        row.algbw_GBps = algbw;
+        row.busbw_GBps = busbw;
+      }
+      found = true;
+    }
+    if (!found) fail(line.number, tokens[columns.times.front()].column, "no time in this row (every column N/A)");
+    if (!(row.size > 0.0)) return;  // nccl-tests prints size-0 rows for tiny ops: nothing to fit
+    if (!run_->rows.empty() && row.size <= run_->rows.back().size) {
+      fail(line.number, tokens[columns.size].column,
+           fmt::format("size {} does not grow from the row before ({})", row.size, run_->rows.back().size));
+    }
+    run_->rows.push_back(std::move(row));
+  }
+
+  // Which ops the columns allow, given the group size.
+  std::set<CollectiveOp> opsFromColumns(const PendingRun& run, int64_t n) const {
+    std::set<CollectiveOp> ops = {CollectiveOp::kAllReduce, CollectiveOp::kAllGather, CollectiveOp::kReduceScatter,
+                                  CollectiveOp::kAllToAll,  CollectiveOp::kBroadcast, CollectiveOp::kSendRecv};
+    auto keep = [&](std::initializer_list<CollectiveOp> allowed) {
+      std::set<CollectiveOp> result;
+      for (auto op : allowed) {
+        if (ops.contains(op)) result.insert(op);
+      }
+      ops = result;
+    };
+    // Bus factor, from the row with the highest algorithm bandwidth (least rounding).
+    const auto best = std::max_element(run.rows.begin(), run.rows.end(),
+                                       [](const auto& a, const auto& b) { return a.algbw_GBps < b.algbw_GBps; });
+    if (best->algbw_GBps >= 0.5) {
+      const double ratio = best->busbw_GBps / best->algbw_GBps;
+      // Printed with two decimals: allow the rounding plus 2%.
+      const double tolerance = 0.02 + 0.01 / best->algbw_GBps;
+      std::set<CollectiveOp> allowed;
+      auto matches = [&](double factor) { return std::abs(ratio / factor - 1.0) <= tolerance; };
+      if (matches(sim::busBandwidthFactor(CollectiveOp::kAllReduce, n))) allowed.insert(CollectiveOp::kAllReduce);
+      if (matches(sim::busBandwidthFactor(CollectiveOp::kAllGather, n))) {
+        allowed.insert({CollectiveOp::kAllGather, CollectiveOp::kReduceScatter, CollectiveOp::kAllToAll});
+      }
+      if (matches(1.0)) allowed.insert({CollectiveOp::kBroadcast, CollectiveOp::kSendRecv});
+      std::set<CollectiveOp> result;
+      for (auto op : ops) {
+        if (allowed.contains(op)) result.insert(op);
+      }
+      ops = result;
+    }
+    const ResultRow& row = run.rows.front();
+    if (!row.redop.empty()) {
+      if (row.redop == "none") {
+        keep({CollectiveOp::kAllGather, CollectiveOp::kAllToAll, CollectiveOp::kBroadcast, CollectiveOp::kSendRecv});
+      } else {
+        keep({CollectiveOp::kAllReduce, CollectiveOp::kReduceScatter, CollectiveOp::kSendRecv});
+      }
+    }
+    if (row.root) {
+      if (*row.root >= 0) {
+        keep({CollectiveOp::kBroadcast});
+      } else {
+        ops.erase(CollectiveOp::kBroadcast);
+      }
+    }
+    if (const int64_t element = elementBytes(row.type); element > 0 && row.size >= static_cast<double>(element * n)) {
+      const double fraction = row.count * static_cast<double>(element) / row.size;
+      if (std::abs(fraction * static_cast<double>(n) - 1.0) < 0.01) {
+        keep({CollectiveOp::kAllGather, CollectiveOp::kReduceScatter, CollectiveOp::kAllToAll});
+      } else if (std::abs(fraction - 1.0) < 0.01) {
+        keep({CollectiveOp::kAllReduce, CollectiveOp::kBroadcast, CollectiveOp::kSendRecv});
+      }
+    }
+    return ops;
+  }
+
+  static std::string opList(const std::set<CollectiveOp>& ops) {
+    std::string text;
+    for (auto op : ops) text += (text.empty() ? "" : " or ") + std::string(sim::collectiveOpName(op));
+    return text;
+  }
+
+  void finish(int last_line) {
+    if (!run_) return;
+    PendingRun run = std::move(*run_);
+    run_.reset();
+    const std::string where = fmt::format("{}:{}", name_, run.header_line);
+    if (run.binary && !run.binary->op) {
+      ++skipped_;
+      log_.notes.push_back(fmt::format("{}: skipped the {}_perf run: trainsim does not model that operation", where,
+                                       run.binary->binary));
+      return;
+    }
+    if (run.ranks.empty()) {
+      fail(run.header_line, 1,
+           "the run has no \"# Using devices\" rank list: trainsim reads the group size and the nodes from it");
+    }
+    if (!run.columns) {
+      fail(run.header_line, 1,
+           fmt::format("the run that starts here has no column header (\"# size count type ...\") up to line {}",
+                       last_line));
+    }
+    if (run.rows.empty()) fail(run.columns->line, 1, "the run has no result rows under its column header");
+    // Ranks 0 .. n-1, each once.
+    const auto n = static_cast<int64_t>(run.ranks.size());
+    for (const auto& entry : run.ranks) {
+      if (entry.rank >= n) {
+        fail(entry.line, 1, fmt::format("rank {} listed but the list has only {} ranks", entry.rank, n));
+      }
+    }
+    MeasuredCollective measured;
+    measured.source = name_;
+    measured.where = where;
+    std::vector<std::string> hosts;
+    std::vector<RankEntry> ranks = run.ranks;
+    std::sort(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+    for (const auto& entry : ranks) {
+      auto it = std::find(hosts.begin(), hosts.end(), entry.host);
+      if (it == hosts.end()) {
+        hosts.push_back(entry.host);
+        measured.ranks_per_node.push_back(0);
+        it = hosts.end() - 1;
+      }
+      ++measured.ranks_per_node[static_cast<std::size_t>(it - hosts.begin())];
+    }
+    measured.layout = derivedLayoutName(measured.nodes(), measured.maxPerNode());
+    measured.gpu_name = ranks.front().gpu;
+    if (n < 2) fail(run.header_line, 1, "the run has a single rank: nothing to calibrate a collective with");
+
+    const std::set<CollectiveOp> possible = opsFromColumns(run, n);
+    if (run.binary) {
+      measured.op = *run.binary->op;
+      if (!possible.contains(measured.op)) {
+        fail(run.binary_line, 1,
+             fmt::format("the run is named {}_perf but its columns fit {}", run.binary->binary,
+                         possible.empty() ? std::string("no operation") : opList(possible)));
+      }
+    } else if (hint_) {
+      measured.op = *hint_;
+      if (!possible.contains(measured.op)) {
+        fail(run.header_line, 1,
+             fmt::format("--op {} does not fit this run's columns, which fit {}", sim::collectiveOpName(*hint_),
+                         possible.empty() ? std::string("no operation") : opList(possible)));
+      }
+      log_.notes.push_back(fmt::format("{}: operation {} taken from --op", where, sim::collectiveOpName(*hint_)));
+    } else if (possible.size() == 1) {
+      measured.op = *possible.begin();
+    } else {
+      fail(run.header_line, 1,
+           possible.empty() ? std::string("the run's columns fit no operation trainsim knows (bus factor, redop, "
+                                          "root and count disagree)")
+                            : "the log does not say which operation this run is (no *_perf command line) and its "
+                              "columns fit " +
+                                  opList(possible) + ": name it with --op");
+    }
+    for (const auto& row : run.rows) measured.samples.push_back({row.size, row.time_us});
+    log_.runs.push_back(std::move(measured));
+  }
+
+  std::string name_;
+  std::optional<CollectiveOp> hint_;
+  NcclTestsLog log_;
+  std::optional<PendingRun> run_;
+  std::optional<BinaryName> pending_binary_;
+  int pending_binary_line_ = 0;
+  std::optional<int64_t> printing_rank_;
+  int skipped_ = 0;
+};
+
+}  // namespace
+
+Expected<NcclTestsLog> parseNcclTestsLog(std::string_view text, const std::string& name,
+                                         std::optional<sim::CollectiveOp> op_hint) {
+  return catchInputErrors([&] { return LogParser(name, op_hint).parse(text); });
+}
+
+Expected<NcclTestsLog> loadNcclTestsLog(const std::string& path, std::optional<sim::CollectiveOp> op_hint) {
+  std::ifstream stream(path, std::ios::binary);
+  if (!stream) return Error{ExitCode::kInvalidInput, path, "", "cannot read the nccl-tests log"};
+  std::ostringstream text;
+  text << stream.rdbuf();
+  return parseNcclTestsLog(text.str(), path, op_hint);
+}
+
+}  // namespace trainsim::validate
