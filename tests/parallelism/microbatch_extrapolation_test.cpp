@@ -75,12 +75,12 @@ TEST(MicrobatchExtrapolationTest, DataParallelWithZeroMatchesEveryMicrobatch) {
 
 TEST(MicrobatchExtrapolationTest, FewMicrobatchesAreSimulatedInFull) {
   EXPECT_FALSE(
-      microbatchExtrapolation(experimentFrom(plan("{gpus: 16, tp: 2, pp: 4, dp: 2}", 32, 2)).plan, 32).has_value());
+      microbatchExtrapolation(experimentFrom(plan("{gpus: 16, tp: 2, pp: 4, dp: 2}", 12, 2)).plan, 12).has_value());
   const auto extrapolation =
       microbatchExtrapolation(experimentFrom(plan("{gpus: 16, tp: 2, pp: 4, dp: 2}", 64, 2)).plan, 64);
   ASSERT_TRUE(extrapolation.has_value());
-  EXPECT_EQ(extrapolation->first, 8);
-  EXPECT_EQ(extrapolation->second, 12);
+  EXPECT_EQ(extrapolation->first, 4);
+  EXPECT_EQ(extrapolation->second, 8);
 }
 
 }  // namespace
