@@ -41,6 +41,7 @@ void runGpt3Sweep(benchmark::State& state, std::size_t max_simulations) {
   state.counters["pruned_memory"] = static_cast<double>(counts.pruned_memory);
   state.counters["fit"] = static_cast<double>(counts.fitting);
   state.counters["simulated"] = static_cast<double>(counts.simulated);
+  state.counters["simulation_runs"] = static_cast<double>(counts.simulation_runs);
   state.counters["plans_per_s"] =
       benchmark::Counter(static_cast<double>(counts.enumerated) * state.iterations(), benchmark::Counter::kIsRate);
   state.counters["threads"] = settings.threads;

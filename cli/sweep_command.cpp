@@ -114,6 +114,7 @@ ordered_json countsJson(const sweep::SweepCounts& counts) {
           {"over_deadline", counts.over_deadline},
           {"over_budget", counts.over_budget},
           {"screened_out", counts.screened_out},
+          {"simulation_runs", counts.simulation_runs},
           {"rounds", counts.rounds}};
 }
 
@@ -178,7 +179,8 @@ std::string summaryText(const SweepResult& result, const SweepOptions& options, 
   const auto& c = result.counts;
   text += fmt::format("plans: {} enumerated, {} invalid, {} do not fit in memory, {} fit\n", grouped(c.enumerated),
                       grouped(c.invalid), grouped(c.pruned_memory), grouped(c.fitting));
-  text += fmt::format("       {} event-simulated ({} mode, {} rounds), {} screened out{}{}\n", grouped(c.simulated),
+  text += fmt::format("       {} event-simulated ({} runs, {} mode, {} rounds), {} screened out{}{}\n",
+                      grouped(c.simulated), grouped(c.simulation_runs),
                       settings.simulation.iteration.symmetric ? "symmetric" : "full", c.rounds, grouped(c.screened_out),
                       c.over_deadline > 0 ? fmt::format(", {} over the deadline", grouped(c.over_deadline)) : "",
                       c.over_budget > 0 ? fmt::format(", {} over the budget", grouped(c.over_budget)) : "");

@@ -224,6 +224,27 @@ class Evaluator {
   std::vector<WorkerState> states_;
 };
 
+// What decides a plan's simulated timeline. ZeRO-1 and ZeRO-2 run the same collectives
+// (gradient reduce-scatter, parameter all-gather; parallelism/iteration_builder.cpp) and
+// differ only in memory, which the record does not hold: they share one simulation.
+using TimingKey =
+    std::tuple<std::size_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, int, int>;
+TimingKey timingOf(const PlanCandidate& candidate) {
+  const auto& plan = candidate.plan;
+  const int zero = plan.zero == 2 ? 1 : static_cast<int>(plan.zero);
+  return {candidate.target,
+          plan.tp,
+          plan.pp,
+          plan.dp,
+          plan.cp,
+          plan.ep,
+          plan.virtual_stages,
+          candidate.micro_batch_size,
+          plan.sequence_parallel,
+          zero,
+          static_cast<int>(plan.recompute)};
+}
+
 // Plans whose collectives run over the same groups: the same target and degrees, and the
 // same data-parallel collectives (ZeRO stage).
 using StructureKey = std::tuple<std::size_t, int64_t, int64_t, int64_t, int64_t, int>;
@@ -318,7 +339,8 @@ SweepResult runSweep(std::vector<SweepTarget> targets, const PlanSpace& space, c
 
   // 2. Event-simulate in rounds, best estimates first, while plans are in play (sweep.h).
   std::vector<bool> simulated(candidates.size(), false);
-  std::vector<double> ranked_keys;  // keys of simulated plans meeting the constraints
+  std::map<TimingKey, std::vector<double>> timing_records;  // simulation records by timing
+  std::vector<double> ranked_keys;                          // keys of simulated plans meeting the constraints
   std::optional<double> ratio_min;
   std::optional<double> ratio_max;
   // The screen's error is shared by plans of the same degrees (their collectives meet the
@@ -387,10 +409,24 @@ SweepResult runSweep(std::vector<SweepTarget> targets, const PlanSpace& space, c
     }
     if (round.empty()) break;
     ++counts.rounds;
-    const std::vector<double> records = evaluator.simulate(round);
+    // Plans that run the same events share one simulation (see timingOf).
+    std::vector<std::size_t> to_run;
+    std::set<TimingKey> in_run;
+    for (std::size_t candidate : round) {
+      const TimingKey timing = timingOf(candidates[candidate]);
+      if (!timing_records.contains(timing) && in_run.insert(timing).second) to_run.push_back(candidate);
+    }
+    const std::vector<double> records = evaluator.simulate(to_run);
+    counts.simulation_runs += to_run.size();
+    for (std::size_t i = 0; i < to_run.size(); ++i) {
+      timing_records.emplace(
+          timingOf(candidates[to_run[i]]),
+          std::vector<double>(records.begin() + static_cast<std::ptrdiff_t>(i * kSimulationRecordSize),
+                              records.begin() + static_cast<std::ptrdiff_t>((i + 1) * kSimulationRecordSize)));
+    }
     for (std::size_t i = 0; i < round.size(); ++i) {
-      const double* record = &records[i * kSimulationRecordSize];
       const std::size_t candidate = round[i];
+      const double* record = timing_records.at(timingOf(candidates[candidate])).data();
       PlanOutcome& outcome = outcomes[candidate];
       simulated[candidate] = true;
       ++counts.simulated;

@@ -88,6 +88,7 @@ struct SweepCounts {
   std::size_t pruned_memory = 0;
   std::size_t fitting = 0;  // screened
   std::size_t simulated = 0;
+  std::size_t simulation_runs = 0;  // event simulations run (ZeRO-1/2 twins share one)
   std::size_t over_deadline = 0;
   std::size_t over_budget = 0;
   std::size_t screened_out = 0;

@@ -54,3 +54,21 @@ TEST(ZeroShardingTest, WaitingForParametersIsNotPipelineBubble) {
 
 }  // namespace
 }  // namespace trainsim::parallelism
+
+namespace trainsim::parallelism {
+namespace {
+
+// `trainsim sweep` lets ZeRO-1 and ZeRO-2 plans share one event simulation
+// (sweep/sweep.cpp, timingOf): they must run the same events and differ only in memory.
+TEST(ZeroShardingTest, StagesOneAndTwoRunTheSameEvents) {
+  const IterationResult one = simulate(1, 8);
+  const IterationResult two = simulate(2, 8);
+  EXPECT_EQ(one.iteration_time_s, two.iteration_time_s);
+  EXPECT_EQ(one.events, two.events);
+  EXPECT_EQ(one.tasks, two.tasks);
+  EXPECT_EQ(one.breakdown.dp_comm_exposed, two.breakdown.dp_comm_exposed);
+  EXPECT_LT(two.memory.peakBytes(), one.memory.peakBytes());
+}
+
+}  // namespace
+}  // namespace trainsim::parallelism
