@@ -36,6 +36,7 @@ class WorkloadBuilder {
         options_(options),
         e_(shard.activationBytes()),
         eg_(shard.gemmOperandBytes()),
+        main_grad_(options.main_grad_bytes.value_or(shard.mainGradientBytes())),
         tp_(static_cast<double>(shard.tp)),
         hidden_(static_cast<double>(model.hidden_size)),
         dropout_(options.gpt_dropout && model.architecture == Architecture::kGpt) {}
@@ -48,6 +49,7 @@ class WorkloadBuilder {
   [[nodiscard]] double hidden() const { return hidden_; }
   [[nodiscard]] double tp() const { return tp_; }
   [[nodiscard]] double e() const { return e_; }
+  [[nodiscard]] double mainGradBytes() const { return main_grad_; }
 
   // A GEMM with a weight: X[m x k] W[k x n] (`batch` of them: grouped expert GEMMs). Backward:
   // dX = dY W^T and dW = X^T dY, the latter accumulated into the fp32 main gradient.
@@ -56,7 +58,7 @@ class WorkloadBuilder {
     const double flops = 2.0 * m * n * k * batch;
     op.forward = {flops, flops, batch * (eg_ * (m * k + k * n) + e_ * m * n), batch * e_ * m * n};
     const double dgrad_bytes = eg_ * (m * n + k * n) + e_ * m * k;
-    const double main_grad_bytes = 2.0 * options_.main_grad_bytes * k * n;  // fp32 read-modify-write
+    const double main_grad_bytes = 2.0 * main_grad_ * k * n;  // read-modify-write
     const double wgrad_bytes = eg_ * (m * k + m * n) + main_grad_bytes;
     op.backward = {2.0 * flops, 2.0 * flops, batch * (dgrad_bytes + wgrad_bytes),
                    batch * (e_ * m * k + main_grad_bytes)};
@@ -164,6 +166,7 @@ class WorkloadBuilder {
   const FlopsOptions& options_;
   const double e_;
   const double eg_;
+  const double main_grad_;
   const double tp_;
   const double hidden_;
   const bool dropout_;
@@ -408,10 +411,10 @@ Workload embeddingLayer(const ModelSpec& model, const MicroBatchShard& shard, co
   builder.elementwise("token_embedding", OpKind::kEmbedding, elements, 0.0,
                       2.0 * e + options.token_id_bytes / builder.hidden(), 2.0 * e, 1.0);
   // The dense gradient of this rank's part of the table: zero-filled, then added to the fp32
-  // main gradient (backward only; FlopsOptions::embedding_table_grad_bytes).
+  // main gradient (backward only; see FlopsOptions::main_grad_bytes).
   const double table = static_cast<double>(model.vocab_size) / builder.tp() * builder.hidden();
   builder.elementwise("embedding_table_gradient", OpKind::kEmbedding, table, 0.0, 0.0,
-                      options.embedding_table_grad_bytes, 0.0);
+                      2.0 * e + 2.0 * builder.mainGradBytes(), 0.0);
   if (shard.tp > 1) {
     const double bytes = elements * e;
     if (shard.sequence_parallel) {
@@ -426,7 +429,7 @@ Workload embeddingLayer(const ModelSpec& model, const MicroBatchShard& shard, co
     const double local = builder.replicatedTokens() * builder.hidden();
     // Learned absolute positions (GPT-2/3): add the position rows; backward accumulates their gradient.
     builder.elementwise("position_embedding", OpKind::kEmbedding, local, options.residual_flops_per_element, 3.0 * e,
-                        e + 2.0 * options.main_grad_bytes, 1.0);
+                        e + 2.0 * builder.mainGradBytes(), 1.0);
     if (builder.dropout()) {
       const double mask = options.dropout_mask_bytes;
       builder.elementwise("embedding_dropout", OpKind::kElementwise, local, options.dropout_flops_per_element,

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,10 +82,11 @@ struct FlopsOptions {
   // MoE combine: each expert output scaled by its router probability and summed (multiply, add).
   double moe_combine_flops_per_element = 2.0;
   double elementwise_backward_flops_factor = 2.0;
-  // Weight gradients are accumulated into fp32 main gradients across micro-batches
-  // (Megatron's gradient_accumulation_fusion writes main_grad in fp32): 4 bytes read and
-  // 4 written per weight element per micro-batch.
-  double main_grad_bytes = 4.0;
+  // Weight gradients are accumulated into the main gradients across micro-batches: one
+  // element read and one written per weight element per micro-batch. Unset: the training
+  // precision's main-gradient size (MicroBatchShard::mainGradientBytes: fp32 for bf16, 2
+  // bytes for fp16).
+  std::optional<double> main_grad_bytes;
   // With gradient_accumulation_fusion (Megatron-LM from 2022, default on; Transformer
   // Engine's wgrad GEMM with accumulate) this read-modify-write is the weight-gradient
   // GEMM's epilogue: cublasGemmEx with beta = 1 into the fp32 main_grad
@@ -95,9 +97,9 @@ struct FlopsOptions {
   // micro-batch: PyTorch's embedding backward (aten/src/ATen/native/cuda/Embedding.cu,
   // embedding_dense_backward_cuda) zero-fills a dense 16-bit gradient of the whole table
   // before scattering the token rows into it (2 bytes written per element), and Megatron's
-  // DDP hook then adds it to the fp32 main gradient (`param.main_grad.add_(param.grad.data)`:
-  // 2 bytes read, 4 read, 4 written): 12 bytes per table element in all.
-  double embedding_table_grad_bytes = 12.0;
+  // DDP hook then adds it to the main gradient (`param.main_grad.add_(param.grad.data)`:
+  // 2 bytes read, the main gradient read and written): 2 x 2 + 2 x main_grad_bytes per
+  // table element, 12 bytes with fp32 main gradients (no option of its own).
   // Vocabulary-parallel cross-entropy as Megatron runs it, unfused
   // (megatron/core/tensor_parallel/cross_entropy.py, the same kernel sequence as
   // megatron/mpu/cross_entropy.py of 2021-22): forward = cast the 16-bit logits to fp32

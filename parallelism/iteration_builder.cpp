@@ -182,10 +182,7 @@ IterationGraph IterationBuilder::build() {
   // ZeRO-3 (sharded parameters, pp = 1): every pass gathers the chunk's parameters and every
   // backward reduce-scatters its gradients (DeepSpeed stage 3, PyTorch FSDP).
   const bool zero3 = data_parallel && plan.zero >= 3;
-  auto buckets = [&](int64_t stage) {
-    return std::max<int64_t>(1,
-                             static_cast<int64_t>(std::ceil(chunkParameters(stage) / options_.grad_bucket_parameters)));
-  };
+  auto buckets = [&](int64_t stage) { return options_.grad_buckets.count(plan, chunkParameters(stage)); };
   // Which step is the last backward of each chunk (where its gradients become final).
   std::vector<std::vector<std::size_t>> last_backward(static_cast<std::size_t>(stages),
                                                       std::vector<std::size_t>(static_cast<std::size_t>(chunks)));
@@ -291,6 +288,7 @@ IterationGraph IterationBuilder::build() {
   // 4. Pipeline sends: activations forward, their gradients backward, between the same
   //    (tp, cp, dp) coordinates of neighbouring stages.
   const MicroBatchShard shard = MicroBatchShard::of(experiment_.training, plan);
+  const double grad_bytes = options_.grad_reduce_bytes_per_parameter.value_or(shard.mainGradientBytes());
   const double activation_bytes = (plan.sequence_parallel ? shard.replicatedRegionTokens() : shard.tokens()) *
                                   static_cast<double>(experiment_.model.hidden_size) * shard.activationBytes();
   std::map<std::pair<int64_t, int64_t>, sim::RouteId> routes;
@@ -337,8 +335,7 @@ IterationGraph IterationBuilder::build() {
       const int64_t stage = coordinate.pp;
       for (int64_t c = 0; c < chunks; ++c) {
         const int64_t count = overlap_grads ? buckets(stage) : 1;
-        const double bytes =
-            chunkParameters(stage) / static_cast<double>(count) * options_.grad_reduce_bytes_per_parameter;
+        const double bytes = chunkParameters(stage) / static_cast<double>(count) * grad_bytes;
         TaskId previous = sim::kNoTask;
         if (zero3) {
           // ZeRO-3 reduce-scatters each micro-batch's gradients into the shards as its
@@ -353,9 +350,8 @@ IterationGraph IterationBuilder::build() {
               if (simulated(member)) dependencies.push_back(result.ranks[static_cast<std::size_t>(member)].step_end[i]);
             }
             if (previous != sim::kNoTask) dependencies.push_back(previous);
-            previous =
-                addCollective(result, reduce, group, chunkParameters(stage) * options_.grad_reduce_bytes_per_parameter,
-                              1, dependencies, TaskCategory::kDataComm);
+            previous = addCollective(result, reduce, group, chunkParameters(stage) * grad_bytes, 1, dependencies,
+                                     TaskCategory::kDataComm);
           }
         }
         for (int64_t b = 0; b < count; ++b) {

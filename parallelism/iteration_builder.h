@@ -8,18 +8,20 @@
 // with their summed bytes, followed by the fixed latency of the other (count - 1) calls.
 // Megatron runs these collectives on the compute stream (they are not overlapped), so the
 // pass takes compute + communication either way; what is lost is only the interleaving
-// order inside a pass. ZeRO-3 is simulated like ZeRO-2 (its per-pass parameter gathers
-// are not modelled yet).
+// order inside a pass. ZeRO-3 gathers each chunk's parameters before every pass (prefetched
+// one pass ahead) and reduce-scatters every micro-batch's gradients.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "parallelism/experiment.h"
 #include "parallelism/flops_model.h"
+#include "parallelism/gradient_buckets.h"
 #include "parallelism/pipeline_schedule.h"
 #include "parallelism/rank_layout.h"
 #include "sim/collective_builder.h"
@@ -40,12 +42,11 @@ class OpTimer {
 
 struct IterationOptions {
   FlopsOptions flops;
-  // Megatron-LM DDP gradient bucket: 40M parameters (megatron/core/distributed, bucket_size
-  // default max(40M, 1M x dp)).
-  double grad_bucket_parameters = 40e6;
-  // Gradients are reduced in fp32 (Megatron's default accumulate_allreduce_grads_in_fp32
-  // for bf16/fp16 training): 4 bytes per parameter.
-  double grad_reduce_bytes_per_parameter = 4.0;
+  // Megatron-Core's gradient buckets: max(40M, 1M x dp) parameters (gradient_buckets.h).
+  GradientBuckets grad_buckets;
+  // Bytes per parameter of the reduced gradients. Unset: the main gradients' element size
+  // (MicroBatchShard::mainGradientBytes: fp32 for bf16 training, 2 bytes for fp16).
+  std::optional<double> grad_reduce_bytes_per_parameter;
   // Adam step per parameter: read fp32 master weight, momentum, variance and gradient
   // (16 B), write master, momentum, variance (12 B) and the bf16 weight (2 B).
   double optimizer_bytes_per_parameter = 30.0;

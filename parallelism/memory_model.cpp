@@ -96,15 +96,18 @@ int64_t communicatorCount(const ParallelPlan& plan) {
 
 StateBytes stateBytesPerParameter(Precision precision, Optimizer optimizer, const MemoryOptions& options) {
   const double moments = optimizer == Optimizer::kAdam ? 8.0 : 4.0;  // fp32 Adam m and v, or SGD momentum
+  MicroBatchShard element;
+  element.precision = precision;
+  const double gradients = element.mainGradientBytes();
   switch (precision) {
-    case Precision::kFp64: return {8.0, 8.0, 2.0 * moments};
+    case Precision::kFp64: return {8.0, gradients, 2.0 * moments};
     case Precision::kFp32:
-    case Precision::kTf32: return {4.0, 4.0, moments};
-    case Precision::kFp16: return {2.0, 2.0, 4.0 + moments + 4.0};
-    case Precision::kBf16: return {2.0, 4.0, 4.0 + moments};
-    case Precision::kFp8: return {2.0 + options.fp8_weight_cache_bytes, 4.0, 4.0 + moments};
+    case Precision::kTf32: return {4.0, gradients, moments};
+    case Precision::kFp16: return {2.0, gradients, 4.0 + moments + 4.0};
+    case Precision::kBf16: return {2.0, gradients, 4.0 + moments};
+    case Precision::kFp8: return {2.0 + options.fp8_weight_cache_bytes, gradients, 4.0 + moments};
   }
-  return {2.0, 4.0, 4.0 + moments};
+  return {2.0, gradients, 4.0 + moments};
 }
 
 StageParameters stageParameters(const ModelSpec& model, const TrainingSpec& training, const ParallelPlan& plan,

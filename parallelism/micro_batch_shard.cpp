@@ -41,6 +41,18 @@ double MicroBatchShard::activationBytes() const {
   return 2.0;
 }
 
+double MicroBatchShard::mainGradientBytes() const {
+  switch (precision) {
+    case topology::Precision::kFp64: return 8.0;
+    case topology::Precision::kFp16: return 2.0;
+    case topology::Precision::kFp32:
+    case topology::Precision::kTf32:
+    case topology::Precision::kBf16:
+    case topology::Precision::kFp8: return 4.0;
+  }
+  return 4.0;
+}
+
 double MicroBatchShard::gemmOperandBytes() const {
   return precision == topology::Precision::kFp8 ? 1.0 : activationBytes();
 }

@@ -39,6 +39,14 @@ struct MicroBatchShard {
   // Elements of GEMM operands: 1 byte for fp8 (both operands cast to e4m3/e5m2 by Transformer
   // Engine), else the activation size.
   [[nodiscard]] double gemmOperandBytes() const;
+  // Elements of the main gradients, accumulated over micro-batches and reduced over the
+  // data-parallel ranks. Megatron-LM (megatron/training/arguments.py) accumulates and
+  // all-reduces them in fp32 for bf16 ("bfloat16 requires gradient accumulation and
+  // all-reduce to be done in fp32", and so for fp8, which runs with bf16 parameters) and in
+  // the parameters' dtype otherwise (--accumulate-allreduce-grads-in-fp32 off by default):
+  // 2 bytes for fp16, 4 for bf16, fp8, fp32 and tf32. The memory model's gradient bytes per
+  // parameter are the same (Megatron's distributed-optimizer table).
+  [[nodiscard]] double mainGradientBytes() const;
 };
 
 }  // namespace trainsim::parallelism

@@ -148,22 +148,21 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
             .total());
   }
   const double chunk_parameters = stage_parameters / chunks;
-  const double buckets = std::max(1.0, std::ceil(chunk_parameters / iteration.grad_bucket_parameters));
+  const auto buckets = static_cast<double>(iteration.grad_buckets.count(plan, chunk_parameters));
+  const double grad_bytes = iteration.grad_reduce_bytes_per_parameter.value_or(shard.mainGradientBytes());
   double optimizer_parameters = stage_parameters;
   if (plan.dp > 1) {
     const std::vector<int64_t> group = layout.dataGroup(first_rank);
     const auto reduce = plan.zero >= 1 ? sim::CollectiveOp::kReduceScatter : sim::CollectiveOp::kAllReduce;
     const bool overlap_grads = plan.overlap_grad_reduce && plan.zero < 3;
     if (overlap_grads) {
-      const double bucket =
-          collectiveSeconds(reduce, group, chunk_parameters / buckets * iteration.grad_reduce_bytes_per_parameter);
+      const double bucket = collectiveSeconds(reduce, group, chunk_parameters / buckets * grad_bytes);
       // Reduction runs under the last backward of each chunk; what exceeds it is exposed.
       const double reduction = chunks * buckets * bucket;
       const double hidden_under = chunks * (middle.backward_compute + middle.backward_comm);
       seconds += std::max(bucket, reduction - hidden_under);
     } else {
-      seconds +=
-          chunks * collectiveSeconds(reduce, group, chunk_parameters * iteration.grad_reduce_bytes_per_parameter);
+      seconds += chunks * collectiveSeconds(reduce, group, chunk_parameters * grad_bytes);
     }
     if (plan.zero >= 1) {
       optimizer_parameters /= static_cast<double>(plan.dp);

@@ -105,10 +105,13 @@ TEST(TrainingSuiteTest, MapeIsTheMeanAbsoluteErrorPerSourceAndOverall) {
   EXPECT_NEAR(suite.mape, total / suite.compared, 1e-12);
 }
 
-// Issue 4's per-source goal, MAPE <= 10%, on the default (not slow) rows of the sources that
-// meet it: SC21 (A100, 8 rows, 7.1%) and Korthikanti (A100, 8 rows, 2.6%); about 25 s.
-// Megatron-Core H100 (10.8%) does not meet it yet and is left to `trainsim validate training`.
-TEST(TrainingSuiteTest, A100SourcesMeetTheTenPercentMapeGoal) {
+// Accuracy of the A100 sources on their default (not slow) rows; about 25 s. Issue 4's goal is
+// MAPE <= 10% per source: Korthikanti (8 rows, 3.9%) meets it and is held to it. SC21 (8 rows,
+// 11.6%) does not since its gradients are reduced in fp16 as the runs did (they were 4-byte
+// before, and the 7.1% rested on that); its bound guards the current figure until the common
+// ~10% over-prediction is explained (docs/training-validation.md). Megatron-Core H100 (11.8%)
+// is left to `trainsim validate training`.
+TEST(TrainingSuiteTest, A100SourcesAccuracy) {
   TrainingSuiteOptions options;
   for (const auto& row : trainingMeasurements()) {
     if (!row.slow && (row.source == "megatron-sc21-t1" || row.source == "korthikanti-2022")) {
@@ -122,7 +125,8 @@ TEST(TrainingSuiteTest, A100SourcesMeetTheTenPercentMapeGoal) {
   ASSERT_EQ(suite->sources.size(), 2u);
   for (const auto& accuracy : suite->sources) {
     EXPECT_EQ(accuracy.compared, 8) << accuracy.source->id;
-    EXPECT_LE(accuracy.mape, 0.10) << accuracy.source->id;
+    const double bound = accuracy.source->id == "korthikanti-2022" ? 0.10 : 0.12;
+    EXPECT_LE(accuracy.mape, bound) << accuracy.source->id;
   }
 }
 

@@ -1,0 +1,67 @@
+// `trainsim simulate` at the scale of issue 4's speed goals, loading the shipped experiments:
+//   GPT-3 175B on 1,024 A100 (gpt3-175b-selene)          goal 2 s
+//   Llama 3 405B on 16,384 H100 (llama3-405b-16k-h100)   goals 60 s and 8 GB full, 2 s symmetric
+// Each case loads the experiment, builds the cluster and the iteration's task graph and
+// simulates it, as the command does. Counters: tasks and events simulated, the predicted
+// iteration time, and the process's peak resident memory so far (getrusage; the cases are
+// registered from the smallest to the largest, so each figure is that case's own peak).
+//   ./build/simulate_bench
+//   ./build/simulate_bench --benchmark_filter=Llama
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "base/config_paths.h"
+#include "parallelism/experiment_loader.h"
+#include "parallelism/iteration_simulation.h"
+
+namespace {
+
+using namespace trainsim;
+
+double peakResidentMiB() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+void simulate(benchmark::State& state, const std::string& experiment_name, bool symmetric, bool every_microbatch) {
+  parallelism::IterationResult result;
+  for (auto _ : state) {
+    auto experiment = parallelism::loadExperiment(experiment_name, ConfigPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS});
+    if (!experiment) throw std::runtime_error(experiment.error().toString());
+    parallelism::SimulationOptions options;
+    options.iteration.symmetric = symmetric;
+    options.every_microbatch = every_microbatch;
+    auto simulated = parallelism::simulateIteration(experiment.value(), options);
+    if (!simulated) throw std::runtime_error(simulated.error().toString());
+    result = std::move(simulated).value();
+    benchmark::DoNotOptimize(result.iteration_time_s);
+  }
+  state.counters["tasks"] = static_cast<double>(result.tasks);
+  state.counters["events"] = static_cast<double>(result.events);
+  state.counters["iteration_s"] = result.iteration_time_s;
+  state.counters["peak_rss_MiB"] = peakResidentMiB();
+}
+
+void BM_Gpt3_175B_1024xA100_Symmetric(benchmark::State& state) { simulate(state, "gpt3-175b-selene", true, false); }
+void BM_Gpt3_175B_1024xA100_Full(benchmark::State& state) { simulate(state, "gpt3-175b-selene", false, false); }
+void BM_Gpt3_175B_1024xA100_FullEveryMicrobatch(benchmark::State& state) {
+  simulate(state, "gpt3-175b-selene", false, true);
+}
+void BM_Llama3_405B_16384xH100_Symmetric(benchmark::State& state) {
+  simulate(state, "llama3-405b-16k-h100", true, false);
+}
+void BM_Llama3_405B_16384xH100_Full(benchmark::State& state) { simulate(state, "llama3-405b-16k-h100", false, false); }
+
+BENCHMARK(BM_Gpt3_175B_1024xA100_Symmetric)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+BENCHMARK(BM_Gpt3_175B_1024xA100_Full)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+BENCHMARK(BM_Llama3_405B_16384xH100_Symmetric)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+BENCHMARK(BM_Gpt3_175B_1024xA100_FullEveryMicrobatch)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+BENCHMARK(BM_Llama3_405B_16384xH100_Full)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
