@@ -248,8 +248,7 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& o
     if (plan.pp > 1) buffers += 2.0 * e * shard.replicatedRegionTokens() * hidden;  // send + receive
     if (shard.sequence_parallel) buffers += e * shard.tokens() * hidden;            // an all-gathered input
     if (plan.zero >= 2) {
-      const double bucket =
-          std::max(options.grad_bucket_min_elements, options.grad_bucket_elements_per_dp_rank * dense_replicas);
+      const double bucket = options.grad_buckets.bucketParameters(plan);
       buffers += std::min(options.grad_buckets_in_flight * bucket, p.total()) * state.gradients;
     }
     if (plan.zero >= 3) buffers += options.zero3_gathered_layers * p.largest_layer * state.weights;

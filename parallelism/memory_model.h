@@ -36,6 +36,7 @@
 
 #include "parallelism/experiment.h"
 #include "parallelism/flops_model.h"
+#include "parallelism/gradient_buckets.h"
 #include "parallelism/micro_batch_shard.h"
 
 namespace trainsim::parallelism {
@@ -64,11 +65,9 @@ struct MemoryOptions {
   // nodes (NCCL maintainers in NVIDIA/nccl#864 and #986). 256 MiB per communicator.
   double nccl_bytes_per_communicator = 256.0 * 1024.0 * 1024.0;
   // Gradient buckets reduced while backward runs, used when gradients are sharded (ZeRO-2/3)
-  // and so have no full-size buffer to reduce in place: Megatron-Core's default bucket size,
-  // max(40M, 1M x dp) elements (megatron/core/distributed/distributed_data_parallel.py), two
-  // in flight (one being filled, one being reduced).
-  double grad_bucket_min_elements = 40e6;
-  double grad_bucket_elements_per_dp_rank = 1e6;
+  // and so have no full-size buffer to reduce in place: Megatron-Core's default bucket size
+  // (gradient_buckets.h), two in flight (one being filled, one being reduced).
+  GradientBuckets grad_buckets;
   double grad_buckets_in_flight = 2.0;
   // ZeRO-3 gathers each layer's parameters before use and prefetches the next one: two
   // layers of unsharded parameters (DeepSpeed's stage3_prefetch_bucket_size / FSDP's
