@@ -6,7 +6,8 @@
 // --ddp-bucket-size is not given a bucket holds max(40M, 1M x dp_size) parameters, dp_size
 // counting context-parallel ranks too ("larger DP sizes need larger buckets to ensure
 // collectives do not become latency-bound"); without overlap_grad_reduce the bucket size is
-// unlimited, so a chunk is one bucket.
+// unlimited, so a chunk is one bucket. A plan's ddp_bucket_size (--ddp-bucket-size) replaces
+// the default.
 #pragma once
 
 #include <algorithm>
@@ -23,6 +24,7 @@ struct GradientBuckets {
 
   // Parameters per bucket for the plan's data-parallel (x context-parallel) group.
   [[nodiscard]] double bucketParameters(const ParallelPlan& plan) const {
+    if (plan.ddp_bucket_size) return *plan.ddp_bucket_size;
     return std::max(min_parameters, parameters_per_dp_rank * static_cast<double>(plan.dp * plan.cp));
   }
   // Buckets of a model chunk of `chunk_parameters` parameters.

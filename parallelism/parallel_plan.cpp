@@ -54,7 +54,7 @@ std::vector<int64_t> ParallelPlan::layersPerStage(int64_t layers) const {
 
 ParallelPlan readParallelPlan(const ConfigNode& section) {
   section.allowKeys({"gpus", "tp", "pp", "dp", "cp", "ep", "sequence_parallel", "virtual_stages", "schedule", "zero",
-                     "recompute", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap",
+                     "recompute", "overlap_grad_reduce", "overlap_param_gather", "ddp_bucket_size", "tp_comm_overlap",
                      "first_stage_layers", "last_stage_layers"});
   ParallelPlan plan;
   if (auto gpus = section.optionalChild("gpus")) plan.gpus = gpus->asPositiveInteger();
@@ -82,6 +82,7 @@ ParallelPlan readParallelPlan(const ConfigNode& section) {
                                               : Recompute::kNone;
   plan.overlap_grad_reduce = section.boolean("overlap_grad_reduce", true);
   plan.overlap_param_gather = section.boolean("overlap_param_gather", true);
+  if (auto bucket = section.optionalChild("ddp_bucket_size")) plan.ddp_bucket_size = bucket->asPositiveNumber();
   plan.tp_comm_overlap = section.boolean("tp_comm_overlap", false);
   if (auto first = section.optionalChild("first_stage_layers")) plan.first_stage_layers = first->asPositiveInteger();
   if (auto last = section.optionalChild("last_stage_layers")) plan.last_stage_layers = last->asPositiveInteger();

@@ -39,6 +39,9 @@ struct ParallelPlan {
   Recompute recompute = Recompute::kNone;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
+  // Parameters per data-parallel gradient bucket (Megatron-Core --ddp-bucket-size); unset:
+  // Megatron-Core's default (gradient_buckets.h).
+  std::optional<double> ddp_bucket_size;
   // Megatron-Core --tp-comm-overlap (Transformer Engine userbuffers): the sequence-parallel
   // all-gathers / reduce-scatters run in chunks under the GEMMs that consume or produce them.
   bool tp_comm_overlap = false;

@@ -96,6 +96,7 @@ SweepTarget makeTarget(const std::string& path, const ConfigPaths& paths, const 
   plan.schedule = loaded.experiment_plan.schedule;
   plan.overlap_grad_reduce = loaded.experiment_plan.overlap_grad_reduce;
   plan.overlap_param_gather = loaded.experiment_plan.overlap_param_gather;
+  plan.ddp_bucket_size = loaded.experiment_plan.ddp_bucket_size;
   plan.tp_comm_overlap = loaded.experiment_plan.tp_comm_overlap;
   target.experiment.plan = plan;
   return target;

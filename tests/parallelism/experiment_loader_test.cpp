@@ -82,6 +82,7 @@ training:
   EXPECT_EQ(plan.recompute, Recompute::kNone);
   EXPECT_TRUE(plan.overlap_grad_reduce);
   EXPECT_TRUE(plan.overlap_param_gather);
+  EXPECT_FALSE(plan.ddp_bucket_size.has_value());
   EXPECT_FALSE(plan.first_stage_layers.has_value());
   EXPECT_EQ(plan.microbatches(training), 2);
 }
@@ -260,6 +261,20 @@ TEST(ExperimentErrors, TpZero) {
   EXPECT_EQ(errorText(loadText("model: llama3-8b\ncluster: dgx-a100\ntraining: {seq_len: 1, global_batch_size: 1}\n"
                                "parallelism:\n  tp: 0\n")),
             "bad.yaml:5:7: parallelism.tp: expected a positive integer, found \"0\"");
+}
+
+TEST(ExperimentLoader, DdpBucketSize) {
+  auto experiment = loadText(
+      "model: gpt-tiny\ncluster: dgx-a100\ntraining: {seq_len: 128, global_batch_size: 32}\n"
+      "parallelism: {ddp_bucket_size: 4e9}\n");
+  ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
+  EXPECT_EQ(experiment->plan.ddp_bucket_size, 4e9);
+}
+
+TEST(ExperimentErrors, DdpBucketSizeNotPositive) {
+  EXPECT_EQ(errorText(loadText("model: llama3-8b\ncluster: dgx-a100\ntraining: {seq_len: 1, global_batch_size: 1}\n"
+                               "parallelism:\n  ddp_bucket_size: -1\n")),
+            "bad.yaml:5:20: parallelism.ddp_bucket_size: expected a positive number, found \"-1\"");
 }
 
 TEST(ExperimentErrors, DpNeitherNumberNorAuto) {

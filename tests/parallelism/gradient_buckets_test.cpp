@@ -30,6 +30,16 @@ TEST(GradientBucketsTest, OneMillionParametersPerDataParallelRankBeyondThat) {
   EXPECT_DOUBLE_EQ(buckets.bucketParameters(dataParallel(32, 2)), 64e6);
 }
 
+TEST(GradientBucketsTest, ThePlansBucketSizeReplacesTheDefault) {
+  const GradientBuckets buckets;
+  ParallelPlan plan = dataParallel(128);
+  plan.ddp_bucket_size = 4e9;  // the GKE Llama 2 70B sample's --ddp-bucket-size
+  EXPECT_DOUBLE_EQ(buckets.bucketParameters(plan), 4e9);
+  EXPECT_EQ(buckets.count(plan, 3.16e9), 1);
+  plan.ddp_bucket_size = 1e9;
+  EXPECT_EQ(buckets.count(plan, 3.16e9), 4);
+}
+
 TEST(GradientBucketsTest, OneBucketPerChunkWithoutOverlappedReduction) {
   const GradientBuckets buckets;
   EXPECT_EQ(buckets.count(dataParallel(8, 1, false), 3e9), 1);
