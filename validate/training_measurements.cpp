@@ -43,6 +43,8 @@ TrainingMeasurement sc21(const char* id, const char* model, int64_t layers, int6
   row.virtual_stages = virtual_stages;
   row.recompute = "full";
   row.overlap_grad_reduce = torch_ddp;
+  // PyTorch DDP's bucket_cap_mb default, 25 MiB, of fp16 gradients (torch/nn/parallel/distributed.py).
+  if (torch_ddp) row.ddp_bucket_size = 25.0 * 1024.0 * 1024.0 / 2.0;
   row.flash_attention = false;  // FlashAttention (Dao et al., arXiv:2205.14135) postdates these runs
   row.cluster = "dgx-a100";
   row.published = hardware_tflops;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,6 +62,7 @@ struct TrainingMeasurement {
   int zero = 0;
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
+  std::optional<double> ddp_bucket_size;  // parameters per gradient bucket; unset: Megatron-Core's default
   bool tp_comm_overlap = false;
   // The attention kernel the measured software ran: flash attention (fused, no s x s matrix
   // in memory) or Megatron-LM's unfused path (QK^T GEMM, fused scale-mask-softmax, dropout,
