@@ -56,12 +56,16 @@ constexpr PublishedGemm kAzureCublasLt[] = {
 };
 
 // Tolerances. Large shapes (every dimension >= 4096: the square 4096 ... 32768 rows and
-// 6144 x 12288 x 12288) within 15%. Small or skinny shapes (a dimension < 4096: the 1024 and
-// 2048 cubes, 1024 x 2145 x 1024, 802816 x 192 x 768) within 25%: there the kernel the
-// library picks (split-k, stream-k, its own tile list) and launch behaviour dominate, which the
-// tile/wave model only approximates (worst observed: 17.7%, A100 2048 x 2048 x 2048; A100
-// rows include the serial epilogue store, ComputeParameters::gemm_epilogue_exposed).
-constexpr double kLargeTolerance = 0.15;
+// 6144 x 12288 x 12288) within 8% (worst observed: 4.9%, H200 4096^3). The best large row of
+// each column is also where the ceiling comes from (ComputeParameters::matmul_ceilings), so
+// for those rows this checks only that the tile/wave model reaches close to the ceiling on a
+// huge square GEMM; the other large rows are independent checks. Small or skinny shapes (a
+// dimension < 4096: the 1024 and 2048 cubes, 1024 x 2145 x 1024, 802816 x 192 x 768) within
+// 25%: there the kernel the library picks (split-k, stream-k, its own tile list) and launch
+// behaviour dominate, which the tile/wave model only approximates (worst observed: 21.3%,
+// A100 2048 x 2048 x 2048; A100 rows include the serial epilogue store,
+// ComputeParameters::gemm_epilogue_exposed).
+constexpr double kLargeTolerance = 0.08;
 constexpr double kSmallTolerance = 0.25;
 
 struct Column {
@@ -127,13 +131,14 @@ TEST(ComputeModel, GemmEpilogueAddsOnAmpereAndHidesOnHopper) {
   EXPECT_DOUBLE_EQ(h100.gemmTime(shape, bytes, output), h100.gemmTime(shape, bytes));
 }
 
-TEST(ComputeModel, CeilingsComeFromTheMamfTable) {
-  // stas00/ml-engineering MAMF table (efficiency column) against the catalog peaks.
-  EXPECT_NEAR(ComputeModel(gpu("a100-sxm-80gb"), Precision::kBf16).matmulCeiling(), 271.2 / 312.0, 1e-9);
-  EXPECT_NEAR(ComputeModel(gpu("a100-sxm-80gb"), Precision::kFp16).matmulCeiling(), 271.2 / 312.0, 1e-9);
+TEST(ComputeModel, CeilingsAreSteadyStateRatesWherePublishedElseMamf) {
+  // Azure cuBLASLt steady state (best row per GPU and precision) where published, else the
+  // stas00/ml-engineering MAMF table, against the catalog peaks.
+  EXPECT_NEAR(ComputeModel(gpu("a100-sxm-80gb"), Precision::kBf16).matmulCeiling(), 256.5 / 312.0, 1e-9);
+  EXPECT_NEAR(ComputeModel(gpu("a100-sxm-80gb"), Precision::kFp16).matmulCeiling(), 256.5 / 312.0, 1e-9);
   EXPECT_NEAR(ComputeModel(gpu("h100-sxm"), Precision::kBf16).matmulCeiling(), 794.5 / 989.4, 1e-9);
-  EXPECT_NEAR(ComputeModel(gpu("h100-sxm"), Precision::kFp8).matmulCeiling(), 1402.6 / 1978.9, 1e-9);
-  EXPECT_NEAR(ComputeModel(gpu("h200"), Precision::kFp8).matmulCeiling(), 1453.4 / 1978.9, 1e-9);
+  EXPECT_NEAR(ComputeModel(gpu("h100-sxm"), Precision::kFp8).matmulCeiling(), 1382.2 / 1978.9, 1e-9);
+  EXPECT_NEAR(ComputeModel(gpu("h200"), Precision::kFp8).matmulCeiling(), 1366.3 / 1978.9, 1e-9);
   EXPECT_NEAR(ComputeModel(gpu("mi300x"), Precision::kBf16).matmulCeiling(), 668.4 / 1307.4, 1e-9);
   EXPECT_NEAR(ComputeModel(gpu("gaudi2"), Precision::kBf16).matmulCeiling(), 418.7 / 432.0, 1e-9);
   // No fp8 row for MI300X: its bf16 fraction. No row at all for the L40S: the default.
