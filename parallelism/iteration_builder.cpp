@@ -377,13 +377,12 @@ IterationGraph IterationBuilder::build() {
     RankTasks& rank = result.ranks[static_cast<std::size_t>(r)];
     if (!rank.simulated) continue;
     const int64_t stage = layout_.coordinate(r).pp;
-    double parameters = chunkParameters(stage) * static_cast<double>(chunks);
-    if (plan.zero >= 1) parameters /= static_cast<double>(plan.dp);
+    const double parameters = chunkParameters(stage) * static_cast<double>(chunks);
+    const double traffic = optimizerStepTraffic(experiment_.training, plan, parameters, options_.optimizer_step);
     std::vector<TaskId> dependencies = reductions[static_cast<std::size_t>(r)];
     dependencies.push_back(rank.step_end.back());
-    rank.optimizer = graph.addCompute(
-        sim::secondsToSimTime(timer_.memoryBoundSeconds(parameters * options_.optimizer_bytes_per_parameter)),
-        dependencies, tagged(TaskCategory::kOptimizer, rank.compute_stream));
+    rank.optimizer = graph.addCompute(sim::secondsToSimTime(timer_.memoryBoundSeconds(traffic)), dependencies,
+                                      tagged(TaskCategory::kOptimizer, rank.compute_stream));
   }
   if (data_parallel && plan.zero >= 1) {
     // Updated parameter shards are all-gathered (2 bytes per parameter in bf16), bucket by

@@ -22,6 +22,7 @@
 #include "parallelism/experiment.h"
 #include "parallelism/flops_model.h"
 #include "parallelism/gradient_buckets.h"
+#include "parallelism/optimizer_step.h"
 #include "parallelism/pipeline_schedule.h"
 #include "parallelism/rank_layout.h"
 #include "sim/collective_builder.h"
@@ -47,9 +48,8 @@ struct IterationOptions {
   // Bytes per parameter of the reduced gradients. Unset: the main gradients' element size
   // (MicroBatchShard::mainGradientBytes: fp32 for bf16 training, 2 bytes for fp16).
   std::optional<double> grad_reduce_bytes_per_parameter;
-  // Adam step per parameter: read fp32 master weight, momentum, variance and gradient
-  // (16 B), write master, momentum, variance (12 B) and the bf16 weight (2 B).
-  double optimizer_bytes_per_parameter = 30.0;
+  // The optimizer step's memory traffic per parameter (optimizer_step.h).
+  OptimizerStepOptions optimizer_step;
   // Symmetric mode: data-parallel replicas are identical, so only replica 0 runs its
   // compute, tensor- and pipeline-parallel work; the data-parallel collectives still span
   // every replica's GPUs (so their network traffic and contention are simulated), assuming

@@ -150,7 +150,6 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
   const double chunk_parameters = stage_parameters / chunks;
   const auto buckets = static_cast<double>(iteration.grad_buckets.count(plan, chunk_parameters));
   const double grad_bytes = iteration.grad_reduce_bytes_per_parameter.value_or(shard.mainGradientBytes());
-  double optimizer_parameters = stage_parameters;
   if (plan.dp > 1) {
     const std::vector<int64_t> group = layout.dataGroup(first_rank);
     const auto reduce = plan.zero >= 1 ? sim::CollectiveOp::kReduceScatter : sim::CollectiveOp::kAllReduce;
@@ -165,14 +164,14 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
       seconds += chunks * collectiveSeconds(reduce, group, chunk_parameters * grad_bytes);
     }
     if (plan.zero >= 1) {
-      optimizer_parameters /= static_cast<double>(plan.dp);
       const double bucket =
           collectiveSeconds(sim::CollectiveOp::kAllGather, group, chunk_parameters / buckets * shard.activationBytes());
       // Overlapped with the next forward, only the first bucket is waited for.
       seconds += plan.overlap_param_gather ? bucket : chunks * buckets * bucket;
     }
   }
-  seconds += timer.memoryBoundSeconds(optimizer_parameters * iteration.optimizer_bytes_per_parameter);
+  seconds += timer.memoryBoundSeconds(
+      parallelism::optimizerStepTraffic(training, plan, stage_parameters, iteration.optimizer_step));
   return seconds;
 }
 

@@ -36,8 +36,10 @@ TEST(ZeroShardingTest, StageThreeCommunicatesEveryMicrobatch) {
   // whole (tp-sharded) model; on this machine they outlast the micro-batch's compute.
   EXPECT_GT(three_8.breakdown.dp_comm_exposed, three_4.breakdown.dp_comm_exposed + 0.1);
   EXPECT_GT(three_8.iteration_time_s - three_4.iteration_time_s, two_8.iteration_time_s - two_4.iteration_time_s);
-  // The same computation either way, and stage 3 holds less memory.
-  EXPECT_NEAR(three_8.breakdown.compute, two_8.breakdown.compute, 1e-9 * two_8.breakdown.compute);
+  // The same computation either way but for the optimizer step's zero-fill of the gradient
+  // buffer, of which stage 3 holds 1/dp (optimizer_step.h); and stage 3 holds less memory.
+  EXPECT_LT(three_8.breakdown.compute, two_8.breakdown.compute);
+  EXPECT_NEAR(three_8.breakdown.compute, two_8.breakdown.compute, 0.01 * two_8.breakdown.compute);
   EXPECT_LT(three_8.memory.peakBytes(), two_8.memory.peakBytes());
 }
 

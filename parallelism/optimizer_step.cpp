@@ -1,0 +1,37 @@
+#include "parallelism/optimizer_step.h"
+
+#include "parallelism/micro_batch_shard.h"
+
+namespace trainsim::parallelism {
+namespace {
+
+bool mixedPrecision(topology::Precision precision) {
+  return precision == topology::Precision::kFp16 || precision == topology::Precision::kBf16 ||
+         precision == topology::Precision::kFp8;
+}
+
+}  // namespace
+
+OptimizerStepBytes optimizerStepBytes(const TrainingSpec& training, const OptimizerStepOptions& options) {
+  OptimizerStepBytes bytes;
+  bytes.per_updated_parameter =
+      (training.optimizer == Optimizer::kSgd ? options.sgd_update_bytes : options.adam_update_bytes) +
+      options.grad_norm_bytes;
+  if (training.precision == topology::Precision::kFp16) {
+    bytes.per_updated_parameter += options.fp16_grad_cast_bytes + options.fp16_unscale_bytes;
+  }
+  if (mixedPrecision(training.precision)) bytes.per_updated_parameter += options.master_to_model_copy_bytes;
+  bytes.per_gradient_element = MicroBatchShard::wholeSequence(training).mainGradientBytes();
+  return bytes;
+}
+
+double optimizerStepTraffic(const TrainingSpec& training, const ParallelPlan& plan, double parameters,
+                            const OptimizerStepOptions& options) {
+  const OptimizerStepBytes bytes = optimizerStepBytes(training, options);
+  const double dp = static_cast<double>(plan.dp);
+  const double updated = plan.zero >= 1 ? parameters / dp : parameters;
+  const double gradients = plan.zero >= 3 ? parameters / dp : parameters;
+  return updated * bytes.per_updated_parameter + gradients * bytes.per_gradient_element;
+}
+
+}  // namespace trainsim::parallelism

@@ -1,0 +1,69 @@
+#include "parallelism/optimizer_step.h"
+
+#include <gtest/gtest.h>
+
+namespace trainsim::parallelism {
+namespace {
+
+TrainingSpec training(topology::Precision precision, Optimizer optimizer = Optimizer::kAdam) {
+  TrainingSpec spec;
+  spec.seq_len = 2048;
+  spec.global_batch_size = 8;
+  spec.precision = precision;
+  spec.optimizer = optimizer;
+  return spec;
+}
+
+ParallelPlan plan(int64_t dp, int zero) {
+  ParallelPlan p;
+  p.dp = dp;
+  p.zero = zero;
+  return p;
+}
+
+TEST(OptimizerStep, Fp16AddsTheGradientCastAndUnscaleToAdam) {
+  // Adam 28 + norm 4 + fp16 -> fp32 gradient cast 6 + unscale 8 + master -> model copy 6;
+  // the fp16 gradient buffer is zeroed at 2 bytes per element.
+  const OptimizerStepBytes bytes = optimizerStepBytes(training(topology::Precision::kFp16), {});
+  EXPECT_DOUBLE_EQ(bytes.per_updated_parameter, 52.0);
+  EXPECT_DOUBLE_EQ(bytes.per_gradient_element, 2.0);
+}
+
+TEST(OptimizerStep, Bf16HasNoLossScalingAndFp32MainGradients) {
+  for (auto precision : {topology::Precision::kBf16, topology::Precision::kFp8}) {
+    const OptimizerStepBytes bytes = optimizerStepBytes(training(precision), {});
+    EXPECT_DOUBLE_EQ(bytes.per_updated_parameter, 38.0);  // Adam 28 + norm 4 + master -> model copy 6
+    EXPECT_DOUBLE_EQ(bytes.per_gradient_element, 4.0);
+  }
+}
+
+TEST(OptimizerStep, Fp32HasNoMasterCopy) {
+  const OptimizerStepBytes bytes = optimizerStepBytes(training(topology::Precision::kFp32), {});
+  EXPECT_DOUBLE_EQ(bytes.per_updated_parameter, 32.0);
+  EXPECT_DOUBLE_EQ(bytes.per_gradient_element, 4.0);
+}
+
+TEST(OptimizerStep, SgdMovesLessThanAdam) {
+  const OptimizerStepBytes sgd = optimizerStepBytes(training(topology::Precision::kBf16, Optimizer::kSgd), {});
+  EXPECT_DOUBLE_EQ(sgd.per_updated_parameter, 30.0);  // SGD 20 + norm 4 + copy 6
+}
+
+TEST(OptimizerStep, ZeroShardsTheUpdateFromStageOneAndTheGradientBufferAtStageThree) {
+  const TrainingSpec bf16 = training(topology::Precision::kBf16);
+  const double parameters = 8e9;
+  EXPECT_DOUBLE_EQ(optimizerStepTraffic(bf16, plan(8, 0), parameters, {}), parameters * (38.0 + 4.0));
+  EXPECT_DOUBLE_EQ(optimizerStepTraffic(bf16, plan(8, 1), parameters, {}), parameters / 8.0 * 38.0 + parameters * 4.0);
+  EXPECT_DOUBLE_EQ(optimizerStepTraffic(bf16, plan(8, 2), parameters, {}), parameters / 8.0 * 38.0 + parameters * 4.0);
+  EXPECT_DOUBLE_EQ(optimizerStepTraffic(bf16, plan(8, 3), parameters, {}), parameters / 8.0 * 42.0);
+}
+
+TEST(OptimizerStep, OptionsOverrideEachPass) {
+  OptimizerStepOptions options;
+  options.adam_update_bytes = 30.0;
+  options.grad_norm_bytes = 0.0;
+  options.master_to_model_copy_bytes = 0.0;
+  EXPECT_DOUBLE_EQ(optimizerStepBytes(training(topology::Precision::kBf16), options).per_updated_parameter, 30.0);
+}
+
+}  // namespace
+}  // namespace trainsim::parallelism
