@@ -189,6 +189,11 @@ void WorkloadBuilder::coreAttention(double heads, double queries, double keys, d
     // Read Q, K, V, O, dO and the logsumexp; write dQ, dK, dV.
     op.backward = {2.0 * counted, executed * options_.flash_backward_matmuls_over_forward,
                    4.0 * q_bytes + 4.0 * kv_bytes + lse};
+    if (dropout_) {
+      // The dropout work, as the FLOP-equivalent of a slower kernel (FlopsOptions).
+      op.forward.executed_flops /= options_.flash_dropout_forward_throughput;
+      op.backward.executed_flops /= options_.flash_dropout_backward_throughput;
+    }
     op.forward_gemms = {shape(queries, keys, head_dim, batch), shape(queries, head_dim, keys, batch)};
     op.backward_gemms = {shape(queries, keys, head_dim, batch),   // S = Q K^T again
                          shape(keys, head_dim, queries, batch),   // dV = P^T dO

@@ -59,6 +59,20 @@ struct FlopsOptions {
   // for architecture gpt; llama recipes train without dropout (attention_dropout 0.0 in the
   // Hugging Face Llama configs, Megatron's Llama examples --attention-dropout 0 --hidden-dropout 0).
   bool gpt_dropout = true;
+  // Attention dropout inside the fused kernel: each kept score needs a Philox random number
+  // and a compare-and-scale, issued alongside the exp and max of the online softmax, which
+  // already limit flash attention on parts whose tensor cores far outrun their scalar units
+  // (FlashAttention-3, Shah et al. 2024, section 3). The kernel then runs at this fraction of
+  // its no-dropout rate. Source: Dao-AILab/flash-attention PR #2597 (FA4 on GB200, bf16,
+  // p = 0.125, against cuDNN): forward at 75-85% and backward at 60-70% of the no-dropout
+  // TFLOP/s, "roughly constant across seqlen"; the mid-points are used. The same measurement
+  // on an SM120 part (GB10, PR #2439: head dim 128 within 6%) is far smaller, as expected
+  // where the tensor cores are slower against the scalar units; no H100 measurement is
+  // published, and H100 sits with the data-centre parts (989 dense BF16 TFLOP/s against 3.9
+  // T exp/s of MUFU, FlashAttention-3 section 3.1). Applied where dropout is on (gpt_dropout)
+  // and attention is fused; the unfused path has its own dropout kernel.
+  double flash_dropout_forward_throughput = 0.80;
+  double flash_dropout_backward_throughput = 0.65;
   // Element-wise arithmetic (not matmuls, so outside model FLOPs; they matter for time only
   // through their bytes). LayerNorm: 5 FLOPs per element with the affine transform, as the
   // DeepSpeed FLOPs profiler counts it (deepspeed/profiling/flops_profiler/profiler.py,

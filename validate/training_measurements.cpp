@@ -105,7 +105,9 @@ TrainingMeasurement korthikanti(const char* id, const char* model, int64_t layer
 // --overlap-param-gather, --tp-comm-overlap. The table's TFLOP/s are model FLOPs (its MFU
 // column = TFLOP/s / 989 bf16 dense peak). Not published, assumed here: micro-batch 1,
 // bf16 (the MFU column matches the bf16 peak, not fp8), no activation recomputation,
-// sequence parallelism wherever tp > 1 (--tp-comm-overlap requires it), no interleaving
+// sequence parallelism wherever tp > 1 (--tp-comm-overlap requires it), Megatron's default
+// dropout (--attention-dropout 0.1 --hidden-dropout 0.1, inside the fused attention kernel
+// and the bias-dropout-add fusions), no interleaving
 // (92 layers / pp 4 and 112 / pp 16 leave 23 and 7 layers per stage, which only
 // interleave at one layer per chunk), untied input/output embeddings (the published
 // parameter counts include both: 24 x 12 x 2048^2 + 2 x 131072 x 2048 = 1.74B for "1.7B").
@@ -143,7 +145,7 @@ TrainingMeasurement mcore(const char* id, const char* model, int64_t layers, int
   row.cluster = row.gpus <= 256 ? "dgx-h100" : "h100-superpod-16k";
   row.published = model_tflops;
   row.slow = slow;
-  row.assumptions = "micro-batch 1, bf16, recompute none, virtual stages 1 (not published)";
+  row.assumptions = "micro-batch 1, bf16, dropout 0.1, recompute none, virtual stages 1 (not published)";
   return row;
 }
 

@@ -99,7 +99,9 @@ TEST(FlopsModel, UnfusedAttentionCountsTheSameModelFlops) {
 
 TEST(FlopsModel, FlashAttentionExecutesTheCausalHalfAndRecomputesScores) {
   const ModelSpec model = gptModel(4, 256, 8, 1000);
-  const Workload layer = transformerLayer(model, shard(1, 128));
+  FlopsOptions no_dropout;
+  no_dropout.gpt_dropout = false;
+  const Workload layer = transformerLayer(model, shard(1, 128), no_dropout);
   const Op* flash = layer.find("flash_attention");
   ASSERT_NE(flash, nullptr);
   const double counted = 4.0 * 128 * 128 * 256;  // scores + context, in full
@@ -109,6 +111,27 @@ TEST(FlopsModel, FlashAttentionExecutesTheCausalHalfAndRecomputesScores) {
   EXPECT_DOUBLE_EQ(flash->backward.executed_flops, 2.5 * counted / 2.0);
   EXPECT_EQ(flash->backward_gemms.size(), 5u);
   EXPECT_TRUE(flash->core_attention);
+}
+
+TEST(FlopsModel, AttentionDropoutSlowsTheFusedKernelOnly) {
+  const ModelSpec model = gptModel(4, 256, 8, 1000);
+  FlopsOptions no_dropout;
+  no_dropout.gpt_dropout = false;
+  const Workload without = transformerLayer(model, shard(1, 128), no_dropout);
+  const Workload with = transformerLayer(model, shard(1, 128));
+  const Op* plain = without.find("flash_attention");
+  const Op* dropped = with.find("flash_attention");
+  ASSERT_NE(plain, nullptr);
+  ASSERT_NE(dropped, nullptr);
+  // Same counted FLOPs, more executed work: forward at 80%, backward at 65% of the rate.
+  EXPECT_DOUBLE_EQ(dropped->forward.flops, plain->forward.flops);
+  EXPECT_DOUBLE_EQ(dropped->forward.executed_flops, plain->forward.executed_flops / 0.80);
+  EXPECT_DOUBLE_EQ(dropped->backward.executed_flops, plain->backward.executed_flops / 0.65);
+  // Llama (no dropout) is untouched.
+  const Workload llama = transformerLayer(llama3_8bModel(), shard(1, 4096, 4, true));
+  const Op* flash = llama.find("flash_attention");
+  ASSERT_NE(flash, nullptr);
+  EXPECT_DOUBLE_EQ(flash->forward.executed_flops, flash->forward.flops / 2.0);
 }
 
 TEST(FlopsModel, BackwardMatmulsAreTwiceForward) {
