@@ -50,6 +50,8 @@ TEST(TrainingMeasurementsTest, EveryRowBuildsAValidExperiment) {
     EXPECT_EQ(experiment->plan.gpus, row.gpus) << row.id;
     EXPECT_EQ(experiment->plan.dp, row.dp) << row.id;
     EXPECT_EQ(experiment->plan.virtual_stages, row.virtual_stages) << row.id;
+    // The row's attention kernel reaches the simulator through the experiment, as a user's would.
+    EXPECT_EQ(experiment->training.flash_attention, row.flash_attention) << row.id;
     EXPECT_GE(experiment->cluster.nodes * experiment->cluster.gpus_per_node, row.gpus) << row.id;
   }
 }
@@ -106,28 +108,25 @@ TEST(TrainingSuiteTest, MapeIsTheMeanAbsoluteErrorPerSourceAndOverall) {
 }
 
 // Accuracy of the A100 sources on their default (not slow) rows; about 25 s. Issue 4's goal is
-// MAPE <= 10% per source: Korthikanti (8 rows, 3.9%) meets it and is held to it. SC21 (8 rows,
-// 11.6%) does not since its gradients are reduced in fp16 as the runs did (they were 4-byte
-// before, and the 7.1% rested on that); its bound guards the current figure until the common
-// ~10% over-prediction is explained (docs/training-validation.md). Megatron-Core H100 (11.8%)
-// is left to `trainsim validate training`.
-TEST(TrainingSuiteTest, A100SourcesAccuracy) {
+// The issue's goal, MAPE <= 10% on each source, on the default rows (slow rows skipped):
+// SC21 7.4%, Korthikanti 1.5%, Megatron-Core H100 8.0% (docs/training-validation.md). The
+// other goal, <= 5% over all rows, is not met (5.7% here, 5.5% with the slow rows): the bound
+// below guards the current figure.
+TEST(TrainingSuiteTest, DefaultRowsMeetThePerSourceGoal) {
   TrainingSuiteOptions options;
   for (const auto& row : trainingMeasurements()) {
-    if (!row.slow && (row.source == "megatron-sc21-t1" || row.source == "korthikanti-2022")) {
-      options.only.push_back(row.id);
-    }
+    if (!row.slow) options.only.push_back(row.id);
   }
-  ASSERT_EQ(options.only.size(), 16u);
+  ASSERT_EQ(options.only.size(), 25u);
   auto suite = runTrainingSuite(kPaths, options);
   ASSERT_TRUE(suite.ok()) << suite.error().toString();
   EXPECT_EQ(suite->failed, 0);
-  ASSERT_EQ(suite->sources.size(), 2u);
+  ASSERT_EQ(suite->sources.size(), 3u);
   for (const auto& accuracy : suite->sources) {
-    EXPECT_EQ(accuracy.compared, 8) << accuracy.source->id;
-    const double bound = accuracy.source->id == "korthikanti-2022" ? 0.10 : 0.12;
-    EXPECT_LE(accuracy.mape, bound) << accuracy.source->id;
+    EXPECT_GE(accuracy.compared, 8) << accuracy.source->id;
+    EXPECT_LE(accuracy.mape, 0.10) << accuracy.source->id;
   }
+  EXPECT_LE(suite->mape, 0.06);
 }
 
 TEST(TrainingSuiteTest, OnlyTheLargestRowsAreMarkedSlow) {
