@@ -167,9 +167,10 @@ void writeJson(std::ostream& out, const SweepResult& result, const SweepOptions&
 std::string summaryText(const SweepResult& result, const SweepOptions& options, const sweep::SweepSettings& settings) {
   const auto& first = result.targets.front();
   const auto& training = first.experiment.training;
-  std::string text = fmt::format("sweep {}: {}, global batch {} x {} tokens, {}; objective: {}\n",
+  std::string text = fmt::format("sweep {}: {}, global batch {} x {} tokens, {}{}; objective: {}\n",
                                  first.experiment.name, first.experiment.model.name, training.global_batch_size,
-                                 training.seq_len, topology::precisionName(training.precision), options.objective);
+                                 training.seq_len, topology::precisionName(training.precision),
+                                 training.flash_attention ? "" : ", unfused attention", options.objective);
   for (const auto& target : result.targets) {
     text += fmt::format(
         "  on {} x {} ({}){}\n", grouped(static_cast<std::size_t>(target.gpus)), target.experiment.cluster.gpu.key,

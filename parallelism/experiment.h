@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "parallelism/flops_model.h"
 #include "parallelism/model_spec.h"
 #include "parallelism/parallel_plan.h"
 #include "parallelism/training_spec.h"
@@ -18,5 +19,17 @@ struct Experiment {
   ParallelPlan plan;        // resolved (gpus and dp filled in) and checked against the rest
   std::string source_file;  // the experiment file ("" when built in code)
 };
+
+// The kernel choices of an experiment's training section applied to `base`. The rule, for
+// every place that builds workloads or memory from an experiment (IterationBuilder, the
+// memory model, simulateIteration's FLOP counts, the sweep's screen, the GEMM harness):
+// attention runs fused only when both training.flash_attention and base.fused_attention say
+// so. The experiment's `flash_attention: false` thus wins over FlopsOptions' default (true),
+// and code that asks for the unfused path itself (the harness's --unfused-attention, tests)
+// still gets it.
+[[nodiscard]] inline FlopsOptions kernelsFor(const TrainingSpec& training, FlopsOptions base) {
+  base.fused_attention = base.fused_attention && training.flash_attention;
+  return base;
+}
 
 }  // namespace trainsim::parallelism

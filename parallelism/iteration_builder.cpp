@@ -111,12 +111,13 @@ IterationBuilder::PassWork IterationBuilder::chunkWork(int64_t stage, int64_t ch
   PassWork work;
   const double layers = static_cast<double>(layers_per_stage_[static_cast<std::size_t>(stage)]) /
                         static_cast<double>(plan.virtual_stages);
-  FlopsOptions flops = options_.flops;
+  const FlopsOptions kernels = kernelsFor(experiment_.training, options_.flops);  // training.flash_attention
+  FlopsOptions flops = kernels;
   flops.tp_comm_overlap = plan.tp_comm_overlap;
   addWorkload(work, transformerLayer(experiment_.model, shard, flops), layers);
-  if (stage == 0 && chunk == 0) addWorkload(work, embeddingLayer(experiment_.model, shard, options_.flops), 1.0);
+  if (stage == 0 && chunk == 0) addWorkload(work, embeddingLayer(experiment_.model, shard, kernels), 1.0);
   if (stage == plan.pp - 1 && chunk == plan.virtual_stages - 1) {
-    addWorkload(work, outputLayer(experiment_.model, shard, options_.flops), 1.0);
+    addWorkload(work, outputLayer(experiment_.model, shard, kernels), 1.0);
   }
   return work;
 }

@@ -158,9 +158,11 @@ Expected<IterationResult> simulateIteration(const Experiment& experiment, const 
     const auto gpus = static_cast<double>(experiment.plan.gpus);
     const double tokens = static_cast<double>(training.global_batch_size * training.seq_len);
     result.tokens_per_s = tokens / result.iteration_time_s;
-    result.model_flops = modelFlopsPerIteration(experiment.model, training, options.iteration.flops);
-    result.hardware_flops =
-        hardwareFlopsPerIteration(experiment.model, training, experiment.plan.recompute, options.iteration.flops);
+    // Counted FLOPs do not depend on the attention kernel; the experiment's choice is applied
+    // anyway, as everywhere a workload is built from an experiment (kernelsFor).
+    const FlopsOptions kernels = kernelsFor(training, options.iteration.flops);
+    result.model_flops = modelFlopsPerIteration(experiment.model, training, kernels);
+    result.hardware_flops = hardwareFlopsPerIteration(experiment.model, training, experiment.plan.recompute, kernels);
     result.tflops_per_gpu = result.model_flops / (gpus * result.iteration_time_s) / 1e12;
     result.hardware_tflops_per_gpu = result.hardware_flops / (gpus * result.iteration_time_s) / 1e12;
     const double peak = experiment.cluster.gpu.peakTflops(training.precision).value_or(0.0);
@@ -173,7 +175,7 @@ Expected<IterationResult> simulateIteration(const Experiment& experiment, const 
         result.cost_usd = *result.gpu_hours * *experiment.cluster.price_per_gpu_hour;
     }
     MemoryOptions memory_options;
-    memory_options.kernels = options.iteration.flops;
+    memory_options.kernels = options.iteration.flops;  // estimateMemory applies training.flash_attention
     result.memory = estimateMemory(experiment, memory_options);
     return result;
   });

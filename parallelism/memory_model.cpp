@@ -188,7 +188,9 @@ int64_t inFlightMicrobatches(const ParallelPlan& plan, int64_t microbatches, int
   return std::min(plan.pp - stage, microbatches);
 }
 
-MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& options) {
+MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& base_options) {
+  MemoryOptions options = base_options;
+  options.kernels = kernelsFor(experiment.training, base_options.kernels);  // training.flash_attention
   const ModelSpec& model = experiment.model;
   const TrainingSpec& training = experiment.training;
   const ParallelPlan& plan = experiment.plan;

@@ -11,7 +11,8 @@ std::string_view optimizerName(Optimizer optimizer) {
 }
 
 TrainingSpec readTrainingSpec(const ConfigNode& section) {
-  section.allowKeys({"seq_len", "global_batch_size", "micro_batch_size", "precision", "optimizer", "tokens"});
+  section.allowKeys(
+      {"seq_len", "global_batch_size", "micro_batch_size", "precision", "optimizer", "tokens", "flash_attention"});
   TrainingSpec training;
   training.seq_len = section.child("seq_len").asPositiveInteger();
   training.global_batch_size = section.child("global_batch_size").asPositiveInteger();
@@ -22,6 +23,7 @@ TrainingSpec readTrainingSpec(const ConfigNode& section) {
   training.optimizer =
       section.enumeration("optimizer", {"adam", "sgd"}, "adam") == "sgd" ? Optimizer::kSgd : Optimizer::kAdam;
   if (auto tokens = section.optionalChild("tokens")) training.tokens = tokens->asPositiveNumber();
+  training.flash_attention = section.boolean("flash_attention", true);
   return training;
 }
 

@@ -22,6 +22,12 @@ struct TrainingSpec {
   topology::Precision precision = topology::Precision::kBf16;
   Optimizer optimizer = Optimizer::kAdam;
   std::optional<double> tokens;  // total training tokens, for time_to_train_s
+  // Attention as one fused kernel (FlashAttention, Dao et al. 2022: Megatron-LM's
+  // --use-flash-attn, Transformer Engine's fused attention) or, false, the unfused path: score
+  // and context batched GEMMs with softmax and dropout kernels between them, which also keeps
+  // the s x s softmax output (and dropout mask) in activation memory. Applied to the workload
+  // and memory models by kernelsFor (parallelism/experiment.h).
+  bool flash_attention = true;
 
   [[nodiscard]] int64_t tokensPerIteration() const { return seq_len * global_batch_size; }
 };

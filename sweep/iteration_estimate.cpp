@@ -115,11 +115,12 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
 
   // Pipeline: m micro-batches of the slowest stage, plus the fill and drain bubble.
   const double layers_per_chunk = static_cast<double>(model.layers) / static_cast<double>(plan.pp) / chunks;
-  const ChunkTimes middle = chunkTimes(parallelism::transformerLayer(model, shard, iteration.flops), layers_per_chunk);
+  const parallelism::FlopsOptions kernels = parallelism::kernelsFor(training, iteration.flops);  // flash_attention
+  const ChunkTimes middle = chunkTimes(parallelism::transformerLayer(model, shard, kernels), layers_per_chunk);
   ChunkTimes first_stage = middle;
-  first_stage.add(chunkTimes(parallelism::embeddingLayer(model, shard, iteration.flops), 1.0));
+  first_stage.add(chunkTimes(parallelism::embeddingLayer(model, shard, kernels), 1.0));
   ChunkTimes last_stage = plan.pp == 1 ? first_stage : middle;
-  last_stage.add(chunkTimes(parallelism::outputLayer(model, shard, iteration.flops), 1.0));
+  last_stage.add(chunkTimes(parallelism::outputLayer(model, shard, kernels), 1.0));
   const bool overlap_tensor = plan.tp_comm_overlap && plan.tp > 1;
   const double chunk_time = middle.total(overlap_tensor);
   const double stage_time =

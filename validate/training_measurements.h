@@ -66,7 +66,7 @@ struct TrainingMeasurement {
   bool tp_comm_overlap = false;
   // The attention kernel the measured software ran: flash attention (fused, no s x s matrix
   // in memory) or Megatron-LM's unfused path (QK^T GEMM, fused scale-mask-softmax, dropout,
-  // context GEMM). Sets SimulationOptions::iteration.flops.fused_attention for the row.
+  // context GEMM). Written as training.flash_attention in the row's experiment.
   bool flash_attention = true;
   // Cluster preset (configs/clusters/) whose nodes are set to gpus / 8.
   std::string cluster;

@@ -49,6 +49,7 @@ std::string trainingExperimentYaml(const TrainingMeasurement& row) {
   yaml += fmt::format("  micro_batch_size: {}\n", row.micro_batch_size);
   yaml += fmt::format("  precision: {}\n", row.precision);
   yaml += "  optimizer: adam\n";
+  yaml += fmt::format("  flash_attention: {}\n", row.flash_attention);
   yaml += "parallelism:\n";
   yaml += fmt::format("  gpus: {}\n", row.gpus);
   yaml += fmt::format("  tp: {}\n", row.tp);
@@ -103,9 +104,7 @@ Expected<TrainingSuiteResult> runTrainingSuite(const ConfigPaths& paths, const T
         comparison.failure = experiment.error().toString();
       } else {
         try {
-          parallelism::SimulationOptions simulation = options.simulation;
-          simulation.iteration.flops.fused_attention = row.flash_attention;
-          auto result = parallelism::simulateIteration(*experiment, simulation);
+          auto result = parallelism::simulateIteration(*experiment, options.simulation);
           if (result.ok()) {
             comparison.result = std::move(result).value();
             comparison.ran = true;

@@ -219,6 +219,30 @@ TEST(CliTest, UnknownKeyInAFileIsInvalidInput) {
             "trainsim: error: " + file.string() + ":4:1: gpus_per_nod: unknown key (did you mean 'gpus_per_node'?)\n");
 }
 
+TEST(CliTest, BadFlashAttentionValueNamesFileLineColumnAndKey) {
+  TempDir dir;
+  const fs::path file = dir.path() / "experiment.yaml";
+  std::ofstream(file) << "model: gpt3-175b\ncluster: dgx-a100\ntraining:\n  seq_len: 2048\n  global_batch_size: 8\n"
+                         "  flash_attention: maybe\n";
+  for (const char* command : {"simulate", "memory", "sweep"}) {
+    const Result result = trainsim({command, file.string()});
+    EXPECT_EQ(result.exit_code, 2) << command;
+    EXPECT_EQ(result.err, "trainsim: error: " + file.string() +
+                              ":6:20: training.flash_attention: expected true or false, found \"maybe\"\n")
+        << command;
+  }
+}
+
+TEST(CliTest, SimulateNamesUnfusedAttentionOnThePlanLine) {
+  const Result flash = trainsim({"simulate", "gpt3-175b-selene", "--symmetric"});
+  const Result unfused =
+      trainsim({"simulate", "gpt3-175b-selene", "--symmetric", "--set", "training.flash_attention=false"});
+  ASSERT_EQ(flash.exit_code, 0) << flash.err;
+  ASSERT_EQ(unfused.exit_code, 0) << unfused.err;
+  EXPECT_EQ(flash.out.find("unfused attention"), std::string::npos) << flash.out;
+  EXPECT_NE(unfused.out.find(", 1f1b, unfused attention\n"), std::string::npos) << unfused.out;
+}
+
 // ---------------------------------------------------------------------------------------
 // collective
 

@@ -75,6 +75,21 @@ TEST(MemoryCommand, DoesNotFitExitsWith3) {
             json.at("memory").at("capacity_bytes").get<double>());
 }
 
+TEST(MemoryCommand, UnfusedAttentionHoldsTheScoresInActivationMemory) {
+  // training.flash_attention: false keeps each layer's s x s softmax output (seq 8192 here).
+  const CommandResult flash = runTrainsim("memory llama3-8b-dgx-h100 --json -");
+  const CommandResult unfused = runTrainsim("memory llama3-8b-dgx-h100 --set training.flash_attention=false --json -");
+  ASSERT_EQ(flash.exit_code, 0) << flash.out;
+  ASSERT_TRUE(unfused.exit_code == 0 || unfused.exit_code == 3) << unfused.out;
+  const auto activations = [](const CommandResult& run) {
+    return nlohmann::json::parse(run.out).at("memory").at("activations").get<double>();
+  };
+  EXPECT_GT(activations(unfused), activations(flash) + 1e9);
+  const CommandResult text = runTrainsim("memory llama3-8b-dgx-h100 --set training.flash_attention=false");
+  EXPECT_NE(text.out.find(", unfused attention\n"), std::string::npos) << text.out;
+  EXPECT_EQ(runTrainsim("memory llama3-8b-dgx-h100").out.find("unfused"), std::string::npos);
+}
+
 TEST(MemoryCommand, InvalidPlanExitsWith2) {
   EXPECT_EQ(runTrainsim("memory gpt3-175b-selene --set parallelism.tp=5").exit_code, 2);
   EXPECT_EQ(runTrainsim("memory no-such-experiment").exit_code, 2);

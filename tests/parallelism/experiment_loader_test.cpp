@@ -68,6 +68,7 @@ training:
   EXPECT_EQ(training.precision, topology::Precision::kBf16);
   EXPECT_EQ(training.optimizer, Optimizer::kAdam);
   EXPECT_FALSE(training.tokens.has_value());
+  EXPECT_TRUE(training.flash_attention);
   const ParallelPlan& plan = experiment->plan;
   EXPECT_EQ(plan.gpus, 32);  // the whole cluster
   EXPECT_EQ(plan.tp, 1);
@@ -271,6 +272,16 @@ TEST(ExperimentLoader, DdpBucketSize) {
   EXPECT_EQ(experiment->plan.ddp_bucket_size, 4e9);
 }
 
+TEST(ExperimentLoader, FlashAttention) {
+  auto experiment = loadText(
+      "model: gpt-tiny\ncluster: dgx-a100\ntraining: {seq_len: 128, global_batch_size: 32, flash_attention: false}\n");
+  ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
+  EXPECT_FALSE(experiment->training.flash_attention);
+  experiment = loadText(kValid, {"training.flash_attention=false"});
+  ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
+  EXPECT_FALSE(experiment->training.flash_attention);
+}
+
 TEST(ExperimentErrors, DdpBucketSizeNotPositive) {
   EXPECT_EQ(errorText(loadText("model: llama3-8b\ncluster: dgx-a100\ntraining: {seq_len: 1, global_batch_size: 1}\n"
                                "parallelism:\n  ddp_bucket_size: -1\n")),
@@ -317,6 +328,18 @@ TEST(ExperimentErrors, UnknownOptimizer) {
   EXPECT_EQ(errorText(loadText("model: llama3-8b\ncluster: dgx-a100\ntraining:\n  seq_len: 4096\n"
                                "  global_batch_size: 64\n  optimizer: adamw\n")),
             "bad.yaml:6:14: training.optimizer: expected adam or sgd, found \"adamw\"");
+}
+
+TEST(ExperimentErrors, FlashAttentionNotBoolean) {
+  EXPECT_EQ(errorText(loadText("model: llama3-8b\ncluster: dgx-a100\ntraining:\n  seq_len: 4096\n"
+                               "  global_batch_size: 64\n  flash_attention: maybe\n")),
+            "bad.yaml:6:20: training.flash_attention: expected true or false, found \"maybe\"");
+}
+
+TEST(ExperimentErrors, FlashAttentionMisspelt) {
+  EXPECT_EQ(errorText(loadText("model: llama3-8b\ncluster: dgx-a100\ntraining:\n  seq_len: 4096\n"
+                               "  global_batch_size: 64\n  flash_atention: false\n")),
+            "bad.yaml:6:3: training.flash_atention: unknown key (did you mean 'flash_attention'?)");
 }
 
 TEST(ExperimentErrors, NegativeTokens) {

@@ -88,6 +88,39 @@ TEST(SweepTest, MemoryPruningAgreesWithTheMemoryCommand) {
   EXPECT_GT(checked, 20u);
 }
 
+TEST(SweepTest, UnfusedAttentionReachesEverySweptPlan) {
+  // training.flash_attention: false is the experiment's, not a plan's: every swept plan keeps
+  // it, memory pruning holds the s x s softmax output and the screen times the unfused kernels.
+  const ExperimentFile file;
+  SweepSettings settings = fastSettings();
+  settings.max_simulations = 1;  // memory and screen only
+  const std::vector<Override> unfused_override = {parseOverride("training.flash_attention=false")};
+  auto group = singleProcess();
+  const SweepResult flash = runSweep(targetsOf(file), {}, settings, *group);
+  const SweepResult unfused = runSweep(targetsOf(file, unfused_override), {}, settings, *group);
+  ASSERT_FALSE(unfused.targets.front().experiment.training.flash_attention);
+  ASSERT_EQ(unfused.candidates.size(), flash.candidates.size());
+  EXPECT_GT(unfused.counts.pruned_memory, flash.counts.pruned_memory);
+  std::size_t screened = 0;
+  for (std::size_t i = 0; i < unfused.candidates.size(); ++i) {
+    const PlanOutcome& with = flash.outcomes[i];
+    const PlanOutcome& without = unfused.outcomes[i];
+    if (without.status == PlanStatus::kInvalid) continue;
+    EXPECT_GT(without.memory->peakBytes(), with.memory->peakBytes()) << i;
+    if (with.estimated_iteration_time_s && without.estimated_iteration_time_s) {
+      EXPECT_GT(*without.estimated_iteration_time_s, *with.estimated_iteration_time_s) << i;
+      ++screened;
+    }
+    if (i % 13 != 0) continue;  // as `trainsim memory` sizes it, on a stride of the plans
+    std::vector<Override> overrides = overridesFor(unfused.candidates[i]);
+    overrides.insert(overrides.end(), unfused_override.begin(), unfused_override.end());
+    const auto experiment = parallelism::loadExperiment(file.path(), testing::testConfigPaths(), overrides);
+    ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
+    EXPECT_DOUBLE_EQ(parallelism::estimateMemory(*experiment).peakBytes(), without.memory->peakBytes()) << i;
+  }
+  EXPECT_GT(screened, 10u);
+}
+
 TEST(SweepTest, BestPlanIsTheOptimumOverEverySimulatedPlan) {
   const ExperimentFile file;
   SweepSettings all_settings = fastSettings();

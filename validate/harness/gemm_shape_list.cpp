@@ -44,7 +44,9 @@ std::vector<HarnessGemmShape> referenceGemmShapes() {
 }
 
 std::vector<HarnessGemmShape> experimentGemmShapes(const parallelism::Experiment& experiment,
-                                                   const parallelism::FlopsOptions& flops) {
+                                                   const parallelism::FlopsOptions& options) {
+  // Unfused when the experiment's training.flash_attention or the caller (--unfused-attention) asks.
+  const parallelism::FlopsOptions flops = parallelism::kernelsFor(experiment.training, options);
   const auto shard = parallelism::MicroBatchShard::of(experiment.training, experiment.plan);
   const std::string source = experiment.name.empty() ? std::string("experiment") : experiment.name;
   std::vector<HarnessGemmShape> shapes;

@@ -35,7 +35,8 @@ struct HarnessGemmShape {
 
 // The distinct matmuls that parallelism::ComputeTimer runs as GEMM kernels for one
 // micro-batch on one GPU of `experiment`: the transformer layer's weight GEMMs (and, with
-// unfused attention, its score and context batched matmuls), the embedding's and the output
+// unfused attention, its score and context batched matmuls: the experiment's
+// training.flash_attention false or flops.fused_attention false), the embedding's and the output
 // layer's, forward then backward, in first-seen order. Fused (flash) attention is a kernel
 // of its own, not a GEMM, and is left out.
 [[nodiscard]] std::vector<HarnessGemmShape> experimentGemmShapes(const parallelism::Experiment& experiment,
