@@ -60,6 +60,50 @@ nlohmann::ordered_json resultJson(const Experiment& experiment, const IterationR
   };
 }
 
+nlohmann::ordered_json opProfileJson(const parallelism::OpProfile& profile) {
+  auto rows = nlohmann::ordered_json::array();
+  for (const auto& row : profile.rows) {
+    rows.push_back({{"name", row.name},
+                    {"kind", parallelism::opKindName(row.kind)},
+                    {"forward_s", row.forward_s},
+                    {"backward_s", row.backward_s},
+                    {"recompute_s", row.recompute_s},
+                    {"total_s", row.total_s()},
+                    {"flops", row.flops}});
+  }
+  return {{"stage", profile.stage},
+          {"microbatches", profile.microbatches},
+          {"optimizer_s", profile.optimizer_s},
+          {"total_s", profile.total_s()},
+          {"rows", rows}};
+}
+
+// The op table of `simulate --ops`: seconds per iteration on one GPU of the stage, the share
+// of the stage's compute, and the rate of the ops that count FLOPs.
+std::string opProfileText(const parallelism::OpProfile& profile, int64_t stages) {
+  const double total = profile.total_s();
+  std::string text = fmt::format(
+      "compute by op (stage {} of {}, the busiest; per iteration, {} micro-batches, before communication waits):\n",
+      profile.stage, stages, profile.microbatches);
+  text += fmt::format("  {:<32} {:<13} {:>10} {:>10} {:>10} {:>10} {:>6} {:>8}\n", "op", "kind", "forward", "backward",
+                      "recompute", "total", "share", "TFLOP/s");
+  auto line = [&](const std::string& name, std::string_view kind, double forward, double backward, double recompute,
+                  double sum, double flops) {
+    const std::string rate = flops > 0.0 && sum > 0.0 ? fmt::format("{:8.1f}", flops / sum / 1e12) : "       -";
+    return fmt::format("  {:<32} {:<13} {:>9.3f}s {:>9.3f}s {:>9.3f}s {:>9.3f}s {:>5.1f}% {}\n", name, kind, forward,
+                       backward, recompute, sum, total > 0.0 ? 100.0 * sum / total : 0.0, rate);
+  };
+  for (const auto& row : profile.rows) {
+    // Counted FLOPs are the matmuls' (SPEC); element-wise ops show no rate.
+    const bool counts = row.kind == parallelism::OpKind::kGemm || row.kind == parallelism::OpKind::kAttention;
+    text += line(row.name, parallelism::opKindName(row.kind), row.forward_s, row.backward_s, row.recompute_s,
+                 row.total_s(), counts ? row.flops : 0.0);
+  }
+  text += line("optimizer_step", "memory-bound", 0.0, 0.0, 0.0, profile.optimizer_s, 0.0);
+  text += fmt::format("  {:<32} {:<13} {:>10} {:>10} {:>10} {:>9.3f}s\n", "total", "", "", "", "", total);
+  return text;
+}
+
 std::string duration(double seconds) {
   if (seconds >= 86400.0) return fmt::format("{:.1f} days", seconds / 86400.0);
   if (seconds >= 3600.0) return fmt::format("{:.1f} h", seconds / 3600.0);
@@ -123,11 +167,14 @@ int run(const SimulateOptions& options, const CommandContext& context) {
     simulation.trace = &*trace;
   }
   const IterationResult result = valueOrThrow(parallelism::simulateIteration(experiment, simulation));
+  std::optional<parallelism::OpProfile> profile;
+  if (options.ops) profile = valueOrThrow(parallelism::computeOpProfile(experiment, simulation));
   if (trace) writeOutput(options.trace_file, [&](std::ostream& out) { trace->write(out); });
   const bool json_to_stdout = options.json_file == "-";
   if (!options.json_file.empty()) {
     auto json = resultJson(experiment, result, options.symmetric);
     if (calibration) json["calibration"] = validate::describeCalibration(*calibration);
+    if (profile) json["ops"] = opProfileJson(*profile);
     writeOutput(options.json_file, [&](std::ostream& out) { out << json.dump(2) << "\n"; });
   }
   if (!json_to_stdout) {
@@ -137,6 +184,7 @@ int run(const SimulateOptions& options, const CommandContext& context) {
       if (!mismatch.empty()) std::cout << "warning: " << mismatch << "\n";
     }
     std::cout << summary(experiment, result);
+    if (profile) std::cout << opProfileText(*profile, experiment.plan.pp);
     if (options.symmetric) {
       std::cout << "(symmetric mode: data-parallel replica 0 simulated, the others assumed identical)\n";
     }
@@ -171,6 +219,8 @@ void addSimulateCommand(CLI::App& app, SimulateOptions& options) {
   command->add_flag("--every-microbatch", options.every_microbatch,
                     "Simulate every micro-batch instead of extending the pipeline's steady state linearly");
   command->add_flag("--ignore-memory", options.ignore_memory, "Exit 0 even when the plan does not fit in memory");
+  command->add_flag("--ops", options.ops,
+                    "Also list the busiest pipeline stage's compute op by op (text; \"ops\" in --json)");
 }
 
 int runSimulate(const SimulateOptions& options, const CommandContext& context) {

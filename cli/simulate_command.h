@@ -19,6 +19,7 @@ struct SimulateOptions {
   bool ignore_memory = false;
   bool symmetric = false;
   bool every_microbatch = false;  // no steady-state extrapolation
+  bool ops = false;               // the busiest stage's compute, op by op
 };
 
 void addSimulateCommand(CLI::App& app, SimulateOptions& options);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include "parallelism/chunk_workload.h"
 #include "parallelism/memory_model.h"
 #include "parallelism/micro_batch_shard.h"
 
@@ -74,8 +75,11 @@ IterationBuilder::IterationBuilder(const Experiment& experiment, const topology:
       layout_(experiment.plan),
       layers_per_stage_(experiment.plan.layersPerStage(experiment.model.layers)) {}
 
-void IterationBuilder::addWorkload(PassWork& work, const Workload& workload, double layers) const {
-  const Recompute recompute = experiment_.plan.recompute;
+void IterationBuilder::addWorkload(PassWork& work, const ChunkPart& part) const {
+  const Workload& workload = part.workload;
+  const double layers = part.repeats;
+  // Only the transformer layers are recomputed (ChunkPart::recomputable).
+  const Recompute recompute = part.recomputable ? experiment_.plan.recompute : Recompute::kNone;
   for (const Op& op : workload.ops) {
     const double forward = timer_.seconds(op, PassKind::kForward);
     work.forward_s += layers * forward;
@@ -106,19 +110,8 @@ void IterationBuilder::addWorkload(PassWork& work, const Workload& workload, dou
 }
 
 IterationBuilder::PassWork IterationBuilder::chunkWork(int64_t stage, int64_t chunk) const {
-  const auto& plan = experiment_.plan;
-  const MicroBatchShard shard = MicroBatchShard::of(experiment_.training, plan);
   PassWork work;
-  const double layers = static_cast<double>(layers_per_stage_[static_cast<std::size_t>(stage)]) /
-                        static_cast<double>(plan.virtual_stages);
-  const FlopsOptions kernels = kernelsFor(experiment_.training, options_.flops);  // training.flash_attention
-  FlopsOptions flops = kernels;
-  flops.tp_comm_overlap = plan.tp_comm_overlap;
-  addWorkload(work, transformerLayer(experiment_.model, shard, flops), layers);
-  if (stage == 0 && chunk == 0) addWorkload(work, embeddingLayer(experiment_.model, shard, kernels), 1.0);
-  if (stage == plan.pp - 1 && chunk == plan.virtual_stages - 1) {
-    addWorkload(work, outputLayer(experiment_.model, shard, kernels), 1.0);
-  }
+  for (const ChunkPart& part : chunkWorkloads(experiment_, stage, chunk, options_.flops)) addWorkload(work, part);
   return work;
 }
 

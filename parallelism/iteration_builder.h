@@ -19,6 +19,7 @@
 #include <tuple>
 #include <vector>
 
+#include "parallelism/chunk_workload.h"
 #include "parallelism/experiment.h"
 #include "parallelism/flops_model.h"
 #include "parallelism/gradient_buckets.h"
@@ -117,7 +118,7 @@ class IterationBuilder {
     std::vector<Comm> comms;
   };
   [[nodiscard]] PassWork chunkWork(int64_t stage, int64_t chunk) const;
-  void addWorkload(PassWork& work, const Workload& workload, double layers) const;
+  void addWorkload(PassWork& work, const ChunkPart& part) const;
   sim::TaskId addCollective(IterationGraph& result, sim::CollectiveOp op, const std::vector<int64_t>& ranks,
                             double bytes, int64_t count, std::vector<sim::TaskId> dependencies, TaskCategory category);
 

@@ -181,4 +181,13 @@ Expected<IterationResult> simulateIteration(const Experiment& experiment, const 
   });
 }
 
+Expected<OpProfile> computeOpProfile(const Experiment& experiment, const SimulationOptions& options) {
+  return catchInputErrors([&]() -> OpProfile {
+    const auto compute =
+        valueOrThrow(sim::ComputeModel::create(experiment.cluster.gpu, experiment.training.precision, options.compute));
+    const ComputeTimer timer(compute);
+    return busiestStageOpProfile(experiment, timer, options.iteration);
+  });
+}
+
 }  // namespace trainsim::parallelism

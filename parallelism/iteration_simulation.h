@@ -7,6 +7,7 @@
 #include "parallelism/experiment.h"
 #include "parallelism/iteration_builder.h"
 #include "parallelism/memory_model.h"
+#include "parallelism/op_profile.h"
 #include "sim/communication_parameters.h"
 #include "sim/compute_parameters.h"
 #include "sim/task_executor.h"
@@ -68,5 +69,9 @@ struct SimulationOptions {
 
 [[nodiscard]] Expected<IterationResult> simulateIteration(const Experiment& experiment,
                                                           const SimulationOptions& options = {});
+
+// The op-by-op compute of the busiest pipeline stage (op_profile.h), timed by the same
+// compute model as simulateIteration with these options.
+[[nodiscard]] Expected<OpProfile> computeOpProfile(const Experiment& experiment, const SimulationOptions& options = {});
 
 }  // namespace trainsim::parallelism

@@ -243,6 +243,33 @@ TEST(CliTest, SimulateNamesUnfusedAttentionOnThePlanLine) {
   EXPECT_NE(unfused.out.find(", 1f1b, unfused attention\n"), std::string::npos) << unfused.out;
 }
 
+TEST(CliTest, SimulateOpsListsTheBusiestStagesComputeOpByOp) {
+  const Result text = trainsim({"simulate", "llama3-8b-dgx-h100", "--ops"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("compute by op (stage 0 of 1, the busiest"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("  mlp_gate_up "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("  optimizer_step "), std::string::npos) << text.out;
+  const Result json = trainsim({"simulate", "llama3-8b-dgx-h100", "--ops", "--json", "-"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json result = parseJson(json);
+  ASSERT_TRUE(result.contains("ops"));
+  const auto& ops = result["ops"];
+  double sum = ops["optimizer_s"].get<double>();
+  for (const auto& row : ops["rows"]) {
+    EXPECT_NEAR(row["total_s"].get<double>(),
+                row["forward_s"].get<double>() + row["backward_s"].get<double>() + row["recompute_s"].get<double>(),
+                1e-12);
+    sum += row["total_s"].get<double>();
+  }
+  EXPECT_NEAR(ops["total_s"].get<double>(), sum, 1e-9 * sum);
+  // dp only on one node: no pipeline, so the stage's compute is the critical GPU's compute.
+  EXPECT_NEAR(ops["total_s"].get<double>(), result["breakdown_s"]["compute"].get<double>(), 1e-6 * sum);
+  // Without --ops the JSON is as before.
+  const Result plain = trainsim({"simulate", "llama3-8b-dgx-h100", "--json", "-"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_FALSE(parseJson(plain).contains("ops"));
+}
+
 // ---------------------------------------------------------------------------------------
 // collective
 

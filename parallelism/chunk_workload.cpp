@@ -1,0 +1,26 @@
+#include "parallelism/chunk_workload.h"
+
+#include "parallelism/micro_batch_shard.h"
+
+namespace trainsim::parallelism {
+
+std::vector<ChunkPart> chunkWorkloads(const Experiment& experiment, int64_t stage, int64_t chunk,
+                                      const FlopsOptions& base) {
+  const auto& plan = experiment.plan;
+  const MicroBatchShard shard = MicroBatchShard::of(experiment.training, plan);
+  const auto layers_per_stage = plan.layersPerStage(experiment.model.layers);
+  const double layers =
+      static_cast<double>(layers_per_stage[static_cast<std::size_t>(stage)]) / static_cast<double>(plan.virtual_stages);
+  const FlopsOptions kernels = kernelsFor(experiment.training, base);  // training.flash_attention
+  FlopsOptions layer_kernels = kernels;
+  layer_kernels.tp_comm_overlap = plan.tp_comm_overlap;
+  std::vector<ChunkPart> parts;
+  parts.push_back({transformerLayer(experiment.model, shard, layer_kernels), layers, true});
+  if (stage == 0 && chunk == 0) parts.push_back({embeddingLayer(experiment.model, shard, kernels), 1.0, false});
+  if (stage == plan.pp - 1 && chunk == plan.virtual_stages - 1) {
+    parts.push_back({outputLayer(experiment.model, shard, kernels), 1.0, false});
+  }
+  return parts;
+}
+
+}  // namespace trainsim::parallelism
