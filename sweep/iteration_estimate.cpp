@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "parallelism/chunk_workload.h"
 #include "parallelism/compute_timer.h"
 #include "parallelism/flops_model.h"
 #include "parallelism/memory_model.h"
 #include "parallelism/micro_batch_shard.h"
+#include "parallelism/pipeline_schedule.h"
 #include "parallelism/rank_layout.h"
 #include "sim/collective_builder.h"
 
@@ -34,14 +36,75 @@ struct ChunkTimes {
     tensor_forward_comm += other.tensor_forward_comm;
     tensor_backward_comm += other.tensor_backward_comm;
   }
-  // Forward plus backward; overlapped tensor-parallel collectives cost only what exceeds the pass's compute.
-  [[nodiscard]] double total(bool overlap_tensor) const {
-    if (!overlap_tensor) return forward_compute + backward_compute + forward_comm + backward_comm;
-    const double forward = std::max(forward_compute, tensor_forward_comm) + forward_comm - tensor_forward_comm;
-    const double backward = std::max(backward_compute, tensor_backward_comm) + backward_comm - tensor_backward_comm;
-    return forward + backward;
+  // One pass; overlapped tensor-parallel collectives cost only what exceeds the pass's compute.
+  [[nodiscard]] double forward(bool overlap_tensor) const {
+    if (!overlap_tensor) return forward_compute + forward_comm;
+    return std::max(forward_compute, tensor_forward_comm) + forward_comm - tensor_forward_comm;
   }
+  [[nodiscard]] double backward(bool overlap_tensor) const {
+    if (!overlap_tensor) return backward_compute + backward_comm;
+    return std::max(backward_compute, tensor_backward_comm) + backward_comm - tensor_backward_comm;
+  }
+  [[nodiscard]] double total(bool overlap_tensor) const { return forward(overlap_tensor) + backward(overlap_tensor); }
 };
+
+// Bytes of the requests the link load is measured with: every flow's bytes are proportional
+// to its request's for a given algorithm, protocol and channel count.
+constexpr double kReferenceBytes = 1024.0 * 1024.0 * 1024.0;
+
+// ZeRO-3 at pp = 1 (one chunk), as IterationBuilder step 5 schedules it (DeepSpeed stage 3,
+// PyTorch FSDP: parameters are freed after use and gathered again before every pass):
+//   - the first pass waits for the first bucket of a bucketed parameter all-gather that
+//     starts with the iteration;
+//   - every later pass waits for a full all-gather, issued after the previous gather and
+//     when the previous pass's first compute task is done: the zero-length marker with
+//     tp_comm_overlap (so as that pass starts), else its whole compute;
+//   - every backward but the last reduce-scatters its gradients once its collectives are
+//     done, after the previous reduce-scatter.
+// Gathers and reduce-scatters cross the same data-parallel links: when one is issued while
+// the other is in flight they share them (both at half rate until the shorter is done), as
+// the flow network shares them.
+struct Zero3Pass {
+  double compute = 0.0;  // the pass's compute, after which the next gather may be issued
+  double total = 0.0;    // compute and its tensor/context-parallel collectives
+};
+struct Zero3Timeline {
+  double last_backward_end = 0.0;
+  double reduce_free = 0.0;  // when the last of the per-micro-batch reduce-scatters is done
+};
+Zero3Timeline zero3Timeline(const std::vector<parallelism::PipelineStep>& order, const Zero3Pass& forward,
+                            const Zero3Pass& backward, bool issue_at_start, double first_bucket, double first_gather,
+                            double gather, double reduce) {
+  std::size_t last_backward = 0;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    if (order[i].pass == PassKind::kBackward) last_backward = i;
+  }
+  // A transfer of `seconds` (alone) issued at `at` while the other chain is busy until
+  // `other_end`: both run at half rate until the shorter is done.
+  auto share = [](double at, double seconds, double& other_end) {
+    const double overlap = std::min(seconds, std::max(0.0, other_end - at));
+    other_end += overlap;
+    return at + seconds + overlap;
+  };
+  double gather_end = first_gather;
+  double ready = first_bucket;  // the current pass's parameters
+  double reduce_end = 0.0;
+  double pass_end = 0.0;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const Zero3Pass& pass = order[i].pass == PassKind::kForward ? forward : backward;
+    const double start = std::max(pass_end, ready);
+    pass_end = start + pass.total;
+    if (i + 1 < order.size()) {
+      const double issued = std::max(gather_end, issue_at_start ? start : start + pass.compute);
+      gather_end = share(issued, gather, reduce_end);
+    }
+    if (order[i].pass == PassKind::kBackward && i != last_backward) {
+      reduce_end = share(std::max(pass_end, reduce_end), reduce, gather_end);
+    }
+    ready = gather_end;
+  }
+  return {pass_end, reduce_end};
+}
 
 }  // namespace
 
@@ -50,18 +113,133 @@ IterationEstimator::IterationEstimator(const topology::ClusterSpec& spec, topolo
     : cluster_(std::make_unique<topology::Cluster>(valueOrThrow(topology::Cluster::build(spec)))),
       router_(std::make_unique<topology::Router>(*cluster_)),
       compute_(valueOrThrow(sim::ComputeModel::create(spec.gpu, precision, options.compute))),
-      options_(options) {}
+      options_(options),
+      link_capacity_Bps_(sim::CollectiveBuilder::effectiveCapacities(*cluster_, options.communication)) {}
 
-double IterationEstimator::collectiveSeconds(sim::CollectiveOp op, const std::vector<int64_t>& ranks, double bytes) {
-  if (ranks.size() < 2) return 0.0;
-  auto key = std::make_tuple(static_cast<int>(op), ranks, bytes);
-  auto cached = collective_cache_.find(key);
-  if (cached != collective_cache_.end()) return cached->second;
+const IterationEstimator::TunerEstimate& IterationEstimator::tunerEstimate(const parallelism::ParallelPlan& plan,
+                                                                           GroupKind kind, sim::CollectiveOp op,
+                                                                           const std::vector<int64_t>& ranks,
+                                                                           double bytes) {
+  const auto key =
+      std::make_tuple(static_cast<int>(op), static_cast<int>(kind), plan.tp, plan.cp, plan.dp, plan.ep, bytes);
+  auto cached = tuner_cache_.find(key);
+  if (cached != tuner_cache_.end()) return cached->second;
   sim::CollectiveBuilder builder(*cluster_, *router_, scratch_graph_, options_.communication);
-  const sim::CollectiveRequest request{op, ranks, bytes, {}, {}};
-  const double seconds = valueOrThrow(builder.choose(request)).estimated_time_s;
-  collective_cache_.emplace(std::move(key), seconds);
+  sim::CollectiveRequest request{op, ranks, bytes, {}, {}};
+  TunerEstimate estimate;
+  estimate.choice = valueOrThrow(builder.choose(request));
+  // The tuner's time is fixed costs (launch, base and per-step latencies), the pipeline
+  // fill (which stops growing once a step's share of the bytes reaches a chunk) and bytes /
+  // bus bandwidth. Its slope far beyond the fill's saturation is the bandwidth term alone.
+  request.algorithm = estimate.choice.algorithm;
+  request.protocol = estimate.choice.protocol;
+  constexpr double kLarge = 1024.0 * 1024.0 * 1024.0 * 1024.0;  // 1 TiB
+  request.bytes = kLarge;
+  const double at_large = valueOrThrow(builder.choose(request)).estimated_time_s;
+  request.bytes = 2.0 * kLarge;
+  const double slope = (valueOrThrow(builder.choose(request)).estimated_time_s - at_large) / kLarge;
+  estimate.fixed_s = estimate.choice.estimated_time_s - slope * bytes;
+  return tuner_cache_.emplace(key, estimate).first->second;
+}
+
+double IterationEstimator::collectiveSeconds(const parallelism::ParallelPlan& plan, GroupKind kind,
+                                             sim::CollectiveOp op, const std::vector<int64_t>& ranks, double bytes) {
+  if (ranks.size() < 2) return 0.0;
+  const TunerEstimate& tuner = tunerEstimate(plan, kind, op, ranks, bytes);
+  if (bytes <= 0.0) return tuner.choice.estimated_time_s;
+  // The tuner's bandwidth term prices one group with the node's NIC bandwidth / its GPUs per
+  // node. The simulation lays a ring out on min(NICs, GPUs per node) channels, each leaving
+  // the node through one NIC, while the groups of the same kind on the other GPUs of the
+  // stage run the same collective over the other NICs and share the fabric's links (ECMP).
+  // So a group with one GPU per node gets one NIC, not eight, and a full node gets all
+  // eight, not one. The bytes are timed by the busiest link of those flows instead.
+  return tuner.fixed_s + bytes * busiestLinkSecondsPerByte(plan, kind, op, tuner.choice);
+}
+
+double IterationEstimator::busiestLink(const sim::TaskGraph& graph) {
+  link_load_.resize(link_capacity_Bps_.size(), 0.0);
+  touched_links_.clear();
+  double seconds = 0.0;
+  for (sim::TaskId task = 0; task < graph.taskCount(); ++task) {
+    if (graph.kind(task) != sim::TaskKind::kFlow) continue;
+    const double bytes = graph.flowBytes(task);
+    for (topology::LinkId link : graph.routeLinks(graph.route(task))) {
+      if (link_load_[link] == 0.0) touched_links_.push_back(link);
+      link_load_[link] += bytes;
+    }
+    seconds = std::max(seconds, bytes / graph.flowRateCap(task));  // NVLS: capped flows
+  }
+  for (topology::LinkId link : touched_links_) {
+    if (link_capacity_Bps_[link] > 0.0) seconds = std::max(seconds, link_load_[link] / link_capacity_Bps_[link]);
+    link_load_[link] = 0.0;
+  }
   return seconds;
+}
+
+double IterationEstimator::busiestLinkSecondsPerByte(const parallelism::ParallelPlan& plan, GroupKind kind,
+                                                     sim::CollectiveOp op, const sim::CollectiveChoice& choice) {
+  // Flow bytes scale with 1 / the protocol's bandwidth factor (sim::detail::wireBytes), and a
+  // ring reduce-scatter moves the same bytes over the same edges as an all-gather: measured
+  // once with the Simple protocol per flow pattern.
+  const auto& protocol_factor = options_.communication.protocol_bandwidth_factor;
+  const double protocol_scale = protocol_factor[static_cast<std::size_t>(sim::Protocol::kSimple)] /
+                                protocol_factor[static_cast<std::size_t>(choice.protocol)];
+  const sim::CollectiveOp pattern = op == sim::CollectiveOp::kReduceScatter ? sim::CollectiveOp::kAllGather : op;
+  // The groups of each pipeline stage run the collective at once (they follow the same
+  // schedule, so in step), each built from its first rank as IterationBuilder does: in
+  // symmetric mode only replica 0 runs tensor/context/expert collectives, while
+  // data-parallel groups span every replica. Stages take turns in the pipeline and the
+  // slowest one sets its pace: the busiest link of the worst stage (they differ by ECMP).
+  const int64_t replicas = options_.iteration.symmetric && kind != GroupKind::kData ? 1 : plan.dp;
+  // Stage 0 holds ranks [0, tp x cp x dp) whatever pp is: when its groups stay inside nodes
+  // (so every stage is alike), the result is kept under pp 0 for every pp.
+  LinkKey key{static_cast<int>(pattern),
+              static_cast<int>(choice.algorithm),
+              choice.channels,
+              static_cast<int>(kind),
+              plan.tp,
+              plan.cp,
+              replicas,
+              0,
+              kind == GroupKind::kExpert ? plan.ep : 0};
+  auto cached = link_cache_.find(key);
+  if (cached != link_cache_.end()) return cached->second * protocol_scale;
+  std::get<7>(key) = plan.pp;
+  cached = link_cache_.find(key);
+  if (cached != link_cache_.end()) return cached->second * protocol_scale;
+  const parallelism::RankLayout layout(plan);
+  sim::CollectiveChoice simple = choice;
+  simple.protocol = sim::Protocol::kSimple;
+  double busiest = 0.0;
+  bool network = false;  // whether a group of stage 0 spans nodes
+  for (int64_t stage = 0; stage < plan.pp; ++stage) {
+    sim::TaskGraph graph;
+    sim::CollectiveBuilder builder(*cluster_, *router_, graph, options_.communication);
+    for (int64_t dp = 0; dp < replicas; ++dp) {
+      for (int64_t cp = 0; cp < plan.cp; ++cp) {
+        for (int64_t tp = 0; tp < plan.tp; ++tp) {
+          const parallelism::RankCoordinate coordinate{tp, cp, dp, stage};
+          std::vector<int64_t> group;
+          switch (kind) {
+            case GroupKind::kTensor: group = layout.tensorGroup(coordinate); break;
+            case GroupKind::kContext: group = layout.contextGroup(coordinate); break;
+            case GroupKind::kExpert: group = layout.expertGroup(coordinate); break;
+            case GroupKind::kData: group = layout.dataGroup(coordinate); break;
+            case GroupKind::kPipeline: break;  // not a collective group
+          }
+          if (group.size() < 2 || group.front() != layout.rank(coordinate)) continue;
+          if (stage == 0 && !network) network = !builder.layout(group).singleNode();
+          builder.add({pattern, group, kReferenceBytes, simple.algorithm, simple.protocol}, simple);
+        }
+      }
+    }
+    busiest = std::max(busiest, busiestLink(graph));
+    if (!network) break;
+  }
+  const double seconds_per_byte = busiest / kReferenceBytes;
+  if (!network) std::get<7>(key) = 0;
+  link_cache_.emplace(key, seconds_per_byte);
+  return seconds_per_byte * protocol_scale;
 }
 
 double IterationEstimator::iterationSeconds(const parallelism::Experiment& experiment) {
@@ -84,26 +262,41 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
     }
     return {};
   };
-  // As IterationBuilder::addWorkload: `layers` copies of the workload, each collective kind
-  // summed into one call plus the fixed latency of the others.
-  auto chunkTimes = [&](const parallelism::Workload& workload, double layers) {
+  auto kindOf = [](ParallelGroup group) {
+    switch (group) {
+      case ParallelGroup::kContext: return GroupKind::kContext;
+      case ParallelGroup::kExpert: return GroupKind::kExpert;
+      case ParallelGroup::kTensor:
+      case ParallelGroup::kPipeline: break;
+    }
+    return GroupKind::kTensor;
+  };
+  // As IterationBuilder::addWorkload: `repeats` copies of the part's workload (recomputed
+  // when it is the transformer layers), each collective kind summed into one call plus the
+  // fixed latency of the others.
+  auto chunkTimes = [&](const parallelism::ChunkPart& part) {
+    const parallelism::Workload& workload = part.workload;
+    const double layers = part.repeats;
+    const Recompute recompute = part.recomputable ? plan.recompute : Recompute::kNone;
     ChunkTimes times;
     for (const auto& op : workload.ops) {
       const double forward = timer.seconds(op, PassKind::kForward);
       times.forward_compute += layers * forward;
       times.backward_compute += layers * timer.seconds(op, PassKind::kBackward);
-      if (plan.recompute == Recompute::kFull || (plan.recompute == Recompute::kSelective && op.core_attention)) {
+      if (recompute == Recompute::kFull || (recompute == Recompute::kSelective && op.core_attention)) {
         times.backward_compute += layers * forward;
       }
     }
     for (const auto& comm : workload.communications) {
       if (comm.group == ParallelGroup::kPipeline) continue;
       const std::vector<int64_t> group = groupOf(comm.group);
+      const GroupKind kind = kindOf(comm.group);
       const double count = std::round(layers) * static_cast<double>(comm.count);
-      const double seconds = collectiveSeconds(comm.op, group, layers * comm.bytes * static_cast<double>(comm.count)) +
-                             std::max(0.0, count - 1.0) * collectiveSeconds(comm.op, group, 0.0);
+      const double seconds =
+          collectiveSeconds(plan, kind, comm.op, group, layers * comm.bytes * static_cast<double>(comm.count)) +
+          std::max(0.0, count - 1.0) * collectiveSeconds(plan, kind, comm.op, group, 0.0);
       const bool tensor = comm.group == ParallelGroup::kTensor;
-      const int repeats = plan.recompute == Recompute::kFull && !comm.backward && tensor ? 2 : 1;
+      const int repeats = recompute == Recompute::kFull && !comm.backward && tensor ? 2 : 1;
       for (int repeat = 0; repeat < repeats; ++repeat) {
         const bool backward = comm.backward || repeat == 1;
         (backward ? times.backward_comm : times.forward_comm) += seconds;
@@ -113,29 +306,46 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
     return times;
   };
 
-  // Pipeline: m micro-batches of the slowest stage, plus the fill and drain bubble.
-  const double layers_per_chunk = static_cast<double>(model.layers) / static_cast<double>(plan.pp) / chunks;
-  const parallelism::FlopsOptions kernels = parallelism::kernelsFor(training, iteration.flops);  // flash_attention
-  const ChunkTimes middle = chunkTimes(parallelism::transformerLayer(model, shard, kernels), layers_per_chunk);
-  ChunkTimes first_stage = middle;
-  first_stage.add(chunkTimes(parallelism::embeddingLayer(model, shard, kernels), 1.0));
-  ChunkTimes last_stage = plan.pp == 1 ? first_stage : middle;
-  last_stage.add(chunkTimes(parallelism::outputLayer(model, shard, kernels), 1.0));
+  // Pipeline: m micro-batches of the slowest stage, plus the fill and drain bubble. The
+  // first chunk of the first stage adds the embedding, the last of the last stage the output
+  // layer and loss (parallelism/chunk_workload.h, the builder's list).
+  ChunkTimes middle;  // the transformer layers of one chunk
+  ChunkTimes first_stage;
+  for (const auto& part : parallelism::chunkWorkloads(experiment, 0, 0, iteration.flops)) {
+    const ChunkTimes times = chunkTimes(part);
+    if (part.recomputable) middle = times;
+    first_stage.add(times);
+  }
+  ChunkTimes last_stage;
+  if (plan.pp == 1 && plan.virtual_stages == 1) {
+    last_stage = first_stage;
+  } else {
+    // (Every swept plan splits the layers evenly: the last chunk's take middle's time.)
+    for (const auto& part :
+         parallelism::chunkWorkloads(experiment, plan.pp - 1, plan.virtual_stages - 1, iteration.flops)) {
+      last_stage.add(part.recomputable ? middle : chunkTimes(part));
+    }
+  }
   const bool overlap_tensor = plan.tp_comm_overlap && plan.tp > 1;
   const double chunk_time = middle.total(overlap_tensor);
   const double stage_time =
       std::max({first_stage.total(overlap_tensor) + (chunks - 1.0) * chunk_time,
                 last_stage.total(overlap_tensor) + (chunks - 1.0) * chunk_time, chunks * chunk_time});
   const auto microbatches = static_cast<double>(plan.microbatches(training));
-  double seconds = microbatches * stage_time + static_cast<double>(plan.pp - 1) * stage_time / chunks;
+  const bool zero3 = plan.zero >= 3 && plan.dp > 1;  // pp = 1 and one chunk (checkPlan)
+  double seconds = zero3 ? 0.0 : microbatches * stage_time + static_cast<double>(plan.pp - 1) * stage_time / chunks;
 
-  // Pipeline sends: each chunk boundary, both directions, stretches the 1F1B cycle.
+  // Pipeline sends: each chunk boundary, both directions, stretches the 1F1B cycle. (Priced
+  // alone, at the tuner's estimate: the simulation hides most of their time behind other
+  // stages' work, so pricing their link load as well would overestimate pp-heavy plans.)
   if (plan.pp > 1) {
     const double activation_bytes = (plan.sequence_parallel ? shard.replicatedRegionTokens() : shard.tokens()) *
                                     static_cast<double>(model.hidden_size) * shard.activationBytes();
     parallelism::RankCoordinate next_stage = first_rank;
     next_stage.pp = 1;
-    const double send = collectiveSeconds(sim::CollectiveOp::kSendRecv, {0, layout.rank(next_stage)}, activation_bytes);
+    const double send = tunerEstimate(plan, GroupKind::kPipeline, sim::CollectiveOp::kSendRecv,
+                                      {0, layout.rank(next_stage)}, activation_bytes)
+                            .choice.estimated_time_s;
     seconds += 2.0 * (microbatches * chunks + static_cast<double>(plan.pp - 1)) * send;
   }
 
@@ -154,21 +364,43 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
   if (plan.dp > 1) {
     const std::vector<int64_t> group = layout.dataGroup(first_rank);
     const auto reduce = plan.zero >= 1 ? sim::CollectiveOp::kReduceScatter : sim::CollectiveOp::kAllReduce;
-    const bool overlap_grads = plan.overlap_grad_reduce && plan.zero < 3;
-    if (overlap_grads) {
-      const double bucket = collectiveSeconds(reduce, group, chunk_parameters / buckets * grad_bytes);
-      // Reduction runs under the last backward of each chunk; what exceeds it is exposed.
-      const double reduction = chunks * buckets * bucket;
-      const double hidden_under = chunks * (middle.backward_compute + middle.backward_comm);
-      seconds += std::max(bucket, reduction - hidden_under);
+    const bool overlap_grads = plan.overlap_grad_reduce;
+    const double parameter_bytes = shard.activationBytes();  // the all-gathered (updated) parameters
+    auto reduction = [&](double parameters) {
+      return collectiveSeconds(plan, GroupKind::kData, reduce, group, parameters * grad_bytes);
+    };
+    auto gathering = [&](double parameters) {
+      return collectiveSeconds(plan, GroupKind::kData, sim::CollectiveOp::kAllGather, group,
+                               parameters * parameter_bytes);
+    };
+    // The last backward's reduction: bucketed under the last backward of each chunk (what
+    // exceeds it is exposed), or one call per chunk after the last backward.
+    const double bucket = overlap_grads ? reduction(chunk_parameters / buckets) : 0.0;
+    const double hidden_under = chunks * (middle.backward_compute + middle.backward_comm);
+    const double last_reduction = overlap_grads ? std::max(bucket, chunks * buckets * bucket - hidden_under)
+                                                : chunks * reduction(chunk_parameters);
+    if (zero3) {
+      // ZeRO-3 gathers the parameters before every pass of every micro-batch (they are freed
+      // after use) and reduce-scatters every backward's gradients (IterationBuilder step 5).
+      const double gather_bucket = gathering(chunk_parameters / buckets);
+      const double whole = reduction(chunk_parameters);
+      const auto order = parallelism::stageOrder(plan.schedule, 1, 1, plan.microbatches(training), 0);
+      const Zero3Pass forward{last_stage.forward_compute, last_stage.forward(overlap_tensor)};
+      const Zero3Pass backward{last_stage.backward_compute, last_stage.backward(overlap_tensor)};
+      const Zero3Timeline timeline = zero3Timeline(order, forward, backward, overlap_tensor, gather_bucket,
+                                                   buckets * gather_bucket, gathering(chunk_parameters), whole);
+      // The last backward's reduction, after the previous reduce-scatters (one NCCL stream).
+      const double passes_end = timeline.last_backward_end;
+      const double reduction_start =
+          std::max(timeline.reduce_free, overlap_grads ? passes_end - backward.total : passes_end);
+      seconds = std::max(passes_end + last_reduction, reduction_start + (overlap_grads ? buckets * bucket : whole));
     } else {
-      seconds += chunks * collectiveSeconds(reduce, group, chunk_parameters * grad_bytes);
-    }
-    if (plan.zero >= 1) {
-      const double bucket =
-          collectiveSeconds(sim::CollectiveOp::kAllGather, group, chunk_parameters / buckets * shard.activationBytes());
-      // Overlapped with the next forward, only the first bucket is waited for.
-      seconds += plan.overlap_param_gather ? bucket : chunks * buckets * bucket;
+      seconds += last_reduction;
+      if (plan.zero >= 1) {
+        // Overlapped with the next forward, only the first bucket is waited for.
+        const double gather_bucket = gathering(chunk_parameters / buckets);
+        seconds += plan.overlap_param_gather ? gather_bucket : chunks * buckets * gather_bucket;
+      }
     }
   }
   seconds += timer.memoryBoundSeconds(

@@ -1,16 +1,25 @@
 // The sweep's analytical screen: a closed-form estimate of one iteration's time, cheap
 // enough to run on every plan that fits in memory, used only to decide which plans to
 // event-simulate (and in what order). It prices the same work the iteration builder
-// schedules, from the same models, without building or running a task graph:
-//   - per model chunk, forward and backward time of its layers (the ComputeModel of
-//     `simulate`, recomputation included) plus their tensor/context/expert-parallel
-//     collectives at the NCCL tuner's closed-form estimate (CollectiveBuilder::choose);
+// schedules, from the same models, without running a task graph:
+//   - per model chunk (parallelism/chunk_workload.h, the builder's list), forward and
+//     backward time of its layers (the ComputeModel of `simulate`, recomputation of the
+//     transformer layers included) plus their tensor/context/expert-parallel collectives;
 //   - the pipeline as m micro-batches of the slowest stage plus a (pp - 1) / v bubble, with
 //     a pipeline send per chunk boundary and micro-batch in each direction;
 //   - data parallelism: gradient reduction (all-reduce, or reduce-scatter with ZeRO) exposed
 //     in full, or only beyond the last backward when it overlaps; the optimizer step; and
-//     the ZeRO parameter all-gather (one bucket exposed when it overlaps).
-// Link contention between concurrent collectives is not priced: the simulation does that.
+//     the ZeRO parameter all-gather (one bucket exposed when it overlaps);
+//   - ZeRO-3: the parameter all-gather before every pass of every micro-batch and the
+//     gradient reduce-scatter after every backward, against the passes they must precede;
+//   - every collective at its latency (launch, base and step latencies, pipeline fill, from
+//     the NCCL tuner's closed form, CollectiveBuilder::choose) plus its bytes over the busiest
+//     link when all the groups of its kind in a pipeline stage run it at once, as the
+//     simulation lays them out (same rings, routes and ECMP choices, same effective link
+//     capacities as the flow network); the worst stage. Pipeline sends stay at the tuner's
+//     estimate.
+// What the load cannot show (a transfer slowed by one of another kind on the same links,
+// groups drifting out of step) is left to the simulation.
 #pragma once
 
 #include <map>
@@ -37,15 +46,45 @@ class IterationEstimator {
   // Estimated iteration time in seconds of a resolved, valid plan on this cluster.
   [[nodiscard]] double iterationSeconds(const parallelism::Experiment& experiment);
 
+  // Which groups run a collective at the same time in the simulation (kPipeline: the send
+  // between the first two stages, priced by the tuner alone).
+  enum class GroupKind : uint8_t { kTensor, kContext, kExpert, kData, kPipeline };
+
  private:
-  [[nodiscard]] double collectiveSeconds(sim::CollectiveOp op, const std::vector<int64_t>& ranks, double bytes);
+  // The tuner's choice for one call, and its time without the bandwidth term (latencies
+  // and pipeline fill).
+  struct TunerEstimate {
+    sim::CollectiveChoice choice;
+    double fixed_s = 0.0;
+  };
+  // `ranks`: the kind's group of rank 0, which (tp, cp, dp, ep) determine.
+  [[nodiscard]] const TunerEstimate& tunerEstimate(const parallelism::ParallelPlan& plan, GroupKind kind,
+                                                   sim::CollectiveOp op, const std::vector<int64_t>& ranks,
+                                                   double bytes);
+  // One call of `bytes` on `ranks` (the kind's group of rank 0) while every group of `kind`
+  // in `plan` runs it too.
+  [[nodiscard]] double collectiveSeconds(const parallelism::ParallelPlan& plan, GroupKind kind, sim::CollectiveOp op,
+                                         const std::vector<int64_t>& ranks, double bytes);
+  // Seconds per request byte on the busiest link when every group of `kind` runs `op` with `choice`.
+  [[nodiscard]] double busiestLinkSecondsPerByte(const parallelism::ParallelPlan& plan, GroupKind kind,
+                                                 sim::CollectiveOp op, const sim::CollectiveChoice& choice);
+  // Seconds the busiest link (or rate-capped flow) of `graph`'s flows needs for their bytes.
+  [[nodiscard]] double busiestLink(const sim::TaskGraph& graph);
 
   std::unique_ptr<topology::Cluster> cluster_;
   std::unique_ptr<topology::Router> router_;
   sim::ComputeModel compute_;
   const parallelism::SimulationOptions& options_;
+  std::vector<double> link_capacity_Bps_;  // as the simulation's flow network
+  std::vector<double> link_load_;          // busiestLink's scratch: bytes per link, all zero between calls
+  std::vector<topology::LinkId> touched_links_;
   sim::TaskGraph scratch_graph_;  // CollectiveBuilder wants one; choose() adds nothing to it
-  std::map<std::tuple<int, std::vector<int64_t>, double>, double> collective_cache_;
+  // (op, kind, tp, cp, dp, ep, bytes) -> the tuner's estimate for the kind's group of rank 0.
+  std::map<std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, double>, TunerEstimate> tuner_cache_;
+  // (flow pattern, algorithm, channels, kind, tp, cp, replicas, pp or 0 when the groups stay
+  // inside nodes, ep or 0) -> seconds per byte with the Simple protocol.
+  using LinkKey = std::tuple<int, int, int, int, int64_t, int64_t, int64_t, int64_t, int64_t>;
+  std::map<LinkKey, double> link_cache_;
 };
 
 }  // namespace trainsim::sweep
