@@ -1,6 +1,7 @@
 #include "parallelism/iteration_simulation.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "parallelism/compute_timer.h"
 #include "sim/compute_model.h"
@@ -125,10 +126,13 @@ std::optional<MicrobatchExtrapolation> microbatchExtrapolation(const ParallelPla
   // add the same rounds of work, so the time is linear in m from there: simulate pp and 2 pp
   // and extend. (Checked against simulating every micro-batch: tests/parallelism/
   // microbatch_extrapolation_test.cpp; GPT-3 175B on 1,024 A100, 192 micro-batches: 0.07%.)
-  // Only worth it when it saves at least pp micro-batches.
-  const int64_t first = std::max<int64_t>(plan.pp, 2);
-  const int64_t second = first + std::max<int64_t>(plan.pp, 2);
-  if (microbatches < first + second + std::max<int64_t>(plan.pp, 2)) return std::nullopt;
+  // The line is checked against a third point (simulateIteration), so it is only worth it
+  // when the three runs save at least pp micro-batches over simulating them all.
+  const int64_t step = std::max<int64_t>(plan.pp, 2);
+  const int64_t first = step;
+  const int64_t second = first + step;
+  const int64_t third = second + step;
+  if (microbatches < first + second + third + step) return std::nullopt;
   return MicrobatchExtrapolation{microbatches, first, second};
 }
 
@@ -140,13 +144,51 @@ Expected<IterationResult> simulateIteration(const Experiment& experiment, const 
                                    ? microbatchExtrapolation(experiment.plan, result.microbatches)
                                    : std::nullopt;
     if (extrapolation) {
-      const ScheduleRun a = simulateSchedule(withMicrobatches(experiment, extrapolation->first), options);
-      const ScheduleRun b = simulateSchedule(withMicrobatches(experiment, extrapolation->second), options);
-      result.iteration_time_s = extrapolate(a.iteration_time_s, b.iteration_time_s, *extrapolation);
-      result.breakdown = extrapolate(a.breakdown, b.breakdown, *extrapolation);
+      // Linear from the steady state on, but a data-parallel collective that runs in the
+      // background from the iteration's start (ZeRO's overlapped parameter gather) can
+      // outlast the first micro-batches and meet the gradient reduction at the end, which
+      // bends the line at small counts. So the line through the last two points must
+      // predict a third within kLinearTolerance; if not, the points move up (the spacing
+      // doubling each time) until it does or the real count is reached, which is then
+      // simulated in full.
+      constexpr double kLinearTolerance = 1e-3;
+      int64_t step = extrapolation->second - extrapolation->first;
+      int64_t at_a = extrapolation->first;
+      int64_t at_b = extrapolation->second;
+      ScheduleRun a = simulateSchedule(withMicrobatches(experiment, at_a), options);
+      ScheduleRun b = simulateSchedule(withMicrobatches(experiment, at_b), options);
       result.tasks = a.tasks + b.tasks;
       result.events = a.events + b.events;
-      result.extrapolation = extrapolation;
+      bool linear = false;
+      while (true) {
+        const int64_t at_c = at_b + step;
+        if (at_c + step > result.microbatches) break;
+        const ScheduleRun c = simulateSchedule(withMicrobatches(experiment, at_c), options);
+        result.tasks += c.tasks;
+        result.events += c.events;
+        const double predicted = b.iteration_time_s + (b.iteration_time_s - a.iteration_time_s) *
+                                                          static_cast<double>(at_c - at_b) /
+                                                          static_cast<double>(at_b - at_a);
+        linear = std::abs(predicted - c.iteration_time_s) <= kLinearTolerance * c.iteration_time_s;
+        a = b;
+        at_a = at_b;
+        b = c;
+        at_b = at_c;
+        if (linear) break;
+        step *= 2;
+      }
+      if (linear) {
+        const MicrobatchExtrapolation used{result.microbatches, at_a, at_b};
+        result.iteration_time_s = extrapolate(a.iteration_time_s, b.iteration_time_s, used);
+        result.breakdown = extrapolate(a.breakdown, b.breakdown, used);
+        result.extrapolation = used;
+      } else {
+        const ScheduleRun run = simulateSchedule(experiment, options);
+        result.iteration_time_s = run.iteration_time_s;
+        result.breakdown = run.breakdown;
+        result.tasks += run.tasks;
+        result.events += run.events;
+      }
     } else {
       const ScheduleRun run = simulateSchedule(experiment, options);
       result.iteration_time_s = run.iteration_time_s;
