@@ -171,7 +171,8 @@ IterationGraph IterationBuilder::build() {
                .total() /
            static_cast<double>(chunks);
   };
-  const bool data_parallel = plan.dp > 1;
+  // Gradients are reduced over the data- and context-parallel ranks (RankLayout::dataGroup).
+  const bool data_parallel = plan.dp * plan.cp > 1;
   const bool overlap_grads = plan.overlap_grad_reduce && data_parallel;
   // ZeRO-3 (sharded parameters, pp = 1): every pass gathers the chunk's parameters and every
   // backward reduce-scatters its gradients (DeepSpeed stage 3, PyTorch FSDP).
@@ -324,7 +325,7 @@ IterationGraph IterationBuilder::build() {
     const sim::CollectiveOp reduce = plan.zero >= 1 ? sim::CollectiveOp::kReduceScatter : sim::CollectiveOp::kAllReduce;
     for (int64_t r = 0; r < ranks; ++r) {
       const RankCoordinate coordinate = layout_.coordinate(r);
-      if (coordinate.dp != 0) continue;
+      if (coordinate.dp != 0 || coordinate.cp != 0) continue;  // one per data-parallel group
       const std::vector<int64_t> group = layout_.dataGroup(coordinate);
       const int64_t stage = coordinate.pp;
       for (int64_t c = 0; c < chunks; ++c) {
@@ -388,7 +389,7 @@ IterationGraph IterationBuilder::build() {
     const double bytes_per_parameter = shard.activationBytes();
     for (int64_t r = 0; r < ranks; ++r) {
       const RankCoordinate coordinate = layout_.coordinate(r);
-      if (coordinate.dp != 0) continue;
+      if (coordinate.dp != 0 || coordinate.cp != 0) continue;  // one per data-parallel group
       const std::vector<int64_t> group = layout_.dataGroup(coordinate);
       const int64_t stage = coordinate.pp;
       const int64_t count = buckets(stage);

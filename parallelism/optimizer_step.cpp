@@ -28,7 +28,7 @@ OptimizerStepBytes optimizerStepBytes(const TrainingSpec& training, const Optimi
 double optimizerStepTraffic(const TrainingSpec& training, const ParallelPlan& plan, double parameters,
                             const OptimizerStepOptions& options) {
   const OptimizerStepBytes bytes = optimizerStepBytes(training, options);
-  const double dp = static_cast<double>(plan.dp);
+  const double dp = static_cast<double>(plan.dp * plan.cp);  // the data-parallel group with context parallel
   const double updated = plan.zero >= 1 ? parameters / dp : parameters;
   const double gradients = plan.zero >= 3 ? parameters / dp : parameters;
   return updated * bytes.per_updated_parameter + gradients * bytes.per_gradient_element;

@@ -47,9 +47,9 @@ struct OptimizerStepBytes {
 [[nodiscard]] OptimizerStepBytes optimizerStepBytes(const TrainingSpec& training, const OptimizerStepOptions& options);
 
 // Bytes of one rank's optimizer step: `parameters` of its model chunks. ZeRO >= 1 shards the
-// update over dp. The gradient buffer is zeroed in full up to ZeRO-2: Megatron's distributed
-// optimizer keeps a full-size buffer that backward accumulates into, and ZeRO-2 is timed as
-// ZeRO-1 (zero_sharding_test.cpp); ZeRO-3 holds 1/dp of it.
+// update over dp x cp (RankLayout::dataGroup). The gradient buffer is zeroed in full up to ZeRO-2: Megatron's
+// distributed optimizer keeps a full-size buffer that backward accumulates into, and ZeRO-2 is timed as ZeRO-1
+// (zero_sharding_test.cpp); ZeRO-3 holds 1/dp of it.
 [[nodiscard]] double optimizerStepTraffic(const TrainingSpec& training, const ParallelPlan& plan, double parameters,
                                           const OptimizerStepOptions& options);
 

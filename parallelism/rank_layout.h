@@ -41,7 +41,21 @@ class RankLayout {
   [[nodiscard]] std::vector<int64_t> contextGroup(RankCoordinate c) const {
     return vary(c, &RankCoordinate::cp, cp_, 0);
   }
-  [[nodiscard]] std::vector<int64_t> dataGroup(RankCoordinate c) const { return vary(c, &RankCoordinate::dp, dp_, 0); }
+  // The ranks that hold the same parameters as `c`: every data- and context-parallel rank with
+  // its tp and pp coordinates, in rank order. Gradients are reduced and ZeRO / the distributed
+  // optimizer shards over this group (Megatron-Core's data-parallel group "with context
+  // parallel": context-parallel ranks hold the same weights and see different tokens).
+  [[nodiscard]] std::vector<int64_t> dataGroup(RankCoordinate c) const {
+    std::vector<int64_t> group;
+    for (int64_t dp = 0; dp < dp_; ++dp) {
+      for (int64_t cp = 0; cp < cp_; ++cp) {
+        c.dp = dp;
+        c.cp = cp;
+        group.push_back(rank(c));
+      }
+    }
+    return group;
+  }
   // Expert-parallel groups: ep consecutive data-parallel ranks (Megatron-Core builds them
   // from the data- and context-parallel ranks; with cp = 1 these are the same).
   [[nodiscard]] std::vector<int64_t> expertGroup(RankCoordinate c) const {

@@ -332,7 +332,7 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
       std::max({first_stage.total(overlap_tensor) + (chunks - 1.0) * chunk_time,
                 last_stage.total(overlap_tensor) + (chunks - 1.0) * chunk_time, chunks * chunk_time});
   const auto microbatches = static_cast<double>(plan.microbatches(training));
-  const bool zero3 = plan.zero >= 3 && plan.dp > 1;  // pp = 1 and one chunk (checkPlan)
+  const bool zero3 = plan.zero >= 3 && plan.dp * plan.cp > 1;  // pp = 1 and one chunk (checkPlan)
   double seconds = zero3 ? 0.0 : microbatches * stage_time + static_cast<double>(plan.pp - 1) * stage_time / chunks;
 
   // Pipeline sends: each chunk boundary, both directions, stretches the 1F1B cycle. (Priced
@@ -361,7 +361,7 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
   const double chunk_parameters = stage_parameters / chunks;
   const auto buckets = static_cast<double>(iteration.grad_buckets.count(plan, chunk_parameters));
   const double grad_bytes = iteration.grad_reduce_bytes_per_parameter.value_or(shard.mainGradientBytes());
-  if (plan.dp > 1) {
+  if (plan.dp * plan.cp > 1) {  // gradients reduce over dp x cp (RankLayout::dataGroup)
     const std::vector<int64_t> group = layout.dataGroup(first_rank);
     const auto reduce = plan.zero >= 1 ? sim::CollectiveOp::kReduceScatter : sim::CollectiveOp::kAllReduce;
     const bool overlap_grads = plan.overlap_grad_reduce;
