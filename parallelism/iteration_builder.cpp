@@ -212,9 +212,10 @@ IterationGraph IterationBuilder::build() {
       const int64_t parts = split ? buckets(stage) : 1;
       TaskId first = sim::kNoTask;
       TaskId last = sim::kNoTask;
-      if (overlap_tp) {
+      if (overlap_tp || zero3) {
         // A zero-length marker where the pass starts: the overlapped tensor-parallel
-        // collectives start with the pass instead of after it.
+        // collectives start with the pass instead of after it, and ZeRO-3's prefetch of the
+        // next pass's parameters is issued there (step 5).
         first = graph.addCompute(0, {}, tagged(TaskCategory::kCompute, rank.compute_stream));
       }
       for (int64_t part = 0; part < parts; ++part) {

@@ -387,7 +387,8 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
       const auto order = parallelism::stageOrder(plan.schedule, 1, 1, plan.microbatches(training), 0);
       const Zero3Pass forward{last_stage.forward_compute, last_stage.forward(overlap_tensor)};
       const Zero3Pass backward{last_stage.backward_compute, last_stage.backward(overlap_tensor)};
-      const Zero3Timeline timeline = zero3Timeline(order, forward, backward, overlap_tensor, gather_bucket,
+      // The prefetch is issued when the pass before starts (IterationBuilder's start marker).
+      const Zero3Timeline timeline = zero3Timeline(order, forward, backward, true, gather_bucket,
                                                    buckets * gather_bucket, gathering(chunk_parameters), whole);
       // The last backward's reduction, after the previous reduce-scatters (one NCCL stream).
       const double passes_end = timeline.last_backward_end;

@@ -102,13 +102,17 @@ TEST(SweepTest, UnfusedAttentionReachesEverySweptPlan) {
   ASSERT_EQ(unfused.candidates.size(), flash.candidates.size());
   EXPECT_GT(unfused.counts.pruned_memory, flash.counts.pruned_memory);
   std::size_t screened = 0;
+  std::size_t slower = 0;
   for (std::size_t i = 0; i < unfused.candidates.size(); ++i) {
     const PlanOutcome& with = flash.outcomes[i];
     const PlanOutcome& without = unfused.outcomes[i];
     if (without.status == PlanStatus::kInvalid) continue;
     EXPECT_GT(without.memory->peakBytes(), with.memory->peakBytes()) << i;
     if (with.estimated_iteration_time_s && without.estimated_iteration_time_s) {
-      EXPECT_GT(*without.estimated_iteration_time_s, *with.estimated_iteration_time_s) << i;
+      // Never faster; equal where the pass is bound by ZeRO-3's prefetched gathers, which
+      // hide the extra attention work.
+      EXPECT_GE(*without.estimated_iteration_time_s, *with.estimated_iteration_time_s) << i;
+      if (*without.estimated_iteration_time_s > *with.estimated_iteration_time_s) ++slower;
       ++screened;
     }
     if (i % 13 != 0) continue;  // as `trainsim memory` sizes it, on a stride of the plans
@@ -119,6 +123,7 @@ TEST(SweepTest, UnfusedAttentionReachesEverySweptPlan) {
     EXPECT_DOUBLE_EQ(parallelism::estimateMemory(*experiment).peakBytes(), without.memory->peakBytes()) << i;
   }
   EXPECT_GT(screened, 10u);
+  EXPECT_GT(slower, screened / 2);
 }
 
 TEST(SweepTest, BestPlanIsTheOptimumOverEverySimulatedPlan) {
