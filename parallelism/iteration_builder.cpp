@@ -191,9 +191,14 @@ IterationGraph IterationBuilder::build() {
   }
 
   const bool overlap_tp = plan.tp_comm_overlap && plan.tp > 1;
+  // ZeRO's parameter all-gathers overlap a chunk's first forward, which waits for each
+  // bucket as it reaches the bucket's layers (step 5).
+  const bool gathered_forward = data_parallel && plan.zero >= 1 && (plan.overlap_param_gather || zero3);
   // 1. Compute tasks, in each rank's schedule order on its compute stream. The last
-  //    backward of a chunk is split into gradient buckets when reduction overlaps it.
+  //    backward of a chunk is split into gradient buckets when reduction overlaps it, and
+  //    its first forward into parameter buckets when the gathers overlap it.
   std::vector<std::vector<std::vector<TaskId>>> bucket_tasks(static_cast<std::size_t>(ranks));
+  std::vector<std::vector<std::vector<TaskId>>> gather_bucket_tasks(static_cast<std::size_t>(ranks));
   auto simulated = [&](int64_t r) { return !options_.symmetric || layout_.coordinate(r).dp == 0; };
   for (int64_t r = 0; r < ranks; ++r) {
     RankTasks& rank = result.ranks[static_cast<std::size_t>(r)];
@@ -203,13 +208,15 @@ IterationGraph IterationBuilder::build() {
     rank.compute_stream = graph.addStream(static_cast<int32_t>(r), "compute");
     rank.steps = orders[static_cast<std::size_t>(stage)];
     bucket_tasks[static_cast<std::size_t>(r)].resize(static_cast<std::size_t>(chunks));
+    gather_bucket_tasks[static_cast<std::size_t>(r)].resize(static_cast<std::size_t>(chunks));
     for (std::size_t i = 0; i < rank.steps.size(); ++i) {
       const PipelineStep& step = rank.steps[i];
       const PassWork& pass = work[static_cast<std::size_t>(stage)][static_cast<std::size_t>(step.chunk)];
       const double seconds = step.pass == PassKind::kForward ? pass.forward_s : pass.backward_s;
       const bool split =
           overlap_grads && i == last_backward[static_cast<std::size_t>(stage)][static_cast<std::size_t>(step.chunk)];
-      const int64_t parts = split ? buckets(stage) : 1;
+      const bool split_gathered = gathered_forward && step.pass == PassKind::kForward && step.microbatch == 0;
+      const int64_t parts = split || split_gathered ? buckets(stage) : 1;
       TaskId first = sim::kNoTask;
       TaskId last = sim::kNoTask;
       if (overlap_tp || zero3) {
@@ -223,7 +230,11 @@ IterationGraph IterationBuilder::build() {
                                 tagged(TaskCategory::kCompute, rank.compute_stream));
         if (first == sim::kNoTask) first = last;
         if (split) bucket_tasks[static_cast<std::size_t>(r)][static_cast<std::size_t>(step.chunk)].push_back(last);
+        if (split_gathered) {
+          gather_bucket_tasks[static_cast<std::size_t>(r)][static_cast<std::size_t>(step.chunk)].push_back(last);
+        }
       }
+      rank.step_compute_time.push_back(sim::secondsToSimTime(seconds / static_cast<double>(parts)) * parts);
       rank.step_compute.push_back(first);
       rank.step_compute_last.push_back(last);
       rank.step_end.push_back(last);
@@ -382,11 +393,14 @@ IterationGraph IterationBuilder::build() {
   }
   if (data_parallel && plan.zero >= 1) {
     // Updated parameter shards are all-gathered (2 bytes per parameter in bf16), bucket by
-    // bucket like the gradients. With overlap_param_gather Megatron hides this behind the
-    // next iteration's forward, each bucket's gather dispatched as the forward reaches it:
-    // in the steady state the gathers run from the start of the iteration and a chunk's
-    // first forward waits only for its first bucket (the others overlap that forward).
-    // Without it they follow the optimizer step.
+    // bucket like the gradients. With overlap_param_gather Megatron-Core hides this behind
+    // the next iteration's forward (megatron/core/optimizer/distrib_optimizer.py, r0.8):
+    // zero_grad() dispatches the first bucket's gather at the start of the iteration, and
+    // the forward pre-hook of a module waits for its bucket's gather and dispatches the
+    // next. The host runs ahead of the GPU, so the gathers run back to back on the one
+    // NCCL stream, chunk after chunk, and the chunk's first forward waits for each bucket
+    // as it reaches it (its parts of step 1). Without the overlap they follow the
+    // optimizer step.
     const double bytes_per_parameter = shard.activationBytes();
     for (int64_t r = 0; r < ranks; ++r) {
       const RankCoordinate coordinate = layout_.coordinate(r);
@@ -395,15 +409,17 @@ IterationGraph IterationBuilder::build() {
       const int64_t stage = coordinate.pp;
       const int64_t count = buckets(stage);
       const double bytes = chunkParameters(stage) / static_cast<double>(count) * bytes_per_parameter;
+      TaskId previous = sim::kNoTask;
       for (int64_t c = 0; c < chunks; ++c) {
         std::vector<TaskId> after_optimizer;
         // (ZeRO-3 gathers before use in any case: its first gather is the next iteration's.)
-        if (!plan.overlap_param_gather && !zero3) {
+        if (!gathered_forward) {
           for (int64_t member : group) {
             if (simulated(member)) after_optimizer.push_back(result.ranks[static_cast<std::size_t>(member)].optimizer);
           }
         }
-        TaskId previous = sim::kNoTask;
+        const std::size_t j =
+            indexes[static_cast<std::size_t>(stage)](PipelineStep{PassKind::kForward, 0, static_cast<int32_t>(c)});
         TaskId first = sim::kNoTask;
         for (int64_t b = 0; b < count; ++b) {
           std::vector<TaskId> dependencies = after_optimizer;
@@ -411,6 +427,13 @@ IterationGraph IterationBuilder::build() {
           previous = addCollective(result, sim::CollectiveOp::kAllGather, group, bytes, 1, dependencies,
                                    TaskCategory::kDataComm);
           if (first == sim::kNoTask) first = previous;
+          if (!gathered_forward || b == 0) continue;
+          for (int64_t member : group) {
+            if (simulated(member)) {
+              graph.addDependency(previous, gather_bucket_tasks[static_cast<std::size_t>(member)]
+                                                               [static_cast<std::size_t>(c)][static_cast<std::size_t>(b)]);
+            }
+          }
         }
         if (zero3) {
           // Every later pass gathers the chunk's parameters again (they are freed after
@@ -441,9 +464,7 @@ IterationGraph IterationBuilder::build() {
             before = i;
           }
         }
-        if (!plan.overlap_param_gather && !zero3) continue;
-        const std::size_t j =
-            indexes[static_cast<std::size_t>(stage)](PipelineStep{PassKind::kForward, 0, static_cast<int32_t>(c)});
+        if (!gathered_forward) continue;
         for (int64_t member : group) {
           if (simulated(member)) {
             RankTasks& rank = result.ranks[static_cast<std::size_t>(member)];

@@ -34,6 +34,9 @@ TimeBreakdown breakdownOf(const IterationGraph& iteration, const sim::TaskExecut
     if (rank.step_gather[i] != sim::kNoTask) {
       gathered = std::max(previous_end, std::min(start, executor.finishTime(rank.step_gather[i])));
       breakdown.dp_comm_exposed += seconds(gathered - previous_end);
+      // ... and for the later buckets' gathers inside the pass (its compute parts wait).
+      const sim::SimTime span = executor.finishTime(rank.step_compute_last[i]) - start;
+      breakdown.dp_comm_exposed += seconds(std::max<sim::SimTime>(0, span - rank.step_compute_time[i]));
     }
     if (rank.step_input[i] != sim::kNoTask) {
       // Waiting after this GPU, its parameters and the sender were ready: the transfer itself.

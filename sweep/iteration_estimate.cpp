@@ -54,8 +54,8 @@ constexpr double kReferenceBytes = 1024.0 * 1024.0 * 1024.0;
 
 // ZeRO-3 at pp = 1 (one chunk), as IterationBuilder step 5 schedules it (DeepSpeed stage 3,
 // PyTorch FSDP: parameters are freed after use and gathered again before every pass):
-//   - the first pass waits for the first bucket of a bucketed parameter all-gather that
-//     starts with the iteration;
+//   - the first pass runs bucket by bucket behind a bucketed parameter all-gather that
+//     starts with the iteration (gatheredPassEnd);
 //   - every later pass waits for a full all-gather, issued after the previous gather and
 //     when the previous pass's first compute task is done: the zero-length marker with
 //     tp_comm_overlap (so as that pass starts), else its whole compute;
@@ -72,8 +72,16 @@ struct Zero3Timeline {
   double last_backward_end = 0.0;
   double reduce_free = 0.0;  // when the last of the per-micro-batch reduce-scatters is done
 };
+// When a pass of `seconds`, split evenly into `buckets` parts, ends if each part must also
+// wait for its bucket of a parameter all-gather whose buckets arrive every `bucket_gather`
+// seconds from time 0 (IterationBuilder step 5: the chunk's first forward). The last part
+// waits longest when the gather is slower than the compute, else the first.
+double gatheredPassEnd(double seconds, double buckets, double bucket_gather) {
+  return std::max(bucket_gather + seconds, buckets * bucket_gather + seconds / buckets);
+}
+
 Zero3Timeline zero3Timeline(const std::vector<parallelism::PipelineStep>& order, const Zero3Pass& forward,
-                            const Zero3Pass& backward, bool issue_at_start, double first_bucket, double first_gather,
+                            const Zero3Pass& backward, bool issue_at_start, double bucket_gather, double buckets,
                             double gather, double reduce) {
   std::size_t last_backward = 0;
   for (std::size_t i = 0; i < order.size(); ++i) {
@@ -86,14 +94,14 @@ Zero3Timeline zero3Timeline(const std::vector<parallelism::PipelineStep>& order,
     other_end += overlap;
     return at + seconds + overlap;
   };
-  double gather_end = first_gather;
-  double ready = first_bucket;  // the current pass's parameters
+  double gather_end = buckets * bucket_gather;
+  double ready = 0.0;  // the current pass's parameters (the first pass waits bucket by bucket)
   double reduce_end = 0.0;
   double pass_end = 0.0;
   for (std::size_t i = 0; i < order.size(); ++i) {
     const Zero3Pass& pass = order[i].pass == PassKind::kForward ? forward : backward;
     const double start = std::max(pass_end, ready);
-    pass_end = start + pass.total;
+    pass_end = i == 0 ? gatheredPassEnd(pass.total, buckets, bucket_gather) : start + pass.total;
     if (i + 1 < order.size()) {
       const double issued = std::max(gather_end, issue_at_start ? start : start + pass.compute);
       gather_end = share(issued, gather, reduce_end);
@@ -388,8 +396,8 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
       const Zero3Pass forward{last_stage.forward_compute, last_stage.forward(overlap_tensor)};
       const Zero3Pass backward{last_stage.backward_compute, last_stage.backward(overlap_tensor)};
       // The prefetch is issued when the pass before starts (IterationBuilder's start marker).
-      const Zero3Timeline timeline = zero3Timeline(order, forward, backward, true, gather_bucket,
-                                                   buckets * gather_bucket, gathering(chunk_parameters), whole);
+      const Zero3Timeline timeline =
+          zero3Timeline(order, forward, backward, true, gather_bucket, buckets, gathering(chunk_parameters), whole);
       // The last backward's reduction, after the previous reduce-scatters (one NCCL stream).
       const double passes_end = timeline.last_backward_end;
       const double reduction_start =
@@ -398,9 +406,12 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
     } else {
       seconds += last_reduction;
       if (plan.zero >= 1) {
-        // Overlapped with the next forward, only the first bucket is waited for.
+        // Overlapped with the next iteration's first forward of the chunk, which waits for
+        // each bucket as it reaches it (gatheredPassEnd); else after the optimizer step.
         const double gather_bucket = gathering(chunk_parameters / buckets);
-        seconds += plan.overlap_param_gather ? gather_bucket : chunks * buckets * gather_bucket;
+        const double forward = first_stage.forward(overlap_tensor);
+        seconds += plan.overlap_param_gather ? gatheredPassEnd(forward, buckets, gather_bucket) - forward
+                                             : chunks * buckets * gather_bucket;
       }
     }
   }
