@@ -430,8 +430,8 @@ IterationGraph IterationBuilder::build() {
           if (!gathered_forward || b == 0) continue;
           for (int64_t member : group) {
             if (simulated(member)) {
-              graph.addDependency(previous, gather_bucket_tasks[static_cast<std::size_t>(member)]
-                                                               [static_cast<std::size_t>(c)][static_cast<std::size_t>(b)]);
+              graph.addDependency(previous, gather_bucket_tasks[static_cast<std::size_t>(
+                                                member)][static_cast<std::size_t>(c)][static_cast<std::size_t>(b)]);
             }
           }
         }

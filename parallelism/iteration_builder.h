@@ -82,8 +82,8 @@ struct RankTasks {
   std::vector<sim::TaskId> step_compute;
   std::vector<sim::TaskId> step_compute_last;  // the pass's last compute task (several with gradient buckets)
   std::vector<sim::TaskId> step_end;
-  std::vector<sim::TaskId> step_input;   // the pipeline send the pass waits for (kNoTask if none)
-  std::vector<sim::TaskId> step_gather;  // the ZeRO parameter all-gather the pass waits for (kNoTask if none)
+  std::vector<sim::TaskId> step_input;          // the pipeline send the pass waits for (kNoTask if none)
+  std::vector<sim::TaskId> step_gather;         // the ZeRO parameter all-gather the pass waits for (kNoTask if none)
   std::vector<sim::SimTime> step_compute_time;  // the pass's compute time (its parts together)
   sim::TaskId optimizer = sim::kNoTask;
   sim::TaskId last_backward_end = sim::kNoTask;
