@@ -243,16 +243,26 @@ IterationGraph IterationBuilder::build() {
     }
   }
 
-  // 2. Tensor / context / expert-parallel collectives of each pass, once per group.
-  for (int64_t r = 0; r < ranks; ++r) {
-    if (!simulated(r)) continue;
-    const RankCoordinate coordinate = layout_.coordinate(r);
-    const int64_t stage = coordinate.pp;
-    const auto& order = orders[static_cast<std::size_t>(stage)];
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      const PipelineStep& step = order[i];
-      const PassWork& pass = work[static_cast<std::size_t>(stage)][static_cast<std::size_t>(step.chunk)];
-      for (const auto& comm : pass.comms) {
+  // 2. Tensor / context / expert-parallel collectives of each pass, once per group. Kind by
+  //    kind (the pass's list order) over every group, so that every GPU chains a pass's
+  //    collectives in the same order: built rank by rank, a GPU that is not the first of
+  //    its context-parallel group would have had its tensor-parallel collective built after
+  //    the context-parallel ring that the first member's had gone before.
+  std::size_t comm_kinds = 0;
+  for (const auto& stage_work : work) {
+    for (const PassWork& pass : stage_work) comm_kinds = std::max(comm_kinds, pass.comms.size());
+  }
+  for (std::size_t k = 0; k < comm_kinds; ++k) {
+    for (int64_t r = 0; r < ranks; ++r) {
+      if (!simulated(r)) continue;
+      const RankCoordinate coordinate = layout_.coordinate(r);
+      const int64_t stage = coordinate.pp;
+      const auto& order = orders[static_cast<std::size_t>(stage)];
+      for (std::size_t i = 0; i < order.size(); ++i) {
+        const PipelineStep& step = order[i];
+        const PassWork& pass = work[static_cast<std::size_t>(stage)][static_cast<std::size_t>(step.chunk)];
+        if (k >= pass.comms.size()) continue;
+        const PassWork::Comm& comm = pass.comms[k];
         if (comm.backward != (step.pass == PassKind::kBackward) || comm.group == ParallelGroup::kPipeline) continue;
         std::vector<int64_t> group;
         switch (comm.group) {

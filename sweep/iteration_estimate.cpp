@@ -336,12 +336,20 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
   }
   const bool overlap_tensor = plan.tp_comm_overlap && plan.tp > 1;
   const double chunk_time = middle.total(overlap_tensor);
-  const double stage_time =
-      std::max({first_stage.total(overlap_tensor) + (chunks - 1.0) * chunk_time,
-                last_stage.total(overlap_tensor) + (chunks - 1.0) * chunk_time, chunks * chunk_time});
+  // 1F1B over stages of unequal time t_s per micro-batch: the slowest stage sets the steady
+  // state and every stage adds its own share of the fill and drain, (m - 1) max t_s + sum t_s
+  // for one chunk per stage; interleaving divides the fill and drain by the chunks. (Pricing
+  // the fill at the slowest stage's time overestimated plans with many one-layer stages and a
+  // large output layer by up to 1.7x.)
+  const double first_time = first_stage.total(overlap_tensor) + (chunks - 1.0) * chunk_time;
+  const double last_time = last_stage.total(overlap_tensor) + (chunks - 1.0) * chunk_time;
+  const double middle_time = chunks * chunk_time;
+  const double stage_time = plan.pp == 1 ? first_time : std::max({first_time, last_time, middle_time});
+  const double stage_sum =
+      plan.pp == 1 ? first_time : first_time + last_time + static_cast<double>(plan.pp - 2) * middle_time;
   const auto microbatches = static_cast<double>(plan.microbatches(training));
   const bool zero3 = plan.zero >= 3 && plan.dp * plan.cp > 1;  // pp = 1 and one chunk (checkPlan)
-  double seconds = zero3 ? 0.0 : microbatches * stage_time + static_cast<double>(plan.pp - 1) * stage_time / chunks;
+  double seconds = zero3 ? 0.0 : microbatches * stage_time + (stage_sum - stage_time) / chunks;
 
   // Pipeline sends: each chunk boundary, both directions, stretches the 1F1B cycle. (Priced
   // alone, at the tuner's estimate: the simulation hides most of their time behind other
