@@ -51,8 +51,9 @@ double screenRatio(const parallelism::Experiment& experiment) {
 }
 
 // cp 4 x tp 4: each context-parallel ring has two GPUs per node and crosses the network on
-// one NIC per GPU (was 1.69; 1.17 while the simulation ran a pass's tensor-parallel
-// collectives after the ring on the GPUs that were not first in their context-parallel group).
+// one NIC per GPU (was 1.69 before the screen priced the busiest link; up to 1.3 was allowed
+// while the simulation ran a pass's tensor-parallel collectives after the ring on the GPUs
+// that were not first in their context-parallel group).
 TEST(IterationEstimateTest, ContextParallelRingAcrossNodes) {
   const double ratio = screenRatio(experimentOf(
       "gpt-1.7b", 8192, {"parallelism.tp=4", "parallelism.cp=4", "parallelism.dp=1", "training.global_batch_size=16"}));
