@@ -12,17 +12,20 @@
 namespace trainsim::parallelism {
 namespace {
 
-IterationResult simulate(int zero, int microbatches) {
-  // Llama 3 8B, data parallel over 2 DGX H100 nodes (tp 2, dp 8).
-  const std::string yaml =
-      "model: llama3-8b\ncluster: dgx-h100\ntraining: {seq_len: 2048, global_batch_size: " +
-      std::to_string(8 * microbatches) +
-      ", micro_batch_size: 1}\nparallelism: {gpus: 16, tp: 2, pp: 1, dp: 8, zero: " + std::to_string(zero) + "}\n";
+IterationResult simulateYaml(const std::string& yaml) {
   auto experiment = loadExperimentNode(parseConfigText(yaml, "test.yaml"), ConfigPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS});
   if (!experiment.ok()) throw std::runtime_error(experiment.error().toString());
   auto result = simulateIteration(experiment.value());
   if (!result.ok()) throw std::runtime_error(result.error().toString());
   return std::move(result).value();
+}
+
+IterationResult simulate(int zero, int microbatches) {
+  // Llama 3 8B, data parallel over 2 DGX H100 nodes (tp 2, dp 8).
+  return simulateYaml(
+      "model: llama3-8b\ncluster: dgx-h100\ntraining: {seq_len: 2048, global_batch_size: " +
+      std::to_string(8 * microbatches) +
+      ", micro_batch_size: 1}\nparallelism: {gpus: 16, tp: 2, pp: 1, dp: 8, zero: " + std::to_string(zero) + "}\n");
 }
 
 TEST(ZeroShardingTest, StageThreeCommunicatesEveryMicrobatch) {
@@ -82,15 +85,10 @@ IterationResult simulateGatherBound(bool overlap_param_gather) {
   // Llama 3 8B on tp 8 x dp 2 (one GPU of each data-parallel pair per node): each GPU
   // all-gathers 2 GB of bf16 parameters over its 400 Gb/s NIC, about 20 ms, where a forward
   // pass of one 2,048-token sequence takes under 10 ms.
-  const std::string yaml =
+  return simulateYaml(
       "model: llama3-8b\ncluster: dgx-h100\ntraining: {seq_len: 2048, global_batch_size: 8, micro_batch_size: 1}\n"
       "parallelism: {gpus: 16, tp: 8, pp: 1, dp: 2, zero: 1, overlap_grad_reduce: true, overlap_param_gather: " +
-      std::string(overlap_param_gather ? "true" : "false") + "}\n";
-  auto experiment = loadExperimentNode(parseConfigText(yaml, "test.yaml"), ConfigPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS});
-  if (!experiment.ok()) throw std::runtime_error(experiment.error().toString());
-  auto result = simulateIteration(experiment.value());
-  if (!result.ok()) throw std::runtime_error(result.error().toString());
-  return std::move(result).value();
+      std::string(overlap_param_gather ? "true" : "false") + "}\n");
 }
 
 // Megatron-Core's forward pre-hooks wait for each parameter bucket's all-gather as the
