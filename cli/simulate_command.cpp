@@ -85,12 +85,12 @@ std::string opProfileText(const parallelism::OpProfile& profile, int64_t stages)
   std::string text = fmt::format(
       "compute by op (stage {} of {}, the busiest; per iteration, {} micro-batches, before communication waits):\n",
       profile.stage, stages, profile.microbatches);
-  text += fmt::format("  {:<32} {:<13} {:>10} {:>10} {:>10} {:>10} {:>6} {:>8}\n", "op", "kind", "forward", "backward",
+  text += fmt::format("  {:<40} {:<13} {:>10} {:>10} {:>10} {:>10} {:>6} {:>8}\n", "op", "kind", "forward", "backward",
                       "recompute", "total", "share", "TFLOP/s");
   auto line = [&](const std::string& name, std::string_view kind, double forward, double backward, double recompute,
                   double sum, double flops) {
     const std::string rate = flops > 0.0 && sum > 0.0 ? fmt::format("{:8.1f}", flops / sum / 1e12) : "       -";
-    return fmt::format("  {:<32} {:<13} {:>9.3f}s {:>9.3f}s {:>9.3f}s {:>9.3f}s {:>5.1f}% {}\n", name, kind, forward,
+    return fmt::format("  {:<40} {:<13} {:>9.3f}s {:>9.3f}s {:>9.3f}s {:>9.3f}s {:>5.1f}% {}\n", name, kind, forward,
                        backward, recompute, sum, total > 0.0 ? 100.0 * sum / total : 0.0, rate);
   };
   for (const auto& row : profile.rows) {

@@ -91,8 +91,11 @@ SuiteOutput collectiveSuite(const CommandContext& context, const CalibrationInFo
 std::string signedPercent(double fraction) { return fmt::format("{:+.1f}%", 100.0 * fraction); }
 
 std::string metricValue(validate::TrainingMetric metric, double value) {
-  return metric == validate::TrainingMetric::kIterationTime ? fmt::format("{:.2f} s", value)
-                                                            : fmt::format("{:.1f}", value);
+  switch (metric) {
+    case validate::TrainingMetric::kIterationTime: return fmt::format("{:.2f} s", value);
+    case validate::TrainingMetric::kTokensPerSecondPerGpu: return fmt::format("{:.0f}", value);
+    default: return fmt::format("{:.1f}", value);
+  }
 }
 
 SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& context,
@@ -105,7 +108,7 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
 
   std::string text =
       "training: predicted vs published end-to-end throughput (like with like: hardware TFLOP/s, "
-      "model TFLOP/s or iteration time, as each source publishes)\n";
+      "model TFLOP/s, iteration time or tokens/s, as each source publishes)\n";
   nlohmann::ordered_json sources_json = nlohmann::ordered_json::array();
   nlohmann::ordered_json rows_json = nlohmann::ordered_json::array();
   std::vector<std::string> slow_ids;

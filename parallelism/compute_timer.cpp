@@ -17,9 +17,10 @@ double ComputeTimer::seconds(const Op& op, PassKind pass) const {
     // share of it) split evenly among them.
     double seconds = 0.0;
     const auto kernels = static_cast<double>(gemms.size());
+    const auto precision = op.sixteen_bit_matmul ? sim::GemmPrecision::kSixteenBit : sim::GemmPrecision::kTraining;
     for (const GemmShape& shape : gemms) {
       seconds += model_.gemmTime(sim::GemmShape{shape.m, shape.n, shape.k, shape.batch}, cost.bytes / kernels,
-                                 cost.epilogue_bytes / kernels);
+                                 cost.epilogue_bytes / kernels, precision);
     }
     // SMs held by an overlapped collective's kernels leave the GEMMs the rest.
     const double units = static_cast<double>(model_.computeUnits());

@@ -51,15 +51,41 @@ class WorkloadBuilder {
   [[nodiscard]] double e() const { return e_; }
   [[nodiscard]] double mainGradBytes() const { return main_grad_; }
 
+  // What runs a weight GEMM. Transformer Engine linear layers cast their operands to FP8 in an
+  // fp8 run (FlopsOptions::fp8_quantize_bytes_per_element); with sequence parallelism a
+  // column-parallel layer (QKV, MLP fc1) all-gathers its input and a row-parallel one
+  // (attention output, MLP fc2) its output gradient, each quantized on its 1/tp shard before
+  // the gather. kSixteenBit: a plain PyTorch matmul (Megatron's output layer, the MoE router).
+  enum class WeightGemm : uint8_t {
+    kTransformerEngine,
+    kTransformerEngineGatheredInput,
+    kTransformerEngineGatheredGradient,
+    kSixteenBit
+  };
+
   // A GEMM with a weight: X[m x k] W[k x n] (`batch` of them: grouped expert GEMMs). Backward:
   // dX = dY W^T and dW = X^T dY, the latter accumulated into the fp32 main gradient.
-  void gemm(std::string name, double m, double n, double k, double batch = 1.0) {
+  void gemm(std::string name, double m, double n, double k, double batch = 1.0,
+            WeightGemm holder = WeightGemm::kTransformerEngine) {
+    const bool sixteen_bit = holder == WeightGemm::kSixteenBit;
+    const double eg = sixteen_bit ? e_ : eg_;
+    if (shard_.precision == topology::Precision::kFp8 && !sixteen_bit) {
+      const double shard = shard_.sequence_parallel ? tp_ : 1.0;
+      const double input = batch * m * k / (holder == WeightGemm::kTransformerEngineGatheredInput ? shard : 1.0);
+      const double grad_output =
+          batch * m * n / (holder == WeightGemm::kTransformerEngineGatheredGradient ? shard : 1.0);
+      Op cast = makeOp(name + "_fp8_quantize", OpKind::kElementwise, false, false);
+      cast.forward.bytes = input * options_.fp8_quantize_bytes_per_element;
+      cast.backward.bytes = grad_output * options_.fp8_quantize_bytes_per_element;
+      workload_.ops.push_back(std::move(cast));
+    }
     Op op = makeOp(std::move(name), OpKind::kGemm, true, false);
+    op.sixteen_bit_matmul = sixteen_bit;
     const double flops = 2.0 * m * n * k * batch;
-    op.forward = {flops, flops, batch * (eg_ * (m * k + k * n) + e_ * m * n), batch * e_ * m * n};
-    const double dgrad_bytes = eg_ * (m * n + k * n) + e_ * m * k;
+    op.forward = {flops, flops, batch * (eg * (m * k + k * n) + e_ * m * n), batch * e_ * m * n};
+    const double dgrad_bytes = eg * (m * n + k * n) + e_ * m * k;
     const double main_grad_bytes = 2.0 * main_grad_ * k * n;  // read-modify-write
-    const double wgrad_bytes = eg_ * (m * k + m * n) + main_grad_bytes;
+    const double wgrad_bytes = eg * (m * k + m * n) + main_grad_bytes;
     op.backward = {2.0 * flops, 2.0 * flops, batch * (dgrad_bytes + wgrad_bytes),
                    batch * (e_ * m * k + main_grad_bytes)};
     op.forward_gemms = {shape(m, n, k, batch)};
@@ -224,7 +250,7 @@ void WorkloadBuilder::attentionBlock() {
   const double kv = static_cast<double>(model_.kvDim());
   const double head_dim = static_cast<double>(model_.head_dim);
   norm("input_norm", replicatedTokens());
-  gemm("qkv_projection", t, (query + 2.0 * kv) / tp_, hidden_);
+  gemm("qkv_projection", t, (query + 2.0 * kv) / tp_, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
   // Forward: ring-exchange all-gather; backward: bulk all-gather and reduce-scatter.
   overlapCommunication(options_.tp_overlap_ring_exchange_sms, options_.tp_overlap_comm_sms);
   if (model_.architecture == Architecture::kLlama) {
@@ -234,7 +260,7 @@ void WorkloadBuilder::attentionBlock() {
   }
   const double queries = static_cast<double>(shard_.seq_len) / static_cast<double>(shard_.cp);
   coreAttention(heads, queries, static_cast<double>(shard_.seq_len), head_dim);
-  gemm("attention_output_projection", t, hidden_, query / tp_);
+  gemm("attention_output_projection", t, hidden_, query / tp_, 1.0, WeightGemm::kTransformerEngineGatheredGradient);
   // Forward: pipelined reduce-scatter; backward: ring-exchange all-gather of the gradient.
   overlapCommunication(options_.tp_overlap_comm_sms, options_.tp_overlap_ring_exchange_sms);
   residual("attention_residual", replicatedTokens());
@@ -256,25 +282,25 @@ void WorkloadBuilder::denseMlp(double ffn) {
   const double width = ffn / tp_;
   norm("mlp_norm", replicatedTokens());
   if (model_.architecture == Architecture::kGpt) {
-    gemm("mlp_fc1", t, width, hidden_);
+    gemm("mlp_fc1", t, width, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
     overlapCommunication(options_.tp_overlap_ring_exchange_sms, options_.tp_overlap_comm_sms);
     // Bias + GELU fused (Megatron's bias_gelu_impl): reads the fc1 output, writes its GELU.
     elementwise("mlp_gelu", OpKind::kElementwise, t * width, options_.gelu_flops_per_element, 2.0 * e_, 3.0 * e_);
   } else {
     if (options_.fuse_gate_up) {
-      gemm("mlp_gate_up", t, 2.0 * width, hidden_);
+      gemm("mlp_gate_up", t, 2.0 * width, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
       overlapCommunication(options_.tp_overlap_ring_exchange_sms, options_.tp_overlap_comm_sms);
     } else {
-      gemm("mlp_gate", t, width, hidden_);
+      gemm("mlp_gate", t, width, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
       overlapCommunication(options_.tp_overlap_ring_exchange_sms, options_.tp_overlap_comm_sms);
-      gemm("mlp_up", t, width, hidden_);
+      gemm("mlp_up", t, width, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
       overlapCommunication(options_.tp_overlap_ring_exchange_sms, options_.tp_overlap_comm_sms);
     }
     // silu(gate) * up: reads both halves, writes one; backward reads both and the output
     // gradient, writes both gradients.
     elementwise("mlp_swiglu", OpKind::kElementwise, t * width, options_.swiglu_flops_per_element, 3.0 * e_, 5.0 * e_);
   }
-  gemm("mlp_fc2", t, hidden_, width);
+  gemm("mlp_fc2", t, hidden_, width, 1.0, WeightGemm::kTransformerEngineGatheredGradient);
   overlapCommunication(options_.tp_overlap_comm_sms, options_.tp_overlap_ring_exchange_sms);
   residual("mlp_residual", replicatedTokens());
   tensorParallelBlock("mlp_input", "mlp_output");
@@ -298,7 +324,7 @@ void WorkloadBuilder::moeBlock() {
   const double width = static_cast<double>(moe.ffn_hidden_size) / tp_;
 
   norm("mlp_norm", replicatedTokens());
-  gemm("moe_router", routed, experts, hidden_);
+  gemm("moe_router", routed, experts, hidden_, 1.0, WeightGemm::kSixteenBit);
   // Softmax and top-k over the expert scores (fp32).
   elementwise("moe_router_topk", OpKind::kElementwise, routed * experts, options_.softmax_flops_per_element,
               2.0 * kFp32Bytes, 3.0 * kFp32Bytes);
@@ -463,7 +489,7 @@ Workload outputLayer(const ModelSpec& model, const MicroBatchShard& shard, const
     }
   }
   // Column-parallel over the vocabulary (the tied input embedding when tied_embeddings).
-  builder.gemm("logits", tokens, vocab, builder.hidden());
+  builder.gemm("logits", tokens, vocab, builder.hidden(), 1.0, WorkloadBuilder::WeightGemm::kSixteenBit);
   // Vocabulary-parallel cross-entropy (Megatron's vocab_parallel_cross_entropy): reads the
   // logits, keeps the softmax in fp32; backward turns it into (softmax - one-hot) / tokens.
   const double fp32 = options.loss_element_bytes;

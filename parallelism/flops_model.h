@@ -136,6 +136,20 @@ struct FlopsOptions {
   bool tp_comm_overlap = false;
   double tp_overlap_comm_sms = 16.0;
   double tp_overlap_ring_exchange_sms = 1.0;
+  // FP8 training (precision fp8) as Transformer Engine runs it. Each linear layer inside
+  // Transformer Engine (QKV, attention output, MLP, MoE experts) quantizes its input in the
+  // forward pass and its output gradient in the backward pass with kernels of their own,
+  // before the FP8 GEMMs. Hopper's FP8 GEMM takes only the TN layout, so each quantization
+  // writes the tensor twice: row-wise (for fprop / dgrad) and column-wise, transposed (for
+  // wgrad) (transformer_engine/pytorch/module/linear.py: the input quantizer's usage is
+  // rowwise + columnwise when the weight needs a gradient; the grad-output quantizer's both).
+  // Current scaling (Float8CurrentScalingQuantizer; Megatron-Bridge's "FP8-CS" recipes)
+  // reads the tensor once for its absolute maximum, then casts it: read 2 + read 2, write
+  // 1 + 1 = 6 bytes per element. (Delayed scaling takes the scale from the amax history
+  // and computes the new amax inside the cast: 4.) With sequence parallelism the tensor is
+  // quantized on its own shard and gathered in FP8. The weights' casts are cached across
+  // the micro-batches of an iteration (is_first_microbatch) and are not counted.
+  double fp8_quantize_bytes_per_element = 6.0;
   // Dropout masks are stored as one byte per element (torch.bool; Korthikanti et al. 2022, section 4.1).
   double dropout_mask_bytes = 1.0;
   // Token ids are int64 (Megatron's data loader; the "8 s b" term of
@@ -185,6 +199,10 @@ struct Op {
   std::string name;  // "qkv_projection", "attention_scores", "mlp_fc1", ...
   OpKind kind = OpKind::kElementwise;
   bool matmul = false;  // counted in model FLOPs
+  // Its matmuls run at the 16-bit rate even in an fp8 run: Megatron's output layer
+  // (tensor_parallel.ColumnParallelLinear) and the MoE router are plain PyTorch matmuls, outside
+  // Transformer Engine's FP8 recipe.
+  bool sixteen_bit_matmul = false;
   // Rerun in the forward pass of backward under recompute: selective (the "core attention"
   // of Korthikanti et al.: scores, softmax, dropout, context).
   bool core_attention = false;

@@ -136,6 +136,10 @@ StageParameters stageParameters(const ModelSpec& model, const TrainingSpec& trai
 double layerActivationBytes(const ModelSpec& model, const MicroBatchShard& shard, Recompute recompute,
                             const MemoryOptions& options) {
   const double e = shard.activationBytes();
+  // What a Transformer Engine linear layer saves of its input for the weight gradient: with
+  // fp8 the quantized (column-wise, 1-byte) copy it made for its FP8 GEMMs, not the 16-bit
+  // tensor (transformer_engine/pytorch/module/linear.py saves the quantized input).
+  const double eg = shard.gemmOperandBytes();
   const double tp = static_cast<double>(shard.tp);
   const double tokens = shard.tokens();                      // s b / cp
   const double replicated = shard.replicatedRegionTokens();  // / tp with sequence parallelism
@@ -151,17 +155,17 @@ double layerActivationBytes(const ModelSpec& model, const MicroBatchShard& shard
   double bytes = 0.0;
   // Attention block.
   bytes += e * replicated * hidden;         // input-norm input
-  bytes += e * replicated * hidden;         // QKV GEMM input (norm output)
+  bytes += eg * replicated * hidden;        // QKV GEMM input (norm output)
   bytes += e * tokens * (query + kv) / tp;  // Q and K (after RoPE) for the scores
   bytes += e * tokens * kv / tp;            // V for the context
-  bytes += e * tokens * query / tp;         // output-projection input (the attention context)
+  bytes += eg * tokens * query / tp;        // output-projection input (the attention context)
   if (dropout) bytes += mask * replicated * hidden;
   // MLP or MoE block.
   bytes += e * replicated * hidden;  // norm input
   // The expert MLP (or the dense one) on `slots` tokens: fc1 input, then GELU input and fc2
   // input (gpt) or the SwiGLU input of twice the width and the fc2 input (llama).
   auto mlp = [&](double slots, double ffn, double fc1_input_tokens) {
-    return e * fc1_input_tokens * hidden + e * slots * (gated ? 3.0 : 2.0) * ffn / tp;
+    return eg * fc1_input_tokens * hidden + (e * (gated ? 2.0 : 1.0) + eg) * slots * ffn / tp;
   };
   if (model.moe) {
     const double top_k = static_cast<double>(model.moe->top_k);

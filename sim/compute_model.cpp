@@ -21,8 +21,9 @@ bool samePrecisionClass(Precision a, Precision b) { return a == b || (isSixteenB
 double peakOf(const GpuSpec& gpu, Precision precision) { return gpu.peakTflops(precision).value_or(0.0) * 1e12; }
 
 // FlashAttention runs in fp16/bf16: an fp8 recipe keeps attention in 16 bits (Transformer
-// Engine's FP8 recipe covers the linear layers only). Other precisions run at their own rate.
-Precision attentionPrecision(const GpuSpec& gpu, Precision precision) {
+// Engine's FP8 recipe covers the linear layers only), and so do the matmuls outside Transformer
+// Engine's modules (Megatron's output layer, the MoE router). Other precisions run at their own rate.
+Precision sixteenBitPrecision(const GpuSpec& gpu, Precision precision) {
   if (precision != Precision::kFp8) return precision;
   if (gpu.peakTflops(Precision::kBf16)) return Precision::kBf16;
   if (gpu.peakTflops(Precision::kFp16)) return Precision::kFp16;
@@ -164,23 +165,26 @@ ComputeModel::ComputeModel(const GpuSpec& gpu, Precision precision, ComputeParam
   // Element-wise work runs on the CUDA cores / vector units: the catalog's fp32 rate.
   const double fp32 = peakOf(gpu, Precision::kFp32);
   vector_peak_flops_ = fp32 > 0.0 ? fp32 : peak_flops_;
-  const Precision attention = attentionPrecision(gpu, precision);
-  attention_peak_flops_ = peakOf(gpu, attention);
+  const Precision sixteen_bit = sixteenBitPrecision(gpu, precision);
+  attention_peak_flops_ = peakOf(gpu, sixteen_bit);
   matmul_ceiling_ = parameters_.matmulCeiling(gpu, precision);
-  attention_efficiency_ = parameters_.attentionEfficiency(gpu, attention);
+  sixteen_bit_ = {sixteen_bit, peakOf(gpu, sixteen_bit), parameters_.matmulCeiling(gpu, sixteen_bit)};
+  attention_efficiency_ = parameters_.attentionEfficiency(gpu, sixteen_bit);
   achievable_bandwidth_ = gpu.memory_bandwidth_GBps * 1e9 * parameters_.memoryEfficiency(gpu.key);
   launch_overhead_s_ = parameters_.launch_overhead_us * 1e-6;
   gemm_epilogue_exposed_ = parameters_.gemmEpilogueExposed(gpu.key);
 }
 
-GemmPlan ComputeModel::gemmPlan(const GemmShape& shape) const {
+GemmPlan ComputeModel::gemmPlan(const GemmShape& shape, GemmPrecision precision) const {
+  const MatmulRate rate =
+      precision == GemmPrecision::kSixteenBit ? sixteen_bit_ : MatmulRate{precision_, peak_flops_, matmul_ceiling_};
   assert(shape.m >= 0 && shape.n >= 0 && shape.k >= 0 && shape.batch >= 0);
   GemmPlan best;
   if (shape.m == 0 || shape.n == 0 || shape.k == 0 || shape.batch == 0) {
     best.tile = parameters_.gemm_tiles.front();
     return best;  // nothing to multiply: no tensor-core time
   }
-  const double sm_rate = peak_flops_ * matmul_ceiling_ / compute_units_;  // FLOP/s per SM
+  const double sm_rate = rate.peak_flops * rate.ceiling / compute_units_;  // FLOP/s per SM
   const double fixed = parameters_.tile_fixed_overhead_us * 1e-6;
   const double k = static_cast<double>(shape.k);
   bool first = true;
@@ -197,13 +201,13 @@ GemmPlan ComputeModel::gemmPlan(const GemmShape& shape) const {
       first = false;
     }
   }
-  best.efficiency = shape.flops() / (best.seconds * peak_flops_);
+  best.efficiency = shape.flops() / (best.seconds * rate.peak_flops);
   const std::string shape_class = parameters_.gemm_shape_efficiency.empty() ? "" : gemmShapeClass(shape);
   for (const GemmShapeEfficiency& measured : parameters_.gemm_shape_efficiency) {
-    if (measured.gpu_key == gpu_key_ && samePrecisionClass(measured.precision, precision_) &&
+    if (measured.gpu_key == gpu_key_ && samePrecisionClass(measured.precision, rate.precision) &&
         measured.shape_class == shape_class) {
       best.efficiency = measured.efficiency;
-      best.seconds = shape.flops() / (peak_flops_ * measured.efficiency);
+      best.seconds = shape.flops() / (rate.peak_flops * measured.efficiency);
       break;
     }
   }
@@ -216,10 +220,11 @@ double ComputeModel::finish(double compute_seconds, double bytes) const {
   return std::max(compute_seconds, memory_seconds) + launch_overhead_s_;
 }
 
-double ComputeModel::gemmTime(const GemmShape& shape, double bytes, double epilogue_bytes) const {
+double ComputeModel::gemmTime(const GemmShape& shape, double bytes, double epilogue_bytes,
+                              GemmPrecision precision) const {
   assert(epilogue_bytes >= 0.0);
   const double epilogue = gemm_epilogue_exposed_ * epilogue_bytes / achievable_bandwidth_;
-  return finish(gemmPlan(shape).seconds + epilogue, bytes);
+  return finish(gemmPlan(shape, precision).seconds + epilogue, bytes);
 }
 
 double ComputeModel::attentionTime(double flops, double bytes) const {

@@ -69,6 +69,11 @@ struct KernelCost {
   }
 };
 
+// Which tensor-core rate a GEMM runs at: the model's training precision, or 16 bits for the
+// matmuls an fp8 recipe leaves in bf16/fp16 (outside Transformer Engine's FP8 modules). The
+// same thing at every other precision.
+enum class GemmPrecision : uint8_t { kTraining, kSixteenBit };
+
 // How the model runs one GEMM shape (for reports and tests).
 struct GemmPlan {
   GemmTile tile{0, 0};
@@ -103,11 +108,12 @@ class ComputeModel {
   // `bytes`: all the kernel's device-memory traffic; `epilogue_bytes`: the part of it its
   // epilogue moves (output tiles), which adds to the tensor-core time on GPUs whose GEMM
   // epilogue does not overlap the math (ComputeParameters::gemm_epilogue_exposed).
-  [[nodiscard]] double gemmTime(const GemmShape& shape, double bytes, double epilogue_bytes = 0.0) const;
+  [[nodiscard]] double gemmTime(const GemmShape& shape, double bytes, double epilogue_bytes = 0.0,
+                                GemmPrecision precision = GemmPrecision::kTraining) const;
   [[nodiscard]] double attentionTime(double flops, double bytes) const;
   [[nodiscard]] double elementwiseTime(double bytes, double flops = 0.0) const;
 
-  [[nodiscard]] GemmPlan gemmPlan(const GemmShape& shape) const;
+  [[nodiscard]] GemmPlan gemmPlan(const GemmShape& shape, GemmPrecision precision = GemmPrecision::kTraining) const;
   // Fraction of peak the GEMM's tensor-core time reaches (memory and launch excluded).
   [[nodiscard]] double gemmEfficiency(const GemmShape& shape) const { return gemmPlan(shape).efficiency; }
 
@@ -124,6 +130,13 @@ class ComputeModel {
   [[nodiscard]] const ComputeParameters& parameters() const { return parameters_; }
 
  private:
+  // A tensor-core rate: the precision, its peak and the best achievable fraction of it.
+  struct MatmulRate {
+    topology::Precision precision = topology::Precision::kBf16;
+    double peak_flops = 0.0;
+    double ceiling = 0.0;
+  };
+
   [[nodiscard]] double finish(double compute_seconds, double bytes) const;
 
   ComputeParameters parameters_;
@@ -134,6 +147,7 @@ class ComputeModel {
   double vector_peak_flops_ = 0.0;
   double attention_peak_flops_ = 0.0;
   double matmul_ceiling_ = 0.0;
+  MatmulRate sixteen_bit_;  // GemmPrecision::kSixteenBit (the training precision's own rate unless fp8)
   double attention_efficiency_ = 0.0;
   double achievable_bandwidth_ = 0.0;
   double launch_overhead_s_ = 0.0;

@@ -23,9 +23,13 @@ enum class TrainingMetric : uint8_t {
   kModelTflopsPerGpu,
   // Seconds per optimizer step: compared with IterationResult::iteration_time_s.
   kIterationTime,
+  // Tokens per second per GPU (the whole job's tokens/s over its GPUs): compared with
+  // IterationResult::tokens_per_s / gpus. Free of FLOP-counting conventions (Megatron-Bridge
+  // counts causal attention at half the FLOPs; this suite's model FLOPs count it in full).
+  kTokensPerSecondPerGpu,
 };
 [[nodiscard]] std::string_view trainingMetricName(TrainingMetric metric);  // "hardware_tflops_per_gpu", ...
-[[nodiscard]] std::string_view trainingMetricUnit(TrainingMetric metric);  // "TFLOP/s" or "s"
+[[nodiscard]] std::string_view trainingMetricUnit(TrainingMetric metric);  // "TFLOP/s", "s" or "tokens/s"
 
 struct TrainingSource {
   std::string id;        // the source id of training.yaml
@@ -39,7 +43,10 @@ struct TrainingMeasurement {
   std::string id;      // row id in training.yaml
   std::string source;  // TrainingSource::id
   std::string model;   // the model as the source names it
-  // Model (architecture gpt: LayerNorm, GELU MLP, learned positions).
+  // Model: architecture gpt (LayerNorm, GELU MLP, learned positions) or llama (RMSNorm,
+  // SwiGLU MLP, RoPE, grouped-query attention with kv_heads key/value heads).
+  std::string architecture = "gpt";
+  int64_t kv_heads = 0;  // 0: as many as attention heads
   int64_t layers = 0;
   int64_t hidden_size = 0;
   int64_t attention_heads = 0;
@@ -50,12 +57,13 @@ struct TrainingMeasurement {
   int64_t seq_len = 0;
   int64_t global_batch_size = 0;
   int64_t micro_batch_size = 1;
-  std::string precision;  // fp16 / bf16
+  std::string precision;  // fp16 / bf16 / fp8
   // Parallel plan.
   int64_t gpus = 0;
   int64_t tp = 1;
   int64_t pp = 1;
   int64_t dp = 1;
+  int64_t cp = 1;
   int64_t virtual_stages = 1;  // model chunks per GPU
   bool sequence_parallel = false;
   std::string recompute;  // none / selective / full

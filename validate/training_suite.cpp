@@ -15,11 +15,12 @@ namespace {
 // Every DGX node of the presets the suite uses holds 8 GPUs.
 constexpr int64_t kGpusPerNode = 8;
 
-double predictedMetric(TrainingMetric metric, const parallelism::IterationResult& result) {
+double predictedMetric(TrainingMetric metric, const parallelism::IterationResult& result, int64_t gpus) {
   switch (metric) {
     case TrainingMetric::kHardwareTflopsPerGpu: return result.hardware_tflops_per_gpu;
     case TrainingMetric::kModelTflopsPerGpu: return result.tflops_per_gpu;
     case TrainingMetric::kIterationTime: return result.iteration_time_s;
+    case TrainingMetric::kTokensPerSecondPerGpu: return result.tokens_per_s / static_cast<double>(gpus);
   }
   return 0.0;
 }
@@ -35,11 +36,12 @@ std::string trainingExperimentYaml(const TrainingMeasurement& row) {
   yaml += fmt::format("description: \"{} ({})\"\n", row.model, row.source);
   yaml += "model:\n";
   yaml += fmt::format("  name: \"{}\"\n", row.model);
-  yaml += "  architecture: gpt\n";
+  yaml += fmt::format("  architecture: {}\n", row.architecture);
   yaml += fmt::format("  layers: {}\n", row.layers);
   yaml += fmt::format("  hidden_size: {}\n", row.hidden_size);
   yaml += fmt::format("  ffn_hidden_size: {}\n", row.ffn_hidden_size);
   yaml += fmt::format("  attention_heads: {}\n", row.attention_heads);
+  if (row.kv_heads > 0) yaml += fmt::format("  kv_heads: {}\n", row.kv_heads);
   yaml += fmt::format("  vocab_size: {}\n", row.vocab_size);
   yaml += fmt::format("  tied_embeddings: {}\n", row.tied_embeddings);
   yaml += fmt::format("cluster: {}\n", row.cluster);
@@ -55,6 +57,7 @@ std::string trainingExperimentYaml(const TrainingMeasurement& row) {
   yaml += fmt::format("  tp: {}\n", row.tp);
   yaml += fmt::format("  pp: {}\n", row.pp);
   yaml += fmt::format("  dp: {}\n", row.dp);
+  yaml += fmt::format("  cp: {}\n", row.cp);
   yaml += fmt::format("  sequence_parallel: {}\n", row.sequence_parallel);
   yaml += fmt::format("  virtual_stages: {}\n", row.virtual_stages);
   yaml += "  schedule: 1f1b\n";
@@ -117,7 +120,7 @@ Expected<TrainingSuiteResult> runTrainingSuite(const ConfigPaths& paths, const T
       }
       comparison.wall_s = secondsSince(start);
       if (comparison.ran) {
-        comparison.predicted = predictedMetric(trainingSource(row.source).metric, comparison.result);
+        comparison.predicted = predictedMetric(trainingSource(row.source).metric, comparison.result, row.gpus);
         comparison.error = comparison.predicted / row.published - 1.0;
         if (!std::isfinite(comparison.error)) {
           comparison.ran = false;

@@ -18,6 +18,7 @@ using testing::llama3_8bModel;
 using testing::mixtralModel;
 using testing::shard;
 using testing::training;
+using topology::Precision;
 
 constexpr double kRelative = 1e-12;
 
@@ -163,6 +164,40 @@ TEST(FlopsModel, LlamaLayerUsesGqaAndSwiGlu) {
   for (const Op& op : three.ops) gemms += op.kind == OpKind::kGemm && op.name.starts_with("mlp_") ? 1 : 0;
   EXPECT_EQ(gemms, 3);
   EXPECT_NEAR(three.forwardFlops(true) / layer.forwardFlops(true), 1.0, kRelative);
+}
+
+TEST(FlopsModel, Fp8QuantizesTransformerEngineLinearsAndKeepsTheOutputLayerSixteenBit) {
+  const ModelSpec model = llama3_8bModel();
+  const double s = 4096, h = 4096, q = 4096, kv = 1024, f = 14336;
+  const FlopsOptions options;
+  const double per_element = options.fp8_quantize_bytes_per_element;
+  // tp 2 with sequence parallelism: column-parallel layers quantize their input shard before
+  // the all-gather, row-parallel ones their output-gradient shard.
+  const MicroBatchShard fp8 = shard(1, 4096, 2, true, 1, 1, Precision::kFp8);
+  const Workload layer = transformerLayer(model, fp8, options);
+  const auto quantize = [&](const std::string& gemm) -> const Op& {
+    const Op* op = layer.find(gemm + "_fp8_quantize");
+    EXPECT_NE(op, nullptr) << gemm;
+    return *op;
+  };
+  EXPECT_DOUBLE_EQ(quantize("qkv_projection").forward.bytes, per_element * s * h / 2);
+  EXPECT_DOUBLE_EQ(quantize("qkv_projection").backward.bytes, per_element * s * (q + 2 * kv) / 2);
+  EXPECT_DOUBLE_EQ(quantize("attention_output_projection").forward.bytes, per_element * s * q / 2);
+  EXPECT_DOUBLE_EQ(quantize("attention_output_projection").backward.bytes, per_element * s * h / 2);
+  EXPECT_DOUBLE_EQ(quantize("mlp_gate_up").forward.bytes, per_element * s * h / 2);
+  EXPECT_DOUBLE_EQ(quantize("mlp_gate_up").backward.bytes, per_element * s * 2 * f / 2);
+  EXPECT_DOUBLE_EQ(quantize("mlp_fc2").forward.bytes, per_element * s * f / 2);
+  EXPECT_DOUBLE_EQ(quantize("mlp_fc2").backward.bytes, per_element * s * h / 2);
+  for (const Op& op : layer.ops) EXPECT_FALSE(op.sixteen_bit_matmul) << op.name;
+  // The output layer is a plain matmul: 16-bit, no quantization.
+  const Workload output = outputLayer(model, fp8, options);
+  ASSERT_NE(output.find("logits"), nullptr);
+  EXPECT_TRUE(output.find("logits")->sixteen_bit_matmul);
+  EXPECT_EQ(output.find("logits_fp8_quantize"), nullptr);
+  // bf16: nothing to quantize, and the same model FLOPs.
+  const Workload bf16 = transformerLayer(model, shard(1, 4096, 2, true));
+  for (const Op& op : bf16.ops) EXPECT_FALSE(op.name.ends_with("_fp8_quantize")) << op.name;
+  EXPECT_DOUBLE_EQ(bf16.forwardFlops(true), layer.forwardFlops(true));
 }
 
 TEST(FlopsModel, HeadDimWiderThanHiddenOverHeads) {

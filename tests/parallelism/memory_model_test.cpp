@@ -120,6 +120,17 @@ TEST(MemoryModel, GroupedQueryAttentionAndSwiGlu) {
                    2.0 * expected);
 }
 
+TEST(MemoryModel, Fp8KeepsTheQuantizedInputsOfTransformerEngineLinears) {
+  // Transformer Engine saves the 1-byte FP8 copies of the QKV, attention-output, fc1 and fc2
+  // inputs; the norm inputs, Q, K, V and the SwiGLU input stay 16-bit.
+  const ModelSpec model = llama3_8bModel();
+  const double s = 4096, h = 4096, q = 4096, kv = 1024, f = 14336;
+  const double sixteen_bit = 2 * s * (2 * h + q + 2 * kv + 2 * f);
+  const double quantized = s * (2 * h + q + f);
+  EXPECT_DOUBLE_EQ(layerActivationBytes(model, shard(1, 4096, 1, false, 1, 1, Precision::kFp8), Recompute::kSelective),
+                   sixteen_bit + quantized);
+}
+
 // --- Pipeline schedules --------------------------------------------------------------------------
 
 ParallelPlan pipelinePlan(int64_t pp, int64_t virtual_stages = 1,

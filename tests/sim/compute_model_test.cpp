@@ -131,6 +131,18 @@ TEST(ComputeModel, GemmEpilogueAddsOnAmpereAndHidesOnHopper) {
   EXPECT_DOUBLE_EQ(h100.gemmTime(shape, bytes, output), h100.gemmTime(shape, bytes));
 }
 
+TEST(ComputeModel, SixteenBitGemmsOfAnFp8RunRunAtTheSixteenBitRate) {
+  // Megatron's output layer stays bf16 in an fp8 run: the fp8 model times it as bf16 does.
+  const GemmShape shape{8192, 128256, 4096};
+  const double bytes = gemmBytes(shape, 2.0, 2.0);
+  const ComputeModel fp8(gpu("h100-sxm"), Precision::kFp8);
+  const ComputeModel bf16(gpu("h100-sxm"), Precision::kBf16);
+  EXPECT_DOUBLE_EQ(fp8.gemmTime(shape, bytes, 0.0, GemmPrecision::kSixteenBit), bf16.gemmTime(shape, bytes));
+  EXPECT_LT(fp8.gemmTime(shape, bytes), 0.6 * bf16.gemmTime(shape, bytes));
+  // At a 16-bit training precision both rates are the same.
+  EXPECT_DOUBLE_EQ(bf16.gemmTime(shape, bytes, 0.0, GemmPrecision::kSixteenBit), bf16.gemmTime(shape, bytes));
+}
+
 TEST(ComputeModel, CeilingsAreSteadyStateRatesWherePublishedElseMamf) {
   // Azure cuBLASLt steady state (best row per GPU and precision) where published, else the
   // stas00/ml-engineering MAMF table, against the catalog peaks.

@@ -16,7 +16,8 @@ const ConfigPaths kPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS};
 
 // Small rows, one or more per source, that simulate in well under a second.
 const std::vector<std::string> kFastRows = {"megatron-sc21-t1-001", "megatron-sc21-t1-005", "korthikanti-2022-001",
-                                            "korthikanti-2022-002", "mcore-h100-weak-001",  "mcore-h100-weak-002"};
+                                            "korthikanti-2022-002", "mcore-h100-weak-001",  "mcore-h100-weak-002",
+                                            "bridge-h100-fp8-001"};
 
 const TrainingSuiteResult& fastSuite() {
   static const TrainingSuiteResult cached = [] {
@@ -35,11 +36,12 @@ TEST(TrainingMeasurementsTest, RowsAreUniqueCitedAndConsistent) {
     EXPECT_TRUE(ids.insert(row.id).second) << "duplicate " << row.id;
     EXPECT_EQ(row.id.rfind(row.source + "-", 0), 0u) << row.id << " is not a row of " << row.source;
     EXPECT_NO_THROW((void)trainingSource(row.source)) << row.id;
-    EXPECT_EQ(row.gpus, row.tp * row.pp * row.dp) << row.id;
+    EXPECT_EQ(row.gpus, row.tp * row.pp * row.cp * row.dp) << row.id;
     EXPECT_GT(row.published, 0.0) << row.id;
     EXPECT_EQ(row.global_batch_size % (row.dp * row.micro_batch_size), 0) << row.id;
   }
-  EXPECT_EQ(ids.size(), 27u);  // training.yaml's 29 rows less the two strong-scaling ones
+  // training.yaml's 29 rows less the two strong-scaling ones, and 5 Megatron-Bridge rows.
+  EXPECT_EQ(ids.size(), 32u);
   for (const auto& source : trainingSources()) EXPECT_FALSE(source.citation.empty()) << source.id;
 }
 
@@ -81,6 +83,9 @@ TEST(TrainingSuiteTest, SmallRowsGiveFiniteSanePredictions) {
         break;
       case TrainingMetric::kModelTflopsPerGpu: EXPECT_EQ(comparison.predicted, result.tflops_per_gpu) << row.id; break;
       case TrainingMetric::kIterationTime: EXPECT_EQ(comparison.predicted, result.iteration_time_s) << row.id; break;
+      case TrainingMetric::kTokensPerSecondPerGpu:
+        EXPECT_EQ(comparison.predicted, result.tokens_per_s / static_cast<double>(row.gpus)) << row.id;
+        break;
     }
     EXPECT_GT(result.mfu, 0.0) << row.id;
     EXPECT_LT(result.mfu, 1.0) << row.id;
@@ -103,32 +108,34 @@ TEST(TrainingSuiteTest, MapeIsTheMeanAbsoluteErrorPerSourceAndOverall) {
     EXPECT_NEAR(accuracy.mape, sum / count, 1e-12) << accuracy.source->id;
     total += sum;
   }
-  EXPECT_EQ(suite.sources.size(), 3u);
+  EXPECT_EQ(suite.sources.size(), 4u);
   EXPECT_NEAR(suite.mape, total / suite.compared, 1e-12);
 }
 
 // Issue 4's goal is MAPE <= 10% on each source and <= 5% over all rows. On the default rows
-// (slow rows skipped): SC21 8.4% and Korthikanti 1.2% meet it; Megatron-Core H100 is at 10.0%
-// since the first forward waits for each ZeRO-1 parameter bucket (rows 004 and 005, whose
-// data-parallel traffic outlasts the forward at the assumed micro-batch 1, moved to -21% and
-// -17%; docs/training-validation.md, change 13). The overall goal is not met (6.7% here, 6.5%
-// with the slow rows). The bounds guard the current figures.
+// (slow rows skipped): SC21 8.4%, Korthikanti 1.2% and Megatron-Bridge's H100 FP8 runs 2.3%
+// meet it; Megatron-Core H100 is at 10.0% since the first forward waits for each ZeRO-1
+// parameter bucket (rows 004 and 005, whose data-parallel traffic outlasts the forward at the
+// assumed micro-batch 1, moved to -21% and -17%; docs/training-validation.md, change 13). The
+// overall goal is not met (6.0% here, 5.8% with the slow rows). The bounds guard the current
+// figures.
 TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   TrainingSuiteOptions options;
   for (const auto& row : trainingMeasurements()) {
     if (!row.slow) options.only.push_back(row.id);
   }
-  ASSERT_EQ(options.only.size(), 25u);
+  ASSERT_EQ(options.only.size(), 30u);
   auto suite = runTrainingSuite(kPaths, options);
   ASSERT_TRUE(suite.ok()) << suite.error().toString();
   EXPECT_EQ(suite->failed, 0);
-  ASSERT_EQ(suite->sources.size(), 3u);
+  ASSERT_EQ(suite->sources.size(), 4u);
   for (const auto& accuracy : suite->sources) {
-    EXPECT_GE(accuracy.compared, 8) << accuracy.source->id;
-    const bool h100 = accuracy.source->id.find("mcore") != std::string::npos;
-    EXPECT_LE(accuracy.mape, h100 ? 0.105 : 0.10) << accuracy.source->id;
+    EXPECT_GE(accuracy.compared, 5) << accuracy.source->id;
+    const std::string& id = accuracy.source->id;
+    const double bound = id.starts_with("mcore") ? 0.105 : id.starts_with("bridge") ? 0.05 : 0.10;
+    EXPECT_LE(accuracy.mape, bound) << id;
   }
-  EXPECT_LE(suite->mape, 0.07);
+  EXPECT_LE(suite->mape, 0.065);
 }
 
 TEST(TrainingSuiteTest, OnlyTheLargestRowsAreMarkedSlow) {
