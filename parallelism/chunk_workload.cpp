@@ -8,9 +8,7 @@ std::vector<ChunkPart> chunkWorkloads(const Experiment& experiment, int64_t stag
                                       const FlopsOptions& base) {
   const auto& plan = experiment.plan;
   const MicroBatchShard shard = MicroBatchShard::of(experiment.training, plan);
-  const auto layers_per_stage = plan.layersPerStage(experiment.model.layers);
-  const double layers =
-      static_cast<double>(layers_per_stage[static_cast<std::size_t>(stage)]) / static_cast<double>(plan.virtual_stages);
+  const auto layers = static_cast<double>(plan.layersOfChunk(experiment.model.layers, stage, chunk));
   const FlopsOptions kernels = kernelsFor(experiment.training, base);  // training.flash_attention
   FlopsOptions layer_kernels = kernels;
   layer_kernels.tp_comm_overlap = plan.tp_comm_overlap;

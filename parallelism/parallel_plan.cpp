@@ -52,6 +52,16 @@ std::vector<int64_t> ParallelPlan::layersPerStage(int64_t layers) const {
   return stages;
 }
 
+int64_t ParallelPlan::layersOfChunk(int64_t layers, int64_t stage, int64_t chunk) const {
+  assert(stage >= 0 && stage < pp && chunk >= 0 && chunk < virtual_stages);
+  const int64_t stage_layers = layersPerStage(layers)[static_cast<std::size_t>(stage)];
+  const int64_t base = stage_layers / virtual_stages;
+  const int64_t longer = stage_layers % virtual_stages;  // chunks that hold base + 1
+  // The last stage's shorter chunks are its last ones; every other stage's its first ones.
+  const bool longer_chunk = stage == pp - 1 && pp > 1 ? chunk < longer : chunk >= virtual_stages - longer;
+  return base + (longer_chunk ? 1 : 0);
+}
+
 ParallelPlan readParallelPlan(const ConfigNode& section) {
   section.allowKeys({"gpus", "tp", "pp", "dp", "cp", "ep", "sequence_parallel", "virtual_stages", "schedule", "zero",
                      "recompute", "overlap_grad_reduce", "overlap_param_gather", "ddp_bucket_size", "tp_comm_overlap",

@@ -56,6 +56,13 @@ struct ParallelPlan {
   // Transformer layers of each of the pp stages (all virtual chunks of a stage together),
   // with first/last_stage_layers applied. Needs a plan that passed checkPlan for this model.
   [[nodiscard]] std::vector<int64_t> layersPerStage(int64_t layers) const;
+  // Transformer layers of model chunk `chunk` of `stage` under interleaving. A stage whose
+  // layers do not split evenly over its virtual_stages chunks (an uneven first or last
+  // stage) gives the chunks next to the embedding or the loss one layer fewer: the first
+  // stage's first chunks, the last stage's last chunks, as Megatron-Core places them with
+  // --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split
+  // (Llama 3.1 405B, 126 layers on pp 8 x vp 8: 1 + 7 x 2 layers on the first stage).
+  [[nodiscard]] int64_t layersOfChunk(int64_t layers, int64_t stage, int64_t chunk) const;
 };
 
 // Reads a `parallelism:` mapping (SPEC "Experiment file"); throws InputError naming the key.

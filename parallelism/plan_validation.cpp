@@ -148,12 +148,15 @@ void checkUnevenStages(const ModelSpec& model, const ParallelPlan& plan, std::ve
     return;
   }
   if (plan.virtual_stages > 1) {
-    // Interleaving cuts every stage into virtual_stages equal model chunks.
-    const std::string chunks = " does not split into virtual_stages = " + str(plan.virtual_stages) + " model chunks";
-    if (first && *plan.first_stage_layers % plan.virtual_stages != 0) {
+    // Interleaving cuts every middle stage into virtual_stages equal model chunks; an uneven
+    // first or last stage gives its chunks next to the embedding or the loss one layer fewer
+    // (ParallelPlan::layersOfChunk), so it needs at least one layer per chunk.
+    const std::string chunks =
+        " leaves a model chunk without a layer: it needs at least virtual_stages = " + str(plan.virtual_stages);
+    if (first && *plan.first_stage_layers < plan.virtual_stages) {
       issues.push_back(
           {"parallelism.first_stage_layers", "first_stage_layers = " + str(*plan.first_stage_layers) + chunks});
-    } else if (last && *plan.last_stage_layers % plan.virtual_stages != 0) {
+    } else if (last && *plan.last_stage_layers < plan.virtual_stages) {
       issues.push_back(
           {"parallelism.last_stage_layers", "last_stage_layers = " + str(*plan.last_stage_layers) + chunks});
     } else if ((rest / middle_stages) % plan.virtual_stages != 0) {

@@ -164,13 +164,13 @@ TrainingMeasurement mcore(const char* id, const char* model, int64_t layers, int
 // (`zero: 3`, FSDP sharding over every data-parallel GPU) for the FSDP row.
 TrainingMeasurement bridge(const char* id, const char* model, int64_t layers, int64_t hidden, int64_t ffn,
                            int64_t heads, int64_t gpus, int64_t global_batch, bool fsdp, int64_t tp, int64_t pp,
-                           int64_t virtual_stages, double tokens_per_s_per_gpu) {
+                           int64_t cp, int64_t virtual_stages, double tokens_per_s_per_gpu) {
   TrainingMeasurement row;
   row.id = id;
   row.source = kBridge;
   row.model = model;
   row.architecture = "llama";
-  row.kv_heads = 8;  // Llama 3 8B / 70B: grouped-query attention with 8 key/value heads
+  row.kv_heads = 8;  // Llama 3 8B / 70B / 405B: grouped-query attention with 8 key/value heads
   row.layers = layers;
   row.hidden_size = hidden;
   row.ffn_hidden_size = ffn;
@@ -184,8 +184,17 @@ TrainingMeasurement bridge(const char* id, const char* model, int64_t layers, in
   row.gpus = gpus;
   row.tp = tp;
   row.pp = pp;
-  row.dp = gpus / (tp * pp);
+  row.cp = cp;
+  row.dp = gpus / (tp * pp * cp);
   row.virtual_stages = virtual_stages;
+  if (layers % (pp * virtual_stages) != 0) {
+    // Llama 3.1 405B's 126 layers on pp x vp = 64 chunks: the recipes count the embedding and
+    // the loss as a layer each (--account-for-embedding-in-pipeline-split,
+    // --account-for-loss-in-pipeline-split), so the first and the last stage hold one layer fewer.
+    const int64_t per_stage = (layers + 2) / pp;
+    row.first_stage_layers = per_stage - 1;
+    row.last_stage_layers = per_stage - 1;
+  }
   row.sequence_parallel = tp > 1;
   row.recompute = "none";
   row.zero = fsdp ? 3 : 1;
@@ -292,12 +301,15 @@ const std::vector<TrainingMeasurement>& trainingMeasurements() {
       mcore("mcore-h100-weak-007", "GPT 177B",    96, 12288,  96, 1152, 8,  6, 48, 432.8, false),
       mcore("mcore-h100-weak-008", "GPT 314B",    96, 16384, 128, 1536, 8,  8, 48, 474.4, false),
       mcore("mcore-h100-weak-009", "GPT 462B",   112, 18432, 144, 3072, 8, 16, 48, 459.9, false),
-      //     id                             model         layers hidden   ffn heads gpus  gbs  fsdp  tp pp vs  tokens/s/GPU
-      bridge("bridge-h100-fp8-001", "Llama 3 8B",  32,  4096, 14336, 32,   8, 128, true,  1, 1, 1, 14079),
-      bridge("bridge-h100-fp8-002", "Llama 3 70B", 80,  8192, 28672, 64,  64, 128, false, 4, 8, 5,  1619),
-      bridge("bridge-h100-fp8-003", "Llama 3 8B",  32,  4096, 14336, 32,   8, 128, true,  1, 1, 1, 14451),
-      bridge("bridge-h100-fp8-004", "Llama 3 70B", 80,  8192, 28672, 64,  64, 128, false, 4, 8, 5,  1602),
-      bridge("bridge-h100-fp8-005", "Llama 3 70B", 80,  8192, 28672, 64,  64, 256, false, 4, 8, 5,  1621),
+      //     id                     model            layers hidden   ffn heads gpus   gbs  fsdp  tp pp cp vs tokens/s/GPU
+      bridge("bridge-h100-fp8-001", "Llama 3 8B",       32,  4096, 14336,  32,    8,  128, true,  1, 1, 1, 1, 14079),  // 25.09
+      bridge("bridge-h100-fp8-002", "Llama 3 70B",      80,  8192, 28672,  64,   64,  128, false, 4, 8, 1, 5,  1619),  // 25.09
+      bridge("bridge-h100-fp8-003", "Llama 3.1 405B",  126, 16384, 53248, 128, 1024,  512, false, 8, 8, 2, 8,   302),  // 25.09
+      bridge("bridge-h100-fp8-004", "Llama 3 8B",       32,  4096, 14336,  32,    8,  128, true,  1, 1, 1, 1, 14451),  // 25.11
+      bridge("bridge-h100-fp8-005", "Llama 3 70B",      80,  8192, 28672,  64,   64,  128, false, 4, 8, 1, 5,  1602),  // 25.11
+      bridge("bridge-h100-fp8-006", "Llama 3.1 405B",  126, 16384, 53248, 128, 1024,  512, false, 8, 8, 2, 8,   292),  // 25.11
+      bridge("bridge-h100-fp8-007", "Llama 3 70B",      80,  8192, 28672,  64,   64,  256, false, 4, 8, 1, 5,  1621),  // 26.02
+      bridge("bridge-h100-fp8-008", "Llama 3.1 405B",  126, 16384, 53248, 128, 1024, 1536, false, 8, 8, 2, 8,   311),  // 26.02
   };
   // clang-format on
   return rows;

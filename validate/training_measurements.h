@@ -65,6 +65,9 @@ struct TrainingMeasurement {
   int64_t dp = 1;
   int64_t cp = 1;
   int64_t virtual_stages = 1;  // model chunks per GPU
+  // Uneven first / last pipeline stages (parallelism.first_stage_layers / last_stage_layers).
+  std::optional<int64_t> first_stage_layers;
+  std::optional<int64_t> last_stage_layers;
   bool sequence_parallel = false;
   std::string recompute;  // none / selective / full
   int zero = 0;

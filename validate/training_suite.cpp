@@ -60,6 +60,8 @@ std::string trainingExperimentYaml(const TrainingMeasurement& row) {
   yaml += fmt::format("  cp: {}\n", row.cp);
   yaml += fmt::format("  sequence_parallel: {}\n", row.sequence_parallel);
   yaml += fmt::format("  virtual_stages: {}\n", row.virtual_stages);
+  if (row.first_stage_layers) yaml += fmt::format("  first_stage_layers: {}\n", *row.first_stage_layers);
+  if (row.last_stage_layers) yaml += fmt::format("  last_stage_layers: {}\n", *row.last_stage_layers);
   yaml += "  schedule: 1f1b\n";
   yaml += fmt::format("  zero: {}\n", row.zero);
   yaml += fmt::format("  recompute: {}\n", row.recompute);

@@ -198,11 +198,36 @@ TEST(PlanValidation, UnevenStagesWithTwoStagesMustCoverAllLayers) {
 }
 
 TEST(PlanValidation, UnevenStagesWithInterleaving) {
+  // An uneven first stage gives its first chunk the layer it lacks (5 = 2 + 3 on two chunks).
   EXPECT_EQ(errorText(loadPlan("llama3-8b", kTraining,
                                "  tp: 8\n  pp: 4\n  virtual_stages: 2\n  first_stage_layers: 5\n  "
                                "last_stage_layers: 3\n")),
-            "plan.yaml:7:23: parallelism.first_stage_layers: first_stage_layers = 5 does not split into "
-            "virtual_stages = 2 model chunks");
+            "<no error>");
+  // Every chunk needs a layer.
+  EXPECT_EQ(errorText(loadPlan("llama3-8b", kTraining,
+                               "  tp: 8\n  pp: 4\n  virtual_stages: 2\n  first_stage_layers: 1\n  "
+                               "last_stage_layers: 1\n")),
+            "plan.yaml:7:23: parallelism.first_stage_layers: first_stage_layers = 1 leaves a model chunk without a "
+            "layer: it needs at least virtual_stages = 2");
+}
+
+TEST(PlanValidation, UnevenChunksSitNextToTheEmbeddingAndTheLoss) {
+  // Llama 3.1 405B as Megatron-Bridge runs it: 126 layers, pp 8, vp 8, 15 + 6 x 16 + 15.
+  ParallelPlan plan;
+  plan.pp = 8;
+  plan.virtual_stages = 8;
+  plan.first_stage_layers = 15;
+  plan.last_stage_layers = 15;
+  EXPECT_EQ(plan.layersOfChunk(126, 0, 0), 1);
+  for (int64_t chunk = 1; chunk < 8; ++chunk) EXPECT_EQ(plan.layersOfChunk(126, 0, chunk), 2) << chunk;
+  for (int64_t chunk = 0; chunk < 8; ++chunk) EXPECT_EQ(plan.layersOfChunk(126, 3, chunk), 2) << chunk;
+  for (int64_t chunk = 0; chunk < 7; ++chunk) EXPECT_EQ(plan.layersOfChunk(126, 7, chunk), 2) << chunk;
+  EXPECT_EQ(plan.layersOfChunk(126, 7, 7), 1);
+  int64_t total = 0;
+  for (int64_t stage = 0; stage < 8; ++stage) {
+    for (int64_t chunk = 0; chunk < 8; ++chunk) total += plan.layersOfChunk(126, stage, chunk);
+  }
+  EXPECT_EQ(total, 126);
 }
 
 // --- The rules on plans built in code (as `sweep` does) --------------------------------------

@@ -40,8 +40,8 @@ TEST(TrainingMeasurementsTest, RowsAreUniqueCitedAndConsistent) {
     EXPECT_GT(row.published, 0.0) << row.id;
     EXPECT_EQ(row.global_batch_size % (row.dp * row.micro_batch_size), 0) << row.id;
   }
-  // training.yaml's 29 rows less the two strong-scaling ones, and 5 Megatron-Bridge rows.
-  EXPECT_EQ(ids.size(), 32u);
+  // training.yaml's 29 rows less the two strong-scaling ones, and 8 Megatron-Bridge rows.
+  EXPECT_EQ(ids.size(), 35u);
   for (const auto& source : trainingSources()) EXPECT_FALSE(source.citation.empty()) << source.id;
 }
 
@@ -113,18 +113,18 @@ TEST(TrainingSuiteTest, MapeIsTheMeanAbsoluteErrorPerSourceAndOverall) {
 }
 
 // Issue 4's goal is MAPE <= 10% on each source and <= 5% over all rows. On the default rows
-// (slow rows skipped): SC21 8.4%, Korthikanti 1.2% and Megatron-Bridge's H100 FP8 runs 2.3%
-// meet it; Megatron-Core H100 is at 10.0% since the first forward waits for each ZeRO-1
-// parameter bucket (rows 004 and 005, whose data-parallel traffic outlasts the forward at the
-// assumed micro-batch 1, moved to -21% and -17%; docs/training-validation.md, change 13). The
-// overall goal is not met (6.0% here, 5.8% with the slow rows). The bounds guard the current
-// figures.
+// (slow rows skipped): SC21 8.4%, Korthikanti 1.2% and Megatron-Bridge's H100 FP8 runs 9.7%
+// meet it (the 8B and 70B rows within 3%, Llama 3.1 405B +20..+25%); Megatron-Core H100 is at
+// 10.0% since the first forward waits for each ZeRO-1 parameter bucket (rows 004 and 005,
+// whose data-parallel traffic outlasts the forward at the assumed micro-batch 1, moved to
+// -21% and -17%; docs/training-validation.md, change 13). The overall goal is not met (7.4%
+// here, 7.2% with the slow rows). The bounds guard the current figures.
 TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   TrainingSuiteOptions options;
   for (const auto& row : trainingMeasurements()) {
     if (!row.slow) options.only.push_back(row.id);
   }
-  ASSERT_EQ(options.only.size(), 30u);
+  ASSERT_EQ(options.only.size(), 33u);
   auto suite = runTrainingSuite(kPaths, options);
   ASSERT_TRUE(suite.ok()) << suite.error().toString();
   EXPECT_EQ(suite->failed, 0);
@@ -132,10 +132,10 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   for (const auto& accuracy : suite->sources) {
     EXPECT_GE(accuracy.compared, 5) << accuracy.source->id;
     const std::string& id = accuracy.source->id;
-    const double bound = id.starts_with("mcore") ? 0.105 : id.starts_with("bridge") ? 0.05 : 0.10;
+    const double bound = id.starts_with("mcore") ? 0.105 : 0.10;
     EXPECT_LE(accuracy.mape, bound) << id;
   }
-  EXPECT_LE(suite->mape, 0.065);
+  EXPECT_LE(suite->mape, 0.075);
 }
 
 TEST(TrainingSuiteTest, OnlyTheLargestRowsAreMarkedSlow) {
