@@ -56,12 +56,15 @@ std::string reportText(const Experiment& experiment, const MemoryReport& report)
                                  experiment.cluster.gpu.key, experiment.cluster.gpu.memory_GiB);
   text += fmt::format(
       "plan: tp {}, pp {}, dp {}, cp {}, ep {}, virtual stages {}{}; {} micro-batches of {} x {} tokens, {}, zero {}, "
-      "recompute {}, {}, {}{}\n",
+      "recompute {}, {}{}, {}{}\n",
       plan.tp, plan.pp, plan.dp, plan.cp, plan.ep, plan.virtual_stages,
       plan.sequence_parallel ? ", sequence parallel" : "", plan.microbatches(training), training.micro_batch_size,
       training.seq_len, parallelism::scheduleName(plan.schedule), plan.zero, parallelism::recomputeName(plan.recompute),
-      topology::precisionName(training.precision), parallelism::optimizerName(training.optimizer),
-      training.flash_attention ? "" : ", unfused attention");
+      topology::precisionName(training.precision),
+      training.grad_reduce_precision
+          ? fmt::format(" ({} gradients)", topology::precisionName(*training.grad_reduce_precision))
+          : std::string(),
+      parallelism::optimizerName(training.optimizer), training.flash_attention ? "" : ", unfused attention");
   text += "\nper-GPU memory (GiB)\n";
   text += fmt::format("{:>5} {:>6} {:>9} {:>8} {:>9} {:>9} {:>11} {:>7} {:>8}\n", "stage", "layers", "in-flight",
                       "weights", "gradients", "optimizer", "activations", "other", "total");

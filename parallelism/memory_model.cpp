@@ -94,20 +94,27 @@ int64_t communicatorCount(const ParallelPlan& plan) {
 
 }  // namespace
 
-StateBytes stateBytesPerParameter(Precision precision, Optimizer optimizer, const MemoryOptions& options) {
-  const double moments = optimizer == Optimizer::kAdam ? 8.0 : 4.0;  // fp32 Adam m and v, or SGD momentum
-  MicroBatchShard element;
-  element.precision = precision;
-  const double gradients = element.mainGradientBytes();
-  switch (precision) {
+StateBytes stateBytesPerParameter(const TrainingSpec& training, const MemoryOptions& options) {
+  const double moments = training.optimizer == Optimizer::kAdam ? 8.0 : 4.0;  // fp32 Adam m and v, or SGD momentum
+  const double gradients = MicroBatchShard::wholeSequence(training).mainGradientBytes();
+  // The mixed-precision optimizer's fp32 copy of 16-bit main gradients.
+  const double gradient_copy = gradients < 4.0 ? 4.0 : 0.0;
+  switch (training.precision) {
     case Precision::kFp64: return {8.0, gradients, 2.0 * moments};
     case Precision::kFp32:
     case Precision::kTf32: return {4.0, gradients, moments};
-    case Precision::kFp16: return {2.0, gradients, 4.0 + moments + 4.0};
-    case Precision::kBf16: return {2.0, gradients, 4.0 + moments};
-    case Precision::kFp8: return {2.0 + options.fp8_weight_cache_bytes, gradients, 4.0 + moments};
+    case Precision::kFp16:
+    case Precision::kBf16: return {2.0, gradients, 4.0 + moments + gradient_copy};
+    case Precision::kFp8: return {2.0 + options.fp8_weight_cache_bytes, gradients, 4.0 + moments + gradient_copy};
   }
-  return {2.0, gradients, 4.0 + moments};
+  return {2.0, gradients, 4.0 + moments + gradient_copy};
+}
+
+StateBytes stateBytesPerParameter(Precision precision, Optimizer optimizer, const MemoryOptions& options) {
+  TrainingSpec training;
+  training.precision = precision;
+  training.optimizer = optimizer;
+  return stateBytesPerParameter(training, options);
 }
 
 StageParameters stageParameters(const ModelSpec& model, const TrainingSpec& training, const ParallelPlan& plan,
@@ -199,7 +206,7 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
   const TrainingSpec& training = experiment.training;
   const ParallelPlan& plan = experiment.plan;
   const MicroBatchShard shard = MicroBatchShard::of(training, plan);
-  const StateBytes state = stateBytesPerParameter(training.precision, training.optimizer, options);
+  const StateBytes state = stateBytesPerParameter(training, options);
   const int64_t microbatches = plan.microbatches(training);
   const std::vector<int64_t> layers = plan.layersPerStage(model.layers);
   const double e = shard.activationBytes();

@@ -81,12 +81,16 @@ struct MemoryOptions {
 //   fp16:      weights 2, gradients 2, optimizer 16 (fp32 master 4, Adam moments 8, fp32 copy of the gradients 4)
 //   bf16, fp8: weights 2, gradients 4 (fp32 main gradients), optimizer 12 (master 4, moments 8)
 //   fp32/tf32: weights 4, gradients 4, optimizer 8 (moments; the weights are the master copy)
-// SGD with momentum keeps one moment (4 bytes) instead of Adam's two.
+// SGD with momentum keeps one moment (4 bytes) instead of Adam's two. A training spec's
+// grad_reduce_precision sets the gradients' size; 16-bit main gradients of a mixed-precision
+// run add the optimizer's fp32 copy of them (4), as fp16's row does, and fp32 ones drop it.
 struct StateBytes {
   double weights = 0.0;
   double gradients = 0.0;
   double optimizer = 0.0;
 };
+[[nodiscard]] StateBytes stateBytesPerParameter(const TrainingSpec& training, const MemoryOptions& options = {});
+// The same for Megatron-LM's default main-gradient type of the precision.
 [[nodiscard]] StateBytes stateBytesPerParameter(topology::Precision precision, Optimizer optimizer,
                                                 const MemoryOptions& options = {});
 

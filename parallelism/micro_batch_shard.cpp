@@ -11,6 +11,7 @@ MicroBatchShard MicroBatchShard::of(const TrainingSpec& training, const Parallel
   shard.ep = plan.ep;
   shard.sequence_parallel = plan.sequence_parallel && plan.tp > 1;
   shard.precision = training.precision;
+  shard.grad_reduce_precision = training.grad_reduce_precision;
   return shard;
 }
 
@@ -18,6 +19,7 @@ MicroBatchShard MicroBatchShard::wholeSequence(const TrainingSpec& training) {
   MicroBatchShard shard;
   shard.seq_len = training.seq_len;
   shard.precision = training.precision;
+  shard.grad_reduce_precision = training.grad_reduce_precision;
   return shard;
 }
 
@@ -42,6 +44,8 @@ double MicroBatchShard::activationBytes() const {
 }
 
 double MicroBatchShard::mainGradientBytes() const {
+  // readTrainingSpec allows fp32 or the parameters' 16-bit type.
+  if (grad_reduce_precision) return *grad_reduce_precision == topology::Precision::kFp32 ? 4.0 : 2.0;
   switch (precision) {
     case topology::Precision::kFp64: return 8.0;
     case topology::Precision::kFp16: return 2.0;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "parallelism/parallel_plan.h"
 #include "parallelism/training_spec.h"
@@ -19,6 +20,7 @@ struct MicroBatchShard {
   int64_t ep = 1;
   bool sequence_parallel = false;
   topology::Precision precision = topology::Precision::kBf16;
+  std::optional<topology::Precision> grad_reduce_precision;  // TrainingSpec::grad_reduce_precision
 
   // The shard of a resolved plan (sequence_parallel as resolvePlan left it: off at tp = 1).
   [[nodiscard]] static MicroBatchShard of(const TrainingSpec& training, const ParallelPlan& plan);
@@ -44,7 +46,8 @@ struct MicroBatchShard {
   // all-reduces them in fp32 for bf16 ("bfloat16 requires gradient accumulation and
   // all-reduce to be done in fp32", and so for fp8, which runs with bf16 parameters) and in
   // the parameters' dtype otherwise (--accumulate-allreduce-grads-in-fp32 off by default):
-  // 2 bytes for fp16, 4 for bf16, fp8, fp32 and tf32. The memory model's gradient bytes per
+  // 2 bytes for fp16, 4 for bf16, fp8, fp32 and tf32; grad_reduce_precision, when the
+  // experiment sets it, overrides that default. The memory model's gradient bytes per
   // parameter are the same (Megatron's distributed-optimizer table).
   [[nodiscard]] double mainGradientBytes() const;
 };

@@ -17,11 +17,12 @@ OptimizerStepBytes optimizerStepBytes(const TrainingSpec& training, const Optimi
   bytes.per_updated_parameter =
       (training.optimizer == Optimizer::kSgd ? options.sgd_update_bytes : options.adam_update_bytes) +
       options.grad_norm_bytes;
-  if (training.precision == topology::Precision::kFp16) {
-    bytes.per_updated_parameter += options.fp16_grad_cast_bytes + options.fp16_unscale_bytes;
-  }
-  if (mixedPrecision(training.precision)) bytes.per_updated_parameter += options.master_to_model_copy_bytes;
   bytes.per_gradient_element = MicroBatchShard::wholeSequence(training).mainGradientBytes();
+  if (mixedPrecision(training.precision) && bytes.per_gradient_element < 4.0) {
+    bytes.per_updated_parameter += options.grad_cast_bytes;
+  }
+  if (training.precision == topology::Precision::kFp16) bytes.per_updated_parameter += options.fp16_unscale_bytes;
+  if (mixedPrecision(training.precision)) bytes.per_updated_parameter += options.master_to_model_copy_bytes;
   return bytes;
 }
 

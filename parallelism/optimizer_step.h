@@ -22,12 +22,13 @@ struct OptimizerStepOptions {
   // gradients, read once). Megatron clips by default (--clip-grad 1.0); the rescale pass runs
   // only when the norm exceeds the limit and is not counted.
   double grad_norm_bytes = 4.0;
-  // fp16 only. The 16-bit main gradients are cast into the fp32 master gradients
-  // (_copy_model_grads_to_main_grads: read 2, write 4), then unscaled and checked for
-  // inf/NaN (torch._amp_foreach_non_finite_check_and_unscale_: read 4, write 4). bf16
-  // training has no loss scaler and already accumulates into fp32 main gradients, so it
-  // runs neither; fp32 training has no master copy at all.
-  double fp16_grad_cast_bytes = 6.0;
+  // 16-bit main gradients (fp16 training by default, bf16 with grad_reduce_precision: bf16)
+  // are cast into the fp32 master gradients (_copy_model_grads_to_main_grads: read 2, write 4).
+  // fp16 training then unscales them and checks for inf/NaN
+  // (torch._amp_foreach_non_finite_check_and_unscale_: read 4, write 4). bf16 training has no
+  // loss scaler, and with fp32 main gradients (its default) no cast; fp32 training has no
+  // master copy at all.
+  double grad_cast_bytes = 6.0;
   double fp16_unscale_bytes = 8.0;
   // Mixed precision (fp16, bf16, fp8): the updated fp32 master weights are cast back into
   // the 16-bit model weights (_copy_main_params_to_model_params: read 4, write 2).

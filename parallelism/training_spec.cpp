@@ -11,8 +11,8 @@ std::string_view optimizerName(Optimizer optimizer) {
 }
 
 TrainingSpec readTrainingSpec(const ConfigNode& section) {
-  section.allowKeys(
-      {"seq_len", "global_batch_size", "micro_batch_size", "precision", "optimizer", "tokens", "flash_attention"});
+  section.allowKeys({"seq_len", "global_batch_size", "micro_batch_size", "precision", "optimizer", "tokens",
+                     "flash_attention", "grad_reduce_precision"});
   TrainingSpec training;
   training.seq_len = section.child("seq_len").asPositiveInteger();
   training.global_batch_size = section.child("global_batch_size").asPositiveInteger();
@@ -24,6 +24,24 @@ TrainingSpec readTrainingSpec(const ConfigNode& section) {
       section.enumeration("optimizer", {"adam", "sgd"}, "adam") == "sgd" ? Optimizer::kSgd : Optimizer::kAdam;
   if (auto tokens = section.optionalChild("tokens")) training.tokens = tokens->asPositiveNumber();
   training.flash_attention = section.boolean("flash_attention", true);
+  if (auto grad = section.optionalChild("grad_reduce_precision")) {
+    const auto grad_precision = *topology::parsePrecision(grad->asEnum({"fp32", "bf16", "fp16"}));
+    training.grad_reduce_precision = grad_precision;
+    // Megatron-Core's DDP keeps the main gradients in fp32 or in the parameters' dtype,
+    // which is bf16 for bf16 and fp8 training and fp16 for fp16; fp32 training has no other.
+    const bool sixteen_bit_params = training.precision == topology::Precision::kBf16 ||
+                                    training.precision == topology::Precision::kFp8 ||
+                                    training.precision == topology::Precision::kFp16;
+    const topology::Precision parameter_type =
+        training.precision == topology::Precision::kFp16 ? topology::Precision::kFp16 : topology::Precision::kBf16;
+    if (grad_precision != topology::Precision::kFp32 && (!sixteen_bit_params || grad_precision != parameter_type)) {
+      grad->fail("grad_reduce_precision " + std::string(topology::precisionName(grad_precision)) +
+                 " does not go with precision " + std::string(topology::precisionName(training.precision)) +
+                 ": expected fp32" +
+                 (sixteen_bit_params ? " or " + std::string(topology::precisionName(parameter_type)) : std::string()) +
+                 " (main gradients are fp32 or the parameters' 16-bit type)");
+    }
+  }
   return training;
 }
 

@@ -28,6 +28,13 @@ struct TrainingSpec {
   // the s x s softmax output (and dropout mask) in activation memory. Applied to the workload
   // and memory models by kernelsFor (parallelism/experiment.h).
   bool flash_attention = true;
+  // Element type of the main gradients: accumulated over micro-batches, reduced over the
+  // data-parallel ranks and held in memory until the optimizer step (Megatron-Core DDP's
+  // grad_reduce_in_fp32, Megatron-LM's --grad-reduce-in-bf16 and
+  // --accumulate-allreduce-grads-in-fp32, Megatron-Bridge's ddp.grad_reduce_in_fp32). Unset:
+  // Megatron-LM's default for the precision (MicroBatchShard::mainGradientBytes). Set, it is
+  // fp32 or the 16-bit parameters' type (bf16 for bf16 and fp8, fp16 for fp16).
+  std::optional<topology::Precision> grad_reduce_precision;
 
   [[nodiscard]] int64_t tokensPerIteration() const { return seq_len * global_batch_size; }
 };

@@ -161,7 +161,9 @@ TrainingMeasurement mcore(const char* id, const char* model, int64_t layers, int
 // Assumed, not published: the recipes' overlaps (distributed optimizer with overlapped
 // gradient reduce and parameter gather; tp_comm_overlap wherever tp > 1, which needs sequence
 // parallelism), no activation recomputation, no dropout (llama), Megatron-FSDP as ZeRO-3
-// (`zero: 3`, FSDP sharding over every data-parallel GPU) for the FSDP row.
+// (`zero: 3`, FSDP sharding over every data-parallel GPU) for the FSDP row. Set by the
+// recipes: bf16 main gradients (scripts/performance/configs/llama/llama3_llm_pretrain.py and
+// llama31_llm_pretrain.py: `cfg.ddp.grad_reduce_in_fp32 = False`).
 TrainingMeasurement bridge(const char* id, const char* model, int64_t layers, int64_t hidden, int64_t ffn,
                            int64_t heads, int64_t gpus, int64_t global_batch, bool fsdp, int64_t tp, int64_t pp,
                            int64_t cp, int64_t virtual_stages, double tokens_per_s_per_gpu) {
@@ -181,6 +183,7 @@ TrainingMeasurement bridge(const char* id, const char* model, int64_t layers, in
   row.global_batch_size = global_batch;
   row.micro_batch_size = 1;
   row.precision = "fp8";
+  row.grad_reduce_precision = "bf16";
   row.gpus = gpus;
   row.tp = tp;
   row.pp = pp;

@@ -57,7 +57,8 @@ struct TrainingMeasurement {
   int64_t seq_len = 0;
   int64_t global_batch_size = 0;
   int64_t micro_batch_size = 1;
-  std::string precision;  // fp16 / bf16 / fp8
+  std::string precision;              // fp16 / bf16 / fp8
+  std::string grad_reduce_precision;  // training.grad_reduce_precision; empty: Megatron-LM's default
   // Parallel plan.
   int64_t gpus = 0;
   int64_t tp = 1;

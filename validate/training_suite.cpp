@@ -50,6 +50,9 @@ std::string trainingExperimentYaml(const TrainingMeasurement& row) {
   yaml += fmt::format("  global_batch_size: {}\n", row.global_batch_size);
   yaml += fmt::format("  micro_batch_size: {}\n", row.micro_batch_size);
   yaml += fmt::format("  precision: {}\n", row.precision);
+  if (!row.grad_reduce_precision.empty()) {
+    yaml += fmt::format("  grad_reduce_precision: {}\n", row.grad_reduce_precision);
+  }
   yaml += "  optimizer: adam\n";
   yaml += fmt::format("  flash_attention: {}\n", row.flash_attention);
   yaml += "parallelism:\n";

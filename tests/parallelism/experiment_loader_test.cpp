@@ -282,6 +282,18 @@ TEST(ExperimentLoader, FlashAttention) {
   EXPECT_FALSE(experiment->training.flash_attention);
 }
 
+TEST(ExperimentLoader, GradReducePrecision) {
+  auto experiment = loadText(kValid);
+  ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
+  EXPECT_FALSE(experiment->training.grad_reduce_precision.has_value());  // the precision's default
+  experiment = loadText(kValid, {"training.grad_reduce_precision=bf16"});
+  ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
+  EXPECT_EQ(experiment->training.grad_reduce_precision, topology::Precision::kBf16);
+  experiment = loadText(kValid, {"training.precision=fp16", "training.grad_reduce_precision=fp32"});
+  ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
+  EXPECT_EQ(experiment->training.grad_reduce_precision, topology::Precision::kFp32);
+}
+
 TEST(ExperimentErrors, DdpBucketSizeNotPositive) {
   EXPECT_EQ(errorText(loadText("model: llama3-8b\ncluster: dgx-a100\ntraining: {seq_len: 1, global_batch_size: 1}\n"
                                "parallelism:\n  ddp_bucket_size: -1\n")),
@@ -340,6 +352,23 @@ TEST(ExperimentErrors, FlashAttentionMisspelt) {
   EXPECT_EQ(errorText(loadText("model: llama3-8b\ncluster: dgx-a100\ntraining:\n  seq_len: 4096\n"
                                "  global_batch_size: 64\n  flash_atention: false\n")),
             "bad.yaml:6:3: training.flash_atention: unknown key (did you mean 'flash_attention'?)");
+}
+
+TEST(ExperimentErrors, GradReducePrecisionUnknown) {
+  EXPECT_EQ(errorText(loadText("model: llama3-8b\ncluster: dgx-a100\ntraining:\n  seq_len: 4096\n"
+                               "  global_batch_size: 64\n  grad_reduce_precision: fp8\n")),
+            "bad.yaml:6:26: training.grad_reduce_precision: expected fp32, bf16 or fp16, found \"fp8\"");
+}
+
+TEST(ExperimentErrors, GradReducePrecisionNotTheParametersType) {
+  EXPECT_EQ(errorText(loadText("model: llama3-8b\ncluster: dgx-a100\ntraining:\n  seq_len: 4096\n"
+                               "  global_batch_size: 64\n  grad_reduce_precision: fp16\n")),
+            "bad.yaml:6:26: training.grad_reduce_precision: grad_reduce_precision fp16 does not go with precision "
+            "bf16: expected fp32 or bf16 (main gradients are fp32 or the parameters' 16-bit type)");
+  EXPECT_EQ(errorText(loadText("model: llama3-8b\ncluster: dgx-a100\ntraining:\n  seq_len: 4096\n"
+                               "  global_batch_size: 64\n  precision: fp32\n  grad_reduce_precision: bf16\n")),
+            "bad.yaml:7:26: training.grad_reduce_precision: grad_reduce_precision bf16 does not go with precision "
+            "fp32: expected fp32 (main gradients are fp32 or the parameters' 16-bit type)");
 }
 
 TEST(ExperimentErrors, NegativeTokens) {

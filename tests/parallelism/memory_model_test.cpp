@@ -213,6 +213,23 @@ TEST(MemoryModel, BytesPerParameterFollowMegatronTable) {
   EXPECT_DOUBLE_EQ(stateBytesPerParameter(Precision::kBf16, Optimizer::kSgd).optimizer, 8.0);
 }
 
+TEST(MemoryModel, GradReducePrecisionSetsTheGradientsAndTheOptimizersFp32Copy) {
+  TrainingSpec training;
+  training.precision = Precision::kBf16;
+  training.grad_reduce_precision = Precision::kBf16;
+  // bf16 main gradients (Megatron-Bridge's grad_reduce_in_fp32 = False): 2 bytes, and the
+  // distributed optimizer keeps an fp32 copy of its shard of them, as for fp16: 4 + 16/d.
+  StateBytes bytes = stateBytesPerParameter(training);
+  EXPECT_DOUBLE_EQ(bytes.weights + bytes.gradients, 4.0);
+  EXPECT_DOUBLE_EQ(bytes.optimizer, 16.0);
+  // fp16 with fp32 main gradients (--accumulate-allreduce-grads-in-fp32): bf16's row, 6 + 12/d.
+  training.precision = Precision::kFp16;
+  training.grad_reduce_precision = Precision::kFp32;
+  bytes = stateBytesPerParameter(training);
+  EXPECT_DOUBLE_EQ(bytes.weights + bytes.gradients, 6.0);
+  EXPECT_DOUBLE_EQ(bytes.optimizer, 12.0);
+}
+
 Experiment llamaExperiment(int zero, int64_t dp) {
   Experiment experiment;
   experiment.name = "llama";

@@ -37,6 +37,21 @@ TEST(OptimizerStep, Bf16HasNoLossScalingAndFp32MainGradients) {
   }
 }
 
+TEST(OptimizerStep, SixteenBitMainGradientsAreCastToFp32) {
+  // bf16 main gradients: the cast to fp32 (6) and a 2-byte zero-fill, no unscale.
+  TrainingSpec bf16 = training(topology::Precision::kBf16);
+  bf16.grad_reduce_precision = topology::Precision::kBf16;
+  OptimizerStepBytes bytes = optimizerStepBytes(bf16, {});
+  EXPECT_DOUBLE_EQ(bytes.per_updated_parameter, 44.0);
+  EXPECT_DOUBLE_EQ(bytes.per_gradient_element, 2.0);
+  // fp16 with fp32 main gradients: unscaled, not cast.
+  TrainingSpec fp16 = training(topology::Precision::kFp16);
+  fp16.grad_reduce_precision = topology::Precision::kFp32;
+  bytes = optimizerStepBytes(fp16, {});
+  EXPECT_DOUBLE_EQ(bytes.per_updated_parameter, 46.0);
+  EXPECT_DOUBLE_EQ(bytes.per_gradient_element, 4.0);
+}
+
 TEST(OptimizerStep, Fp32HasNoMasterCopy) {
   const OptimizerStepBytes bytes = optimizerStepBytes(training(topology::Precision::kFp32), {});
   EXPECT_DOUBLE_EQ(bytes.per_updated_parameter, 32.0);
