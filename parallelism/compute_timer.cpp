@@ -1,5 +1,7 @@
 #include "parallelism/compute_timer.h"
 
+#include <algorithm>
+
 namespace trainsim::parallelism {
 
 double ComputeTimer::seconds(const Op& op, PassKind pass) const {
@@ -19,8 +21,14 @@ double ComputeTimer::seconds(const Op& op, PassKind pass) const {
     const auto kernels = static_cast<double>(gemms.size());
     const auto precision = op.sixteen_bit_matmul ? sim::GemmPrecision::kSixteenBit : sim::GemmPrecision::kTraining;
     for (const GemmShape& shape : gemms) {
-      seconds += model_.gemmTime(sim::GemmShape{shape.m, shape.n, shape.k, shape.batch}, cost.bytes / kernels,
-                                 cost.epilogue_bytes / kernels, precision);
+      // A GEMM split into chunks (tp_comm_overlap): the chunks that run at once share the SMs
+      // like one GEMM of their rows together; the groups of them run one after another.
+      const int64_t together = std::clamp<int64_t>(shape.concurrent_chunks, 1, std::max<int64_t>(shape.chunks, 1));
+      const double groups = static_cast<double>(std::max<int64_t>(shape.chunks, 1)) / static_cast<double>(together);
+      const int64_t rows = shape.chunks > 1 ? std::max<int64_t>(1, shape.m * together / shape.chunks) : shape.m;
+      seconds +=
+          groups * model_.gemmTime(sim::GemmShape{rows, shape.n, shape.k, shape.batch}, cost.bytes / kernels / groups,
+                                   cost.epilogue_bytes / kernels / groups, precision);
     }
     // SMs held by an overlapped collective's kernels leave the GEMMs the rest.
     const double units = static_cast<double>(model_.computeUnits());

@@ -175,13 +175,35 @@ class WorkloadBuilder {
   void denseMlp(double ffn);
   void moeBlock();
 
-  // Under tp_comm_overlap, the SMs the overlapped collectives' kernels take from the GEMM op
-  // just added, forward and backward (FlopsOptions::tp_comm_overlap).
-  void overlapCommunication(double forward_sms, double backward_sms) {
+  // How Transformer Engine overlaps a GEMM with its tensor-parallel collective
+  // (FlopsOptions::tp_comm_overlap).
+  enum class Overlap : uint8_t {
+    kRingExchange,  // all-gather by peer-to-peer copies, the GEMM in tp chunks as slices arrive
+    kPipeline,      // reduce-scatter of each finished chunk of the GEMM
+    kBulk,          // a whole collective beside a whole GEMM
+  };
+
+  // Under tp_comm_overlap, what the overlaps of the GEMM op just added do to it, forward and
+  // backward: the SMs the collectives' kernels take, and the chunks the GEMM is split into
+  // (the forward GEMM, or in backward the input-gradient GEMM, which is the one beside the
+  // ring exchange; the weight-gradient GEMM stays whole).
+  void overlapCommunication(Overlap forward, Overlap backward) {
     if (!options_.tp_comm_overlap || shard_.tp == 1 || !shard_.sequence_parallel) return;
     Op& op = workload_.ops.back();
-    op.forward.comm_compute_units = forward_sms;
-    op.backward.comm_compute_units = backward_sms;
+    op.forward.comm_compute_units = overlapSms(forward);
+    op.backward.comm_compute_units = overlapSms(backward);
+    split(op.forward_gemms.front(), forward);
+    split(op.backward_gemms.front(), backward);
+  }
+
+  [[nodiscard]] double overlapSms(Overlap overlap) const {
+    return overlap == Overlap::kRingExchange ? options_.tp_overlap_ring_exchange_sms : options_.tp_overlap_comm_sms;
+  }
+
+  void split(GemmShape& gemm, Overlap overlap) const {
+    if (overlap == Overlap::kBulk) return;
+    gemm.chunks = overlap == Overlap::kRingExchange ? shard_.tp : options_.tp_overlap_pipeline_splits;
+    gemm.concurrent_chunks = std::clamp<int64_t>(options_.tp_overlap_compute_streams, 1, gemm.chunks);
   }
 
  private:
@@ -252,7 +274,7 @@ void WorkloadBuilder::attentionBlock() {
   norm("input_norm", replicatedTokens());
   gemm("qkv_projection", t, (query + 2.0 * kv) / tp_, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
   // Forward: ring-exchange all-gather; backward: bulk all-gather and reduce-scatter.
-  overlapCommunication(options_.tp_overlap_ring_exchange_sms, options_.tp_overlap_comm_sms);
+  overlapCommunication(Overlap::kRingExchange, Overlap::kBulk);
   if (model_.architecture == Architecture::kLlama) {
     // Rotary position embedding on the query and key heads of this rank.
     elementwise("rope", OpKind::kElementwise, t * (query + kv) / tp_, options_.rope_flops_per_element, 2.0 * e_,
@@ -262,7 +284,7 @@ void WorkloadBuilder::attentionBlock() {
   coreAttention(heads, queries, static_cast<double>(shard_.seq_len), head_dim);
   gemm("attention_output_projection", t, hidden_, query / tp_, 1.0, WeightGemm::kTransformerEngineGatheredGradient);
   // Forward: pipelined reduce-scatter; backward: ring-exchange all-gather of the gradient.
-  overlapCommunication(options_.tp_overlap_comm_sms, options_.tp_overlap_ring_exchange_sms);
+  overlapCommunication(Overlap::kPipeline, Overlap::kRingExchange);
   residual("attention_residual", replicatedTokens());
   tensorParallelBlock("attention_input", "attention_output");
   if (shard_.cp > 1) {
@@ -283,25 +305,25 @@ void WorkloadBuilder::denseMlp(double ffn) {
   norm("mlp_norm", replicatedTokens());
   if (model_.architecture == Architecture::kGpt) {
     gemm("mlp_fc1", t, width, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
-    overlapCommunication(options_.tp_overlap_ring_exchange_sms, options_.tp_overlap_comm_sms);
+    overlapCommunication(Overlap::kRingExchange, Overlap::kBulk);
     // Bias + GELU fused (Megatron's bias_gelu_impl): reads the fc1 output, writes its GELU.
     elementwise("mlp_gelu", OpKind::kElementwise, t * width, options_.gelu_flops_per_element, 2.0 * e_, 3.0 * e_);
   } else {
     if (options_.fuse_gate_up) {
       gemm("mlp_gate_up", t, 2.0 * width, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
-      overlapCommunication(options_.tp_overlap_ring_exchange_sms, options_.tp_overlap_comm_sms);
+      overlapCommunication(Overlap::kRingExchange, Overlap::kBulk);
     } else {
       gemm("mlp_gate", t, width, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
-      overlapCommunication(options_.tp_overlap_ring_exchange_sms, options_.tp_overlap_comm_sms);
+      overlapCommunication(Overlap::kRingExchange, Overlap::kBulk);
       gemm("mlp_up", t, width, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
-      overlapCommunication(options_.tp_overlap_ring_exchange_sms, options_.tp_overlap_comm_sms);
+      overlapCommunication(Overlap::kRingExchange, Overlap::kBulk);
     }
     // silu(gate) * up: reads both halves, writes one; backward reads both and the output
     // gradient, writes both gradients.
     elementwise("mlp_swiglu", OpKind::kElementwise, t * width, options_.swiglu_flops_per_element, 3.0 * e_, 5.0 * e_);
   }
   gemm("mlp_fc2", t, hidden_, width, 1.0, WeightGemm::kTransformerEngineGatheredGradient);
-  overlapCommunication(options_.tp_overlap_comm_sms, options_.tp_overlap_ring_exchange_sms);
+  overlapCommunication(Overlap::kPipeline, Overlap::kRingExchange);
   residual("mlp_residual", replicatedTokens());
   tensorParallelBlock("mlp_input", "mlp_output");
 }

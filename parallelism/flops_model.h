@@ -136,6 +136,16 @@ struct FlopsOptions {
   bool tp_comm_overlap = false;
   double tp_overlap_comm_sms = 16.0;
   double tp_overlap_ring_exchange_sms = 1.0;
+  // The overlapped GEMMs run in chunks along their token dimension, each chunk as soon as its
+  // slice of the collective allows (transformer_engine/common/comm_gemm_overlap): tp chunks
+  // beside a ring exchange (one per rank's slice; TE's num_splits = tp_size for
+  // "ring_exchange"), `tp_overlap_pipeline_splits` beside a pipelined reduce-scatter (TE's
+  // default num_splits = 4 for "pipeline"). Bulk overlaps leave the GEMM whole. The chunks are
+  // issued round-robin on `tp_overlap_compute_streams` CUDA streams (TE's
+  // _NUM_MAX_UB_STREAMS = 3), so up to that many share the SMs at once; a small chunk fills
+  // fewer SMs (wave quantization, sim::ComputeModel::gemmPlan), which is what the split costs.
+  int64_t tp_overlap_pipeline_splits = 4;
+  int64_t tp_overlap_compute_streams = 3;
   // FP8 training (precision fp8) as Transformer Engine runs it. Each linear layer inside
   // Transformer Engine (QKV, attention output, MLP, MoE experts) quantizes its input in the
   // forward pass and its output gradient in the backward pass with kernels of their own,
@@ -176,6 +186,11 @@ struct GemmShape {
   int64_t n = 0;
   int64_t k = 0;
   int64_t batch = 1;
+  // Run as `chunks` kernels of m / chunks rows each, at most `concurrent_chunks` of them at
+  // a time: Transformer Engine's userbuffers overlap under tp_comm_overlap splits the GEMM
+  // beside a ring-exchange or pipelined collective (FlopsOptions::tp_overlap_compute_streams).
+  int64_t chunks = 1;
+  int64_t concurrent_chunks = 1;
 
   [[nodiscard]] double flops() const;
   bool operator==(const GemmShape&) const = default;

@@ -382,6 +382,32 @@ TEST(FlopsModel, TensorParallelOverlapTakesSmsFromTheOverlappedGemms) {
   EXPECT_DOUBLE_EQ(no_sp.find("mlp_fc1")->backward.comm_compute_units, 0.0);
 }
 
+TEST(FlopsModel, TensorParallelOverlapSplitsTheGemmsBesideRingExchangesAndPipelines) {
+  const ModelSpec model = gpt3Model();
+  FlopsOptions options;
+  options.tp_comm_overlap = true;
+  const Workload layer = transformerLayer(model, shard(1, 2048, 8, true), options);
+  // Ring exchange (QKV and fc1 forward, proj and fc2 input gradient): tp chunks; pipelined
+  // reduce-scatter (proj and fc2 forward): 4; bulk overlaps and weight gradients: whole.
+  // Transformer Engine issues the chunks on 3 streams.
+  const Op& qkv = *layer.find("qkv_projection");
+  EXPECT_EQ(qkv.forward_gemms.front().chunks, 8);
+  EXPECT_EQ(qkv.forward_gemms.front().concurrent_chunks, 3);
+  EXPECT_EQ(qkv.backward_gemms.front().chunks, 1);
+  EXPECT_EQ(qkv.backward_gemms.back().chunks, 1);
+  const Op& fc2 = *layer.find("mlp_fc2");
+  EXPECT_EQ(fc2.forward_gemms.front().chunks, 4);
+  EXPECT_EQ(fc2.backward_gemms.front().chunks, 8);  // input gradient beside the gradient's all-gather
+  EXPECT_EQ(fc2.backward_gemms.back().chunks, 1);   // weight gradient
+  EXPECT_EQ(layer.find("mlp_fc1")->forward_gemms.front().chunks, 8);
+  EXPECT_EQ(layer.find("attention_output_projection")->forward_gemms.front().chunks, 4);
+  // The split keeps the GEMM: same shape, same FLOPs.
+  const Workload plain = transformerLayer(model, shard(1, 2048, 8, true));
+  EXPECT_EQ(plain.find("mlp_fc2")->forward_gemms.front().chunks, 1);
+  EXPECT_EQ(plain.find("mlp_fc2")->forward_gemms.front().m, fc2.forward_gemms.front().m);
+  EXPECT_DOUBLE_EQ(plain.find("mlp_fc2")->forward.flops, fc2.forward.flops);
+}
+
 TEST(FlopsModel, Fp8HalvesGemmOperandBytes) {
   const ModelSpec model = llama3_8bModel();
   const Op bf16 = *transformerLayer(model, shard(1, 4096)).find("mlp_fc2");

@@ -113,12 +113,13 @@ TEST(TrainingSuiteTest, MapeIsTheMeanAbsoluteErrorPerSourceAndOverall) {
 }
 
 // Issue 4's goal is MAPE <= 10% on each source and <= 5% over all rows. On the default rows
-// (slow rows skipped): SC21 8.4%, Korthikanti 1.2% and Megatron-Bridge's H100 FP8 runs 9.7%
-// meet it (the 8B and 70B rows within 3%, Llama 3.1 405B +20..+25%); Megatron-Core H100 is at
-// 10.0% since the first forward waits for each ZeRO-1 parameter bucket (rows 004 and 005,
-// whose data-parallel traffic outlasts the forward at the assumed micro-batch 1, moved to
-// -21% and -17%; docs/training-validation.md, change 13). The overall goal is not met (7.4%
-// here, 7.2% with the slow rows). The bounds guard the current figures.
+// (slow rows skipped): SC21 8.4%, Korthikanti 1.2% and Megatron-Bridge's H100 FP8 runs 9.1%
+// meet it (the 8B and 70B rows within 2%, Llama 3.1 405B +19..+24%); Megatron-Core H100 is at
+// 11.0%: the first forward waits for each ZeRO-1 parameter bucket (rows 004 and 005, whose
+// data-parallel traffic outlasts the forward at the assumed micro-batch 1, at -23% and -19%;
+// docs/training-validation.md, change 13), and the GEMMs beside tp_comm_overlap's collectives
+// run in chunks (change 16). The overall goal is not met (7.5% here, 7.4% with the slow
+// rows). The bounds guard the current figures.
 TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   TrainingSuiteOptions options;
   for (const auto& row : trainingMeasurements()) {
@@ -132,10 +133,10 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   for (const auto& accuracy : suite->sources) {
     EXPECT_GE(accuracy.compared, 5) << accuracy.source->id;
     const std::string& id = accuracy.source->id;
-    const double bound = id.starts_with("mcore") ? 0.105 : 0.10;
+    const double bound = id.starts_with("mcore") ? 0.112 : 0.10;
     EXPECT_LE(accuracy.mape, bound) << id;
   }
-  EXPECT_LE(suite->mape, 0.075);
+  EXPECT_LE(suite->mape, 0.076);
 }
 
 TEST(TrainingSuiteTest, OnlyTheLargestRowsAreMarkedSlow) {

@@ -1,0 +1,51 @@
+// ComputeTimer: how the ops of the workload become kernel times on sim::ComputeModel. Here,
+// the GEMMs that tp_comm_overlap splits into chunks (FlopsOptions::tp_overlap_compute_streams).
+#include "parallelism/compute_timer.h"
+
+#include <gtest/gtest.h>
+
+#include "topology/gpu_catalog.h"
+
+namespace trainsim::parallelism {
+namespace {
+
+const topology::GpuSpec& h100() {
+  static const auto catalog = topology::GpuCatalog::load(std::string(TRAINSIM_CONFIG_DIR_FOR_TESTS) + "/gpus.yaml");
+  return *catalog->find("h100-sxm");
+}
+
+// Llama 3.1 405B's QKV projection on one tp-8 rank at cp 2: 4,096 tokens, 2,304 outputs, 16,384 inputs.
+Op qkv(int64_t chunks, int64_t concurrent) {
+  Op op;
+  op.name = "qkv_projection";
+  op.kind = OpKind::kGemm;
+  op.matmul = true;
+  GemmShape gemm{4096, 2304, 16384, 1};
+  gemm.chunks = chunks;
+  gemm.concurrent_chunks = concurrent;
+  op.forward.flops = op.forward.executed_flops = gemm.flops();
+  op.forward.bytes = 4096.0 * 16384 + 16384.0 * 2304 + 2.0 * 4096 * 2304;
+  op.forward_gemms = {gemm};
+  return op;
+}
+
+TEST(ComputeTimer, ChunkedGemmsRunAsTheirConcurrentChunksTogether) {
+  const sim::ComputeModel model(h100(), topology::Precision::kFp8);
+  const ComputeTimer timer(model);
+  const double whole = timer.seconds(qkv(1, 1), PassKind::kForward);
+  // All eight chunks at once fill the GPU as the whole GEMM does.
+  EXPECT_NEAR(timer.seconds(qkv(8, 8), PassKind::kForward), whole, 1e-12);
+  // One chunk at a time: eight GEMMs of 512 rows, each leaving SMs idle.
+  const double one_at_a_time = timer.seconds(qkv(8, 1), PassKind::kForward);
+  Op chunk = qkv(1, 1);
+  chunk.forward_gemms.front().m = 512;
+  chunk.forward.bytes /= 8.0;
+  EXPECT_NEAR(one_at_a_time, 8.0 * timer.seconds(chunk, PassKind::kForward), 1e-12);
+  // Transformer Engine's three streams: between the two.
+  const double three = timer.seconds(qkv(8, 3), PassKind::kForward);
+  EXPECT_GT(one_at_a_time, three);
+  EXPECT_GT(three, whole);
+}
+
+}  // namespace
+}  // namespace trainsim::parallelism
