@@ -1,7 +1,5 @@
 #include "parallelism/compute_timer.h"
 
-#include <algorithm>
-
 namespace trainsim::parallelism {
 
 double ComputeTimer::seconds(const Op& op, PassKind pass) const {
@@ -23,12 +21,10 @@ double ComputeTimer::seconds(const Op& op, PassKind pass) const {
     for (const GemmShape& shape : gemms) {
       // A GEMM split into chunks (tp_comm_overlap): the chunks that run at once share the SMs
       // like one GEMM of their rows together; the groups of them run one after another.
-      const int64_t together = std::clamp<int64_t>(shape.concurrent_chunks, 1, std::max<int64_t>(shape.chunks, 1));
-      const double groups = static_cast<double>(std::max<int64_t>(shape.chunks, 1)) / static_cast<double>(together);
-      const int64_t rows = shape.chunks > 1 ? std::max<int64_t>(1, shape.m * together / shape.chunks) : shape.m;
+      const double groups = shape.chunkGroups();
       seconds +=
-          groups * model_.gemmTime(sim::GemmShape{rows, shape.n, shape.k, shape.batch}, cost.bytes / kernels / groups,
-                                   cost.epilogue_bytes / kernels / groups, precision);
+          groups * model_.gemmTime(sim::GemmShape{shape.concurrentRows(), shape.n, shape.k, shape.batch},
+                                   cost.bytes / kernels / groups, cost.epilogue_bytes / kernels / groups, precision);
     }
     // SMs held by an overlapped collective's kernels leave the GEMMs the rest.
     const double units = static_cast<double>(model_.computeUnits());

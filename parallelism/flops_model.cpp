@@ -425,6 +425,16 @@ double GemmShape::flops() const {
   return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(batch);
 }
 
+int64_t GemmShape::concurrentRows() const {
+  if (chunks <= 1) return m;
+  return std::max<int64_t>(1, m * std::clamp<int64_t>(concurrent_chunks, 1, chunks) / chunks);
+}
+
+double GemmShape::chunkGroups() const {
+  if (chunks <= 1) return 1.0;
+  return static_cast<double>(chunks) / static_cast<double>(std::clamp<int64_t>(concurrent_chunks, 1, chunks));
+}
+
 double Workload::forwardFlops(bool matmul_only) const { return sumFlops(ops, matmul_only, false); }
 double Workload::backwardFlops(bool matmul_only) const { return sumFlops(ops, matmul_only, true); }
 

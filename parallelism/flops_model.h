@@ -193,6 +193,10 @@ struct GemmShape {
   int64_t concurrent_chunks = 1;
 
   [[nodiscard]] double flops() const;
+  // The rows of the chunks that run at once (m when whole): the model times them as one GEMM.
+  [[nodiscard]] int64_t concurrentRows() const;
+  // How many such groups run one after another (1 when whole).
+  [[nodiscard]] double chunkGroups() const;
   bool operator==(const GemmShape&) const = default;
 };
 

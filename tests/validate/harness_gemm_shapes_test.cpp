@@ -60,6 +60,19 @@ TEST(HarnessGemmShapesTest, LlamaWithTensorParallelismForwardAndBackward) {
   for (const auto& shape : shapes) EXPECT_EQ(shape.source, "llama3-8b-dgx-h100");
 }
 
+TEST(HarnessGemmShapesTest, TensorParallelOverlapListsTheChunksThatRunTogether) {
+  // tp 2 with tp_comm_overlap: QKV forward runs as 2 ring-exchange chunks of 4,096 rows, both
+  // at once (8,192 rows, as without the split); fc2 forward as 4 pipelined chunks of 2,048
+  // rows, 3 at once: 6,144 rows is what the model times and what the harness should measure.
+  const auto shapes = experimentGemmShapes(load(
+      "llama3-8b-dgx-h100",
+      {"parallelism.tp=2", "parallelism.cp=1", "parallelism.dp=4", "parallelism.sequence_parallel=true",
+       "parallelism.tp_comm_overlap=true"}));
+  EXPECT_TRUE(contains(shapes, {8192, (4096 + 2 * 1024) / 2, 4096, 1}));
+  EXPECT_TRUE(contains(shapes, {6144, 4096, 14336 / 2, 1}));
+  EXPECT_FALSE(contains(shapes, {8192, 4096, 14336 / 2, 1}));
+}
+
 TEST(HarnessGemmShapesTest, ContextParallelismShortensTheTokenDimension) {
   // The shipped plan: tp 1, cp 2: 4096 query positions per GPU.
   const auto shapes = experimentGemmShapes(load("llama3-8b-dgx-h100"));

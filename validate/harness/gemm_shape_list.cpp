@@ -24,7 +24,9 @@ void addWorkload(std::vector<HarnessGemmShape>& shapes, const parallelism::Workl
     for (const parallelism::Op& op : workload.ops) {
       if (!timedAsGemms(op, backward)) continue;
       for (const parallelism::GemmShape& gemm : backward ? op.backward_gemms : op.forward_gemms) {
-        appendDistinctShapes(shapes, {HarnessGemmShape{gemm.m, gemm.n, gemm.k, gemm.batch, source}});
+        // A GEMM split by tp_comm_overlap is timed as its concurrent chunks' rows together.
+        const int64_t rows = gemm.concurrentRows();
+        appendDistinctShapes(shapes, {HarnessGemmShape{rows, gemm.n, gemm.k, gemm.batch, source}});
       }
     }
   }
@@ -46,7 +48,8 @@ std::vector<HarnessGemmShape> referenceGemmShapes() {
 std::vector<HarnessGemmShape> experimentGemmShapes(const parallelism::Experiment& experiment,
                                                    const parallelism::FlopsOptions& options) {
   // Unfused when the experiment's training.flash_attention or the caller (--unfused-attention) asks.
-  const parallelism::FlopsOptions flops = parallelism::kernelsFor(experiment.training, options);
+  parallelism::FlopsOptions flops = parallelism::kernelsFor(experiment.training, options);
+  flops.tp_comm_overlap = experiment.plan.tp_comm_overlap;  // as the iteration builds its chunks
   const auto shard = parallelism::MicroBatchShard::of(experiment.training, experiment.plan);
   const std::string source = experiment.name.empty() ? std::string("experiment") : experiment.name;
   std::vector<HarnessGemmShape> shapes;
