@@ -67,6 +67,7 @@ void writeDot(std::ostream& out, const Cluster& cluster) {
   }
   for (std::size_t id = 0; id < cluster.links().size(); id += 2) {
     const auto& link = cluster.links()[id];
+    if (link.trunk) continue;
     out << "  \"" << cluster.device(link.from).name << "\" -- \"" << cluster.device(link.to).name << "\" [label=\""
         << topology::linkTypeName(link.type) << " " << fmt::format("{:g}", link.bandwidth_Bps / 1e9) << " GB/s\"];\n";
   }

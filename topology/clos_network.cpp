@@ -87,13 +87,20 @@ void buildClosNetwork(Cluster& cluster, const std::vector<std::vector<DeviceId>>
   };
 
   ClosFabric fabric;
+  // InfiniBand subnet managers enable adaptive routing by default (OpenSM's default routing
+  // engine is ar_updn: the switch picks, per packet, the least-loaded port among those on a
+  // shortest path; NVIDIA "InfiniBand Cluster Bring-up Procedure", section Adaptive Routing),
+  // and NCCL uses it on IB. AWS EFA's SRD transport sprays each flow's packets over many
+  // paths (Shalev et al., "A Cloud-Optimized Transport Protocol for Elastic and Scalable
+  // HPC", IEEE Micro 2020). RoCE and plain Ethernet fabrics hash each flow onto one path (ECMP).
+  fabric.adaptive_routing = net.protocol == NetworkProtocol::kInfiniBand || net.protocol == NetworkProtocol::kEfa;
   // Everything under one switch: a single leaf with all ports facing the NICs.
   if (endpoint_count <= radix) {
     const DeviceId leaf = addSwitch(1);
     for (const auto& nics : nics_by_node) {
       for (DeviceId nic : nics) cluster.addLinkPair(nic, leaf, type, port_Bps, hop_latency);
     }
-    fabric.tiers.push_back(ClosTier{leaf, 1, 1, 1, 0});
+    fabric.tiers.push_back(ClosTier{leaf, 1, 1, 1, 0, {}});
     cluster.setClosFabric(std::move(fabric));
     return;
   }
@@ -130,8 +137,10 @@ void buildClosNetwork(Cluster& cluster, const std::vector<std::vector<DeviceId>>
     blocks.push_back(Block{std::vector<DeviceId>(static_cast<std::size_t>(leaf_ports.up), leaf)});
   }
 
-  fabric.tiers.push_back(ClosTier{first_leaf, static_cast<int64_t>(blocks.size()), 1, 1, leaf_ports.up});
+  fabric.tiers.push_back(ClosTier{first_leaf, static_cast<int64_t>(blocks.size()), 1, 1, leaf_ports.up, {}});
 
+  // Ports of the tier whose blocks the next loop joins (their uplinks are built there).
+  TierPorts lower_ports = leaf_ports;
   for (int tier = 2; blocks.size() > 1; ++tier) {
     if (tier > 6) {
       throwInputError(cluster.spec().source_file, "inter_node.switch_radix",
@@ -146,7 +155,11 @@ void buildClosNetwork(Cluster& cluster, const std::vector<std::vector<DeviceId>>
     const int64_t leaves_per_block = fabric.tiers.back().leaves_per_block * static_cast<int64_t>(group);
     fabric.tiers.push_back(ClosTier{static_cast<DeviceId>(cluster.devices().size()),
                                     static_cast<int64_t>((blocks.size() + group - 1) / group * planes),
-                                    static_cast<int64_t>(planes), leaves_per_block, ports.up});
+                                    static_cast<int64_t>(planes),
+                                    leaves_per_block,
+                                    ports.up,
+                                    {}});
+    std::vector<DeviceId> first_upper(blocks.size());
     for (std::size_t start = 0; start < blocks.size(); start += group) {
       const std::size_t end = std::min(blocks.size(), start + group);
       Block block;
@@ -154,11 +167,24 @@ void buildClosNetwork(Cluster& cluster, const std::vector<std::vector<DeviceId>>
         const DeviceId upper = addSwitch(tier);
         for (std::size_t b = start; b < end; ++b) {
           cluster.addLinkPair(blocks[b].uplink_owner[plane], upper, type, port_Bps, hop_latency);
+          if (plane == 0) first_upper[b] = upper;
         }
         for (int u = 0; u < ports.up; ++u) block.uplink_owner.push_back(upper);
       }
       next.push_back(std::move(block));
     }
+    // Adaptive routing spreads the traffic leaving a block over all of the block's uplinks,
+    // so routes use them as one trunk. Where the block has as much bandwidth up as down, the
+    // trunk carries at most what the NICs below it send and cannot limit a flow: left out.
+    if (fabric.adaptive_routing && lower_ports.down > lower_ports.up) {
+      ClosTier& lower = fabric.tiers[fabric.tiers.size() - 2];
+      for (std::size_t b = 0; b < blocks.size(); ++b) {
+        const double trunk_Bps = static_cast<double>(blocks[b].uplink_owner.size()) * port_Bps;
+        lower.up_trunks.push_back(
+            cluster.addTrunkPair(blocks[b].uplink_owner.front(), first_upper[b], type, trunk_Bps));
+      }
+    }
+    lower_ports = ports;
     blocks = std::move(next);
   }
   cluster.setClosFabric(std::move(fabric));

@@ -24,12 +24,20 @@ LinkId Cluster::addLinkPair(DeviceId a, DeviceId b, LinkType type, double bandwi
   return forward;
 }
 
+LinkId Cluster::addTrunkPair(DeviceId a, DeviceId b, LinkType type, double bandwidth_Bps) {
+  const LinkId forward = addLinkPair(a, b, type, bandwidth_Bps, 0);
+  links_[forward].trunk = true;
+  links_[forward + 1].trunk = true;
+  return forward;
+}
+
 void Cluster::finalize() {
   std::vector<std::pair<std::size_t, std::size_t>> endpoints;
   std::vector<LinkRef> properties;
   endpoints.reserve(links_.size());
   properties.reserve(links_.size());
   for (LinkId id = 0; id < links_.size(); ++id) {
+    if (links_[id].trunk) continue;
     endpoints.emplace_back(links_[id].from, links_[id].to);
     properties.push_back(LinkRef{id});
   }

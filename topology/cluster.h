@@ -52,6 +52,8 @@ class Cluster {
   // Construction API for the builder: adds a device / a pair of directed links.
   DeviceId addDevice(Device device);
   LinkId addLinkPair(DeviceId a, DeviceId b, LinkType type, double bandwidth_Bps, int64_t latency_ps);
+  // Adds a trunk pair (Link::trunk): up from a to b and down from b to a, left out of the graph.
+  LinkId addTrunkPair(DeviceId a, DeviceId b, LinkType type, double bandwidth_Bps);
   // Builds the CSR graph and adjacency index; call once after the last add.
   void finalize();
 

@@ -13,6 +13,7 @@ ClusterMetrics measureCluster(const Cluster& cluster) {
   ClusterMetrics metrics;
   for (const Device& device : cluster.devices()) ++metrics.devices_by_kind[std::string(deviceKindName(device.kind))];
   for (std::size_t id = 0; id < cluster.links().size(); id += 2) {
+    if (cluster.links()[id].trunk) continue;
     ++metrics.links_by_type[std::string(linkTypeName(cluster.links()[id].type))];
   }
 
@@ -77,6 +78,7 @@ double bisectionBandwidth(const Cluster& cluster) {
     reverse[backward] = forward;
   };
   for (const Link& link : cluster.links()) {
+    if (link.trunk) continue;
     addArc(link.from, link.to, std::llround(link.bandwidth_Bps / kUnit));
   }
   // GPUs can inject without limit: only the fabric between the halves counts.

@@ -30,6 +30,9 @@ struct Link {
   double bandwidth_Bps = 0.0;  // bytes per second in this direction
   int64_t latency_ps = 0;      // propagation + switching latency of this hop, picoseconds
   LinkId reverse = 0;          // the link in the opposite direction
+  // A trunk: the uplinks of one fat-tree block taken together, as adaptive routing uses them
+  // (ClosFabric, router.cpp). Only routes use it; it is no cable and not in the graph.
+  bool trunk = false;
 };
 
 }  // namespace trainsim::topology

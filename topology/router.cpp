@@ -67,11 +67,18 @@ const Route& Router::route(DeviceId from, DeviceId to) {
 
 Route Router::networkRoute(DeviceId from_nic, DeviceId to_nic) {
   if (!cluster_.closFabric()) return computeRoute(from_nic, to_nic, /*network_only=*/true);
-  // Up/down routing through the folded Clos (what InfiniBand's fat-tree routing does):
-  // climb to the lowest tier whose block holds both leaves, choosing each uplink by the
-  // endpoint hash, then descend along the only downward path to the destination leaf.
-  // Every such path is a shortest path, so this equals ECMP over shortest paths.
-  const auto& tiers = cluster_.closFabric()->tiers;
+  // Up/down routing through the folded Clos: climb to the lowest tier whose block holds
+  // both leaves, then descend along the only downward path to the destination leaf. Every
+  // such path is a shortest path.
+  //  - ECMP (Ethernet): each uplink is chosen by a hash of the endpoints, so a pair always
+  //    takes the same path and two pairs may share an uplink.
+  //  - Adaptive routing (ClosFabric::adaptive_routing): switches spread a flow's packets
+  //    over all the uplinks by load, so the flow holds no single switch-to-switch link; it
+  //    crosses each oversubscribed tier as a share of that block's trunk (ClosTier::up_trunks)
+  //    and the tiers that are not oversubscribed not at all (they cannot limit it). The
+  //    hops still set the latency (any plane: all have the same).
+  const ClosFabric& fabric = *cluster_.closFabric();
+  const auto& tiers = fabric.tiers;
   auto leafOf = [&](DeviceId nic) {
     for (LinkId id : cluster_.outLinks(nic)) {
       const DeviceId next = cluster_.link(id).to;
@@ -85,13 +92,16 @@ Route Router::networkRoute(DeviceId from_nic, DeviceId to_nic) {
   const int64_t a = leaf_a - tiers[0].first_switch;
   const int64_t b = leaf_b - tiers[0].first_switch;
   std::vector<DeviceId> hops = {from_nic, leaf_a};
+  std::size_t top = 0;
   if (a != b) {
-    std::size_t top = 1;
+    top = 1;
     while (a / tiers[top].leaves_per_block != b / tiers[top].leaves_per_block) ++top;
     const uint64_t pair_hash = mix((static_cast<uint64_t>(from_nic) << 32) | to_nic);
     int64_t plane = 0;
     for (std::size_t k = 1; k <= top; ++k) {
-      const auto choice = static_cast<int64_t>(mix(pair_hash + k) % static_cast<uint64_t>(tiers[k - 1].up_ports));
+      const auto choice = fabric.adaptive_routing
+                              ? int64_t{0}
+                              : static_cast<int64_t>(mix(pair_hash + k) % static_cast<uint64_t>(tiers[k - 1].up_ports));
       plane = k == 1 ? choice : plane * tiers[k - 1].up_ports + choice;
       hops.push_back(tiers[k].first_switch +
                      static_cast<DeviceId>((a / tiers[k].leaves_per_block) * tiers[k].planes + plane));
@@ -112,7 +122,9 @@ Route Router::networkRoute(DeviceId from_nic, DeviceId to_nic) {
     for (LinkId id : cluster_.outLinks(hops[i])) {
       const Link& link = cluster_.link(id);
       if (link.to != hops[i + 1]) continue;
-      route.links.push_back(id);
+      // The NIC legs are the route's own; switch-to-switch hops only under ECMP.
+      const bool nic_leg = i == 0 || i + 2 == hops.size();
+      if (nic_leg || !fabric.adaptive_routing) route.links.push_back(id);
       route.latency_ps += link.latency_ps;
       route.bottleneck_Bps = std::min(route.bottleneck_Bps, link.bandwidth_Bps);
       found = true;
@@ -120,6 +132,22 @@ Route Router::networkRoute(DeviceId from_nic, DeviceId to_nic) {
     }
     assert(found && "Clos structure and links disagree");
     (void)found;
+  }
+  if (fabric.adaptive_routing && top > 0) {
+    // Up through the source side's trunks, down through the destination side's, between the
+    // first NIC leg and the last.
+    std::vector<LinkId> trunks;
+    for (std::size_t k = 0; k < top; ++k) {
+      if (tiers[k].up_trunks.empty()) continue;
+      trunks.push_back(tiers[k].up_trunks[static_cast<std::size_t>(a / tiers[k].leaves_per_block)]);
+    }
+    for (std::size_t k = top; k-- > 0;) {
+      if (tiers[k].up_trunks.empty()) continue;
+      trunks.push_back(
+          cluster_.link(tiers[k].up_trunks[static_cast<std::size_t>(b / tiers[k].leaves_per_block)]).reverse);
+    }
+    for (LinkId id : trunks) route.bottleneck_Bps = std::min(route.bottleneck_Bps, cluster_.link(id).bandwidth_Bps);
+    route.links.insert(route.links.begin() + 1, trunks.begin(), trunks.end());
   }
   return route;
 }

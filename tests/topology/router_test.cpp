@@ -49,7 +49,9 @@ TEST(RouterTest, DgxH100InterNodePathGoesNicLeafNic) {
 }
 
 TEST(RouterTest, RailOptimizedSameRailIsOneSwitchHopAcrossTheScalableUnit) {
-  const Cluster cluster = presetCluster("dgx-h100", {parseOverride("nodes=32")});
+  // RoCE (ECMP): routes hold every switch-to-switch hop.
+  const Cluster cluster =
+      presetCluster("dgx-h100", {parseOverride("nodes=32"), parseOverride("inter_node.protocol=roce")});
   Router router(cluster);
   // GPU 5 of node 0 and GPU 5 of node 31: same rail leaf.
   const Route& route = router.route(cluster.accelerator(5), cluster.accelerator(31 * 8 + 5));
@@ -95,6 +97,7 @@ gpu:)") + kTestGpu + R"(
 nodes: 16
 gpus_per_node: 1
 inter_node:
+  protocol: roce
   nic_bandwidth_Gbps: 200
   switch_radix: 8
 )";
@@ -153,7 +156,7 @@ name: k8
 gpu:)") + testing::kTestGpu + R"(
 nodes: 128
 gpus_per_node: 1
-inter_node: {nic_bandwidth_Gbps: 100, switch_radix: 8}
+inter_node: {protocol: roce, nic_bandwidth_Gbps: 100, switch_radix: 8}
 )");
   Router router(cluster);
   // GPU->PCIe->NIC and NIC->PCIe->GPU are 4 links; the network adds 2, 4 or 6.
@@ -171,6 +174,96 @@ inter_node: {nic_bandwidth_Gbps: 100, switch_radix: 8}
       }
       EXPECT_EQ(at, cluster.accelerator(b));
     }
+  }
+}
+
+}  // namespace
+}  // namespace trainsim::topology
+
+namespace trainsim::topology {
+namespace {
+
+// A radix-8 fat tree of 128 single-GPU nodes (4 NICs per leaf, 4 leaves per pod, 8 pods).
+std::string radix8FatTree(const std::string& protocol, double oversubscription) {
+  return std::string(R"(
+name: k8
+gpu:)") + testing::kTestGpu +
+         R"(
+nodes: 128
+gpus_per_node: 1
+inter_node: {protocol: )" +
+         protocol + ", oversubscription: " + std::to_string(oversubscription) +
+         R"(, nic_bandwidth_Gbps: 100, switch_radix: 8}
+)";
+}
+
+std::vector<LinkId> switchToSwitchLinks(const Cluster& cluster, const Route& route) {
+  std::vector<LinkId> result;
+  for (LinkId id : route.links) {
+    const Link& link = cluster.link(id);
+    const bool from_switch = cluster.device(link.from).kind != DeviceKind::kNic &&
+                             cluster.device(link.from).kind != DeviceKind::kPcieSwitch &&
+                             !isAccelerator(cluster.device(link.from).kind);
+    const bool to_switch = cluster.device(link.to).kind != DeviceKind::kNic &&
+                           cluster.device(link.to).kind != DeviceKind::kPcieSwitch &&
+                           !isAccelerator(cluster.device(link.to).kind);
+    if (from_switch && to_switch) result.push_back(id);
+  }
+  return result;
+}
+
+TEST(RouterTest, AdaptiveRoutingHoldsNoSingleSwitchLinkOnANonBlockingTree) {
+  // InfiniBand: adaptive routing spreads a flow over all uplinks; on a 1:1 tree no trunk can
+  // limit it, so the route keeps only its NIC legs, with the latency of the full climb.
+  const Cluster ib = testing::clusterFromYaml(radix8FatTree("infiniband", 1.0));
+  const Cluster roce = testing::clusterFromYaml(radix8FatTree("roce", 1.0));
+  ASSERT_TRUE(ib.closFabric()->adaptive_routing);
+  ASSERT_FALSE(roce.closFabric()->adaptive_routing);
+  Router ib_router(ib);
+  Router roce_router(roce);
+  int64_t previous_latency = 0;
+  for (int b : {3, 15, 127}) {  // same leaf, same pod, across pods
+    const Route& adaptive = ib_router.route(ib.accelerator(0), ib.accelerator(b));
+    const Route& hashed = roce_router.route(roce.accelerator(0), roce.accelerator(b));
+    EXPECT_TRUE(switchToSwitchLinks(ib, adaptive).empty()) << b;
+    EXPECT_EQ(adaptive.links.size(), 6u) << b;  // GPU-PCIe-NIC-leaf and back down
+    EXPECT_EQ(switchToSwitchLinks(roce, hashed).size(), hashed.links.size() - 6) << b;
+    // The latency still counts every hop of the climb.
+    EXPECT_GT(adaptive.latency_ps, previous_latency) << b;
+    previous_latency = adaptive.latency_ps;
+    EXPECT_DOUBLE_EQ(adaptive.bottleneck_Bps, 100e9 / 8) << b;
+  }
+  // No trunks were built, and the topology's cables are the same.
+  for (const Link& link : ib.links()) EXPECT_FALSE(link.trunk);
+  EXPECT_EQ(ib.links().size(), roce.links().size());
+}
+
+TEST(RouterTest, AdaptiveRoutingSharesTheTrunkOfAnOversubscribedTier) {
+  // 2:1 at every tier below the top: routes that leave a leaf go up its trunk (its uplinks
+  // together) and come down the destination leaf's, and higher tiers' likewise.
+  const Cluster cluster = testing::clusterFromYaml(radix8FatTree("infiniband", 2.0));
+  Router router(cluster);
+  const auto& tiers = cluster.closFabric()->tiers;
+  ASSERT_GE(tiers.size(), 2u);
+  ASSERT_FALSE(tiers[0].up_trunks.empty());
+  const Link& leaf_trunk = cluster.link(tiers[0].up_trunks[0]);
+  EXPECT_TRUE(leaf_trunk.trunk);
+  EXPECT_DOUBLE_EQ(leaf_trunk.bandwidth_Bps, static_cast<double>(tiers[0].up_ports) * 100e9 / 8);
+  const Route& same_leaf = router.route(cluster.accelerator(0), cluster.accelerator(1));
+  EXPECT_EQ(same_leaf.links.size(), 6u);
+  const Route& other_leaf = router.route(cluster.accelerator(0), cluster.accelerator(127));
+  std::vector<LinkId> trunks;
+  for (LinkId id : other_leaf.links) {
+    if (cluster.link(id).trunk) trunks.push_back(id);
+  }
+  ASSERT_GE(trunks.size(), 2u);
+  EXPECT_EQ(trunks.front(), tiers[0].up_trunks[0]);  // up from the source leaf
+  EXPECT_EQ(cluster.link(trunks.back()).reverse,     // down into the destination leaf
+            tiers[0].up_trunks[static_cast<std::size_t>(cluster.closFabric()->tiers[0].switch_count - 1)]);
+  EXPECT_TRUE(switchToSwitchLinks(cluster, other_leaf).size() == trunks.size());
+  // Trunks stay out of the graph: no device lists one among its out-links.
+  for (DeviceId device = 0; device < cluster.devices().size(); ++device) {
+    for (LinkId id : cluster.outLinks(device)) EXPECT_FALSE(cluster.link(id).trunk);
   }
 }
 

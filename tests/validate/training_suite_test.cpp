@@ -112,14 +112,14 @@ TEST(TrainingSuiteTest, MapeIsTheMeanAbsoluteErrorPerSourceAndOverall) {
   EXPECT_NEAR(suite.mape, total / suite.compared, 1e-12);
 }
 
-// Issue 4's goal is MAPE <= 10% on each source and <= 5% over all rows. On the default rows
-// (slow rows skipped): SC21 8.4%, Korthikanti 1.2% and Megatron-Bridge's H100 FP8 runs 9.1%
-// meet it (the 8B and 70B rows within 2%, Llama 3.1 405B +19..+24%); Megatron-Core H100 is at
-// 11.0%: the first forward waits for each ZeRO-1 parameter bucket (rows 004 and 005, whose
-// data-parallel traffic outlasts the forward at the assumed micro-batch 1, at -23% and -19%;
-// docs/training-validation.md, change 13), and the GEMMs beside tp_comm_overlap's collectives
-// run in chunks (change 16). The overall goal is not met (7.5% here, 7.4% with the slow
-// rows). The bounds guard the current figures.
+// Issue 4's goal is MAPE <= 10% on each source and <= 5% over all rows. With every row
+// (`validate training --all`) each source meets the first: SC21 9.9%, Korthikanti 1.1%,
+// Megatron-Core H100 8.9%, Megatron-Bridge H100 FP8 9.1% (Llama 3.1 405B +19..+24%). On the
+// default rows checked here (the two slowest SC21 rows skipped) SC21 is at 10.5%: every
+// SC21 row is 6-15% fast since InfiniBand routes adaptively instead of by ECMP hash
+// (docs/training-validation.md, change 17), which had slowed rows 005-010's data-parallel
+// all-reduce. The overall goal is not met (7.4% here and with the slow rows). The bounds
+// guard the current figures.
 TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   TrainingSuiteOptions options;
   for (const auto& row : trainingMeasurements()) {
@@ -133,7 +133,7 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   for (const auto& accuracy : suite->sources) {
     EXPECT_GE(accuracy.compared, 5) << accuracy.source->id;
     const std::string& id = accuracy.source->id;
-    const double bound = id.starts_with("mcore") ? 0.112 : 0.10;
+    const double bound = id.starts_with("megatron-sc21") ? 0.107 : id.starts_with("mcore") ? 0.092 : 0.10;
     EXPECT_LE(accuracy.mape, bound) << id;
   }
   EXPECT_LE(suite->mape, 0.076);
