@@ -26,9 +26,10 @@ struct Experiment {
 // attention runs fused only when both training.flash_attention and base.fused_attention say
 // so. The experiment's `flash_attention: false` thus wins over FlopsOptions' default (true),
 // and code that asks for the unfused path itself (the harness's --unfused-attention, tests)
-// still gets it.
+// still gets it. The cross-entropy kernel is the experiment's (training.fused_cross_entropy).
 [[nodiscard]] inline FlopsOptions kernelsFor(const TrainingSpec& training, FlopsOptions base) {
   base.fused_attention = base.fused_attention && training.flash_attention;
+  base.fused_cross_entropy = training.fused_cross_entropy;
   return base;
 }
 

@@ -524,11 +524,16 @@ Workload outputLayer(const ModelSpec& model, const MicroBatchShard& shard, const
   builder.gemm("logits", tokens, vocab, builder.hidden(), 1.0, WorkloadBuilder::WeightGemm::kSixteenBit);
   // Vocabulary-parallel cross-entropy (Megatron's vocab_parallel_cross_entropy): reads the
   // logits, keeps the softmax in fp32; backward turns it into (softmax - one-hot) / tokens.
+  // Fused: one pass over the 16-bit logits each way (FlopsOptions::fused_cross_entropy).
   const double fp32 = options.loss_element_bytes;
+  const double forward_bytes_per_logit = options.fused_cross_entropy
+                                             ? options.fused_cross_entropy_forward_accesses * e
+                                             : e + options.cross_entropy_forward_fp32_accesses * fp32;
+  const double backward_bytes_per_logit = options.fused_cross_entropy
+                                              ? options.fused_cross_entropy_backward_accesses * e
+                                              : options.cross_entropy_backward_fp32_accesses * fp32 + e;
   builder.elementwise("cross_entropy_loss", OpKind::kLoss, tokens * vocab, options.cross_entropy_flops_per_element,
-                      e + options.cross_entropy_forward_fp32_accesses * fp32,
-                      options.cross_entropy_backward_fp32_accesses * fp32 + e,
-                      2.0 / options.cross_entropy_flops_per_element);
+                      forward_bytes_per_logit, backward_bytes_per_logit, 2.0 / options.cross_entropy_flops_per_element);
   if (shard.tp > 1) {
     // The per-token maximum, the target logit and the sum of exponentials, each all-reduced in fp32.
     builder.communicate("cross_entropy_all_reduce", CollectiveOp::kAllReduce, ParallelGroup::kTensor, false,

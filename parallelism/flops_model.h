@@ -124,6 +124,17 @@ struct FlopsOptions {
   // back to 16 bits (read 4, write 2): 3 fp32 accesses + one 16-bit write.
   double cross_entropy_forward_fp32_accesses = 9.0;
   double cross_entropy_backward_fp32_accesses = 3.0;
+  // Fused cross-entropy (the experiment's training.fused_cross_entropy; Megatron-Core
+  // --cross-entropy-loss-fusion with --cross-entropy-fusion-impl te, as Megatron-Bridge's
+  // Llama recipes set it): Transformer Engine's Triton kernels
+  // (transformer_engine/pytorch/triton/cross_entropy.py) keep the logits in their 16-bit type.
+  // Forward = one online-softmax pass that reads each logit once and keeps only the per-token
+  // max, sum of exponentials and target logit; backward = one pass that reads each logit and
+  // writes its gradient in place. 16-bit accesses per logit:
+  double fused_cross_entropy_forward_accesses = 1.0;
+  double fused_cross_entropy_backward_accesses = 2.0;
+  // Set from training.fused_cross_entropy by kernelsFor (parallelism/experiment.h).
+  bool fused_cross_entropy = false;
   // Tensor-parallel communication overlap (the plan's tp_comm_overlap; Megatron-Core
   // --tp-comm-overlap = Transformer Engine userbuffers). The collectives' kernels run beside
   // the GEMMs on SMs of their own. Transformer Engine's defaults
@@ -166,7 +177,8 @@ struct FlopsOptions {
   // megatron/training/theoretical_memory_usage.py).
   double token_id_bytes = 8.0;
   // Cross-entropy keeps the softmax over the vocabulary in fp32 (Megatron's
-  // vocab_parallel_cross_entropy casts the logits to float).
+  // vocab_parallel_cross_entropy casts the logits to float). The fused kernel keeps the 16-bit
+  // logits instead (it writes their gradient in place in the backward pass).
   double loss_element_bytes = 4.0;
 };
 

@@ -77,13 +77,14 @@ double embeddingActivationBytes(const ModelSpec& model, const MicroBatchShard& s
 
 // Per-GPU buffers of the output stage (per micro-batch in flight): final-norm input and
 // output-layer input (2sbh each) and the fp32 softmax over the vocabulary (4 s b V / t):
-// Korthikanti et al. section 4.3, 4 s b h / t (1 + V / h) with sequence parallelism.
+// Korthikanti et al. section 4.3, 4 s b h / t (1 + V / h) with sequence parallelism. The
+// fused cross-entropy keeps the 16-bit logits instead of the fp32 softmax.
 double outputActivationBytes(const ModelSpec& model, const MicroBatchShard& shard, const MemoryOptions& options) {
   const double e = shard.activationBytes();
   const double hidden = static_cast<double>(model.hidden_size);
   const double vocab = static_cast<double>(model.vocab_size) / static_cast<double>(shard.tp);
-  return 2.0 * e * shard.replicatedRegionTokens() * hidden +
-         options.kernels.loss_element_bytes * shard.tokens() * vocab;
+  const double per_logit = options.kernels.fused_cross_entropy ? e : options.kernels.loss_element_bytes;
+  return 2.0 * e * shard.replicatedRegionTokens() * hidden + per_logit * shard.tokens() * vocab;
 }
 
 int64_t communicatorCount(const ParallelPlan& plan) {

@@ -12,7 +12,7 @@ std::string_view optimizerName(Optimizer optimizer) {
 
 TrainingSpec readTrainingSpec(const ConfigNode& section) {
   section.allowKeys({"seq_len", "global_batch_size", "micro_batch_size", "precision", "optimizer", "tokens",
-                     "flash_attention", "grad_reduce_precision"});
+                     "flash_attention", "fused_cross_entropy", "grad_reduce_precision"});
   TrainingSpec training;
   training.seq_len = section.child("seq_len").asPositiveInteger();
   training.global_batch_size = section.child("global_batch_size").asPositiveInteger();
@@ -24,6 +24,7 @@ TrainingSpec readTrainingSpec(const ConfigNode& section) {
       section.enumeration("optimizer", {"adam", "sgd"}, "adam") == "sgd" ? Optimizer::kSgd : Optimizer::kAdam;
   if (auto tokens = section.optionalChild("tokens")) training.tokens = tokens->asPositiveNumber();
   training.flash_attention = section.boolean("flash_attention", true);
+  training.fused_cross_entropy = section.boolean("fused_cross_entropy", false);
   if (auto grad = section.optionalChild("grad_reduce_precision")) {
     const auto grad_precision = *topology::parsePrecision(grad->asEnum({"fp32", "bf16", "fp16"}));
     training.grad_reduce_precision = grad_precision;

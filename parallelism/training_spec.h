@@ -28,6 +28,12 @@ struct TrainingSpec {
   // the s x s softmax output (and dropout mask) in activation memory. Applied to the workload
   // and memory models by kernelsFor (parallelism/experiment.h).
   bool flash_attention = true;
+  // The loss as one fused kernel over the 16-bit logits (Megatron-Core
+  // --cross-entropy-loss-fusion --cross-entropy-fusion-impl te, Transformer Engine's Triton
+  // cross-entropy) instead of Megatron's unfused vocab_parallel_cross_entropy, which casts the
+  // logits to fp32 and keeps the fp32 softmax for the backward pass. Applied to the workload
+  // and memory models by kernelsFor (parallelism/experiment.h).
+  bool fused_cross_entropy = false;
   // Element type of the main gradients: accumulated over micro-batches, reduced over the
   // data-parallel ranks and held in memory until the optimizer step (Megatron-Core DDP's
   // grad_reduce_in_fp32, Megatron-LM's --grad-reduce-in-bf16 and

@@ -163,7 +163,9 @@ TrainingMeasurement mcore(const char* id, const char* model, int64_t layers, int
 // parallelism), no activation recomputation, no dropout (llama), Megatron-FSDP as ZeRO-3
 // (`zero: 3`, FSDP sharding over every data-parallel GPU) for the FSDP row. Set by the
 // recipes: bf16 main gradients (scripts/performance/configs/llama/llama3_llm_pretrain.py and
-// llama31_llm_pretrain.py: `cfg.ddp.grad_reduce_in_fp32 = False`).
+// llama31_llm_pretrain.py: `cfg.ddp.grad_reduce_in_fp32 = False`) and Transformer Engine's
+// fused cross-entropy (the Llama 3 / 3.1 recipes' `cross_entropy_loss_fusion = True` and
+// scripts/performance/configs/llama*/*.yaml `cross_entropy_fusion_impl: "te"`).
 TrainingMeasurement bridge(const char* id, const char* model, int64_t layers, int64_t hidden, int64_t ffn,
                            int64_t heads, int64_t gpus, int64_t global_batch, bool fsdp, int64_t tp, int64_t pp,
                            int64_t cp, int64_t virtual_stages, double tokens_per_s_per_gpu) {
@@ -205,6 +207,7 @@ TrainingMeasurement bridge(const char* id, const char* model, int64_t layers, in
   row.overlap_param_gather = true;
   row.tp_comm_overlap = tp > 1;
   row.flash_attention = true;
+  row.fused_cross_entropy = true;
   row.cluster = "dgx-h100";
   row.published = tokens_per_s_per_gpu;
   row.slow = false;

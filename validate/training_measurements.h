@@ -80,6 +80,9 @@ struct TrainingMeasurement {
   // in memory) or Megatron-LM's unfused path (QK^T GEMM, fused scale-mask-softmax, dropout,
   // context GEMM). Written as training.flash_attention in the row's experiment.
   bool flash_attention = true;
+  // The loss kernel: Transformer Engine's fused cross-entropy where the recipe turns it on
+  // (training.fused_cross_entropy), else Megatron's unfused vocab_parallel_cross_entropy.
+  bool fused_cross_entropy = false;
   // Cluster preset (configs/clusters/) whose nodes are set to gpus / 8.
   std::string cluster;
   // The published figure, in the source's metric (TrainingSource::metric).

@@ -55,6 +55,7 @@ std::string trainingExperimentYaml(const TrainingMeasurement& row) {
   }
   yaml += "  optimizer: adam\n";
   yaml += fmt::format("  flash_attention: {}\n", row.flash_attention);
+  yaml += fmt::format("  fused_cross_entropy: {}\n", row.fused_cross_entropy);
   yaml += "parallelism:\n";
   yaml += fmt::format("  gpus: {}\n", row.gpus);
   yaml += fmt::format("  tp: {}\n", row.tp);

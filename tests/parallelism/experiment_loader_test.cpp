@@ -69,6 +69,7 @@ training:
   EXPECT_EQ(training.optimizer, Optimizer::kAdam);
   EXPECT_FALSE(training.tokens.has_value());
   EXPECT_TRUE(training.flash_attention);
+  EXPECT_FALSE(training.fused_cross_entropy);
   const ParallelPlan& plan = experiment->plan;
   EXPECT_EQ(plan.gpus, 32);  // the whole cluster
   EXPECT_EQ(plan.tp, 1);
@@ -282,6 +283,18 @@ TEST(ExperimentLoader, FlashAttention) {
   EXPECT_FALSE(experiment->training.flash_attention);
 }
 
+TEST(ExperimentLoader, FusedCrossEntropy) {
+  auto experiment = loadText(
+      "model: gpt-tiny\ncluster: dgx-a100\ntraining: {seq_len: 128, global_batch_size: 32, fused_cross_entropy: "
+      "true}\n");
+  ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
+  EXPECT_TRUE(experiment->training.fused_cross_entropy);
+  EXPECT_TRUE(kernelsFor(experiment->training, {}).fused_cross_entropy);
+  experiment = loadText(kValid, {"training.fused_cross_entropy=true"});
+  ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
+  EXPECT_TRUE(experiment->training.fused_cross_entropy);
+}
+
 TEST(ExperimentLoader, GradReducePrecision) {
   auto experiment = loadText(kValid);
   ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
@@ -346,6 +359,12 @@ TEST(ExperimentErrors, FlashAttentionNotBoolean) {
   EXPECT_EQ(errorText(loadText("model: llama3-8b\ncluster: dgx-a100\ntraining:\n  seq_len: 4096\n"
                                "  global_batch_size: 64\n  flash_attention: maybe\n")),
             "bad.yaml:6:20: training.flash_attention: expected true or false, found \"maybe\"");
+}
+
+TEST(ExperimentErrors, FusedCrossEntropyNotBoolean) {
+  EXPECT_EQ(errorText(loadText("model: llama3-8b\ncluster: dgx-a100\ntraining:\n  seq_len: 4096\n"
+                               "  global_batch_size: 64\n  fused_cross_entropy: 1.5\n")),
+            "bad.yaml:6:24: training.fused_cross_entropy: expected true or false, found \"1.5\"");
 }
 
 TEST(ExperimentErrors, FlashAttentionMisspelt) {

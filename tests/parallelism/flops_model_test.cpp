@@ -344,6 +344,22 @@ TEST(FlopsModel, CrossEntropyMovesTheLogitsAsMegatronsKernelsDo) {
   EXPECT_DOUBLE_EQ(loss->backward.bytes, 14.0 * logits);
 }
 
+TEST(FlopsModel, FusedCrossEntropyPassesOverTheSixteenBitLogitsOnceEachWay) {
+  // Transformer Engine's Triton cross-entropy: forward reads each 16-bit logit once (online
+  // softmax), backward reads it and writes its gradient in place: 2 and 4 bytes per logit.
+  FlopsOptions fused;
+  fused.fused_cross_entropy = true;
+  const Workload output = outputLayer(gpt3Model(), shard(1, 2048, 8, true), fused);
+  const Op* loss = output.find("cross_entropy_loss");
+  ASSERT_NE(loss, nullptr);
+  const double logits = 2048.0 * 51200.0 / 8.0;
+  EXPECT_DOUBLE_EQ(loss->forward.bytes, 2.0 * logits);
+  EXPECT_DOUBLE_EQ(loss->backward.bytes, 4.0 * logits);
+  // The loss FLOPs (outside model FLOPs) do not depend on the kernel.
+  const Workload unfused = outputLayer(gpt3Model(), shard(1, 2048, 8, true));
+  EXPECT_DOUBLE_EQ(loss->forward.flops, unfused.find("cross_entropy_loss")->forward.flops);
+}
+
 TEST(FlopsModel, EmbeddingTableGradientIsDenseAndBackwardOnly) {
   const ModelSpec model = gpt3Model();
   const Workload input = embeddingLayer(model, shard(1, 2048, 8, true));

@@ -323,6 +323,23 @@ parallelism: {gpus: 64, tp: 8, pp: 2, zero: 1, recompute: selective, sequence_pa
   EXPECT_TRUE(estimateMemory(split).fits());
 }
 
+TEST(MemoryModel, FusedCrossEntropyKeepsSixteenBitLogitsInsteadOfTheFp32Softmax) {
+  // One stage, one micro-batch in flight: the loss buffer is the only difference, 4 bytes per
+  // logit unfused (Korthikanti's 4sbV/t), 2 fused.
+  const std::string plan = R"(cluster: dgx-h100
+parallelism: {gpus: 8, tp: 2, pp: 1, zero: 1, sequence_parallel: true}
+model: llama3-8b
+)";
+  const Experiment unfused = loadShipped(plan + "training: {seq_len: 8192, global_batch_size: 4}\n");
+  const Experiment fused =
+      loadShipped(plan + "training: {seq_len: 8192, global_batch_size: 4, fused_cross_entropy: true}\n");
+  const double logits = 8192.0 * static_cast<double>(unfused.model.vocab_size) / 2.0;
+  const MemoryOptions options;
+  const double saved =
+      estimateMemory(unfused, options).peak().activations - estimateMemory(fused, options).peak().activations;
+  EXPECT_NEAR(saved / ((4.0 - 2.0) * logits), 1.0, 1e-9);
+}
+
 TEST(MemoryModel, ShippedExperimentsFit) {
   for (const std::string name : {"gpt3-175b-selene", "llama3-405b-16k-h100", "llama3-8b-dgx-h100"}) {
     auto experiment = loadExperiment(name, kShippedPaths);

@@ -113,13 +113,13 @@ TEST(TrainingSuiteTest, MapeIsTheMeanAbsoluteErrorPerSourceAndOverall) {
 }
 
 // Issue 4's goal is MAPE <= 10% on each source and <= 5% over all rows. With every row
-// (`validate training --all`) each source meets the first: SC21 9.9%, Korthikanti 1.1%,
-// Megatron-Core H100 8.9%, Megatron-Bridge H100 FP8 9.1% (Llama 3.1 405B +19..+24%). On the
-// default rows checked here (the two slowest SC21 rows skipped) SC21 is at 10.5%: every
-// SC21 row is 6-15% fast since InfiniBand routes adaptively instead of by ECMP hash
-// (docs/training-validation.md, change 17), which had slowed rows 005-010's data-parallel
-// all-reduce. The overall goal is not met (7.4% here and with the slow rows). The bounds
-// guard the current figures.
+// (`validate training --all`): SC21 9.9%, Korthikanti 1.1%, Megatron-Core H100 8.9%,
+// Megatron-Bridge H100 FP8 10.0% (Llama 3.1 405B +19..+24%; the 70B rows rose from +2% to
+// +4..+6% when the recipes' fused cross-entropy was modelled, docs/training-validation.md
+// change 18). On the default rows checked here (the two slowest SC21 rows skipped) SC21 is at
+// 10.5%: every SC21 row is 6-15% fast since InfiniBand routes adaptively instead of by ECMP
+// hash (change 17), which had slowed rows 005-010's data-parallel all-reduce. The overall
+// goal is not met (7.6% here and with the slow rows). The bounds guard the current figures.
 TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   TrainingSuiteOptions options;
   for (const auto& row : trainingMeasurements()) {
@@ -133,10 +133,13 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   for (const auto& accuracy : suite->sources) {
     EXPECT_GE(accuracy.compared, 5) << accuracy.source->id;
     const std::string& id = accuracy.source->id;
-    const double bound = id.starts_with("megatron-sc21") ? 0.107 : id.starts_with("mcore") ? 0.092 : 0.10;
+    const double bound = id.starts_with("megatron-sc21") ? 0.107
+                         : id.starts_with("mcore")       ? 0.092
+                         : id.starts_with("bridge")      ? 0.102
+                                                         : 0.10;
     EXPECT_LE(accuracy.mape, bound) << id;
   }
-  EXPECT_LE(suite->mape, 0.076);
+  EXPECT_LE(suite->mape, 0.078);
 }
 
 TEST(TrainingSuiteTest, OnlyTheLargestRowsAreMarkedSlow) {
