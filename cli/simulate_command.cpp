@@ -12,6 +12,7 @@
 #include "cli/output_file.h"
 #include "parallelism/experiment_loader.h"
 #include "parallelism/iteration_simulation.h"
+#include "parallelism/rank_layout.h"
 #include "sim/trace_recorder.h"
 #include "validate/calibration_file.h"
 
@@ -186,7 +187,15 @@ int run(const SimulateOptions& options, const CommandContext& context) {
     std::cout << summary(experiment, result);
     if (profile) std::cout << opProfileText(*profile, experiment.plan.pp);
     if (options.symmetric) {
-      std::cout << "(symmetric mode: data-parallel replica 0 simulated, the others assumed identical)\n";
+      const int64_t replicas = parallelism::RankLayout(experiment.plan).symmetricReplicas();
+      if (replicas == 1) {
+        std::cout << "(symmetric mode: data-parallel replica 0 simulated, the others assumed identical)\n";
+      } else {
+        std::cout << fmt::format(
+            "(symmetric mode: data-parallel replicas 0-{} simulated (one expert-parallel group), the others "
+            "assumed identical)\n",
+            replicas - 1);
+      }
     }
     if (result.extrapolation) {
       std::cout << fmt::format(

@@ -199,7 +199,9 @@ IterationGraph IterationBuilder::build() {
   //    its first forward into parameter buckets when the gathers overlap it.
   std::vector<std::vector<std::vector<TaskId>>> bucket_tasks(static_cast<std::size_t>(ranks));
   std::vector<std::vector<std::vector<TaskId>>> gather_bucket_tasks(static_cast<std::size_t>(ranks));
-  auto simulated = [&](int64_t r) { return !options_.symmetric || layout_.coordinate(r).dp == 0; };
+  // Symmetric mode simulates replica 0, or as many replicas as make whole expert groups.
+  const int64_t simulated_replicas = layout_.symmetricReplicas();
+  auto simulated = [&](int64_t r) { return !options_.symmetric || layout_.coordinate(r).dp < simulated_replicas; };
   for (int64_t r = 0; r < ranks; ++r) {
     RankTasks& rank = result.ranks[static_cast<std::size_t>(r)];
     rank.simulated = simulated(r);

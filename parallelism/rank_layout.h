@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <numeric>
 #include <vector>
 
 #include "parallelism/parallel_plan.h"
@@ -56,13 +57,19 @@ class RankLayout {
     }
     return group;
   }
-  // Expert-parallel groups: ep consecutive data-parallel ranks (Megatron-Core builds them
-  // from the data- and context-parallel ranks; with cp = 1 these are the same).
+  // Data-parallel replicas that symmetric mode simulates: the fewest (from replica 0) whose
+  // ranks make whole expert-parallel groups, lcm(ep, cp) / cp; 1 without expert parallelism.
+  [[nodiscard]] int64_t symmetricReplicas() const { return ep_ / std::gcd(ep_, cp_); }
+  // Expert-parallel groups: ep consecutive ranks of the data- and context-parallel ranks
+  // taken together (Megatron-Core builds them from dp x cp; plan validation asks ep to divide
+  // dp x cp, not dp), in rank order: context-parallel index inner, data-parallel outer, so an
+  // expert group may span context-parallel ranks when ep > dp.
   [[nodiscard]] std::vector<int64_t> expertGroup(RankCoordinate c) const {
-    const int64_t first = c.dp / ep_ * ep_;
+    const int64_t first = (c.cp + cp_ * c.dp) / ep_ * ep_;
     std::vector<int64_t> group;
     for (int64_t i = 0; i < ep_; ++i) {
-      c.dp = first + i;
+      c.cp = (first + i) % cp_;
+      c.dp = (first + i) / cp_;
       group.push_back(rank(c));
     }
     return group;
