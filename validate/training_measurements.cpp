@@ -9,6 +9,7 @@ constexpr const char* kSc21 = "megatron-sc21-t1";
 constexpr const char* kKorthikanti = "korthikanti-2022";
 constexpr const char* kMcore = "mcore-h100-weak";
 constexpr const char* kBridge = "bridge-h100-fp8";
+constexpr const char* kDgxc = "dgxc-h100";
 
 // Narayanan et al., "Efficient Large-Scale Language Model Training on GPU Clusters Using
 // Megatron-LM" (SC21, arXiv:2104.04473), Table 1 (weak scaling on Selene, DGX A100 80GB).
@@ -215,6 +216,66 @@ TrainingMeasurement bridge(const char* id, const char* model, int64_t layers, in
   return row;
 }
 
+// NVIDIA/dgxc-benchmarking (DGX Cloud Benchmarking recipes, collection 25.01, commit
+// 143b90dd91f9be958fed4773ae95d941a3356a82): measured "Training step time (seconds per step)"
+// on DGX H100 (8 x H100 80GB, 8 x 400 Gb/s InfiniBand per node) in BF16 and in FP8, each
+// model at the smallest full-size scale of its table: llama3.1/README_8b.md, README_70b.md and
+// README_405b.md (NeMo 24.09, Megatron-Core 0.9, Transformer Engine 1.10) and
+// nemo_megatron/README_175b.md (GPT-3 175B, NeMo 24.05). The same plan runs in both
+// precisions, so each pair also measures what FP8 buys.
+// From the recipes (llama3.1/configure.sh and launch.sh, nemo_megatron/gpt3_175b_hydra.yaml):
+// sequence length, layers, TP / PP / CP / VP, micro-batch 1, global batch; the distributed
+// optimizer (ZeRO-1) with overlapped gradient reduce-scatter and parameter all-gather in bf16
+// (grad_sync_dtype bf16); sequence parallelism and Transformer Engine's userbuffers overlap
+// (ub_tp_comm_overlap) wherever tp > 1; no activation recomputation; fused attention. FP8 is
+// Transformer Engine's delayed scaling (fp8_hybrid), modelled with current scaling's extra
+// amax pass (under 1% of a layer's time). Llama 3.1 405B runs the GPT-2 tokenizer as a
+// proxy (README_405b.md): 50,257 tokens padded to 51,200 (make_vocab_size_divisible_by
+// 128 x tp 8), and 16 query groups (the README's FLOP formula, 16/128). GPT-3 175B: vocab
+// 51,200, tied embeddings, dropout 0.1 (the hydra config). Assumed, not published: the loss
+// as Megatron's unfused vocab-parallel cross-entropy.
+TrainingMeasurement dgxc(const char* id, const char* model, const char* architecture, int64_t layers, int64_t hidden,
+                         int64_t ffn, int64_t heads, int64_t kv_heads, int64_t vocab, int64_t seq, int64_t gpus,
+                         int64_t global_batch, int64_t tp, int64_t pp, int64_t cp, int64_t virtual_stages,
+                         const char* precision, double step_seconds) {
+  TrainingMeasurement row;
+  row.id = id;
+  row.source = kDgxc;
+  row.model = model;
+  row.architecture = architecture;
+  row.kv_heads = kv_heads;
+  row.layers = layers;
+  row.hidden_size = hidden;
+  row.ffn_hidden_size = ffn;
+  row.attention_heads = heads;
+  row.vocab_size = vocab;
+  row.tied_embeddings = row.architecture == "gpt";
+  row.seq_len = seq;
+  row.global_batch_size = global_batch;
+  row.micro_batch_size = 1;
+  row.precision = precision;
+  row.grad_reduce_precision = "bf16";
+  row.gpus = gpus;
+  row.tp = tp;
+  row.pp = pp;
+  row.cp = cp;
+  row.dp = gpus / (tp * pp * cp);
+  row.virtual_stages = virtual_stages;
+  row.sequence_parallel = tp > 1;
+  row.recompute = "none";
+  row.zero = 1;
+  row.overlap_grad_reduce = true;
+  row.overlap_param_gather = true;
+  row.tp_comm_overlap = tp > 1;
+  row.flash_attention = true;
+  row.fused_cross_entropy = false;
+  row.cluster = "dgx-h100";
+  row.published = step_seconds;
+  row.slow = false;
+  row.assumptions = "unfused cross-entropy; fp8 delayed scaling run as current scaling";
+  return row;
+}
+
 }  // namespace
 
 std::string_view trainingMetricName(TrainingMetric metric) {
@@ -253,6 +314,11 @@ const std::vector<TrainingSource>& trainingSources() {
        "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md and performance-summary-archive.md, DGX-H100 "
        "pre-training tables of NeMo 25.09, 25.11 and 26.02",
        TrainingMetric::kTokensPerSecondPerGpu, "tokens per second per GPU"},
+      {kDgxc, "DGX Cloud Benchmarking, NeMo 24.09 / 24.05 (H100)",
+       "NVIDIA/dgxc-benchmarking commit 143b90dd (collection 25.01): llama3.1/README_8b.md, README_70b.md, "
+       "README_405b.md (NeMo 24.09) and nemo_megatron/README_175b.md (NeMo 24.05); settings from the recipes' "
+       "configure.sh, launch.sh and gpt3_175b_hydra.yaml",
+       TrainingMetric::kIterationTime, "seconds per training step"},
   };
   return sources;
 }
@@ -316,6 +382,15 @@ const std::vector<TrainingMeasurement>& trainingMeasurements() {
       bridge("bridge-h100-fp8-006", "Llama 3.1 405B",  126, 16384, 53248, 128, 1024,  512, false, 8, 8, 2, 8,   292),  // 25.11
       bridge("bridge-h100-fp8-007", "Llama 3 70B",      80,  8192, 28672,  64,   64,  256, false, 4, 8, 1, 5,  1621),  // 26.02
       bridge("bridge-h100-fp8-008", "Llama 3.1 405B",  126, 16384, 53248, 128, 1024, 1536, false, 8, 8, 2, 8,   311),  // 26.02
+      //   id                   model             arch     layers hidden   ffn heads kv  vocab    seq gpus  gbs tp pp cp vs  precision  s/step
+      dgxc("dgxc-h100-001", "Llama 3.1 8B",   "llama",  32,  4096, 14336,  32,  8, 128256, 8192,   8, 128, 1, 1, 2, 1, "bf16", 12.91),
+      dgxc("dgxc-h100-002", "Llama 3.1 8B",   "llama",  32,  4096, 14336,  32,  8, 128256, 8192,   8, 128, 1, 1, 2, 1, "fp8",   9.67),
+      dgxc("dgxc-h100-003", "Llama 3.1 70B",  "llama",  80,  8192, 28672,  64,  8, 128256, 8192,  64, 128, 4, 4, 2, 5, "bf16", 14.72),
+      dgxc("dgxc-h100-004", "Llama 3.1 70B",  "llama",  80,  8192, 28672,  64,  8, 128256, 8192,  64, 128, 4, 4, 2, 5, "fp8",  11.01),
+      dgxc("dgxc-h100-005", "Llama 3.1 405B", "llama", 126, 16384, 53248, 128, 16,  51200, 8192, 576, 252, 8, 9, 2, 7, "bf16", 17.20),
+      dgxc("dgxc-h100-006", "Llama 3.1 405B", "llama", 126, 16384, 53248, 128, 16,  51200, 8192, 576, 252, 8, 9, 2, 7, "fp8",  11.24),
+      dgxc("dgxc-h100-007", "GPT-3 175B",     "gpt",    96, 12288, 49152,  96,  0,  51200, 2048, 128, 256, 4, 8, 1, 12, "bf16", 8.91),
+      dgxc("dgxc-h100-008", "GPT-3 175B",     "gpt",    96, 12288, 49152,  96,  0,  51200, 2048, 128, 256, 4, 8, 1, 12, "fp8",  5.92),
   };
   // clang-format on
   return rows;

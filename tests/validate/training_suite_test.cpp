@@ -17,7 +17,7 @@ const ConfigPaths kPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS};
 // Small rows, one or more per source, that simulate in well under a second.
 const std::vector<std::string> kFastRows = {"megatron-sc21-t1-001", "megatron-sc21-t1-005", "korthikanti-2022-001",
                                             "korthikanti-2022-002", "mcore-h100-weak-001",  "mcore-h100-weak-002",
-                                            "bridge-h100-fp8-001"};
+                                            "bridge-h100-fp8-001",  "dgxc-h100-002"};
 
 const TrainingSuiteResult& fastSuite() {
   static const TrainingSuiteResult cached = [] {
@@ -40,8 +40,9 @@ TEST(TrainingMeasurementsTest, RowsAreUniqueCitedAndConsistent) {
     EXPECT_GT(row.published, 0.0) << row.id;
     EXPECT_EQ(row.global_batch_size % (row.dp * row.micro_batch_size), 0) << row.id;
   }
-  // training.yaml's 29 rows less the two strong-scaling ones, and 8 Megatron-Bridge rows.
-  EXPECT_EQ(ids.size(), 35u);
+  // training.yaml's 29 rows less the two strong-scaling ones, 8 Megatron-Bridge rows and 8
+  // DGX Cloud Benchmarking rows.
+  EXPECT_EQ(ids.size(), 43u);
   for (const auto& source : trainingSources()) EXPECT_FALSE(source.citation.empty()) << source.id;
 }
 
@@ -108,7 +109,7 @@ TEST(TrainingSuiteTest, MapeIsTheMeanAbsoluteErrorPerSourceAndOverall) {
     EXPECT_NEAR(accuracy.mape, sum / count, 1e-12) << accuracy.source->id;
     total += sum;
   }
-  EXPECT_EQ(suite.sources.size(), 4u);
+  EXPECT_EQ(suite.sources.size(), 5u);
   EXPECT_NEAR(suite.mape, total / suite.compared, 1e-12);
 }
 
@@ -116,30 +117,64 @@ TEST(TrainingSuiteTest, MapeIsTheMeanAbsoluteErrorPerSourceAndOverall) {
 // (`validate training --all`): SC21 9.9%, Korthikanti 1.1%, Megatron-Core H100 8.9%,
 // Megatron-Bridge H100 FP8 10.0% (Llama 3.1 405B +19..+24%; the 70B rows rose from +2% to
 // +4..+6% when the recipes' fused cross-entropy was modelled, docs/training-validation.md
-// change 18). On the default rows checked here (the two slowest SC21 rows skipped) SC21 is at
-// 10.5%: every SC21 row is 6-15% fast since InfiniBand routes adaptively instead of by ECMP
-// hash (change 17), which had slowed rows 005-010's data-parallel all-reduce. The overall
-// goal is not met (7.6% here and with the slow rows). The bounds guard the current figures.
+// change 18), DGX Cloud Benchmarking (NeMo 24.09 / 24.05, H100) 11.0%: every one of its rows
+// but the 8B FP8 one ran 6-19% slower than predicted. On the default rows checked here (the
+// two slowest SC21 rows skipped) SC21 is at 10.5%: every SC21 row is 6-15% fast since
+// InfiniBand routes adaptively instead of by ECMP hash (change 17), which had slowed rows
+// 005-010's data-parallel all-reduce. The overall goal is not met. The bounds guard the
+// current figures.
 TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   TrainingSuiteOptions options;
   for (const auto& row : trainingMeasurements()) {
     if (!row.slow) options.only.push_back(row.id);
   }
-  ASSERT_EQ(options.only.size(), 33u);
-  auto suite = runTrainingSuite(kPaths, options);
-  ASSERT_TRUE(suite.ok()) << suite.error().toString();
-  EXPECT_EQ(suite->failed, 0);
-  ASSERT_EQ(suite->sources.size(), 4u);
-  for (const auto& accuracy : suite->sources) {
+  const auto result = runTrainingSuite(kPaths, options);
+  ASSERT_TRUE(result.ok()) << result.error().toString();
+  const auto& suite = *result;
+  ASSERT_EQ(suite.rows.size(), 41u);
+  EXPECT_EQ(suite.failed, 0);
+  ASSERT_EQ(suite.sources.size(), 5u);
+  for (const auto& accuracy : suite.sources) {
     EXPECT_GE(accuracy.compared, 5) << accuracy.source->id;
     const std::string& id = accuracy.source->id;
     const double bound = id.starts_with("megatron-sc21") ? 0.107
                          : id.starts_with("mcore")       ? 0.092
                          : id.starts_with("bridge")      ? 0.102
+                         : id.starts_with("dgxc")        ? 0.112
                                                          : 0.10;
     EXPECT_LE(accuracy.mape, bound) << id;
   }
-  EXPECT_LE(suite->mape, 0.078);
+  EXPECT_LE(suite.mape, 0.085);
+}
+
+// The DGX Cloud Benchmarking rows come in pairs, one plan run in BF16 and in FP8: the
+// measured ratio of their step times is what FP8 buys on that plan (1.34 for Llama 3.1 8B
+// and 70B, 1.53 for 405B, 1.51 for GPT-3 175B). The model's ratio stays within 7% of it
+// (8B: 1.25, the farthest).
+TEST(TrainingSuiteTest, Fp8SpeedUpMatchesTheMeasuredPairs) {
+  TrainingSuiteOptions options;
+  for (const auto& row : trainingMeasurements()) {
+    if (row.source == "dgxc-h100") options.only.push_back(row.id);
+  }
+  const auto result = runTrainingSuite(kPaths, options);
+  ASSERT_TRUE(result.ok()) << result.error().toString();
+  const auto& suite = *result;
+  int pairs = 0;
+  for (const auto& bf16 : suite.rows) {
+    if (bf16.row->source != "dgxc-h100" || bf16.row->precision != "bf16") continue;
+    for (const auto& fp8 : suite.rows) {
+      const auto& a = *bf16.row;
+      const auto& b = *fp8.row;
+      if (b.source != a.source || b.precision != "fp8" || b.model != a.model || b.gpus != a.gpus) continue;
+      ASSERT_TRUE(bf16.ran && fp8.ran) << a.id << " " << b.id;
+      const double published = a.published / b.published;
+      const double predicted = bf16.predicted / fp8.predicted;
+      EXPECT_GT(predicted, 1.0) << a.id;
+      EXPECT_NEAR(predicted / published, 1.0, 0.07) << a.id << " / " << b.id;
+      ++pairs;
+    }
+  }
+  EXPECT_EQ(pairs, 4);
 }
 
 TEST(TrainingSuiteTest, OnlyTheLargestRowsAreMarkedSlow) {
