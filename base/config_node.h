@@ -5,6 +5,10 @@
 // found Y`. Loaders list the keys a mapping may hold (allowKeys) so typos are errors,
 // and read values through typed getters that reject wrong types and nonsense numbers.
 // Problems are thrown as InputError; module APIs turn them into Expected values.
+//
+// Parsing is stricter than yaml-cpp alone: a key given twice in one mapping, a second
+// document after `---`, a quoted string that is never closed and nesting deeper than any
+// config needs are errors at their position (yaml-cpp accepts the first three silently).
 #pragma once
 
 #include <cstdint>
@@ -31,6 +35,10 @@ struct ConfigSource {
 class ConfigNode {
  public:
   ConfigNode(YAML::Node node, std::shared_ptr<ConfigSource> source, std::string path);
+  // A mapping's value, with the position of its key: an empty value (`seq_len:` and
+  // nothing) has no position of its own (yaml-cpp gives the next token's), so it is
+  // reported at its key.
+  ConfigNode(YAML::Node node, std::shared_ptr<ConfigSource> source, std::string path, YAML::Mark key_mark);
 
   [[nodiscard]] const std::string& path() const { return path_; }
   [[nodiscard]] const YAML::Node& yaml() const { return node_; }
@@ -64,12 +72,20 @@ class ConfigNode {
   [[nodiscard]] int64_t asPositiveInteger() const;
   [[nodiscard]] int64_t asNonNegativeInteger() const;
   [[nodiscard]] bool asBool() const;
+  // Bounded reads, for values the simulator can only represent within limits. A value that
+  // is not a number, or below the sign the range implies (min > 0: positive, min == 0:
+  // >= 0), fails as asPositiveNumber / asNonNegativeNumber (or the integer getters) do; a
+  // number outside [min, max] with "expected a number between MIN and MAX, found ...".
+  [[nodiscard]] double asNumberIn(double min, double max) const;
+  [[nodiscard]] int64_t asIntegerIn(int64_t min, int64_t max) const;
   [[nodiscard]] std::string asEnum(std::initializer_list<std::string_view> choices) const;
 
   // Convenience for optional keys with documented defaults.
   [[nodiscard]] double positiveNumber(std::string_view key, double default_value) const;
   [[nodiscard]] double nonNegativeNumber(std::string_view key, double default_value) const;
   [[nodiscard]] int64_t positiveInteger(std::string_view key, int64_t default_value) const;
+  [[nodiscard]] double numberIn(std::string_view key, double default_value, double min, double max) const;
+  [[nodiscard]] int64_t integerIn(std::string_view key, int64_t default_value, int64_t min, int64_t max) const;
   [[nodiscard]] bool boolean(std::string_view key, bool default_value) const;
   [[nodiscard]] std::string string(std::string_view key, std::string default_value) const;
   [[nodiscard]] std::string enumeration(std::string_view key, std::initializer_list<std::string_view> choices,
@@ -90,6 +106,7 @@ class ConfigNode {
   YAML::Node node_;
   std::shared_ptr<ConfigSource> source_;
   std::string path_;
+  YAML::Mark key_mark_ = YAML::Mark::null_mark();
 };
 
 // Parses a YAML (or JSON) file; a syntax error becomes an InputError at the error's position.
@@ -108,6 +125,9 @@ struct Override {
 // Sets the value at `override.key_path` inside `root` (creating intermediate mappings) and
 // records it in the root's source so that errors about it point at the command line.
 void applyOverride(ConfigNode& root, const Override& override_value);
+
+// How a bound reads in a message: "0.001", "1048576", "1e18".
+[[nodiscard]] std::string formatBound(double value);
 
 // Edit distance, for "did you mean" suggestions.
 [[nodiscard]] std::size_t editDistance(std::string_view a, std::string_view b);

@@ -8,6 +8,7 @@
 
 #include "base/expected.h"
 #include "cli/collective_command.h"
+#include "cli/input_file.h"
 #include "cli/output_file.h"
 #include "topology/cluster.h"
 #include "topology/cluster_loader.h"
@@ -159,6 +160,7 @@ int run(const CalibrateOptions& options, const CommandContext& context) {
 
   std::vector<Override> overrides;
   for (const auto& text : options.overrides) overrides.push_back(parseOverride(text));
+  requireNotDirectory(options.cluster, "a cluster YAML file");
   const auto spec = valueOrThrow(topology::loadClusterFile(options.cluster, context.paths, overrides));
   const auto cluster = valueOrThrow(topology::Cluster::build(spec));
 

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "base/expected.h"
+#include "cli/input_file.h"
 #include "cli/output_file.h"
 #include "sim/collective_simulation.h"
 #include "topology/cluster.h"
@@ -42,15 +43,23 @@ double parseByteSize(const std::string& text, const std::string& option) {
 
 namespace {
 
-std::vector<int64_t> placeRanks(const topology::Cluster& cluster, int64_t gpus, int64_t gpus_per_node) {
+// The most message sizes one run prints: -f close to 1 over a wide -b..-e would otherwise
+// simulate for minutes (nccl-tests' own default, -f 2 from 8 B to 2^53 B, is 51 sizes).
+constexpr double kMaxSizes = 1000.0;
+// The smallest step factor: sizes closer than 1% apart repeat each other's row.
+constexpr double kMinStepFactor = 1.01;
+
+std::vector<int64_t> placeRanks(const topology::Cluster& cluster, int64_t gpus,
+                                std::optional<int64_t> per_node_option) {
   const int64_t total = cluster.acceleratorCount();
   const int64_t per_node = cluster.spec().gpus_per_node;
   if (gpus < 2) throwInputError("--gpus", "", "expected at least 2 GPUs, found " + std::to_string(gpus));
   std::vector<int64_t> ranks;
-  if (gpus_per_node < 0) {
+  if (per_node_option && *per_node_option < 1) {
     throwInputError("--gpus-per-node", "",
-                    "expected a positive number of GPUs per node, found " + std::to_string(gpus_per_node));
+                    "expected a positive number of GPUs per node, found " + std::to_string(*per_node_option));
   }
+  const int64_t gpus_per_node = per_node_option.value_or(0);
   if (gpus_per_node == 0) {
     if (gpus > total) {
       throwInputError("--gpus", "",
@@ -105,13 +114,26 @@ int run(const CollectiveOptions& options, const CommandContext& context) {
   const double min_bytes = parseByteSize(options.min_bytes, "--min-bytes");
   const double max_bytes = parseByteSize(options.max_bytes, "--max-bytes");
   if (max_bytes < min_bytes) throwInputError("--max-bytes", "", "must be at least --min-bytes");
-  if (!(options.step_factor > 1.0)) throwInputError("--step-factor", "", "expected a factor > 1");
+  if (!std::isfinite(options.step_factor) || options.step_factor < kMinStepFactor) {
+    throwInputError(
+        "--step-factor", "",
+        fmt::format("expected a finite factor of at least {}, found {}", kMinStepFactor, options.step_factor));
+  }
+  // Sizes min, min f, min f^2, ... up to max: count them before simulating any.
+  const double sizes = std::floor(std::log(max_bytes / min_bytes) / std::log(options.step_factor) + 1e-9) + 1.0;
+  if (sizes > kMaxSizes) {
+    throwInputError("--step-factor", "",
+                    fmt::format("{} gives {:.0f} sizes from {} to {} bytes, more than the {:.0f} a run prints; use a "
+                                "larger factor or a narrower --min-bytes..--max-bytes",
+                                options.step_factor, sizes, min_bytes, max_bytes, kMaxSizes));
+  }
 
   std::vector<Override> overrides;
   for (const auto& text : options.overrides) overrides.push_back(parseOverride(text));
+  requireNotDirectory(options.cluster, "a cluster YAML file");
   const auto spec = valueOrThrow(topology::loadClusterFile(options.cluster, context.paths, overrides));
   const auto cluster = valueOrThrow(topology::Cluster::build(spec));
-  const int64_t gpus = options.gpus == 0 ? cluster.acceleratorCount() : options.gpus;
+  const int64_t gpus = options.gpus.value_or(cluster.acceleratorCount());
   const std::vector<int64_t> ranks = placeRanks(cluster, gpus, options.gpus_per_node);
 
   sim::CommunicationParameters parameters;
@@ -179,7 +201,6 @@ int run(const CollectiveOptions& options, const CommandContext& context) {
       rows.back()["calibration"] = in_force;
       if (correction) rows.back()["measured_correction"] = *correction;
     }
-    if (options.step_factor <= 1.0) break;
   }
   if (!options.json_file.empty()) {
     writeOutput(options.json_file, [&](std::ostream& out) { out << rows.dump(2) << "\n"; });

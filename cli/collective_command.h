@@ -1,6 +1,7 @@
 // `trainsim collective --cluster C --op OP --gpus N`: predicts a collective like nccl-tests prints it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,8 +15,8 @@ struct CollectiveOptions {
   std::string cluster;
   std::vector<std::string> overrides;
   std::string op = "all_reduce";
-  int64_t gpus = 0;
-  int64_t gpus_per_node = 0;
+  std::optional<int64_t> gpus;           // default: every GPU of the cluster
+  std::optional<int64_t> gpus_per_node;  // default: fill nodes in rank order
   std::string min_bytes = "8";
   std::string max_bytes = "1G";
   double step_factor = 2.0;

@@ -8,6 +8,7 @@
 #include "base/expected.h"
 #include "base/units.h"
 #include "cli/experiment_json.h"
+#include "cli/input_file.h"
 #include "cli/output_file.h"
 #include "parallelism/experiment_loader.h"
 #include "parallelism/memory_model.h"
@@ -88,6 +89,7 @@ std::string reportText(const Experiment& experiment, const MemoryReport& report)
 }
 
 int run(const MemoryOptions& options, const CommandContext& context) {
+  requireNotDirectory(options.experiment, "an experiment YAML file");
   std::vector<Override> overrides;
   for (const auto& text : options.overrides) overrides.push_back(parseOverride(text));
   const Experiment experiment = valueOrThrow(parallelism::loadExperiment(options.experiment, context.paths, overrides));

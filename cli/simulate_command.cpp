@@ -9,6 +9,7 @@
 #include "base/expected.h"
 #include "base/units.h"
 #include "cli/experiment_json.h"
+#include "cli/input_file.h"
 #include "cli/output_file.h"
 #include "parallelism/experiment_loader.h"
 #include "parallelism/iteration_simulation.h"
@@ -151,6 +152,8 @@ std::string summary(const Experiment& experiment, const IterationResult& result)
 }
 
 int run(const SimulateOptions& options, const CommandContext& context) {
+  requireOneStdoutOutput({{"--json", &options.json_file}, {"--trace", &options.trace_file}});
+  requireNotDirectory(options.experiment, "an experiment YAML file");
   std::vector<Override> overrides;
   for (const auto& text : options.overrides) overrides.push_back(parseOverride(text));
   const Experiment experiment = valueOrThrow(parallelism::loadExperiment(options.experiment, context.paths, overrides));
@@ -171,7 +174,7 @@ int run(const SimulateOptions& options, const CommandContext& context) {
   std::optional<parallelism::OpProfile> profile;
   if (options.ops) profile = valueOrThrow(parallelism::computeOpProfile(experiment, simulation));
   if (trace) writeOutput(options.trace_file, [&](std::ostream& out) { trace->write(out); });
-  const bool json_to_stdout = options.json_file == "-";
+  const bool json_to_stdout = anyOnStdout({&options.json_file, &options.trace_file});
   if (!options.json_file.empty()) {
     auto json = resultJson(experiment, result, options.symmetric);
     if (calibration) json["calibration"] = validate::describeCalibration(*calibration);

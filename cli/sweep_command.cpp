@@ -13,6 +13,7 @@
 #include "base/expected.h"
 #include "base/units.h"
 #include "cli/experiment_json.h"
+#include "cli/input_file.h"
 #include "cli/output_file.h"
 #include "sweep/pareto_front.h"
 #include "sweep/plan_space.h"
@@ -276,8 +277,15 @@ std::vector<std::string> splitList(const std::vector<std::string>& values) {
   return items;
 }
 
+// More worker threads than any machine has hardware threads only costs memory (one
+// simulation's scratch each) and, at millions, fails to start them.
+constexpr int64_t kMaxThreads = 1024;
+
 int run(const SweepOptions& options, const CommandContext& context, sweep::ProcessGroup& group) {
   const bool lead = group.rank() == 0;
+  requireOneStdoutOutput(
+      {{"--json", &options.json_file}, {"--csv", &options.csv_file}, {"--plot", &options.plot_file}});
+  requireNotDirectory(options.experiment, "an experiment YAML file");
 
   sweep::SweepSettings settings;
   const auto objective = sweep::parseObjective(options.objective);
@@ -291,12 +299,20 @@ int run(const SweepOptions& options, const CommandContext& context, sweep::Proce
     if (!(*options.budget_usd > 0.0)) throwInputError("--budget-usd", "", "expected a positive amount");
     settings.constraints.budget_usd = *options.budget_usd;
   }
-  if (options.top < 1) throwInputError("--top", "", "expected at least 1");
-  settings.top = options.top;
+  if (options.top < 1) throwInputError("--top", "", fmt::format("expected at least 1 plan, found {}", options.top));
+  settings.top = static_cast<std::size_t>(options.top);
   settings.simulate_all = options.simulate_all;
-  settings.max_simulations = options.max_simulations;
-  settings.threads =
-      options.threads > 0 ? options.threads : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  if (options.max_simulations < 0) {
+    throwInputError("--max-simulations", "",
+                    fmt::format("expected a count of 0 (no cap) or more, found {}", options.max_simulations));
+  }
+  settings.max_simulations = static_cast<std::size_t>(options.max_simulations);
+  if (options.threads && (*options.threads < 1 || *options.threads > kMaxThreads)) {
+    throwInputError("--threads", "",
+                    fmt::format("expected 1 to {} worker threads, found {}", kMaxThreads, *options.threads));
+  }
+  settings.threads = options.threads ? static_cast<int>(*options.threads)
+                                     : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   settings.simulation.iteration.symmetric = !options.full;
   std::optional<validate::Calibration> calibration;
   if (!options.calibration_file.empty()) {
@@ -336,7 +352,7 @@ int run(const SweepOptions& options, const CommandContext& context, sweep::Proce
     plot.constraints = settings.constraints;
     writeOutput(options.plot_file, [&](std::ostream& out) { sweep::writeTradeOffSvg(out, result, plot); });
   }
-  const bool json_to_stdout = options.json_file == "-" || options.csv_file == "-" || options.plot_file == "-";
+  const bool json_to_stdout = anyOnStdout({&options.json_file, &options.csv_file, &options.plot_file});
   if (!json_to_stdout) {
     if (calibration) {
       std::cout << "calibration in force: " << validate::describeCalibration(*calibration) << "\n";

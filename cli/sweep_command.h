@@ -25,11 +25,13 @@ struct SweepOptions {
   std::string objective = "time";
   std::optional<double> deadline_days;
   std::optional<double> budget_usd;
-  std::size_t top = 10;
+  // Signed, so that a negative count on the command line is an error instead of wrapping
+  // to a huge unsigned one.
+  int64_t top = 10;
   bool simulate_all = false;
-  std::size_t max_simulations = 0;
+  int64_t max_simulations = 0;  // 0: no cap
   bool full = false;
-  int threads = 0;  // 0: every hardware thread
+  std::optional<int64_t> threads;  // default: every hardware thread
   std::string json_file;
   std::string csv_file;
   std::string plot_file;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/expected.h"
+#include "cli/input_file.h"
 #include "cli/output_file.h"
 #include "topology/cluster.h"
 #include "topology/cluster_loader.h"
@@ -75,6 +76,8 @@ void writeDot(std::ostream& out, const Cluster& cluster) {
 }
 
 int run(const TopologyOptions& options, const CommandContext& context) {
+  requireOneStdoutOutput({{"--json", &options.json_file}, {"--dot", &options.dot_file}});
+  requireNotDirectory(options.cluster, "a cluster YAML file");
   std::vector<Override> overrides;
   for (const auto& text : options.overrides) overrides.push_back(parseOverride(text));
   const topology::ClusterSpec spec = valueOrThrow(topology::loadClusterFile(options.cluster, context.paths, overrides));
@@ -121,8 +124,8 @@ int run(const TopologyOptions& options, const CommandContext& context) {
     json["bisection_bandwidth_GBps"] = want_bisection ? nlohmann::ordered_json(bisection / 1e9) : nullptr;
     if (path_json) json["path"] = *path_json;
     writeOutput(options.json_file, [&](std::ostream& out) { out << json.dump(2) << "\n"; });
-    if (options.json_file == "-") return 0;
   }
+  if (anyOnStdout({&options.json_file, &options.dot_file})) return 0;
 
   std::string text = fmt::format("cluster {}: {} nodes x {} {} = {} GPUs\n", spec.name, spec.nodes, spec.gpus_per_node,
                                  spec.gpu.key, cluster.acceleratorCount());

@@ -26,6 +26,24 @@ constexpr std::array<std::string_view, 8> kHfOtherKeys = {"model_type",  "vocab_
                                                           "head_dim",    "num_experts_per_tok", "moe_intermediate_size",
                                                           "multi_query", "_name_or_path"};
 
+// Bounds on model sizes: far above any model built, low enough that the layer-by-layer
+// task graph and the size products (parameters, FLOPs, bytes) stay within what the
+// simulator can hold and represent.
+// 80x the deepest large models (GPT-1T and Llama 3 405B have 128 and 126 layers); each
+// layer is a set of tasks per micro-batch.
+constexpr int64_t kMaxLayers = 10'000;
+// 2^20: 40x the widest (GPT-1T's 25,600).
+constexpr int64_t kMaxHiddenSize = int64_t{1} << 20;
+// 2^22: four times the widest hidden size, the usual MLP ratio.
+constexpr int64_t kMaxFfnHiddenSize = int64_t{1} << 22;
+// Attention heads (query or key/value) and head width: 2^16, 500x the most heads (128).
+constexpr int64_t kMaxHeads = int64_t{1} << 16;
+constexpr int64_t kMaxHeadDim = int64_t{1} << 16;
+// 2^24: 64x the largest vocabularies (Gemma's 256K).
+constexpr int64_t kMaxVocabSize = int64_t{1} << 24;
+// 2^16 experts: 256x the most routed experts of a published model (DeepSeek-V3's 256).
+constexpr int64_t kMaxExperts = int64_t{1} << 16;
+
 // model_type values by MLP shape: a gated MLP (three matrices) is `llama`, a plain one `gpt`.
 constexpr std::array<std::string_view, 17> kLlamaStyleTypes = {
     "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",     "qwen3_moe", "gemma",   "gemma2",
@@ -92,19 +110,19 @@ ModelSpec parseTrainsimModel(const ConfigNode& root, const std::string& default_
   (void)root.string("source", "");
   model.architecture =
       root.enumeration("architecture", {"gpt", "llama"}, "gpt") == "llama" ? Architecture::kLlama : Architecture::kGpt;
-  model.layers = root.child("layers").asPositiveInteger();
-  model.hidden_size = root.child("hidden_size").asPositiveInteger();
+  model.layers = root.child("layers").asIntegerIn(1, kMaxLayers);
+  model.hidden_size = root.child("hidden_size").asIntegerIn(1, kMaxHiddenSize);
   SizeNodes nodes{root.child("attention_heads"),
                   root.optionalChild("kv_heads"),
                   root.optionalChild("head_dim"),
                   std::nullopt,
                   std::nullopt,
                   "hidden_size"};
-  model.attention_heads = nodes.attention_heads.asPositiveInteger();
-  model.vocab_size = root.child("vocab_size").asPositiveInteger();
+  model.attention_heads = nodes.attention_heads.asIntegerIn(1, kMaxHeads);
+  model.vocab_size = root.child("vocab_size").asIntegerIn(1, kMaxVocabSize);
 
   if (auto ffn = root.optionalChild("ffn_hidden_size")) {
-    model.ffn_hidden_size = ffn->asPositiveInteger();
+    model.ffn_hidden_size = ffn->asIntegerIn(1, kMaxFfnHiddenSize);
   } else if (model.architecture == Architecture::kLlama) {
     root.failMissing("ffn_hidden_size",
                      "llama models have no default; SwiGLU MLPs are usually about 8/3 of "
@@ -112,8 +130,8 @@ ModelSpec parseTrainsimModel(const ConfigNode& root, const std::string& default_
   } else {
     model.ffn_hidden_size = 4 * model.hidden_size;  // GPT-2/3 convention
   }
-  model.kv_heads = nodes.kv_heads ? nodes.kv_heads->asPositiveInteger() : model.attention_heads;
-  model.head_dim = nodes.head_dim ? nodes.head_dim->asPositiveInteger() : 0;
+  model.kv_heads = nodes.kv_heads ? nodes.kv_heads->asIntegerIn(1, kMaxHeads) : model.attention_heads;
+  model.head_dim = nodes.head_dim ? nodes.head_dim->asIntegerIn(1, kMaxHeadDim) : 0;
   model.tied_embeddings = root.boolean("tied_embeddings", false);
 
   if (auto moe = root.optionalChild("moe")) {
@@ -121,10 +139,10 @@ ModelSpec parseTrainsimModel(const ConfigNode& root, const std::string& default_
     MoeSpec spec;
     // emplace, not assignment: assigning a YAML::Node rebinds the node it refers to in the document.
     nodes.moe_experts.emplace(moe->child("experts"));
-    spec.experts = nodes.moe_experts->asPositiveInteger();
+    spec.experts = nodes.moe_experts->asIntegerIn(1, kMaxExperts);
     if (auto top_k = moe->optionalChild("top_k")) nodes.moe_top_k.emplace(*top_k);
-    spec.top_k = nodes.moe_top_k ? nodes.moe_top_k->asPositiveInteger() : defaultTopK(spec.experts);
-    spec.ffn_hidden_size = moe->positiveInteger("ffn_hidden_size", model.ffn_hidden_size);
+    spec.top_k = nodes.moe_top_k ? nodes.moe_top_k->asIntegerIn(1, kMaxExperts) : defaultTopK(spec.experts);
+    spec.ffn_hidden_size = moe->integerIn("ffn_hidden_size", model.ffn_hidden_size, 1, kMaxFfnHiddenSize);
     model.moe = spec;
   }
   checkSizes(model, nodes);
@@ -201,28 +219,28 @@ ModelSpec parseHuggingFaceConfig(const ConfigNode& root, const std::string& defa
   }
 
   const ConfigNode hidden = hfRequired(root, kHfHidden);
-  model.hidden_size = hidden.asPositiveInteger();
-  model.layers = hfRequired(root, kHfLayers).asPositiveInteger();
+  model.hidden_size = hidden.asIntegerIn(1, kMaxHiddenSize);
+  model.layers = hfRequired(root, kHfLayers).asIntegerIn(1, kMaxLayers);
   SizeNodes nodes{hfRequired(root, kHfHeads),
                   hfValue(root, kHfKvHeads),
                   hfValue(root, "head_dim"),
                   hfValue(root, kHfExperts),
                   hfValue(root, "num_experts_per_tok"),
                   keyName(hidden)};
-  model.attention_heads = nodes.attention_heads.asPositiveInteger();
-  model.vocab_size = hfRequired(root, std::array<std::string_view, 1>{"vocab_size"}).asPositiveInteger();
+  model.attention_heads = nodes.attention_heads.asIntegerIn(1, kMaxHeads);
+  model.vocab_size = hfRequired(root, std::array<std::string_view, 1>{"vocab_size"}).asIntegerIn(1, kMaxVocabSize);
 
   if (nodes.kv_heads) {
-    model.kv_heads = nodes.kv_heads->asPositiveInteger();
+    model.kv_heads = nodes.kv_heads->asIntegerIn(1, kMaxHeads);
   } else if (auto multi_query = hfValue(root, "multi_query"); multi_query && multi_query->asBool()) {
     model.kv_heads = 1;  // Falcon-7B, StarCoder: one key/value head shared by all query heads
   } else {
     model.kv_heads = model.attention_heads;
   }
-  model.head_dim = nodes.head_dim ? nodes.head_dim->asPositiveInteger() : 0;
+  model.head_dim = nodes.head_dim ? nodes.head_dim->asIntegerIn(1, kMaxHeadDim) : 0;
 
   if (auto ffn = hfValue(root, kHfFfn)) {
-    model.ffn_hidden_size = ffn->asPositiveInteger();
+    model.ffn_hidden_size = ffn->asIntegerIn(1, kMaxFfnHiddenSize);
   } else if (model.architecture == Architecture::kLlama) {
     root.failMissing("intermediate_size", "model_type " + type + " has a gated MLP with no default width");
   } else {
@@ -238,12 +256,12 @@ ModelSpec parseHuggingFaceConfig(const ConfigNode& root, const std::string& defa
     shared->fail("shared experts are not modelled yet; trainsim can only describe routed experts");
   }
   // Dense configs of some families write num_experts: 0; only a positive count makes a MoE model.
-  if (nodes.moe_experts && nodes.moe_experts->asNonNegativeInteger() > 0) {
+  if (nodes.moe_experts && nodes.moe_experts->asIntegerIn(0, kMaxExperts) > 0) {
     MoeSpec spec;
-    spec.experts = nodes.moe_experts->asNonNegativeInteger();
-    spec.top_k = nodes.moe_top_k ? nodes.moe_top_k->asPositiveInteger() : defaultTopK(spec.experts);
+    spec.experts = nodes.moe_experts->asIntegerIn(0, kMaxExperts);
+    spec.top_k = nodes.moe_top_k ? nodes.moe_top_k->asIntegerIn(1, kMaxExperts) : defaultTopK(spec.experts);
     auto expert_ffn = hfValue(root, "moe_intermediate_size");
-    spec.ffn_hidden_size = expert_ffn ? expert_ffn->asPositiveInteger() : model.ffn_hidden_size;
+    spec.ffn_hidden_size = expert_ffn ? expert_ffn->asIntegerIn(1, kMaxFfnHiddenSize) : model.ffn_hidden_size;
     model.moe = spec;
   }
   checkSizes(model, nodes);

@@ -62,6 +62,13 @@ int64_t ParallelPlan::layersOfChunk(int64_t layers, int64_t stage, int64_t chunk
   return base + (longer_chunk ? 1 : 0);
 }
 
+// Parameters per data-parallel gradient bucket (--ddp-bucket-size). Each bucket is its own
+// collective in the task graph: 1M parameters (Megatron-Core's per-rank step; its default
+// floor is 40M) keeps a trillion-parameter chunk to a million buckets, and smaller buckets
+// than that are latency-bound in practice. Above: more parameters than any model has.
+constexpr double kMinDdpBucketSize = 1e6;
+constexpr double kMaxDdpBucketSize = 1e15;
+
 ParallelPlan readParallelPlan(const ConfigNode& section) {
   section.allowKeys({"gpus", "tp", "pp", "dp", "cp", "ep", "sequence_parallel", "virtual_stages", "schedule", "zero",
                      "recompute", "overlap_grad_reduce", "overlap_param_gather", "ddp_bucket_size", "tp_comm_overlap",
@@ -92,7 +99,9 @@ ParallelPlan readParallelPlan(const ConfigNode& section) {
                                               : Recompute::kNone;
   plan.overlap_grad_reduce = section.boolean("overlap_grad_reduce", true);
   plan.overlap_param_gather = section.boolean("overlap_param_gather", true);
-  if (auto bucket = section.optionalChild("ddp_bucket_size")) plan.ddp_bucket_size = bucket->asPositiveNumber();
+  if (auto bucket = section.optionalChild("ddp_bucket_size")) {
+    plan.ddp_bucket_size = bucket->asNumberIn(kMinDdpBucketSize, kMaxDdpBucketSize);
+  }
   plan.tp_comm_overlap = section.boolean("tp_comm_overlap", false);
   if (auto first = section.optionalChild("first_stage_layers")) plan.first_stage_layers = first->asPositiveInteger();
   if (auto last = section.optionalChild("last_stage_layers")) plan.last_stage_layers = last->asPositiveInteger();

@@ -2,9 +2,16 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
+#include <iomanip>
 #include <limits>
 #include <numeric>
+#include <sstream>
+
+#include "parallelism/flops_model.h"
+#include "parallelism/gradient_buckets.h"
+#include "parallelism/memory_model.h"
 
 namespace trainsim::parallelism {
 namespace {
@@ -273,6 +280,103 @@ void checkZero(const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
   }
 }
 
+// Simulated time is int64 picoseconds (sim/sim_time.h), about 106 days. An iteration whose
+// lower-bound estimate passes 10^6 s (11.6 days) could overflow that clock once the
+// bubbles, recomputation and communication the estimate leaves out are added; no real
+// configuration comes near it (iterations take seconds).
+constexpr double kMaxIterationSeconds = 1e6;
+
+// Per-GPU bandwidth (bytes/s) a data-parallel gradient reduction must at least cross: the
+// node's NICs shared by its GPUs once the job spans nodes, else the intra-node fabric.
+// 0 when the cluster does not say (explicit graphs, tori).
+double gradientBandwidthBps(const topology::ClusterSpec& cluster, const ParallelPlan& plan) {
+  if (cluster.explicit_graph) return 0.0;
+  const auto& net = cluster.inter_node;
+  if (plan.gpus > cluster.gpus_per_node && net && net->topology != topology::NetworkTopology::kTorus) {
+    return net->nic_bandwidth_Gbps * 1e9 / 8.0 * net->nics_per_node / cluster.gpus_per_node;
+  }
+  return cluster.intra_node.bandwidth_GBps * 1e9;
+}
+
+// Values that are each within their bounds can still multiply to an iteration the simulator
+// cannot time (a huge batch on a slow GPU); refused here with the estimate that rules it out.
+void checkIterationLength(const ModelSpec& model, const topology::ClusterSpec& cluster, const TrainingSpec& training,
+                          const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
+  const auto peak_tflops = cluster.gpu.peakTflops(training.precision);
+  if (!peak_tflops || *peak_tflops <= 0.0) return;  // checkPrecision reports it
+  const double flops = modelFlopsPerIteration(model, training);
+  const double compute_s = flops / (static_cast<double>(plan.gpus) * *peak_tflops * 1e12);
+  double gradient_s = 0.0;
+  const double bandwidth = gradientBandwidthBps(cluster, plan);
+  if (product({plan.dp, plan.cp}) > 1 && bandwidth > 0.0) {
+    // 16-bit gradients of one GPU's share of the weights, sent at least once.
+    gradient_s = model.parameterCount() / static_cast<double>(product({plan.tp, plan.pp})) * 2.0 / bandwidth;
+  }
+  const double total_s = compute_s + gradient_s;
+  if (!(total_s > kMaxIterationSeconds)) return;
+  const auto days = [](double seconds) {
+    std::ostringstream text;
+    text << std::fixed << std::setprecision(1) << seconds / 86400.0 << " days";
+    return text.str();
+  };
+  const auto roughly = [](double value) {
+    std::ostringstream text;
+    text << std::setprecision(3) << value;
+    return text.str();
+  };
+  std::string message = "one iteration would take at least " + days(total_s) + " of simulated time (" + roughly(flops) +
+                        " FLOPs on " + str(plan.gpus) + (plan.gpus == 1 ? " GPU at " : " GPUs at ") +
+                        roughly(*peak_tflops) + " TFLOP/s: " + days(compute_s);
+  if (gradient_s >= 0.01 * total_s) {
+    message += "; gradients at " + roughly(bandwidth / 1e9) + " GB/s per GPU: " + days(gradient_s);
+  }
+  message += "), more than the " + days(kMaxIterationSeconds) +
+             " the simulator's clock accepts per iteration; lower global_batch_size or seq_len, or use a faster "
+             "cluster";
+  issues.push_back({"training.global_batch_size", message});
+}
+
+// Every gradient bucket is a collective of its own in the task graph, for each model chunk
+// of each GPU. 10,000 per GPU is 100x what Megatron-Core's default bucket size gives the
+// largest models (Llama 3 405B: about 80) and keeps the graph to seconds of simulation.
+constexpr int64_t kMaxGradientBucketsPerGpu = 10'000;
+
+// Reports a bucket size (given or Megatron-Core's default) that cuts one GPU's gradients
+// into more buckets than the simulator builds. Needs a plan whose stages split evenly.
+void checkGradientBuckets(const ModelSpec& model, const TrainingSpec& training, const ParallelPlan& plan,
+                          std::vector<PlanIssue>& issues) {
+  if (!plan.overlap_grad_reduce || product({plan.dp, plan.cp}) <= 1) return;  // one bucket per chunk
+  const GradientBuckets buckets;
+  const std::vector<int64_t> layers = plan.layersPerStage(model.layers);
+  double most_parameters = 0.0;
+  int64_t most_buckets = 0;
+  for (int64_t stage = 0; stage < plan.pp; ++stage) {
+    const double chunk =
+        stageParameters(model, training, plan, stage, layers[static_cast<std::size_t>(stage)]).total() /
+        static_cast<double>(plan.virtual_stages);
+    const double chunk_buckets = std::ceil(chunk / buckets.bucketParameters(plan));
+    const double stage_buckets = chunk_buckets * static_cast<double>(plan.virtual_stages);
+    if (stage_buckets > static_cast<double>(most_buckets)) {
+      // Saturates like product(): a count this large is only compared and printed.
+      most_buckets = stage_buckets > 9e18 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(stage_buckets);
+      most_parameters = chunk * static_cast<double>(plan.virtual_stages);
+    }
+  }
+  if (most_buckets <= kMaxGradientBucketsPerGpu) return;
+  std::ostringstream parameters;
+  parameters << std::setprecision(3) << most_parameters;
+  // Buckets of at least this many parameters keep every chunk of every GPU within the limit.
+  const int64_t per_chunk = std::max<int64_t>(1, kMaxGradientBucketsPerGpu / plan.virtual_stages);
+  const double needed =
+      std::ceil(most_parameters / static_cast<double>(plan.virtual_stages) / static_cast<double>(per_chunk));
+  const std::string size = plan.ddp_bucket_size ? "ddp_bucket_size = " + formatBound(*plan.ddp_bucket_size)
+                                                : "Megatron-Core's default bucket size (max(40M, 1M x dp x cp))";
+  issues.push_back({"parallelism.ddp_bucket_size",
+                    size + " cuts a GPU's " + parameters.str() + " gradient parameters into " + str(most_buckets) +
+                        " buckets, each its own collective; the simulator builds at most " +
+                        str(kMaxGradientBucketsPerGpu) + ": set ddp_bucket_size to at least " + formatBound(needed)});
+}
+
 void checkPrecision(const topology::ClusterSpec& cluster, const TrainingSpec& training,
                     std::vector<PlanIssue>& issues) {
   const topology::GpuSpec& gpu = cluster.gpu;
@@ -359,6 +463,9 @@ std::vector<PlanIssue> checkPlan(const ModelSpec& model, const topology::Cluster
   checkSequenceSplits(training, plan, issues);
   checkZero(plan, issues);
   checkPrecision(cluster, training, issues);
+  checkIterationLength(model, cluster, training, plan, issues);
+  // Needs even pipeline stages and the other rules met.
+  if (issues.empty()) checkGradientBuckets(model, training, plan, issues);
   return issues;
 }
 

@@ -10,19 +10,29 @@ std::string_view optimizerName(Optimizer optimizer) {
   return "unknown";
 }
 
+// Bounds on the batch, far above any training run and low enough that sequence and batch
+// sizes, and their product (tokens per iteration, at most 2^48), stay exact in int64 and in
+// the doubles FLOP and byte counts are computed in.
+// 2^24 tokens: above the longest contexts trained (10M tokens, Llama 4 Scout).
+constexpr int64_t kMaxSeqLen = int64_t{1} << 24;
+// 2^24 sequences per iteration: 1,000x the largest LLM batches (about 16K sequences).
+constexpr int64_t kMaxGlobalBatchSize = int64_t{1} << 24;
+// 10^18 training tokens: 25,000x the largest published budgets (36T, Qwen3).
+constexpr double kMaxTrainingTokens = 1e18;
+
 TrainingSpec readTrainingSpec(const ConfigNode& section) {
   section.allowKeys({"seq_len", "global_batch_size", "micro_batch_size", "precision", "optimizer", "tokens",
                      "flash_attention", "fused_cross_entropy", "grad_reduce_precision"});
   TrainingSpec training;
-  training.seq_len = section.child("seq_len").asPositiveInteger();
-  training.global_batch_size = section.child("global_batch_size").asPositiveInteger();
-  training.micro_batch_size = section.positiveInteger("micro_batch_size", 1);
+  training.seq_len = section.child("seq_len").asIntegerIn(1, kMaxSeqLen);
+  training.global_batch_size = section.child("global_batch_size").asIntegerIn(1, kMaxGlobalBatchSize);
+  training.micro_batch_size = section.integerIn("micro_batch_size", 1, 1, kMaxGlobalBatchSize);
   // fp64 is a GPU capability, not a training precision anyone uses, so it is not offered.
   const std::string precision = section.enumeration("precision", {"fp32", "tf32", "fp16", "bf16", "fp8"}, "bf16");
   training.precision = *topology::parsePrecision(precision);
   training.optimizer =
       section.enumeration("optimizer", {"adam", "sgd"}, "adam") == "sgd" ? Optimizer::kSgd : Optimizer::kAdam;
-  if (auto tokens = section.optionalChild("tokens")) training.tokens = tokens->asPositiveNumber();
+  if (auto tokens = section.optionalChild("tokens")) training.tokens = tokens->asNumberIn(1.0, kMaxTrainingTokens);
   training.flash_attention = section.boolean("flash_attention", true);
   training.fused_cross_entropy = section.boolean("fused_cross_entropy", false);
   if (auto grad = section.optionalChild("grad_reduce_precision")) {

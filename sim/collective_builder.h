@@ -9,6 +9,10 @@
 // (the first chunk travelling every step of the algorithm) is the flows' latency: the sum
 // of NCCL's per-step latencies over the steps, by hop class (NVLink, PCIe, network). A
 // fixed base latency per algorithm/protocol and the launch overhead precede the flows.
+// NCCL's step latencies were measured on hardware whose links have the default latencies
+// (topology/link_defaults.h); an intra-node step whose route is slower or faster than that
+// (intra_node.latency_us, pcie.latency_us, an explicit graph's link latency_us) costs the
+// difference more or less, never less than nothing.
 // Protocol overhead (LL, LL128) scales the bytes on the wire. So a ring all-reduce of S
 // bytes on n GPUs of one switch takes overhead + 2(n-1) step latencies + 2(n-1)/n S / B.
 #pragma once
@@ -31,6 +35,15 @@ struct GroupLayout {
   int max_per_node = 0;
   [[nodiscard]] bool singleNode() const { return ranks_by_node.size() == 1; }
   [[nodiscard]] int nodes() const { return static_cast<int>(ranks_by_node.size()); }
+};
+
+// What the tuner's closed-form estimate needs to know about the links under a group.
+struct GroupHardware {
+  double intra_Bps = 0.0;              // effective intra-node bandwidth per GPU, per direction, smallest over the group
+  double network_Bps = 0.0;            // effective network bandwidth per node, smallest over the group's nodes; 0: none
+  HopClass intra = HopClass::kNvLink;  // the class of the group's intra-node hops
+  double intra_excess_s = 0.0;         // latency of an intra-node hop beyond the defaults (see above)
+  int nics_per_node = 0;               // smallest over the group's nodes
 };
 
 class CollectiveBuilder {
@@ -68,20 +81,37 @@ class CollectiveBuilder {
   // A flow from a GPU to a device that is not a GPU (the NVSwitch for NVLS) and back.
   void addDeviceFlow(topology::DeviceId from, topology::DeviceId to, double bytes, double latency_s, TaskId group,
                      TaskId after);
-  [[nodiscard]] HopClass hopClass(int64_t from_rank, int64_t to_rank);
+  [[nodiscard]] HopClass hopClass(int64_t from_rank, int64_t to_rank) const;
+  // The latency of the route from_rank -> to_rank beyond what its links have by default
+  // (topology::defaults::linkLatencyPs), seconds; negative for faster links. Meant for
+  // intra-node hops: their routes list every link they cross (a network route under
+  // adaptive routing leaves out the switch-to-switch links it crosses).
+  [[nodiscard]] double latencyExcessSeconds(int64_t from_rank, int64_t to_rank) const;
+  // The same for a device-to-device route (GPU -> NVSwitch for NVLS).
+  [[nodiscard]] double deviceLatencyExcessSeconds(topology::DeviceId from, topology::DeviceId to) const;
   [[nodiscard]] const topology::Cluster& cluster() const { return cluster_; }
 
  private:
   [[nodiscard]] std::vector<CollectiveAlgorithm> candidates(CollectiveOp op, const GroupLayout& layout) const;
+  [[nodiscard]] GroupHardware hardware(const GroupLayout& layout) const;
   [[nodiscard]] double estimateTime(const CollectiveRequest& request, const GroupLayout& layout,
-                                    CollectiveAlgorithm algorithm, Protocol protocol) const;
-  [[nodiscard]] int channels(CollectiveAlgorithm algorithm, const GroupLayout& layout) const;
+                                    const GroupHardware& hardware, CollectiveAlgorithm algorithm,
+                                    Protocol protocol) const;
+  [[nodiscard]] static int channels(CollectiveAlgorithm algorithm, const GroupLayout& layout,
+                                    const GroupHardware& hardware);
   [[nodiscard]] bool nvlsAvailable(const GroupLayout& layout) const;
+  // Explicit graphs: the GPU's effective bandwidth into the scale-up fabric (NVLink/ICI
+  // links; PCIe links where it has none), and per node the effective bandwidth and the
+  // number of NICs of its network links.
+  [[nodiscard]] double explicitGpuBandwidth(topology::DeviceId gpu) const;
+  void measureExplicitNetwork();
 
   const topology::Cluster& cluster_;
   topology::Router& router_;
   TaskGraph& graph_;
   const CommunicationParameters& parameters_;
+  std::vector<double> explicit_network_Bps_;  // by node, explicit graphs only
+  std::vector<int> explicit_nics_;            // by node, explicit graphs only
 };
 
 }  // namespace trainsim::sim

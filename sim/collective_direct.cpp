@@ -1,6 +1,8 @@
 // Point-to-point collectives. all_to_all: every rank sends 1/n of its buffer to every other
 // rank at once (NCCL's grouped send/recv). send_recv: as nccl-tests' sendrecv_perf, each
 // rank sends its buffer to the next rank and receives from the previous one.
+#include <algorithm>
+
 #include "sim/collective_algorithms.h"
 
 namespace trainsim::sim::detail {
@@ -27,9 +29,17 @@ void buildDirect(const AlgorithmContext& context) {
     const auto& edges = by_class[static_cast<std::size_t>(hop)];
     if (edges.empty()) continue;
     const bool network = hop == HopClass::kNetwork;
-    const double latency =
-        stepLatencySeconds(builder.parameters(), CollectiveAlgorithm::kDirect, protocol,
-                           network ? HopClass::kNvLink : hop, network ? 0.0 : 1.0, network ? 1.0 : 0.0, multi_node);
+    // The slowest intra-node pair sets the intra-node step's latency beyond the defaults.
+    double excess = 0.0;
+    if (!network) {
+      excess = builder.latencyExcessSeconds(edges.front().from_rank, edges.front().to_rank);
+      for (const auto& edge : edges) {
+        excess = std::max(excess, builder.latencyExcessSeconds(edge.from_rank, edge.to_rank));
+      }
+    }
+    const double latency = stepLatencySeconds(builder.parameters(), CollectiveAlgorithm::kDirect, protocol,
+                                              network ? HopClass::kNvLink : hop, network ? 0.0 : 1.0,
+                                              network ? 1.0 : 0.0, multi_node, excess);
     builder.addFlows(edges, wire, latency, context.group, context.start);
   }
 }

@@ -3,7 +3,10 @@
 // broadcasting half of the data, pipelined so that the up and down phases run together.
 // Inside a node the GPUs form a chain below the node's head GPU. Each channel uses a
 // different head GPU (so a different NIC).
+#include <algorithm>
 #include <cmath>
+#include <optional>
+#include <utility>
 
 #include "sim/collective_algorithms.h"
 
@@ -33,6 +36,8 @@ void buildTree(const AlgorithmContext& context) {
       }
       std::vector<CollectiveBuilder::Edge> edges;
       HopClass intra = HopClass::kNvLink;
+      // The slowest chain hop sets every intra-node step's latency beyond the defaults.
+      std::optional<double> intra_excess;
       auto addBothWays = [&](int64_t child, int64_t parent) {
         edges.push_back({child, parent});
         edges.push_back({parent, child});
@@ -40,6 +45,10 @@ void buildTree(const AlgorithmContext& context) {
       for (const auto& chain : chains) {
         for (std::size_t i = 1; i < chain.size(); ++i) {
           if (builder.hopClass(chain[i], chain[i - 1]) == HopClass::kPcie) intra = HopClass::kPcie;
+          for (const auto& [from, to] : {std::pair{chain[i], chain[i - 1]}, std::pair{chain[i - 1], chain[i]}}) {
+            const double excess = builder.latencyExcessSeconds(from, to);
+            intra_excess = intra_excess ? std::max(*intra_excess, excess) : excess;
+          }
           addBothWays(chain[i], chain[i - 1]);
         }
       }
@@ -54,7 +63,7 @@ void buildTree(const AlgorithmContext& context) {
       const double steps = layout.max_per_node - 1.0 + depth;
       const double latency =
           2.0 * stepLatencySeconds(parameters, CollectiveAlgorithm::kTree, context.choice.protocol, intra,
-                                   layout.max_per_node - 1.0, depth, true) +
+                                   layout.max_per_node - 1.0, depth, true, intra_excess.value_or(0.0)) +
           pipelineFillSeconds(parameters, context.choice.protocol, 2.0 * steps, context.request.bytes / 2.0);
       builder.addFlows(edges, per_edge, latency, context.group, context.start, rate_cap);
     }

@@ -67,7 +67,11 @@ struct CommunicationParameters {
   // Latency of one pipeline step over one hop, microseconds, by hop class, for ring-like
   // algorithms and for trees (NCCL tuning.cc hwLat: NVLink ring {.6, 1.9, 3.4}, tree
   // {.6, 1.25, 4.0}, NVLS Simple 25; PCI ring {1.0, 2.5, 5.7}, tree {1.0, 1.9, 5.5}; NET
-  // ring {2.7, 4.0, 9.6}, tree {5.0, 8.5, 14}). They include the wire latency of the hop.
+  // ring {2.7, 4.0, 9.6}, tree {5.0, 8.5, 14}). They include the wire latency of the hop
+  // as measured, on links with the default latencies (topology/link_defaults.h): an
+  // intra-node hop whose route is slower or faster than that costs the difference more or
+  // less per step (intra_node.latency_us, pcie.latency_us, an explicit graph's links), and
+  // at least nothing; see sim/collective_builder.h.
   std::array<std::array<double, 3>, 3> ring_step_latency_us = {{{0.6, 1.9, 3.4}, {1.0, 2.5, 5.7}, {2.7, 4.0, 9.6}}};
   std::array<std::array<double, 3>, 3> tree_step_latency_us = {{{0.6, 1.25, 4.0}, {1.0, 1.9, 5.5}, {5.0, 8.5, 14.0}}};
   double nvls_step_latency_us = 25.0;

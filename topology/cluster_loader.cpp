@@ -49,6 +49,9 @@ GpuSpec resolveGpu(const ConfigNode& node, const ConfigPaths& paths) {
   return *gpu;
 }
 
+// The deepest fat tree buildClosNetwork builds (clos_network.cpp).
+constexpr int kMaxClosTiers = 6;
+
 void parseIntraNode(const ConfigNode& root, ClusterSpec& cluster) {
   cluster.intra_node.fabric = cluster.gpu.default_fabric;
   std::optional<ConfigNode> section = root.optionalChild("intra_node");
@@ -64,9 +67,10 @@ void parseIntraNode(const ConfigNode& root, ClusterSpec& cluster) {
   cluster.intra_node.nvls = cluster.gpu.nvls && fabric == IntraNodeFabric::kNvSwitch;
   if (section) {
     if (auto bandwidth = section->optionalChild("bandwidth_GBps")) {
-      cluster.intra_node.bandwidth_GBps = bandwidth->asPositiveNumber();
+      cluster.intra_node.bandwidth_GBps = bandwidth->asNumberIn(limits::kMinBandwidthGBps, limits::kMaxBandwidthGBps);
     }
-    cluster.intra_node.latency_us = section->nonNegativeNumber("latency_us", cluster.intra_node.latency_us);
+    cluster.intra_node.latency_us =
+        section->numberIn("latency_us", cluster.intra_node.latency_us, 0.0, limits::kMaxLatencyUs);
     if (auto nvls = section->optionalChild("nvls")) {
       cluster.intra_node.nvls = nvls->asBool();
       if (cluster.intra_node.nvls && fabric != IntraNodeFabric::kNvSwitch) {
@@ -94,10 +98,11 @@ void parsePcie(const ConfigNode& root, ClusterSpec& cluster) {
   auto section = root.optionalChild("pcie");
   if (!section) return;
   section->allowKeys({"bandwidth_GBps", "latency_us", "gpus_per_switch", "sockets", "socket_interconnect_GBps"});
-  cluster.pcie.bandwidth_GBps = section->positiveNumber("bandwidth_GBps", cluster.pcie.bandwidth_GBps);
-  cluster.pcie.latency_us = section->nonNegativeNumber("latency_us", cluster.pcie.latency_us);
+  cluster.pcie.bandwidth_GBps = section->numberIn("bandwidth_GBps", cluster.pcie.bandwidth_GBps,
+                                                  limits::kMinBandwidthGBps, limits::kMaxBandwidthGBps);
+  cluster.pcie.latency_us = section->numberIn("latency_us", cluster.pcie.latency_us, 0.0, limits::kMaxLatencyUs);
   if (auto per_switch = section->optionalChild("gpus_per_switch")) {
-    cluster.pcie.gpus_per_switch = static_cast<int>(per_switch->asPositiveInteger());
+    cluster.pcie.gpus_per_switch = static_cast<int>(per_switch->asIntegerIn(1, cluster.gpus_per_node));
     if (cluster.gpus_per_node % cluster.pcie.gpus_per_switch != 0) {
       per_switch->fail("expected a divisor of gpus_per_node (" + std::to_string(cluster.gpus_per_node) + "), found \"" +
                        std::to_string(cluster.pcie.gpus_per_switch) + "\"");
@@ -106,14 +111,50 @@ void parsePcie(const ConfigNode& root, ClusterSpec& cluster) {
   const int switches = cluster.gpus_per_node / cluster.pcie.gpus_per_switch;
   if (!section->has("sockets")) cluster.pcie.sockets = switches >= 2 && switches % 2 == 0 ? 2 : 1;
   if (auto sockets = section->optionalChild("sockets")) {
-    cluster.pcie.sockets = static_cast<int>(sockets->asPositiveInteger());
+    cluster.pcie.sockets = static_cast<int>(sockets->asIntegerIn(1, switches));
     if (switches % cluster.pcie.sockets != 0) {
       sockets->fail("expected a divisor of the number of PCIe switches (" + std::to_string(switches) + "), found \"" +
                     std::to_string(cluster.pcie.sockets) + "\"");
     }
   }
   cluster.pcie.socket_interconnect_GBps =
-      section->positiveNumber("socket_interconnect_GBps", cluster.pcie.socket_interconnect_GBps);
+      section->numberIn("socket_interconnect_GBps", cluster.pcie.socket_interconnect_GBps, limits::kMinBandwidthGBps,
+                        limits::kMaxBandwidthGBps);
+}
+
+// The fat-tree tiers buildClosNetwork (clos_network.cpp) would build, counted the same way
+// without building anything, so that a network it cannot build (more than 6 tiers) is
+// reported here at the key to change. Must follow that function's port split and cabling.
+int closTierCount(const ClusterSpec& cluster, const InterNodeSpec& net) {
+  const int64_t gpus = cluster.gpus_per_node;
+  const int64_t fold = net.nics_per_node > gpus ? net.nics_per_node / gpus : 1;
+  const int64_t radix = std::max<int64_t>(2, net.switch_radix / fold);
+  const int64_t nics = net.nics_per_node / fold;  // NICs built per node (node_builder.cpp)
+  const int64_t nodes = cluster.nodes;
+  if (nodes * nics <= radix) return 1;
+  auto downPorts = [&](int tier) {
+    const auto index = static_cast<std::size_t>(tier - 1);
+    const double ratio =
+        index < net.oversubscription.size() ? net.oversubscription[index] : net.oversubscription.back();
+    const int64_t up = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(radix) / (1.0 + ratio)));
+    return std::min<int64_t>(radix - up, static_cast<int64_t>(static_cast<double>(up) * ratio + 0.5));
+  };
+  const int64_t leaf_down = downPorts(1);
+  int64_t cabled = nodes * nics;
+  if (net.topology == NetworkTopology::kRailOptimized) {
+    // One leaf per rail per scalable unit of leaf_down nodes; a partial unit's leaves are padded.
+    const int64_t partial = nodes % leaf_down;
+    cabled =
+        nodes / leaf_down * leaf_down * nics + (partial > 0 ? nics * partial + (nics - 1) * (leaf_down - partial) : 0);
+  }
+  int64_t blocks = (cabled + leaf_down - 1) / leaf_down;
+  int tiers = 1;
+  while (blocks > 1 && tiers <= kMaxClosTiers) {
+    ++tiers;
+    const int64_t group = blocks <= radix ? blocks : downPorts(tiers);
+    blocks = (blocks + group - 1) / group;
+  }
+  return tiers;
 }
 
 void parseInterNode(const ConfigNode& root, ClusterSpec& cluster) {
@@ -129,16 +170,19 @@ void parseInterNode(const ConfigNode& root, ClusterSpec& cluster) {
   InterNodeSpec net;
   if (auto topology = section->optionalChild("topology")) net.topology = parseNetworkTopology(*topology);
   if (auto protocol = section->optionalChild("protocol")) net.protocol = parseProtocol(*protocol);
-  net.latency_us = section->nonNegativeNumber("latency_us", defaults::networkLatencyUs(net.protocol));
+  net.latency_us =
+      section->numberIn("latency_us", defaults::networkLatencyUs(net.protocol), 0.0, limits::kMaxLatencyUs);
 
   if (net.topology == NetworkTopology::kTorus) {
     const ConfigNode dims = section->child("torus_dims");
+    const std::vector<ConfigNode> dim_nodes = dims.elements();
+    if (dim_nodes.empty() || dim_nodes.size() > 3) dims.failExpected("a list of 1 to 3 dimensions");
     int64_t product = 1;
-    for (const auto& dim : dims.elements()) {
-      net.torus_dims.push_back(static_cast<int>(dim.asPositiveInteger()));
+    for (const auto& dim : dim_nodes) {
+      // Each dimension at most the GPU limit, so the product of three stays within int64.
+      net.torus_dims.push_back(static_cast<int>(dim.asIntegerIn(1, limits::kMaxGpus)));
       product *= net.torus_dims.back();
     }
-    if (net.torus_dims.empty() || net.torus_dims.size() > 3) dims.failExpected("a list of 1 to 3 dimensions");
     if (product != cluster.totalGpus()) {
       dims.fail("the torus has " + std::to_string(product) + " chips but the cluster has nodes x gpus_per_node = " +
                 std::to_string(cluster.totalGpus()) + "; make the product of torus_dims equal to that");
@@ -146,7 +190,7 @@ void parseInterNode(const ConfigNode& root, ClusterSpec& cluster) {
     // Default per-link bandwidth: the chip's scale-up bandwidth spread over its 2 links per dimension.
     double default_link = cluster.gpu.intra_node_bandwidth_GBps / (2.0 * static_cast<double>(net.torus_dims.size()));
     if (auto link = section->optionalChild("link_bandwidth_GBps")) {
-      net.link_bandwidth_GBps = link->asPositiveNumber();
+      net.link_bandwidth_GBps = link->asNumberIn(limits::kMinBandwidthGBps, limits::kMaxBandwidthGBps);
     } else if (default_link > 0.0) {
       net.link_bandwidth_GBps = default_link;
     } else {
@@ -166,28 +210,37 @@ void parseInterNode(const ConfigNode& root, ClusterSpec& cluster) {
     unused->fail("only used by topology: torus; remove it");
   }
 
-  net.nics_per_node = static_cast<int>(section->positiveInteger("nics_per_node", cluster.gpus_per_node));
+  net.nics_per_node = static_cast<int>(section->integerIn("nics_per_node", cluster.gpus_per_node, 1, limits::kMaxGpus));
   if (auto nics = section->optionalChild("nics_per_node")) {
+    if (static_cast<int64_t>(net.nics_per_node) * cluster.nodes > limits::kMaxGpus) {
+      nics->fail("nodes x nics_per_node = " + std::to_string(cluster.nodes) + " x " +
+                 std::to_string(net.nics_per_node) + " NICs; at most " + std::to_string(limits::kMaxGpus) +
+                 " are supported");
+    }
     if (cluster.gpus_per_node % net.nics_per_node != 0 && net.nics_per_node % cluster.gpus_per_node != 0) {
       nics->fail("expected a divisor or multiple of gpus_per_node (" + std::to_string(cluster.gpus_per_node) +
                  "), found \"" + std::to_string(net.nics_per_node) + "\"");
     }
   }
-  net.nic_bandwidth_Gbps = section->child("nic_bandwidth_Gbps").asPositiveNumber();
-  net.switch_radix = static_cast<int>(section->positiveInteger("switch_radix", defaults::kSwitchRadix));
-  if (net.switch_radix < 4) section->child("switch_radix").failExpected("a switch radix of at least 4");
+  net.nic_bandwidth_Gbps =
+      section->child("nic_bandwidth_Gbps").asNumberIn(limits::kMinBandwidthGbps, limits::kMaxBandwidthGbps);
+  // At least 4 ports: 2 down and 2 up at 1:1.
+  net.switch_radix =
+      static_cast<int>(section->integerIn("switch_radix", defaults::kSwitchRadix, 4, limits::kMaxSwitchRadix));
   if (auto over = section->optionalChild("oversubscription")) {
     net.oversubscription.clear();
     if (over->isSequence()) {
       for (const auto& tier : over->elements()) {
         const double ratio = tier.asPositiveNumber();
         if (ratio < 1.0) tier.failExpected("a ratio >= 1 (down:up bandwidth of a tier)");
+        (void)tier.asNumberIn(1.0, limits::kMaxOversubscription);
         net.oversubscription.push_back(ratio);
       }
       if (net.oversubscription.empty()) over->failExpected("at least one ratio");
     } else {
       const double ratio = over->asPositiveNumber();
       if (ratio < 1.0) over->failExpected("a ratio >= 1 (down:up bandwidth of a tier)");
+      (void)over->asNumberIn(1.0, limits::kMaxOversubscription);
       net.oversubscription.push_back(ratio);
     }
     if (net.switch_radix / (1.0 + net.oversubscription.front()) < 1.0) {
@@ -197,6 +250,15 @@ void parseInterNode(const ConfigNode& root, ClusterSpec& cluster) {
   }
   if (net.topology == NetworkTopology::kRailOptimized && net.nics_per_node < 2) {
     section->child("topology").fail("rail_optimized needs nics_per_node >= 2 (one rail per NIC)");
+  }
+  if (closTierCount(cluster, net) > kMaxClosTiers) {
+    const int64_t gpus = cluster.gpus_per_node;
+    const int64_t nics = net.nics_per_node > gpus ? gpus : net.nics_per_node;
+    const std::string message = "a fat tree of more than " + std::to_string(kMaxClosTiers) +
+                                " tiers would be needed for " + std::to_string(nics * cluster.nodes) +
+                                " NICs with switch_radix " + std::to_string(net.switch_radix) + "; raise switch_radix";
+    if (auto radix = section->optionalChild("switch_radix")) radix->fail(message);
+    throwInputError(section->where(), section->path() + ".switch_radix", message);
   }
   cluster.inter_node = net;
 }
@@ -229,18 +291,8 @@ LinkType parseLinkType(const ConfigNode& node) {
   return types.at(text);
 }
 
-double defaultLinkLatencyUs(LinkType type) {
-  switch (type) {
-    case LinkType::kNvLink: return defaults::intraNodeLatencyUs(IntraNodeFabric::kNvSwitch) / 2.0;
-    case LinkType::kPcie: return defaults::kPcieLatencyUs / 2.0;
-    case LinkType::kInfiniBand: return defaults::networkLatencyUs(NetworkProtocol::kInfiniBand) / 2.0;
-    case LinkType::kRoce: return defaults::networkLatencyUs(NetworkProtocol::kRoce) / 2.0;
-    case LinkType::kEthernet: return defaults::networkLatencyUs(NetworkProtocol::kEthernet) / 2.0;
-    case LinkType::kIci: return defaults::intraNodeLatencyUs(IntraNodeFabric::kTorus);
-    case LinkType::kSocketInterconnect: return defaults::kSocketInterconnectLatencyUs;
-  }
-  return 1.0;
-}
+// Devices of an explicit graph: the GPU limit with room for as many NICs and switches again, twice.
+constexpr int64_t kMaxGraphDevices = 4 * limits::kMaxGpus;
 
 void parseExplicitGraph(const ConfigNode& root, ClusterSpec& cluster) {
   ExplicitGraph graph;
@@ -251,8 +303,12 @@ void parseExplicitGraph(const ConfigNode& root, ClusterSpec& cluster) {
     const std::string base_name = entry.child("name").asString();
     const DeviceKind kind = parseDeviceKind(entry.child("kind"));
     int node = 0;
-    if (auto value = entry.optionalChild("node")) node = static_cast<int>(value->asNonNegativeInteger());
-    const int64_t count = entry.positiveInteger("count", 1);
+    if (auto value = entry.optionalChild("node")) node = static_cast<int>(value->asIntegerIn(0, limits::kMaxGpus - 1));
+    const int64_t count = entry.integerIn("count", 1, 1, limits::kMaxGpus);
+    if (static_cast<int64_t>(graph.devices.size()) + count > kMaxGraphDevices) {
+      (entry.has("count") ? entry.child("count") : entry)
+          .fail("the graph would hold more than " + std::to_string(kMaxGraphDevices) + " devices");
+    }
     for (int64_t i = 0; i < count; ++i) {
       // `count: 4` with name gpu expands into gpu0..gpu3.
       const std::string name = entry.has("count") ? base_name + std::to_string(i) : base_name;
@@ -275,16 +331,24 @@ void parseExplicitGraph(const ConfigNode& root, ClusterSpec& cluster) {
     link.type = parseLinkType(entry.child("type"));
     if (auto gbps = entry.optionalChild("bandwidth_Gbps")) {
       if (entry.has("bandwidth_GBps")) gbps->fail("give bandwidth_GBps or bandwidth_Gbps, not both");
-      link.bandwidth_GBps = gbps->asPositiveNumber() / 8.0;
+      link.bandwidth_GBps = gbps->asNumberIn(limits::kMinBandwidthGbps, limits::kMaxBandwidthGbps) / 8.0;
     } else {
-      link.bandwidth_GBps = entry.child("bandwidth_GBps").asPositiveNumber();
+      link.bandwidth_GBps =
+          entry.child("bandwidth_GBps").asNumberIn(limits::kMinBandwidthGBps, limits::kMaxBandwidthGBps);
     }
-    link.latency_us = entry.nonNegativeNumber("latency_us", defaultLinkLatencyUs(link.type));
+    link.latency_us =
+        entry.numberIn("latency_us", defaults::explicitLinkLatencyUs(link.type), 0.0, limits::kMaxLatencyUs);
     graph.links.push_back(link);
   }
   cluster.nodes = gpus_in_node.rbegin()->first + 1;
   cluster.gpus_per_node = 0;
   for (const auto& [node, count] : gpus_in_node) cluster.gpus_per_node = std::max(cluster.gpus_per_node, count);
+  if (cluster.totalGpus() > limits::kMaxGpus) {
+    root.child("devices").fail("nodes 0 to " + std::to_string(cluster.nodes - 1) + " with up to " +
+                               std::to_string(cluster.gpus_per_node) + " GPUs each make " +
+                               std::to_string(cluster.totalGpus()) + " GPU places; at most " +
+                               std::to_string(limits::kMaxGpus) + " are supported");
+  }
   cluster.explicit_graph = std::move(graph);
 }
 
@@ -301,14 +365,20 @@ ClusterSpec parseCluster(const ConfigNode& root, const ConfigPaths& paths) {
   }
   cluster.name = root.string("name", std::filesystem::path(cluster.source_file).stem().string());
   cluster.gpu = resolveGpu(root.child("gpu"), paths);
-  if (auto price = root.optionalChild("price_per_gpu_hour")) cluster.price_per_gpu_hour = price->asNonNegativeNumber();
+  if (auto price = root.optionalChild("price_per_gpu_hour")) {
+    cluster.price_per_gpu_hour = price->asNumberIn(0.0, limits::kMaxPricePerGpuHour);
+  }
   if (explicit_form) {
     parseExplicitGraph(root, cluster);
     return cluster;
   }
-  cluster.nodes = static_cast<int>(root.child("nodes").asPositiveInteger());
-  cluster.gpus_per_node = static_cast<int>(root.child("gpus_per_node").asPositiveInteger());
-  if (cluster.totalGpus() > 10'000'000) root.child("nodes").fail("more than 10 million GPUs is not supported");
+  cluster.nodes = static_cast<int>(root.child("nodes").asIntegerIn(1, limits::kMaxGpus));
+  cluster.gpus_per_node = static_cast<int>(root.child("gpus_per_node").asIntegerIn(1, limits::kMaxGpus));
+  if (cluster.totalGpus() > limits::kMaxGpus) {
+    root.child("nodes").fail("nodes x gpus_per_node = " + std::to_string(cluster.nodes) + " x " +
+                             std::to_string(cluster.gpus_per_node) + " = " + std::to_string(cluster.totalGpus()) +
+                             " GPUs; at most " + std::to_string(limits::kMaxGpus) + " are supported");
+  }
   parsePcie(root, cluster);
   parseIntraNode(root, cluster);
   parseInterNode(root, cluster);

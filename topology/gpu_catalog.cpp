@@ -1,5 +1,7 @@
 #include "topology/gpu_catalog.h"
 
+#include "topology/cluster_loader.h"
+
 namespace trainsim::topology {
 IntraNodeFabric GpuCatalog::parseFabric(const ConfigNode& node) {
   const std::string text = node.asEnum({"nvswitch", "nvlink_mesh", "pcie", "torus"});
@@ -25,23 +27,34 @@ GpuSpec GpuCatalog::parseEntry(const ConfigNode& node, const std::string& key) {
   bool any_peak = false;
   for (Precision precision : kAllPrecisions) {
     if (auto value = peaks.optionalChild(precisionName(precision))) {
-      gpu.peak_tflops[static_cast<std::size_t>(precision)] = value->asPositiveNumber();
+      gpu.peak_tflops[static_cast<std::size_t>(precision)] =
+          value->asNumberIn(limits::kMinPeakTflops, limits::kMaxPeakTflops);
       any_peak = true;
     }
   }
   if (!any_peak) peaks.fail("expected at least one precision (fp64, fp32, tf32, fp16, bf16 or fp8)");
 
-  gpu.memory_GiB = node.child("memory_GiB").asPositiveNumber();
-  gpu.memory_bandwidth_GBps = node.child("memory_bandwidth_GBps").asPositiveNumber();
-  if (auto units = node.optionalChild("compute_units"))
-    gpu.compute_units = static_cast<int>(units->asPositiveInteger());
-  gpu.intra_node_bandwidth_GBps = node.nonNegativeNumber("intra_node_bandwidth_GBps", 0.0);
+  gpu.memory_GiB = node.child("memory_GiB").asNumberIn(limits::kMinMemoryGiB, limits::kMaxMemoryGiB);
+  gpu.memory_bandwidth_GBps =
+      node.child("memory_bandwidth_GBps").asNumberIn(limits::kMinBandwidthGBps, limits::kMaxBandwidthGBps);
+  if (auto units = node.optionalChild("compute_units")) {
+    gpu.compute_units = static_cast<int>(units->asIntegerIn(1, limits::kMaxComputeUnits));
+  }
+  if (auto bandwidth = node.optionalChild("intra_node_bandwidth_GBps")) {
+    // 0 says the GPU has no scale-up link; anything else is a bandwidth like the others.
+    gpu.intra_node_bandwidth_GBps = bandwidth->asNumberIn(0.0, limits::kMaxBandwidthGBps);
+    if (gpu.intra_node_bandwidth_GBps > 0.0 && gpu.intra_node_bandwidth_GBps < limits::kMinBandwidthGBps) {
+      bandwidth->failExpected("0 (no NVLink or similar) or a number between " + formatBound(limits::kMinBandwidthGBps) +
+                              " and " + formatBound(limits::kMaxBandwidthGBps));
+    }
+  }
   gpu.default_fabric = IntraNodeFabric::kPcie;
   if (auto fabric = node.optionalChild("default_fabric")) gpu.default_fabric = parseFabric(*fabric);
   gpu.nvls = node.boolean("nvls", false);
   // PCIe Gen4 x16 (32 GB/s per direction) when a custom inline GPU does not say.
-  gpu.pcie_bandwidth_GBps = node.positiveNumber("pcie_bandwidth_GBps", 32.0);
-  gpu.tdp_W = node.nonNegativeNumber("tdp_W", 0.0);
+  gpu.pcie_bandwidth_GBps =
+      node.numberIn("pcie_bandwidth_GBps", 32.0, limits::kMinBandwidthGBps, limits::kMaxBandwidthGBps);
+  gpu.tdp_W = node.numberIn("tdp_W", 0.0, 0.0, limits::kMaxTdpW);
   gpu.source = node.string("source", "");
   if (gpu.default_fabric != IntraNodeFabric::kPcie && gpu.intra_node_bandwidth_GBps <= 0.0) {
     node.fail("default_fabric " + std::string(fabricName(gpu.default_fabric)) +

@@ -1,10 +1,11 @@
 #include <string>
 
 #include "topology/builders.h"
+#include "topology/link_defaults.h"
 
 namespace trainsim::topology::detail {
 
-int64_t picosecondsFromMicroseconds(double us) { return static_cast<int64_t>(us * 1e6 + 0.5); }
+int64_t picosecondsFromMicroseconds(double us) { return defaults::picoseconds(us); }
 
 namespace {
 
@@ -55,7 +56,8 @@ std::vector<DeviceId> buildNode(Cluster& cluster, int node) {
   }
   for (int c = 1; c < sockets; ++c) {
     cluster.addLinkPair(cpu_ids[c - 1], cpu_ids[c], LinkType::kSocketInterconnect,
-                        spec.pcie.socket_interconnect_GBps * 1e9, picosecondsFromMicroseconds(0.1));
+                        spec.pcie.socket_interconnect_GBps * 1e9,
+                        picosecondsFromMicroseconds(defaults::kSocketInterconnectLatencyUs));
   }
   std::vector<DeviceId> switch_ids;
   for (int s = 0; s < switches; ++s) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <filesystem>
 #include <stdexcept>
 
 #include "base/config_node.h"
@@ -263,6 +264,11 @@ Expected<Calibration> parseCalibration(const std::string& text, const std::strin
 
 Expected<Calibration> loadCalibrationFile(const std::string& path) {
   return catchInputErrors([&] {
+    // Checked here: a directory opens as a stream and fails only when read.
+    std::error_code ignored;
+    if (std::filesystem::is_directory(path, ignored)) {
+      throwInputError(path, "", "is a directory, expected a calibration file (written by trainsim calibrate)");
+    }
     const ConfigNode root = loadConfigFile(path);
     Calibration calibration = read(root);
     calibration.file = path;

@@ -69,6 +69,32 @@ struct Point {
   std::size_t sample;
 };
 
+// A simulation error while fitting a measured curve, placed at the curve (the log or results
+// file and line it came from): the simulator's own message names no file.
+template <class T>
+Expected<T> atCurve(const MeasuredCollective& curve, Expected<T> result) {
+  if (result.ok() || curve.where.empty()) return result;
+  Error error = result.error();
+  error.message =
+      fmt::format("simulating this measured {} on the cluster: {}", sim::collectiveOpName(curve.op), error.toString());
+  error.where = curve.where;
+  error.key_path.clear();
+  return error;
+}
+
+// The files the curves came from, for a message about all of them ("a.log, b.yaml").
+std::string sourceList(std::span<const MeasuredCollective> curves) {
+  std::vector<std::string> sources;
+  for (const auto& curve : curves) {
+    if (!curve.source.empty() && std::find(sources.begin(), sources.end(), curve.source) == sources.end()) {
+      sources.push_back(curve.source);
+    }
+  }
+  std::string text;
+  for (const auto& source : sources) text += (text.empty() ? "" : ", ") + source;
+  return text;
+}
+
 class Problem {
  public:
   Problem(const topology::Cluster& cluster, std::span<const MeasuredCollective> curves,
@@ -109,7 +135,7 @@ class Problem {
       sim::CollectiveSimulator simulator(cluster_, parameters);
       for (const auto& sample : curves_[c].samples) {
         sim::CollectiveRequest request{curves_[c].op, groups_[c], sample.bytes, std::nullopt, std::nullopt};
-        times[c].push_back(valueOrThrow(simulator.simulate(request)).time_s * 1e6);
+        times[c].push_back(valueOrThrow(atCurve(curves_[c], simulator.simulate(request))).time_s * 1e6);
         ++simulations_;
       }
     }
@@ -238,7 +264,7 @@ Expected<std::vector<double>> simulateCurve(const topology::Cluster& cluster,
     std::vector<double> times;
     for (const auto& sample : curve.samples) {
       sim::CollectiveRequest request{curve.op, ranks, sample.bytes, std::nullopt, std::nullopt};
-      times.push_back(valueOrThrow(simulator.simulate(request)).time_s * 1e6);
+      times.push_back(valueOrThrow(atCurve(curve, simulator.simulate(request))).time_s * 1e6);
     }
     return times;
   });
@@ -262,8 +288,10 @@ Expected<CommunicationFit> fitCommunicationParameters(const topology::Cluster& c
     for (const auto& curve : curves) groups.push_back(valueOrThrow(placeMeasuredGroup(cluster, curve)));
     Problem problem(cluster, curves, start, unknowns, groups, options.min_bytes);
     if (problem.pointCount() < unknowns.size() + 1) {
-      throwInputError("", "",
-                      fmt::format("{} measured points for {} parameters: measure more sizes", problem.pointCount(),
+      throwInputError(sourceList(curves), "",
+                      fmt::format("{} measured points{} for {} parameters: measure more sizes or fit fewer "
+                                  "parameters (--fit)",
+                                  problem.pointCount(), options.min_bytes > 0.0 ? " from --fit-min-bytes on" : "",
                                   unknowns.size()));
     }
 

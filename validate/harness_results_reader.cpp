@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "base/config_node.h"
 
 namespace trainsim::validate {
@@ -127,7 +129,14 @@ Expected<HarnessResults> parseHarnessResults(const std::string& text, const std:
 }
 
 Expected<HarnessResults> loadHarnessResults(const std::string& path) {
-  return catchInputErrors([&] { return read(loadConfigFile(path), path); });
+  return catchInputErrors([&] {
+    // Checked here: a directory opens as a stream and fails only when read.
+    std::error_code ignored;
+    if (std::filesystem::is_directory(path, ignored)) {
+      throwInputError(path, "", "is a directory, expected a trainsim-calib-nccl or trainsim-calib-gemm results file");
+    }
+    return read(loadConfigFile(path), path);
+  });
 }
 
 }  // namespace trainsim::validate

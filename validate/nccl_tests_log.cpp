@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -41,35 +41,104 @@ std::optional<double> parseNumber(std::string_view text) {
   return value;
 }
 
+// A line or word as a message quotes it: at most 100 characters, so that a runaway line does
+// not make a runaway message.
+std::string shown(std::string_view text) {
+  constexpr std::size_t kMaxShown = 100;
+  if (text.size() <= kMaxShown) return std::string(text);
+  return std::string(text.substr(0, kMaxShown)) + fmt::format("... ({} characters)", text.size());
+}
+
 bool isWholeNumber(std::string_view text) {
   return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+// Matching is by hand, left to right, in time linear in the line: std::regex recurses once
+// per character it matches and overflows the stack on a long line (a 100 KB comment).
+bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' || c == '\n'; }
+bool isDigit(char c) { return c >= '0' && c <= '9'; }
+bool isWordChar(char c) { return isDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+
+// A read position in one line, for the fixed formats of launcher tags and rank lines.
+class Cursor {
+ public:
+  explicit Cursor(std::string_view text) : text_(text) {}
+
+  [[nodiscard]] std::size_t position() const { return position_; }
+  [[nodiscard]] std::string_view rest() const { return text_.substr(position_); }
+  [[nodiscard]] bool atEnd() const { return position_ == text_.size(); }
+
+  // Skips white space; true when there was some (a `\s+` of the format).
+  bool spaces() {
+    const std::size_t start = position_;
+    while (position_ < text_.size() && isSpace(text_[position_])) ++position_;
+    return position_ > start;
+  }
+  // Takes `word` when the text continues with it.
+  bool literal(std::string_view word) {
+    if (!rest().starts_with(word)) return false;
+    position_ += word.size();
+    return true;
+  }
+  // One or more digits, or nothing (empty) when there are none.
+  std::string_view digits() {
+    const std::size_t start = position_;
+    while (position_ < text_.size() && isDigit(text_[position_])) ++position_;
+    return text_.substr(start, position_ - start);
+  }
+  // One or more characters that are not white space.
+  std::string_view word() {
+    const std::size_t start = position_;
+    while (position_ < text_.size() && !isSpace(text_[position_])) ++position_;
+    return text_.substr(start, position_ - start);
+  }
+  // Up to and including `end`; false (and nothing taken) when `end` does not follow.
+  bool through(char end) {
+    const std::size_t found = text_.find(end, position_);
+    if (found == std::string_view::npos) return false;
+    position_ = found + 1;
+    return true;
+  }
+
+ private:
+  std::string_view text_;
+  std::size_t position_ = 0;
+};
+
 // A line of the file with the launcher's tag removed.
 struct LogLine {
-  std::string_view text;   // after the tag
-  std::size_t column = 1;  // column of text[0] in the file's line
-  int number = 0;          // 1-based
-  std::optional<int64_t> tagged_rank;
+  std::string_view text;      // after the tag
+  std::size_t column = 1;     // column of text[0] in the file's line
+  int number = 0;             // 1-based
+  std::string_view raw;       // the whole line
+  std::string_view tag_rank;  // the launcher's rank digits (in raw); empty without a tag
   bool is_stderr = false;
 };
 
+// "[1,3]<stdout>:" (mpirun --tag-output: job, rank, stream) or "3: " (srun --label).
 LogLine stripTag(std::string_view raw, int number) {
-  static const std::regex kMpirunTag(R"(^\[(\d+),(\d+)\]<(stdout|stderr)>:)");
-  static const std::regex kSrunTag(R"(^(\d+): )");
-  LogLine line{raw, 1, number, std::nullopt, false};
-  std::match_results<std::string_view::const_iterator> match;
-  if (std::regex_search(raw.begin(), raw.end(), match, kMpirunTag)) {
-    line.tagged_rank = std::stoll(match[2].str());
-    line.is_stderr = match[3].str() == "stderr";
-  } else if (std::regex_search(raw.begin(), raw.end(), match, kSrunTag)) {
-    line.tagged_rank = std::stoll(match[1].str());
-  } else {
-    return line;
+  LogLine line{raw, 1, number, raw, {}, false};
+  Cursor mpirun(raw);
+  if (mpirun.literal("[") && !mpirun.digits().empty() && mpirun.literal(",")) {
+    const std::string_view rank = mpirun.digits();
+    if (!rank.empty() && mpirun.literal("]<")) {
+      const bool is_stderr = mpirun.literal("stderr");
+      if ((is_stderr || mpirun.literal("stdout")) && mpirun.literal(">:")) {
+        line.tag_rank = rank;
+        line.is_stderr = is_stderr;
+        line.text = raw.substr(mpirun.position());
+        line.column = 1 + mpirun.position();
+        return line;
+      }
+    }
   }
-  const auto length = static_cast<std::size_t>(match.length(0));
-  line.text = raw.substr(length);
-  line.column = 1 + length;
+  Cursor srun(raw);
+  const std::string_view rank = srun.digits();
+  if (!rank.empty() && srun.literal(": ")) {
+    line.tag_rank = rank;
+    line.text = raw.substr(srun.position());
+    line.column = 1 + srun.position();
+  }
   return line;
 }
 
@@ -91,13 +160,30 @@ constexpr BinaryName kBinaries[] = {
     {"hypercube", std::nullopt},
 };
 
+// The first "NAME_perf" that stands as a word of its own (not inside "x.NAME_perf2" or
+// "MyNAME_perf"), NAME in lower case and underscores; nullopt when the first such name is not
+// an nccl-tests binary.
 std::optional<BinaryName> binaryMentioned(std::string_view text) {
-  static const std::regex kBinary(R"((^|[^A-Za-z0-9_])([a-z_]+)_perf([^A-Za-z0-9_]|$))");
-  std::match_results<std::string_view::const_iterator> match;
-  if (!std::regex_search(text.begin(), text.end(), match, kBinary)) return std::nullopt;
-  const std::string name = match[2].str();
-  for (const auto& binary : kBinaries) {
-    if (binary.binary == name) return binary;
+  auto lower = [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; };
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (!lower(text[i])) {
+      ++i;
+      continue;
+    }
+    // A run of [a-z_]: it is a name when no word character touches it on either side.
+    const std::size_t start = i;
+    while (i < text.size() && lower(text[i])) ++i;
+    const bool free_before = start == 0 || !isWordChar(text[start - 1]);
+    const bool free_after = i == text.size() || !isWordChar(text[i]);
+    const std::string_view run = text.substr(start, i - start);
+    if (free_before && free_after && run.size() > 5 && run.ends_with("_perf")) {
+      const std::string_view name = run.substr(0, run.size() - 5);
+      for (const auto& binary : kBinaries) {
+        if (binary.binary == name) return binary;
+      }
+      return std::nullopt;
+    }
   }
   return std::nullopt;
 }
@@ -181,6 +267,50 @@ class LogParser {
     throwInputError(fmt::format("{}:{}:{}", name_, line, column), "", message);
   }
 
+  // Digits as a rank number; more than int64 holds is an error at the digits' column.
+  int64_t wholeNumber(std::string_view digits, int line, std::size_t column, std::string_view what) const {
+    int64_t value = 0;
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (error != std::errc() || end != digits.data() + digits.size()) {
+      fail(line, column, fmt::format("{}: expected a whole number below 2^63, found \"{}\"", what, shown(digits)));
+    }
+    return value;
+  }
+
+  // "#  Rank  R [Group G] Pid P on HOST device D [BUS] NAME"; nullopt when the line is not one.
+  struct RankLine {
+    std::string_view rank;
+    std::size_t rank_offset = 0;  // of the rank digits in the line's text
+    std::string_view host;
+    std::string_view gpu;
+  };
+  static std::optional<RankLine> matchRankLine(std::string_view text) {
+    Cursor cursor(text);
+    RankLine rank_line;
+    if (!cursor.literal("#")) return std::nullopt;
+    cursor.spaces();
+    if (!cursor.literal("Rank") || !cursor.spaces()) return std::nullopt;
+    rank_line.rank_offset = cursor.position();
+    rank_line.rank = cursor.digits();
+    if (rank_line.rank.empty() || !cursor.spaces()) return std::nullopt;
+    if (cursor.literal("Group")) {
+      if (!cursor.spaces() || cursor.digits().empty() || !cursor.spaces()) return std::nullopt;
+    }
+    if (!cursor.literal("Pid") || !cursor.spaces() || cursor.digits().empty() || !cursor.spaces()) return std::nullopt;
+    if (!cursor.literal("on") || !cursor.spaces()) return std::nullopt;
+    rank_line.host = cursor.word();
+    if (rank_line.host.empty() || !cursor.spaces()) return std::nullopt;
+    if (!cursor.literal("device") || !cursor.spaces() || cursor.digits().empty() || !cursor.spaces()) {
+      return std::nullopt;
+    }
+    if (!cursor.literal("[") || !cursor.through(']')) return std::nullopt;
+    std::string_view gpu = cursor.rest();
+    while (!gpu.empty() && isSpace(gpu.front())) gpu.remove_prefix(1);
+    while (!gpu.empty() && isSpace(gpu.back())) gpu.remove_suffix(1);
+    rank_line.gpu = gpu;
+    return rank_line;
+  }
+
   void handle(const LogLine& line) {
     if (line.is_stderr) return;
     const std::vector<Token> tokens = tokenize(line.text, line.column);
@@ -188,9 +318,14 @@ class LogParser {
     const bool comment = tokens[0].text.starts_with('#');
     const bool header = comment && line.text.find("nThread") != std::string_view::npos &&
                         line.text.find("nGpus") != std::string_view::npos;
+    std::optional<int64_t> tagged_rank;
+    if (!line.tag_rank.empty()) {
+      const auto column = static_cast<std::size_t>(line.tag_rank.data() - line.raw.data()) + 1;
+      tagged_rank = wholeNumber(line.tag_rank, line.number, column, "launcher rank");
+    }
     // Under a launcher only one rank prints the tables; lines other ranks print are ignored.
-    if (header && line.tagged_rank && !printing_rank_) printing_rank_ = line.tagged_rank;
-    if (line.tagged_rank && printing_rank_ && *line.tagged_rank != *printing_rank_) return;
+    if (header && tagged_rank && !printing_rank_) printing_rank_ = tagged_rank;
+    if (tagged_rank && printing_rank_ && *tagged_rank != *printing_rank_) return;
 
     if (header) {
       finish(line.number - 1);
@@ -231,22 +366,21 @@ class LogParser {
   }
 
   bool readRankLine(const LogLine& line) {
-    static const std::regex kRank(
-        R"(^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s*(.*?)\s*$)");
-    std::match_results<std::string_view::const_iterator> match;
-    if (!std::regex_search(line.text.begin(), line.text.end(), match, kRank)) {
+    const auto match = matchRankLine(line.text);
+    if (!match) {
       if (line.text.find("Rank") != std::string_view::npos && line.text.find("Pid") != std::string_view::npos) {
         fail(line.number, line.column,
              "a rank line of the \"# Using devices\" list should read \"#  Rank  R Pid P on HOST device D [BUS] "
              "NAME\", found \"" +
-                 std::string(line.text) + "\"");
+                 shown(line.text) + "\"");
       }
       return false;
     }
     if (run_->columns) {
       fail(line.number, line.column, "a rank line after the run's column header");
     }
-    RankEntry entry{std::stoll(match[1].str()), match[2].str(), match[3].str(), line.number};
+    RankEntry entry{wholeNumber(match->rank, line.number, line.column + match->rank_offset, "rank"),
+                    std::string(match->host), std::string(match->gpu), line.number};
     for (const auto& other : run_->ranks) {
       if (other.rank == entry.rank) {
         fail(line.number, line.column,
@@ -280,15 +414,14 @@ class LogParser {
       if (names[i] == "time") {
         if (i + 2 >= names.size() || names[i + 1] != "algbw" || names[i + 2] != "busbw") {
           fail(line.number, tokens.front().column,
-               "column header: expected \"time algbw busbw\" together, found \"" + std::string(line.text) + "\"");
+               "column header: expected \"time algbw busbw\" together, found \"" + shown(line.text) + "\"");
         }
         columns.times.push_back(i);
       }
     }
     if (columns.type == 0 || columns.times.empty()) {
-      fail(
-          line.number, tokens.front().column,
-          "column header: expected \"size count type ... time algbw busbw\", found \"" + std::string(line.text) + "\"");
+      fail(line.number, tokens.front().column,
+           "column header: expected \"size count type ... time algbw busbw\", found \"" + shown(line.text) + "\"");
     }
     run_->columns = columns;
     return true;
@@ -305,7 +438,7 @@ class LogParser {
       const auto value = parseNumber(tokens[index].text);
       if (!value || *value < 0.0) {
         fail(line.number, tokens[index].column,
-             fmt::format("{}: expected a non-negative number, found \"{}\"", what, tokens[index].text));
+             fmt::format("{}: expected a non-negative number, found \"{}\"", what, shown(tokens[index].text)));
       }
       return *value;
     };
@@ -317,9 +450,10 @@ class LogParser {
     if (columns.redop) row.redop = std::string(tokens[*columns.redop].text);
     if (columns.root) {
       const auto root = parseNumber(tokens[*columns.root].text);
-      if (!root || std::floor(*root) != *root) {
+      // nccl-tests prints -1 for "no root"; anything beyond 2^53 cannot be a rank.
+      if (!root || std::floor(*root) != *root || std::abs(*root) > 9.007199254740992e15) {
         fail(line.number, tokens[*columns.root].column,
-             fmt::format("root: expected a whole number, found \"{}\"", tokens[*columns.root].text));
+             fmt::format("root: expected a whole number, found \"{}\"", shown(tokens[*columns.root].text)));
       }
       row.root = static_cast<int64_t>(*root);
     }
@@ -504,10 +638,16 @@ Expected<NcclTestsLog> parseNcclTestsLog(std::string_view text, const std::strin
 }
 
 Expected<NcclTestsLog> loadNcclTestsLog(const std::string& path, std::optional<sim::CollectiveOp> op_hint) {
+  std::error_code ignored;
+  if (std::filesystem::is_directory(path, ignored)) {
+    return Error{ExitCode::kInvalidInput, path, "", "is a directory, expected an nccl-tests log file"};
+  }
   std::ifstream stream(path, std::ios::binary);
   if (!stream) return Error{ExitCode::kInvalidInput, path, "", "cannot read the nccl-tests log"};
   std::ostringstream text;
-  text << stream.rdbuf();
+  // An empty file leaves failbit set with nothing read; badbit is a read error.
+  if (stream.peek() != std::ifstream::traits_type::eof()) text << stream.rdbuf();
+  if (stream.bad() || !text) return Error{ExitCode::kInvalidInput, path, "", "cannot read the nccl-tests log"};
   return parseNcclTestsLog(text.str(), path, op_hint);
 }
 

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -133,6 +134,52 @@ TEST_F(CalibrateCommand, BadInputExitsTwoWithThePosition) {
   EXPECT_EQ(calibration.exit_code, 2) << calibration.out;
   EXPECT_NE(calibration.out.find("bad.yaml:5:3"), std::string::npos) << calibration.out;
   EXPECT_NE(calibration.out.find("did you mean 'launch_overhead_us'"), std::string::npos) << calibration.out;
+}
+
+TEST_F(CalibrateCommand, LogErrorsAreInvalidInputAtTheirLine) {
+  // Regression test for a bug found in review (fixed): std::stoll threw out_of_range (exit 1).
+  write("huge.log",
+        "# nThread 1 nGpus 1\n# Using devices\n#  Rank 99999999999999999999 Group 0 Pid 1 on a device 0 [0x00] X\n");
+  const CommandResult huge =
+      runTrainsim("calibrate --nccl-tests " + path("huge.log") + " --cluster azure-nd-a100-v4 --out " + path("c.yaml"));
+  EXPECT_EQ(huge.exit_code, 2) << huge.out;
+  EXPECT_EQ(huge.out, "trainsim: error: " + path("huge.log") +
+                          ":3:9: rank: expected a whole number below 2^63, found \"99999999999999999999\"\n");
+  EXPECT_FALSE(fs::exists(path("c.yaml")));
+}
+
+TEST_F(CalibrateCommand, LinesOfOneHundredKilobytesAndOneMegabyteRead) {
+  // Regression test for a bug found in review (fixed): a recursive std::regex overflowed the
+  // stack (SIGSEGV) on a 100 KB comment line.
+  std::ifstream stream(path("run.log"));
+  const std::string log((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
+  write("long.log", "# " + std::string(100'000, 'a') + "\n" + std::string(1'000'000, 'b') + "\n" + log +
+                        "[1,0]<stdout>:# " + std::string(1'000'000, 'c') + "\n");
+  const CommandResult calibrate = runTrainsim("calibrate --nccl-tests " + path("long.log") +
+                                              " --cluster azure-nd-a100-v4 --out " + path("calib.yaml"));
+  EXPECT_EQ(calibrate.exit_code, 0) << calibrate.out.substr(0, 500);
+  EXPECT_TRUE(fs::exists(path("calib.yaml")));
+}
+
+TEST_F(CalibrateCommand, FitErrorsNameTheFile) {
+  // Regression test for a bug found in review (fixed): "2 measured points for 3 parameters"
+  // named no file. Two sizes, one node: three parameters to fit.
+  std::vector<trainsim::validate::CollectiveSample> samples = {{1024, 30.0}, {1048576, 60.0}};
+  write("two.log", trainsim::validate::testing::ncclTestsRun(CollectiveOp::kAllReduce, {8}, samples));
+  const CommandResult fit =
+      runTrainsim("calibrate --nccl-tests " + path("two.log") + " --cluster azure-nd-a100-v4 --out " + path("c.yaml"));
+  EXPECT_EQ(fit.exit_code, 2) << fit.out;
+  EXPECT_EQ(fit.out, "trainsim: error: " + path("two.log") +
+                         ": 2 measured points for 3 parameters: measure more sizes or fit fewer parameters (--fit)\n");
+}
+
+TEST_F(CalibrateCommand, AWriteErrorExitsOne) {
+  // Regression test for a bug found in review (fixed): write errors were ignored.
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  const CommandResult full =
+      runTrainsim("calibrate --nccl-tests " + path("run.log") + " --cluster azure-nd-a100-v4 --out /dev/full");
+  EXPECT_EQ(full.exit_code, 1) << full.out;
+  EXPECT_EQ(full.out, "trainsim: error: /dev/full: cannot write the output: No space left on device\n");
 }
 
 }  // namespace

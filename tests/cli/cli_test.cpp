@@ -65,7 +65,9 @@ class TempDir {
 };
 
 // Runs `trainsim ARGS...` with the source tree's presets; captures stdout, stderr, exit code.
-Result trainsim(const std::vector<std::string>& args, bool with_config_dir = true, int timeout_s = 120) {
+// With `stdout_to`, stdout goes to that file instead (and `out` stays empty).
+Result trainsim(const std::vector<std::string>& args, bool with_config_dir = true, int timeout_s = 120,
+                const std::string& stdout_to = "") {
   TempDir scratch;
   // A hang fails the test (exit 124) instead of blocking the suite.
   std::string command = "timeout " + std::to_string(timeout_s) + " " + quote(TRAINSIM_EXECUTABLE);
@@ -73,7 +75,7 @@ Result trainsim(const std::vector<std::string>& args, bool with_config_dir = tru
   for (const auto& arg : args) command += " " + quote(arg);
   const fs::path out = scratch.path() / "stdout";
   const fs::path err = scratch.path() / "stderr";
-  command += " >" + quote(out.string()) + " 2>" + quote(err.string()) + " </dev/null";
+  command += " >" + quote(stdout_to.empty() ? out.string() : stdout_to) + " 2>" + quote(err.string()) + " </dev/null";
   const int status = std::system(command.c_str());
   Result result;
   if (status != -1 && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
@@ -129,6 +131,189 @@ TEST(CliTest, UnknownCommandOrOptionIsInvalidInput) {
   EXPECT_EQ(option.exit_code, 2);
   EXPECT_FALSE(option.err.empty());
   EXPECT_EQ(trainsim({"collective"}).exit_code, 2);  // --cluster is required
+}
+
+TEST(CliTest, CommandLineErrorsHaveTheErrorPrefixOfEveryOtherError) {
+  // Regression test for a bug found in review (fixed): CLI11's messages had no prefix.
+  const Result option = trainsim({"topology", "dgx-h100", "--no-such-option"});
+  EXPECT_EQ(option.exit_code, 2);
+  EXPECT_EQ(option.err,
+            "trainsim: error: The following argument was not expected: --no-such-option\n"
+            "Run with --help for more information.\n");
+  const Result required = trainsim({"collective"});
+  EXPECT_EQ(required.exit_code, 2);
+  EXPECT_EQ(required.err.rfind("trainsim: error: --cluster is required\n", 0), 0u) << required.err;
+  const Result number = trainsim({"collective", "--cluster", "dgx-a100", "--gpus", "many"});
+  EXPECT_EQ(number.exit_code, 2);
+  EXPECT_EQ(number.err.rfind("trainsim: error: ", 0), 0u) << number.err;
+  EXPECT_NE(number.err.find("many"), std::string::npos) << number.err;
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"bogus"}, std::vector<std::string>{}}) {
+    const Result result = trainsim(args);
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err.rfind("trainsim: error: ", 0), 0u) << result.err;
+  }
+  // --help is no error: exit 0, on stdout.
+  const Result help = trainsim({"simulate", "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_TRUE(help.err.empty()) << help.err;
+}
+
+TEST(CliTest, ADirectoryGivenAsAFileIsInvalidInputNamingIt) {
+  // Regression test for a bug found in review (fixed): "internal error: basic_filebuf::underflow"
+  // with exit 1.
+  TempDir dir;
+  const std::string path = dir.path().string();
+  const std::string log = (dir.path() / "run.log").string();
+  const std::string out = (dir.path() / "out.yaml").string();
+  struct Case {
+    std::vector<std::string> args;
+    std::string expected;
+  };
+  const std::string experiment = ": is a directory, expected an experiment YAML file\n";
+  const std::string cluster = ": is a directory, expected a cluster YAML file\n";
+  const std::string calibration = ": is a directory, expected a calibration file (written by trainsim calibrate)\n";
+  const std::vector<Case> cases = {
+      {{"simulate", path}, experiment},
+      {{"memory", path}, experiment},
+      {{"sweep", path}, experiment},
+      {{"topology", path}, cluster},
+      {{"collective", "--cluster", path}, cluster},
+      {{"calibrate", "--cluster", path, "--nccl-tests", log, "--out", out}, cluster},
+      {{"calibrate", "--cluster", "dgx-a100", "--nccl-tests", path, "--out", out},
+       ": is a directory, expected an nccl-tests log file\n"},
+      {{"calibrate", "--cluster", "dgx-a100", "--harness", path, "--out", out},
+       ": is a directory, expected a trainsim-calib-nccl or trainsim-calib-gemm results file\n"},
+      {{"simulate", "llama3-8b-dgx-h100", "--calibration", path}, calibration},
+      {{"memory", "llama3-8b-dgx-h100", "--calibration", path}, calibration},
+      {{"collective", "--cluster", "dgx-a100", "--calibration", path}, calibration},
+      {{"sweep", "llama3-8b-dgx-h100", "--calibration", path}, calibration},
+      {{"validate", "collectives", "--calibration", path}, calibration},
+  };
+  for (const auto& c : cases) {
+    const Result result = trainsim(c.args);
+    EXPECT_EQ(result.exit_code, 2) << c.args[0] << " " << c.args[1];
+    EXPECT_EQ(result.err, "trainsim: error: " + path + c.expected) << c.args[0] << " " << c.args[1];
+    EXPECT_TRUE(result.out.empty()) << result.out;
+  }
+}
+
+TEST(CliTest, WriteErrorsExitOneNamingTheOutput) {
+  // Regression test for a bug found in review (fixed): --json /dev/full, --trace /dev/full and
+  // stdout on /dev/full exited 0.
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  TempDir dir;
+  const std::string file_error = "trainsim: error: /dev/full: cannot write the output: No space left on device\n";
+  const std::string stdout_error = "trainsim: error: stdout: cannot write the output: No space left on device\n";
+  const std::vector<std::vector<std::string>> to_file = {
+      {"simulate", "llama3-8b-dgx-h100", "--json", "/dev/full"},
+      {"simulate", "llama3-8b-dgx-h100", "--trace", "/dev/full"},
+      {"memory", "llama3-8b-dgx-h100", "--json", "/dev/full"},
+      {"topology", "dgx-h100", "--no-bisection", "--json", "/dev/full"},
+      {"topology", "dgx-h100", "--no-bisection", "--dot", "/dev/full"},
+      {"collective", "--cluster", "dgx-a100", "--gpus", "16", "-b", "1M", "-e", "1M", "--json", "/dev/full"},
+  };
+  for (const auto& args : to_file) {
+    const Result result = trainsim(args, true, 120, (dir.path() / "stdout").string());
+    EXPECT_EQ(result.exit_code, 1) << args[0] << " " << args.back();
+    EXPECT_EQ(result.err, file_error) << args[0];
+  }
+  const std::vector<std::vector<std::string>> to_stdout = {
+      {"simulate", "llama3-8b-dgx-h100"},
+      {"simulate", "llama3-8b-dgx-h100", "--json", "-"},
+      {"simulate", "llama3-8b-dgx-h100", "--trace", "-"},
+      {"memory", "llama3-8b-dgx-h100"},
+      {"topology", "dgx-h100", "--no-bisection"},
+      {"topology", "dgx-h100", "--no-bisection", "--json", "-"},
+      {"collective", "--cluster", "dgx-a100", "--gpus", "16", "-b", "1M", "-e", "1M"},
+      {"collective", "--cluster", "dgx-a100", "--gpus", "16", "-b", "1M", "-e", "1M", "--json", "-"},
+      {"--help"},
+  };
+  for (const auto& args : to_stdout) {
+    const Result result = trainsim(args, true, 120, "/dev/full");
+    EXPECT_EQ(result.exit_code, 1) << args[0] << " " << args.back();
+    EXPECT_EQ(result.err, stdout_error) << args[0] << " " << args.back();
+  }
+  // A file that cannot be created is the user's path: exit 2, with the reason.
+  const Result missing = trainsim({"memory", "llama3-8b-dgx-h100", "--json", "/nonexistent/trainsim/m.json"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_EQ(missing.err,
+            "trainsim: error: /nonexistent/trainsim/m.json: cannot write the output file: No such file or directory\n");
+}
+
+TEST(CliTest, OnlyOneOutputMayGoToStdout) {
+  // Regression test for a bug found in review (fixed): `simulate --json - --trace -` mixed the
+  // two on stdout.
+  struct Case {
+    std::vector<std::string> args;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {{"simulate", "llama3-8b-dgx-h100", "--json", "-", "--trace", "-"}, "--json - --trace -"},
+      {{"topology", "dgx-h100", "--json", "-", "--dot", "-"}, "--json - --dot -"},
+      {{"sweep", "llama3-8b-dgx-h100", "--json", "-", "--csv", "-"}, "--json - --csv -"},
+      {{"sweep", "llama3-8b-dgx-h100", "--csv", "-", "--plot", "-"}, "--csv - --plot -"},
+  };
+  for (const auto& c : cases) {
+    const Result result = trainsim(c.args);
+    EXPECT_EQ(result.exit_code, 2) << c.expected;
+    EXPECT_EQ(result.err,
+              "trainsim: error: " + c.expected + ": only one output can go to stdout (-); write the other to a file\n");
+    EXPECT_TRUE(result.out.empty()) << result.out;
+  }
+  // One output on stdout carries nothing else (SPEC.md): the trace alone is JSON, the dot
+  // file alone is a graph.
+  const Result trace = trainsim({"simulate", "llama3-8b-dgx-h100", "--trace", "-"});
+  ASSERT_EQ(trace.exit_code, 0) << trace.err;
+  EXPECT_TRUE(parseJson(trace).is_object());
+  const Result dot = trainsim({"topology", "dgx-h100", "--no-bisection", "--dot", "-"});
+  ASSERT_EQ(dot.exit_code, 0) << dot.err;
+  EXPECT_EQ(dot.out.rfind("graph \"dgx-h100\" {", 0), 0u) << dot.out.substr(0, 200);
+  EXPECT_EQ(dot.out.substr(dot.out.size() - 2), "}\n");
+}
+
+TEST(CliTest, CommandLineNumbersOutOfRangeAreInvalidInput) {
+  // Regression test for a bug found in review (fixed): --gpus 0 meant every GPU, -f inf was
+  // accepted, -f 1.0000001 ran for minutes, --top -1 wrapped to 2^64 - 1, --threads 0 and
+  // --max-simulations -1 were accepted.
+  struct Case {
+    std::vector<std::string> args;
+    std::string expected;
+  };
+  const std::vector<std::string> collective = {"collective", "--cluster", "dgx-a100"};
+  auto with = [](std::vector<std::string> args, const std::vector<std::string>& extra) {
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  const std::vector<Case> cases = {
+      {with(collective, {"--gpus", "0"}), "--gpus: expected at least 2 GPUs, found 0"},
+      {with(collective, {"--gpus", "-8"}), "--gpus: expected at least 2 GPUs, found -8"},
+      {with(collective, {"--gpus", "16", "--gpus-per-node", "0"}),
+       "--gpus-per-node: expected a positive number of GPUs per node, found 0"},
+      {with(collective, {"--gpus", "16", "-f", "inf"}),
+       "--step-factor: expected a finite factor of at least 1.01, found inf"},
+      {with(collective, {"--gpus", "16", "-f", "1.0000001"}),
+       "--step-factor: expected a finite factor of at least 1.01, found 1.0000001"},
+      {with(collective, {"--gpus", "16", "-f", "1.01", "-b", "8", "-e", "1G"}),
+       "--step-factor: 1.01 gives 1881 sizes from 8 to 1073741824 bytes, more than the 1000 a run prints; use a "
+       "larger factor or a narrower --min-bytes..--max-bytes"},
+      {{"sweep", "llama3-8b-dgx-h100", "--top", "-1"}, "--top: expected at least 1 plan, found -1"},
+      {{"sweep", "llama3-8b-dgx-h100", "--top", "0"}, "--top: expected at least 1 plan, found 0"},
+      {{"sweep", "llama3-8b-dgx-h100", "--threads", "0"}, "--threads: expected 1 to 1024 worker threads, found 0"},
+      {{"sweep", "llama3-8b-dgx-h100", "--threads", "1000000"},
+       "--threads: expected 1 to 1024 worker threads, found 1000000"},
+      {{"sweep", "llama3-8b-dgx-h100", "--max-simulations", "-1"},
+       "--max-simulations: expected a count of 0 (no cap) or more, found -1"},
+  };
+  for (const auto& c : cases) {
+    const Result result = trainsim(c.args, true, 30);
+    EXPECT_EQ(result.exit_code, 2) << c.expected;
+    EXPECT_EQ(result.err, "trainsim: error: " + c.expected + "\n");
+    EXPECT_TRUE(result.out.empty()) << result.out.substr(0, 300);
+  }
+  // The bounds themselves are accepted: -f 1.01 over a narrow range, --gpus 2.
+  const Result fine = trainsim(with(collective, {"--gpus", "2", "-f", "1.01", "-b", "1M", "-e", "2M", "--json", "-"}));
+  ASSERT_EQ(fine.exit_code, 0) << fine.err;
+  EXPECT_EQ(parseJson(fine).size(), 70u);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -518,5 +518,104 @@ TEST(ExperimentOverrideErrors, OverrideOfReferencedModelMakesThePlanInvalid) {
             "15 or 30, or set first_stage_layers / last_stage_layers for an uneven split");
 }
 
+// --- Bounds and YAML strictness (docs/input-robustness-audit.md items 2 to 5 and 11) ------
+
+TEST(ExperimentBounds, TrainingSizesTheSimulatorCannotRepresent) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"training.seq_len=1e12",
+       "--set training.seq_len=1e12: training.seq_len: expected an integer between 1 and 16777216, found \"1e12\""},
+      // global_batch_size x seq_len used to overflow int64 (0 tokens/s, exit 0).
+      {"training.global_batch_size=9007199254740992",
+       "--set training.global_batch_size=9007199254740992: training.global_batch_size: expected an integer between "
+       "1 and 16777216, found \"9007199254740992\""},
+      {"training.global_batch_size=1e15",
+       "--set training.global_batch_size=1e15: training.global_batch_size: expected an integer between 1 and "
+       "16777216, found \"1e15\""},
+      {"training.micro_batch_size=1e15",
+       "--set training.micro_batch_size=1e15: training.micro_batch_size: expected an integer between 1 and "
+       "16777216, found \"1e15\""},
+      {"training.tokens=1e300",
+       "--set training.tokens=1e300: training.tokens: expected a number between 1 and 1e18, found \"1e300\""},
+      {"parallelism.ddp_bucket_size=100",
+       "--set parallelism.ddp_bucket_size=100: parallelism.ddp_bucket_size: expected a number between 1000000 and "
+       "1e15, found \"100\""},
+  };
+  for (const auto& [set, expected] : cases) EXPECT_EQ(errorText(loadText(kValid, {set})), expected) << set;
+}
+
+TEST(ExperimentBounds, ModelAndClusterSizesReachTheirFiles) {
+  const std::vector<std::vector<std::string>> sets = {
+      {"model.layers=1e6"},
+      {"model.vocab_size=1e15"},
+      {"model.hidden_size=1073741824"},
+      {"model=mixtral-8x7b", "model.moe.experts=1e9"},
+      {"cluster.nodes=1250000"},
+      {"cluster.inter_node.latency_us=1e12"},
+  };
+  const std::vector<std::string> expected = {
+      "--set model.layers=1e6: layers: expected an integer between 1 and 10000, found \"1e6\"",
+      "--set model.vocab_size=1e15: vocab_size: expected an integer between 1 and 16777216, found \"1e15\"",
+      "--set model.hidden_size=1073741824: hidden_size: expected an integer between 1 and 1048576, found "
+      "\"1073741824\"",
+      "--set model.moe.experts=1e9: moe.experts: expected an integer between 1 and 65536, found \"1e9\"",
+      "--set cluster.nodes=1250000: nodes: expected an integer between 1 and 1048576, found \"1250000\"",
+      "--set cluster.inter_node.latency_us=1e12: inter_node.latency_us: expected a number between 0 and 100000, "
+      "found \"1e12\"",
+  };
+  for (std::size_t i = 0; i < sets.size(); ++i) EXPECT_EQ(errorText(loadText(kValid, sets[i])), expected[i]);
+}
+
+TEST(ExperimentBounds, IterationTooLongForTheClock) {
+  // Each size within its bounds, but a 16M-token context makes an iteration of years.
+  const std::string text = errorText(loadText(kValid, {"training.seq_len=16777216"}));
+  EXPECT_EQ(text.rfind("bad.yaml:5:22: training.global_batch_size: one iteration would take at least ", 0), 0u) << text;
+  EXPECT_NE(text.find("more than the 11.6 days the simulator's clock accepts per iteration"), std::string::npos);
+}
+
+TEST(ExperimentBounds, TooManyGradientBuckets) {
+  // 10,000 layers over 16 GPUs: about 1.4e11 parameters per GPU, 140,000 buckets of 1M.
+  const std::string text = errorText(loadText(kValid, {"model.layers=10000", "parallelism.ddp_bucket_size=1e6"}));
+  EXPECT_EQ(text.rfind("--set parallelism.ddp_bucket_size=1e6: parallelism.ddp_bucket_size: ddp_bucket_size = "
+                       "1000000 cuts a GPU's ",
+                       0),
+            0u)
+      << text;
+  EXPECT_NE(text.find("the simulator builds at most 10000: set ddp_bucket_size to at least "), std::string::npos);
+  // Megatron-Core's default (40M) gives that model about 3,500 buckets per GPU: fine.
+  auto experiment = loadText(kValid, {"model.layers=10000"});
+  EXPECT_TRUE(experiment.ok()) << experiment.error().toString();
+}
+
+// Parsing and loading together: YAML problems are found while parsing.
+Expected<Experiment> parseAndLoad(const std::string& text, const std::vector<std::string>& sets = {}) {
+  return catchInputErrors([&] { return valueOrThrow(loadText(text, sets)); });
+}
+
+TEST(ExperimentYaml, DuplicateKeyIsAnError) {
+  EXPECT_EQ(errorText(parseAndLoad(std::string(kValid) + "  tp: 4\n")),
+            "bad.yaml:9:3: parallelism.tp: duplicate key \"tp\" (first at line 7); a mapping holds each key once");
+  EXPECT_EQ(errorText(parseAndLoad(kValid, {"parallelism={tp: 2, tp: 3}"})),
+            "--set parallelism={tp: 2, tp: 3}: parallelism.tp: duplicate key \"tp\" (first at column 2); a mapping "
+            "holds each key once");
+}
+
+TEST(ExperimentYaml, SecondDocumentIsAnError) {
+  EXPECT_EQ(errorText(parseAndLoad(std::string(kValid) + "---\nparallelism: {tp: 4}\n")),
+            "bad.yaml:9:1: a second YAML document starts here; a config file holds one document (remove the --- "
+            "line and what follows it)");
+}
+
+TEST(ExperimentYaml, EmptyValueIsReportedAtItsKey) {
+  EXPECT_EQ(
+      errorText(parseAndLoad("model: llama3-8b\ncluster: dgx-a100\ntraining:\n  seq_len:\n  global_batch_size: 64\n")),
+      "bad.yaml:4:3: training.seq_len: expected a positive integer, found nothing");
+}
+
+TEST(ExperimentYaml, UnclosedQuoteIsASyntaxError) {
+  EXPECT_EQ(errorText(parseAndLoad("model: \"llama3-8b\ncluster: dgx-a100\ntraining:\n  seq_len: 4096\n  "
+                                   "global_batch_size: 64\n")),
+            "bad.yaml:1:8: model: invalid YAML: unclosed quote (the string that starts here has no closing \")");
+}
+
 }  // namespace
 }  // namespace trainsim::parallelism

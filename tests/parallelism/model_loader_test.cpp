@@ -276,5 +276,41 @@ TEST(HuggingFaceConfigErrors, OverrideOfAKeyItDoesNotRead) {
       "vocab_size, tie_word_embeddings, num_local_experts, num_experts_per_tok and moe_intermediate_size");
 }
 
+// --- Bounds: sizes that would exhaust memory or overflow are refused at their key --------
+
+TEST(ModelLoaderBounds, TrainsimModelSizes) {
+  const std::string rest = "hidden_size: 64\nattention_heads: 4\nvocab_size: 10\n";
+  EXPECT_EQ(errorText(loadText("layers: 1e6\n" + rest)),
+            "model.yaml:1:9: layers: expected an integer between 1 and 10000, found \"1e6\"");
+  EXPECT_EQ(errorText(loadText("layers: 2\nhidden_size: 1073741824\nattention_heads: 4\nvocab_size: 10\n")),
+            "model.yaml:2:14: hidden_size: expected an integer between 1 and 1048576, found \"1073741824\"");
+  EXPECT_EQ(errorText(loadText("layers: 2\nhidden_size: 64\nattention_heads: 4\nvocab_size: 1e15\n")),
+            "model.yaml:4:13: vocab_size: expected an integer between 1 and 16777216, found \"1e15\"");
+  EXPECT_EQ(errorText(loadText("layers: 2\n" + rest + "ffn_hidden_size: 1e12\n")),
+            "model.yaml:5:18: ffn_hidden_size: expected an integer between 1 and 4194304, found \"1e12\"");
+  EXPECT_EQ(errorText(loadText("layers: 2\n" + rest + "head_dim: 1e9\n")),
+            "model.yaml:5:11: head_dim: expected an integer between 1 and 65536, found \"1e9\"");
+  EXPECT_EQ(errorText(loadText("layers: 2\n" + rest + "moe: {experts: 1e9}\n")),
+            "model.yaml:5:16: moe.experts: expected an integer between 1 and 65536, found \"1e9\"");
+  EXPECT_EQ(errorText(loadText("layers: 2\n" + rest + "moe: {experts: 8, ffn_hidden_size: 1e12}\n")),
+            "model.yaml:5:36: moe.ffn_hidden_size: expected an integer between 1 and 4194304, found \"1e12\"");
+  // The bounds themselves load.
+  auto largest = loadText(
+      "layers: 10000\nhidden_size: 1048576\nattention_heads: 65536\nvocab_size: 16777216\n"
+      "moe: {experts: 65536, top_k: 65536}\n");
+  EXPECT_TRUE(largest.ok()) << largest.error().toString();
+}
+
+TEST(ModelLoaderBounds, HuggingFaceSizes) {
+  const std::string base =
+      "{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"intermediate_size\": 64, ";
+  EXPECT_EQ(errorText(loadText(base + "\"hidden_size\": 1073741824, \"vocab_size\": 10}")),
+            "model.yaml:1:115: hidden_size: expected an integer between 1 and 1048576, found \"1073741824\"");
+  EXPECT_EQ(errorText(loadText(base + "\"hidden_size\": 64, \"vocab_size\": 1e15}")),
+            "model.yaml:1:133: vocab_size: expected an integer between 1 and 16777216, found \"1e15\"");
+  EXPECT_EQ(errorText(loadText(base + "\"hidden_size\": 64, \"vocab_size\": 10, \"num_local_experts\": 1e9}")),
+            "model.yaml:1:158: num_local_experts: expected an integer between 0 and 65536, found \"1e9\"");
+}
+
 }  // namespace
 }  // namespace trainsim::parallelism

@@ -340,5 +340,40 @@ TEST(CheckPlan, SequenceParallelKeptAboveTp1) {
   EXPECT_TRUE(plan.sequence_parallel);
 }
 
+// --- Plans whose iteration the simulator cannot time or build -------------------------------
+
+TEST(PlanValidation, IterationLongerThanTheClockHolds) {
+  // A 1 GFLOP/s GPU: each figure is in range, but 64 x 4096 tokens of Llama 3 8B take years.
+  const std::string cluster =
+      "{gpu: {peak_tflops: {bf16: 0.001}, memory_GiB: 80, memory_bandwidth_GBps: 2000}, nodes: 1, gpus_per_node: "
+      "1}";
+  const std::string text = errorText(loadPlan("llama3-8b", kTraining, "  tp: 1\n", cluster));
+  EXPECT_EQ(text.rfind("plan.yaml:5:46: training.global_batch_size: one iteration would take at least ", 0), 0u)
+      << text;
+  EXPECT_NE(text.find("FLOPs on 1 GPU at 0.001 TFLOP/s"), std::string::npos) << text;
+  // The same batch at 1,000 GFLOP/s is a long but representable iteration.
+  const std::string faster =
+      "{gpu: {peak_tflops: {bf16: 1}, memory_GiB: 80, memory_bandwidth_GBps: 2000}, nodes: "
+      "1, gpus_per_node: 1}";
+  auto experiment = loadPlan("llama3-8b", kTraining, "  tp: 1\n", faster);
+  EXPECT_TRUE(experiment.ok()) << experiment.error().toString();
+}
+
+TEST(CheckPlan, GradientBucketsPerGpuAreBounded) {
+  auto experiment = loadPlan("llama3-8b", kTraining, "  tp: 8\n  pp: 2\n");
+  ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
+  EXPECT_TRUE(checkPlan(experiment->model, experiment->cluster, experiment->training, experiment->plan).empty());
+  ParallelPlan plan = experiment->plan;
+  ModelSpec model = experiment->model;
+  model.layers = 10'000;
+  plan.ddp_bucket_size = 1e6;
+  const auto issues = checkPlan(model, experiment->cluster, experiment->training, plan);
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_EQ(issues.front().key_path, "parallelism.ddp_bucket_size");
+  // Without overlap every chunk is one bucket, whatever its size.
+  plan.overlap_grad_reduce = false;
+  EXPECT_TRUE(checkPlan(model, experiment->cluster, experiment->training, plan).empty());
+}
+
 }  // namespace
 }  // namespace trainsim::parallelism

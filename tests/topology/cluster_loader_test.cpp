@@ -138,5 +138,180 @@ TEST(ClusterLoaderTest, OddGpuCountsDefaultToOneGpuPerPcieSwitch) {
   EXPECT_TRUE(Cluster::build(spec.value()).ok());
 }
 
+// --- Bounds: values the simulator cannot represent are refused where they are written ------
+
+// The error a preset gets from one --set, after checking it is an input error (exit code 2).
+std::string presetError(const std::string& set, const std::string& preset = "dgx-h100") {
+  auto spec = loadClusterFile(preset, testing::shippedConfigs(), {parseOverride(set)});
+  if (spec.ok()) return "(loaded without error)";
+  EXPECT_EQ(spec.error().code, ExitCode::kInvalidInput);
+  return spec.error().toString();
+}
+
+TEST(ClusterLoaderBounds, LatenciesAndBandwidthsFromTheCommandLine) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"inter_node.latency_us=1e12",
+       "--set inter_node.latency_us=1e12: inter_node.latency_us: expected a number between 0 and 100000, found "
+       "\"1e12\""},
+      {"inter_node.latency_us=1e300",
+       "--set inter_node.latency_us=1e300: inter_node.latency_us: expected a number between 0 and 100000, found "
+       "\"1e300\""},
+      {"intra_node.latency_us=2e5",
+       "--set intra_node.latency_us=2e5: intra_node.latency_us: expected a number between 0 and 100000, found "
+       "\"2e5\""},
+      {"pcie.latency_us=1e9",
+       "--set pcie.latency_us=1e9: pcie.latency_us: expected a number between 0 and 100000, found \"1e9\""},
+      {"inter_node.nic_bandwidth_Gbps=1e-300",
+       "--set inter_node.nic_bandwidth_Gbps=1e-300: inter_node.nic_bandwidth_Gbps: expected a number between 0.01 "
+       "and 10000000, found \"1e-300\""},
+      {"inter_node.nic_bandwidth_Gbps=1e300",
+       "--set inter_node.nic_bandwidth_Gbps=1e300: inter_node.nic_bandwidth_Gbps: expected a number between 0.01 "
+       "and 10000000, found \"1e300\""},
+      {"intra_node.bandwidth_GBps=1e-300",
+       "--set intra_node.bandwidth_GBps=1e-300: intra_node.bandwidth_GBps: expected a number between 0.001 and "
+       "1000000, found \"1e-300\""},
+      {"intra_node.bandwidth_GBps=1e300",
+       "--set intra_node.bandwidth_GBps=1e300: intra_node.bandwidth_GBps: expected a number between 0.001 and "
+       "1000000, found \"1e300\""},
+      {"pcie.bandwidth_GBps=1e-300",
+       "--set pcie.bandwidth_GBps=1e-300: pcie.bandwidth_GBps: expected a number between 0.001 and 1000000, found "
+       "\"1e-300\""},
+      {"pcie.socket_interconnect_GBps=1e-300",
+       "--set pcie.socket_interconnect_GBps=1e-300: pcie.socket_interconnect_GBps: expected a number between 0.001 "
+       "and 1000000, found \"1e-300\""},
+      {"inter_node.oversubscription=1e300",
+       "--set inter_node.oversubscription=1e300: inter_node.oversubscription: expected a number between 1 and 1000, "
+       "found \"1e300\""},
+      {"inter_node.oversubscription=[1, 5000]",
+       "--set inter_node.oversubscription=[1, 5000]: inter_node.oversubscription[1]: expected a number between 1 "
+       "and 1000, found \"5000\""},
+      {"price_per_gpu_hour=1e300",
+       "--set price_per_gpu_hour=1e300: price_per_gpu_hour: expected a number between 0 and 1000000, found "
+       "\"1e300\""},
+  };
+  for (const auto& [set, expected] : cases) EXPECT_EQ(presetError(set), expected) << set;
+}
+
+TEST(ClusterLoaderBounds, CountsThatWouldExhaustMemory) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"nodes=1250000", "--set nodes=1250000: nodes: expected an integer between 1 and 1048576, found \"1250000\""},
+      {"nodes=131073",
+       "--set nodes=131073: nodes: nodes x gpus_per_node = 131073 x 8 = 1048584 GPUs; at most 1048576 are "
+       "supported"},
+      {"gpus_per_node=4294967296",
+       "--set gpus_per_node=4294967296: gpus_per_node: expected an integer between 1 and 1048576, found "
+       "\"4294967296\""},
+      {"pcie.gpus_per_switch=4294967296",
+       "--set pcie.gpus_per_switch=4294967296: pcie.gpus_per_switch: expected an integer between 1 and 8, found "
+       "\"4294967296\""},
+      {"pcie.sockets=1e15",
+       "--set pcie.sockets=1e15: pcie.sockets: expected an integer between 1 and 4, found \"1e15\""},
+      {"inter_node.switch_radix=1e15",
+       "--set inter_node.switch_radix=1e15: inter_node.switch_radix: expected an integer between 4 and 4096, found "
+       "\"1e15\""},
+      {"inter_node.switch_radix=2",
+       "--set inter_node.switch_radix=2: inter_node.switch_radix: expected an integer between 4 and 4096, found "
+       "\"2\""},
+      {"inter_node.nics_per_node=1e15",
+       "--set inter_node.nics_per_node=1e15: inter_node.nics_per_node: expected an integer between 1 and 1048576, "
+       "found \"1e15\""},
+  };
+  for (const auto& [set, expected] : cases) EXPECT_EQ(presetError(set), expected) << set;
+  EXPECT_EQ(presetError("inter_node.nics_per_node=1048576"),
+            "--set inter_node.nics_per_node=1048576: inter_node.nics_per_node: nodes x nics_per_node = 32 x 1048576 "
+            "NICs; at most 1048576 are supported");
+  // The limit itself is accepted.
+  EXPECT_EQ(presetError("nodes=131072"), "(loaded without error)");
+}
+
+TEST(ClusterLoaderBounds, TorusDimensions) {
+  EXPECT_EQ(loadError(withGpu("nodes: 16\ngpus_per_node: 4\ninter_node: {topology: torus, torus_dims: [4294967296, "
+                              "4294967296, 4]}\n")),
+            "test.yaml:11:44: inter_node.torus_dims[0]: expected an integer between 1 and 1048576, found "
+            "\"4294967296\"");
+}
+
+TEST(ClusterLoaderBounds, InlineGpuFigures) {
+  const auto gpu = [](const std::string& peaks, const std::string& rest = "") {
+    return "gpu:\n  peak_tflops: {bf16: " + peaks + "}\n  memory_GiB: 80\n  memory_bandwidth_GBps: 2000\n" + rest +
+           "nodes: 1\ngpus_per_node: 1\n";
+  };
+  EXPECT_EQ(loadError(gpu("1e-300")),
+            "test.yaml:2:23: gpu.peak_tflops.bf16: expected a number between 0.001 and 1000000, found \"1e-300\"");
+  EXPECT_EQ(loadError(gpu("1e300")),
+            "test.yaml:2:23: gpu.peak_tflops.bf16: expected a number between 0.001 and 1000000, found \"1e300\"");
+  EXPECT_EQ(loadError(gpu("100", "  pcie_bandwidth_GBps: 1e-300\n")),
+            "test.yaml:5:24: gpu.pcie_bandwidth_GBps: expected a number between 0.001 and 1000000, found \"1e-300\"");
+  EXPECT_EQ(loadError(gpu("100", "  intra_node_bandwidth_GBps: 1e-300\n")),
+            "test.yaml:5:30: gpu.intra_node_bandwidth_GBps: expected 0 (no NVLink or similar) or a number between "
+            "0.001 and 1000000, found \"1e-300\"");
+  EXPECT_EQ(loadError(gpu("100", "  compute_units: 1e12\n")),
+            "test.yaml:5:18: gpu.compute_units: expected an integer between 1 and 1000000, found \"1e12\"");
+  EXPECT_EQ(loadError("gpu:\n  peak_tflops: {bf16: 100}\n  memory_GiB: 80\n  memory_bandwidth_GBps: 1e-300\nnodes: "
+                      "1\ngpus_per_node: 1\n"),
+            "test.yaml:4:26: gpu.memory_bandwidth_GBps: expected a number between 0.001 and 1000000, found "
+            "\"1e-300\"");
+  EXPECT_EQ(loadError("gpu:\n  peak_tflops: {bf16: 100}\n  memory_GiB: 1e300\n  memory_bandwidth_GBps: 2000\nnodes: "
+                      "1\ngpus_per_node: 1\n"),
+            "test.yaml:3:15: gpu.memory_GiB: expected a number between 0.001 and 1000000, found \"1e300\"");
+  // A GPU without NVLink still says so with 0.
+  EXPECT_EQ(loadError(gpu("100", "  intra_node_bandwidth_GBps: 0\n")), "(loaded without error)");
+}
+
+TEST(ClusterLoaderBounds, ExplicitGraphs) {
+  const std::string links = "links:\n  - {from: gpu0, to: sw, type: pcie, bandwidth_GBps: 32}\n";
+  EXPECT_EQ(loadError("gpu: h100-sxm\ndevices:\n  - {name: gpu, kind: gpu, count: 1e9}\n  - {name: sw, kind: "
+                      "pcie_switch}\n" +
+                      links),
+            "test.yaml:3:35: devices[0].count: expected an integer between 1 and 1048576, found \"1e9\"");
+  EXPECT_EQ(loadError("gpu: h100-sxm\ndevices:\n  - {name: gpu, kind: gpu, count: 2, node: 1e15}\n  - {name: sw, kind: "
+                      "pcie_switch}\n" +
+                      links),
+            "test.yaml:3:44: devices[0].node: expected an integer between 0 and 1048575, found \"1e15\"");
+  EXPECT_EQ(loadError("gpu: h100-sxm\ndevices:\n  - {name: gpu, kind: gpu, count: 2}\n  - {name: sw, kind: "
+                      "pcie_switch}\nlinks:\n  - {from: gpu0, to: sw, type: pcie, bandwidth_Gbps: 1e-300}\n"),
+            "test.yaml:6:54: links[0].bandwidth_Gbps: expected a number between 0.01 and 10000000, found \"1e-300\"");
+  EXPECT_EQ(loadError("gpu: h100-sxm\ndevices:\n  - {name: gpu, kind: gpu, count: 2}\n  - {name: sw, kind: "
+                      "pcie_switch}\nlinks:\n  - {from: gpu0, to: sw, type: pcie, bandwidth_GBps: 32, latency_us: "
+                      "1e12}\n"),
+            "test.yaml:6:70: links[0].latency_us: expected a number between 0 and 100000, found \"1e12\"");
+  // GPU places: nodes up to the highest index, each as wide as the widest node.
+  EXPECT_EQ(loadError("gpu: h100-sxm\ndevices:\n  - {name: a, kind: gpu, count: 2, node: 0}\n  - {name: b, kind: gpu, "
+                      "node: 1048575}\n  - {name: sw, kind: pcie_switch}\nlinks: []\n"),
+            "test.yaml:3:3: devices: nodes 0 to 1048575 with up to 2 GPUs each make 2097152 GPU places; at most "
+            "1048576 are supported");
+}
+
+// Fat-tree sizing is checked when the file is read, at switch_radix, and agrees with the
+// builder: the largest network of 6 tiers loads and builds, one node more is refused.
+TEST(ClusterLoaderBounds, FatTreeTooDeepIsReportedAtSwitchRadix) {
+  const auto cluster = [](int nodes, const std::string& topology) {
+    return withGpu("nodes: " + std::to_string(nodes) +
+                   "\ngpus_per_node: 8\ninter_node:\n  nic_bandwidth_Gbps: 400\n  topology: " + topology +
+                   "\n  switch_radix: 8\n");
+  };
+  for (const std::string topology : {"fat_tree", "rail_optimized"}) {
+    // Radix 8 at 1:1: leaves of 4 NICs, 4 blocks per tier up to tier 5, 8 under the top: 8192 NICs.
+    auto fits = specFromYaml(cluster(1024, topology));
+    ASSERT_TRUE(fits.ok()) << fits.error().toString();
+    auto built = Cluster::build(fits.value());
+    ASSERT_TRUE(built.ok()) << built.error().toString();
+    auto too_deep = specFromYaml(cluster(1025, topology));
+    ASSERT_FALSE(too_deep.ok()) << topology;
+    EXPECT_EQ(too_deep.error().toString(),
+              "test.yaml:14:17: inter_node.switch_radix: a fat tree of more than 6 tiers would be needed for 8200 NICs "
+              "with switch_radix 8; raise switch_radix");
+  }
+  // Without switch_radix (the default, 64), at the inter_node section: here 64 NICs per GPU
+  // fold into one logical NIC that takes all of a switch's ports.
+  auto folded =
+      specFromYaml(withGpu("nodes: 2\ngpus_per_node: 8\ninter_node: {nic_bandwidth_Gbps: 400, "
+                           "nics_per_node: 512}\n"));
+  ASSERT_FALSE(folded.ok());
+  EXPECT_EQ(folded.error().toString(),
+            "test.yaml:11:13: inter_node.switch_radix: a fat tree of more than 6 tiers would be needed for 16 NICs "
+            "with switch_radix 64; raise switch_radix");
+}
+
 }  // namespace
 }  // namespace trainsim::topology

@@ -134,6 +134,35 @@ TEST(CommunicationFitTest, RecoversKnownParametersFromLogsAndPredictsAnUnmeasure
   EXPECT_LT(worstError(calibrated, four_nodes, kMiB), 0.03);
 }
 
+TEST(CommunicationFitTest, TooFewPointsNameTheFilesTheyCameFrom) {
+  // Regression test for a bug found in review (fixed): the message named no file.
+  auto curve = [](std::vector<int64_t> ranks_per_node, const std::string& source) {
+    MeasuredCollective measured;
+    measured.op = CollectiveOp::kAllReduce;
+    measured.ranks_per_node = std::move(ranks_per_node);
+    measured.layout = derivedLayoutName(measured.nodes(), measured.maxPerNode());
+    measured.source = source;
+    measured.where = source + ":2";
+    measured.samples = {{1024, 30.0}, {1048576, 60.0}};
+    return measured;
+  };
+  const std::vector<MeasuredCollective> curves = {curve({8}, "few.log"), curve({8, 8}, "other.yaml")};
+  const auto fit = fitCommunicationParameters(azure(), curves, sim::CommunicationParameters{});
+  ASSERT_FALSE(fit.ok());
+  EXPECT_EQ(fit.error().code, ExitCode::kInvalidInput);
+  EXPECT_EQ(fit.error().toString(),
+            "few.log, other.yaml: 4 measured points for 4 parameters: measure more sizes or fit fewer parameters "
+            "(--fit)");
+  CommunicationFitOptions large_only;
+  large_only.min_bytes = 4096;
+  const auto cut = fitCommunicationParameters(azure(), std::vector<MeasuredCollective>{curve({8}, "few.log")},
+                                              sim::CommunicationParameters{}, large_only);
+  ASSERT_FALSE(cut.ok());
+  EXPECT_EQ(cut.error().toString(),
+            "few.log: 1 measured points from --fit-min-bytes on for 3 parameters: measure more sizes or fit fewer "
+            "parameters (--fit)");
+}
+
 TEST(CommunicationFitTest, ChoosesTheParametersTheCurvesConstrain) {
   MeasuredCollective single;
   single.ranks_per_node = {8};
@@ -233,6 +262,14 @@ TEST(CalibrationFileTest, RejectsWhatIsNotACalibration) {
     EXPECT_THAT(read.error().toString(), HasSubstr(c.expected));
   }
   EXPECT_FALSE(loadCalibrationFile("/nonexistent/trainsim/calib.yaml").ok());
+  // Regression test for a bug found in review (fixed): a directory was an internal error
+  // ("basic_filebuf::underflow", exit 1).
+  const auto directory = loadCalibrationFile(TRAINSIM_CONFIG_DIR_FOR_TESTS);
+  ASSERT_FALSE(directory.ok());
+  EXPECT_EQ(directory.error().code, ExitCode::kInvalidInput);
+  EXPECT_EQ(directory.error().toString(), std::string(TRAINSIM_CONFIG_DIR_FOR_TESTS) +
+                                              ": is a directory, expected a calibration file (written by "
+                                              "trainsim calibrate)");
 }
 
 TEST(HarnessResultsReaderTest, ReadsNcclAndGemmFilesStrictly) {
@@ -279,6 +316,12 @@ collectives:
   auto layout = broken("gpus_per_node: 1", "gpus_per_node: 2");
   ASSERT_FALSE(layout.ok());
   EXPECT_THAT(layout.error().toString(), HasSubstr("not nodes x gpus_per_node"));
+
+  // Regression test for a bug found in review (fixed): a directory was an internal error.
+  const auto directory = loadHarnessResults(TRAINSIM_CONFIG_DIR_FOR_TESTS);
+  ASSERT_FALSE(directory.ok());
+  EXPECT_EQ(directory.error().code, ExitCode::kInvalidInput);
+  EXPECT_THAT(directory.error().toString(), HasSubstr(": is a directory, expected a trainsim-calib-nccl or"));
 }
 
 TEST(GemmFitTest, CeilingClassesAndMemoryEfficiencyFromHarnessResults) {

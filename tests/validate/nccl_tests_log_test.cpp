@@ -133,5 +133,74 @@ TEST(NcclTestsLogTest, MalformedLogsAreErrorsAtTheirLine) {
   EXPECT_THAT(missing.error().toString(), HasSubstr("cannot read"));
 }
 
+TEST(NcclTestsLogTest, LinesOfOneHundredKilobytesAndOneMegabyteRead) {
+  // Regression test for a bug found in review (fixed): the line patterns were std::regex,
+  // which recursed once per character and overflowed the stack (SIGSEGV) on a 100 KB line.
+  const std::string good = ncclTestsRun(CollectiveOp::kAllReduce, {8}, kSamples);
+  for (const std::size_t length : {std::size_t{100'000}, std::size_t{1'000'000}}) {
+    const std::string letters(length, 'a');
+    std::string words;
+    while (words.size() < length) words += "x_perf y ";
+    const std::vector<std::string> lines = {
+        "# " + letters,                         // a comment
+        letters,                                // a banner
+        std::string(length, ' '),               // white space only
+        "[1,0]<stdout>:# " + letters,           // under mpirun
+        "0: # " + letters,                      // under srun
+        "#  Rank " + std::string(length, '1'),  // starts like a rank line
+        std::string(length, '_') + "_perf",     // names a binary nccl-tests has not
+        words,                                  // a binary name many times over
+    };
+    for (const auto& line : lines) {
+      // Before the run, and inside it (between the rank list and the column header).
+      for (const std::string& text : {line + "\n" + good, replaced(good, "#\n#   ", "#\n" + line + "\n#   ")}) {
+        const auto log = parseNcclTestsLog(text, "long.log");
+        ASSERT_TRUE(log.ok()) << length << ": " << log.error().toString().substr(0, 300);
+        ASSERT_EQ(log->runs.size(), 1u);
+        EXPECT_EQ(log->runs.front().groupSize(), 8);
+      }
+    }
+    // A rank line that does not read is an error that quotes the start of the line only.
+    const auto broken = parseNcclTestsLog(replaced(good, "#  Rank  1 ", "#  Rank  1 " + letters + " "), "long.log");
+    ASSERT_FALSE(broken.ok());
+    EXPECT_THAT(broken.error().toString(), HasSubstr("long.log:6:1: a rank line"));
+    EXPECT_THAT(broken.error().toString(), HasSubstr(fmt::format("... ({} characters)", length + 83)));
+    EXPECT_LT(broken.error().toString().size(), 400u);
+  }
+}
+
+TEST(NcclTestsLogTest, RankNumbersBeyondSixtyFourBitsAreErrorsAtTheirColumn) {
+  // Regression test for a bug found in review (fixed): std::stoll threw out_of_range (exit 1).
+  const std::string good = ncclTestsRun(CollectiveOp::kAllReduce, {8}, kSamples);
+  const auto rank =
+      parseNcclTestsLog(replaced(good, "#  Rank  1 Group", "#  Rank 99999999999999999999 Group"), "f.log");
+  ASSERT_FALSE(rank.ok());
+  EXPECT_EQ(rank.error().code, ExitCode::kInvalidInput);
+  EXPECT_EQ(rank.error().toString(),
+            "f.log:6:9: rank: expected a whole number below 2^63, found \"99999999999999999999\"");
+
+  LogStyle style;
+  style.mpirun_prefix = true;
+  const std::string tagged = ncclTestsRun(CollectiveOp::kAllReduce, {8}, kSamples, style);
+  const auto tag = parseNcclTestsLog(replaced(tagged, "[1,0]", "[1,99999999999999999999]"), "g.log");
+  ASSERT_FALSE(tag.ok());
+  EXPECT_EQ(tag.error().code, ExitCode::kInvalidInput);
+  EXPECT_EQ(tag.error().toString(),
+            "g.log:2:4: launcher rank: expected a whole number below 2^63, found \"99999999999999999999\"");
+  // The largest rank number that fits is read, and then is out of the list's range.
+  const auto large =
+      parseNcclTestsLog(replaced(good, "#  Rank  1 Group", "#  Rank 9223372036854775807 Group"), "f.log");
+  ASSERT_FALSE(large.ok());
+  EXPECT_THAT(large.error().toString(), HasSubstr("rank 9223372036854775807 listed but the list has only 8 ranks"));
+}
+
+TEST(NcclTestsLogTest, ADirectoryIsAnErrorNamingIt) {
+  const auto log = loadNcclTestsLog(TRAINSIM_CONFIG_DIR_FOR_TESTS);
+  ASSERT_FALSE(log.ok());
+  EXPECT_EQ(log.error().code, ExitCode::kInvalidInput);
+  EXPECT_EQ(log.error().toString(),
+            std::string(TRAINSIM_CONFIG_DIR_FOR_TESTS) + ": is a directory, expected an nccl-tests log file");
+}
+
 }  // namespace
 }  // namespace trainsim::validate
