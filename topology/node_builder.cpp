@@ -1,7 +1,5 @@
 #include <string>
 
-#include <fmt/format.h>
-
 #include "topology/builders.h"
 #include "topology/link_defaults.h"
 
@@ -11,9 +9,9 @@ int64_t picosecondsFromMicroseconds(double us) { return defaults::picoseconds(us
 
 namespace {
 
-// fmt rather than std::string's operator+: GCC 12 at -O3 reports a false -Wrestrict overlap
-// inside the inlined concatenation, which -Werror turns into a failed Release build.
-std::string nodeDeviceName(int node, const char* kind, int index) { return fmt::format("n{}/{}{}", node, kind, index); }
+std::string nodeDeviceName(int node, const char* kind, int index) {
+  return "n" + std::to_string(node) + "/" + kind + std::to_string(index);
+}
 
 }  // namespace
 
@@ -33,7 +31,7 @@ std::vector<DeviceId> buildNode(Cluster& cluster, int node) {
   const int64_t scale_up_latency = picosecondsFromMicroseconds(spec.intra_node.latency_us);
   if (gpus > 1 && spec.intra_node.fabric == IntraNodeFabric::kNvSwitch) {
     const DeviceId nvswitch =
-        cluster.addDevice(Device{DeviceKind::kNvSwitch, node, 0, -1, fmt::format("n{}/nvswitch", node)});
+        cluster.addDevice(Device{DeviceKind::kNvSwitch, node, 0, -1, "n" + std::to_string(node) + "/nvswitch"});
     for (DeviceId gpu : gpu_ids) {
       cluster.addLinkPair(gpu, nvswitch, LinkType::kNvLink, scale_up_Bps, scale_up_latency / 2);
     }
