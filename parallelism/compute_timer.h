@@ -12,6 +12,7 @@ class ComputeTimer : public OpTimer {
   explicit ComputeTimer(const sim::ComputeModel& model) : model_(model) {}
   [[nodiscard]] double seconds(const Op& op, PassKind pass) const override;
   [[nodiscard]] double memoryBoundSeconds(double bytes) const override { return model_.elementwiseTime(bytes); }
+  [[nodiscard]] double collectiveComputeShare() const override { return model_.collectiveComputeShare(); }
 
  private:
   const sim::ComputeModel& model_;

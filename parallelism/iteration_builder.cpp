@@ -342,6 +342,19 @@ IterationGraph IterationBuilder::build() {
   // 5. Data parallelism: gradient reduction per chunk (bucketed, overlapped with the last
   //    backward when asked), the optimizer step, and the ZeRO parameter all-gather.
   std::vector<std::vector<TaskId>> reductions(static_cast<std::size_t>(ranks));
+  // A data-parallel collective's NCCL kernel holds some of each member GPU's SMs while it
+  // runs: what the GPU computes meanwhile (the backward it overlaps, the forward its
+  // parameter gather overlaps) runs on the rest (sim::ComputeParameters::collective_sms).
+  const double collective_share = timer_.collectiveComputeShare();
+  auto contendWithCompute = [&](TaskId collective, const std::vector<int64_t>& group) {
+    if (collective_share <= 0.0) return;
+    for (int64_t member : group) {
+      if (simulated(member)) {
+        graph.addContention(collective, result.ranks[static_cast<std::size_t>(member)].compute_stream,
+                            collective_share);
+      }
+    }
+  };
   for (auto& rank : result.ranks) {
     if (rank.simulated) rank.last_backward_end = rank.step_end.back();
   }
@@ -371,6 +384,7 @@ IterationGraph IterationBuilder::build() {
             if (previous != sim::kNoTask) dependencies.push_back(previous);
             previous = addCollective(result, reduce, group, chunkParameters(stage) * grad_bytes, 1, dependencies,
                                      TaskCategory::kDataComm);
+            contendWithCompute(previous, group);
           }
         }
         for (int64_t b = 0; b < count; ++b) {
@@ -385,6 +399,7 @@ IterationGraph IterationBuilder::build() {
           }
           if (previous != sim::kNoTask) dependencies.push_back(previous);  // one NCCL stream: buckets in order
           previous = addCollective(result, reduce, group, bytes, 1, dependencies, TaskCategory::kDataComm);
+          contendWithCompute(previous, group);
         }
         for (int64_t member : group) {
           if (simulated(member)) reductions[static_cast<std::size_t>(member)].push_back(previous);
@@ -438,6 +453,7 @@ IterationGraph IterationBuilder::build() {
           if (previous != sim::kNoTask) dependencies.push_back(previous);
           previous = addCollective(result, sim::CollectiveOp::kAllGather, group, bytes, 1, dependencies,
                                    TaskCategory::kDataComm);
+          contendWithCompute(previous, group);
           if (first == sim::kNoTask) first = previous;
           if (!gathered_forward || b == 0) continue;
           for (int64_t member : group) {
@@ -466,6 +482,7 @@ IterationGraph IterationBuilder::build() {
             }
             gather = addCollective(result, sim::CollectiveOp::kAllGather, group, bytes * static_cast<double>(count), 1,
                                    dependencies, TaskCategory::kDataComm);
+            contendWithCompute(gather, group);
             for (int64_t member : group) {
               if (simulated(member)) {
                 RankTasks& rank = result.ranks[static_cast<std::size_t>(member)];

@@ -40,6 +40,9 @@ class OpTimer {
   [[nodiscard]] virtual double seconds(const Op& op, PassKind pass) const = 0;
   // A memory-bound kernel moving `bytes` (the optimizer step).
   [[nodiscard]] virtual double memoryBoundSeconds(double bytes) const = 0;
+  // Share of the GPU's compute an overlapped data-parallel collective takes while it runs
+  // (its kernel's SMs); 0: none.
+  [[nodiscard]] virtual double collectiveComputeShare() const { return 0.0; }
 };
 
 struct IterationOptions {

@@ -21,11 +21,19 @@ TimeBreakdown breakdownOf(const IterationGraph& iteration, const sim::TaskExecut
   const RankTasks& rank = iteration.ranks[rank_index];
   const sim::TaskGraph& graph = iteration.graph;
   TimeBreakdown breakdown;
+  // Compute at full speed; what it lost to the SMs of the data-parallel collectives beside
+  // it (contention) is data-parallel time.
+  auto stretch = [&](sim::TaskId task) {
+    return executor.finishTime(task) - executor.startTime(task) - graph.duration(task);
+  };
+  sim::SimTime stretched = 0;
   for (sim::TaskId task = 0; task < graph.taskCount(); ++task) {
     if (graph.stream(task) == rank.compute_stream && graph.kind(task) == sim::TaskKind::kCompute) {
-      breakdown.compute += seconds(executor.finishTime(task) - executor.startTime(task));
+      breakdown.compute += seconds(graph.duration(task));
+      stretched += stretch(task);
     }
   }
+  breakdown.dp_comm_exposed += seconds(stretched);
   sim::SimTime previous_end = 0;
   for (std::size_t i = 0; i < rank.steps.size(); ++i) {
     const sim::SimTime start = executor.startTime(rank.step_compute[i]);
@@ -34,9 +42,16 @@ TimeBreakdown breakdownOf(const IterationGraph& iteration, const sim::TaskExecut
     if (rank.step_gather[i] != sim::kNoTask) {
       gathered = std::max(previous_end, std::min(start, executor.finishTime(rank.step_gather[i])));
       breakdown.dp_comm_exposed += seconds(gathered - previous_end);
-      // ... and for the later buckets' gathers inside the pass (its compute parts wait).
+      // ... and for the later buckets' gathers inside the pass (its compute parts wait),
+      // beyond the stretch already counted. The pass's tasks are consecutive on its stream.
+      sim::SimTime pass_stretch = 0;
+      for (sim::TaskId task = rank.step_compute[i]; task <= rank.step_compute_last[i]; ++task) {
+        if (graph.stream(task) == rank.compute_stream && graph.kind(task) == sim::TaskKind::kCompute) {
+          pass_stretch += stretch(task);
+        }
+      }
       const sim::SimTime span = executor.finishTime(rank.step_compute_last[i]) - start;
-      breakdown.dp_comm_exposed += seconds(std::max<sim::SimTime>(0, span - rank.step_compute_time[i]));
+      breakdown.dp_comm_exposed += seconds(std::max<sim::SimTime>(0, span - rank.step_compute_time[i] - pass_stretch));
     }
     if (rank.step_input[i] != sim::kNoTask) {
       // Waiting after this GPU, its parameters and the sender were ready: the transfer itself.

@@ -72,6 +72,13 @@ std::string invalidReason(const GpuSpec& gpu, Precision precision, const Compute
   for (const MeasuredFraction& f : p.gemm_epilogue_exposed) {
     if (!share(f.fraction)) return "compute parameters: GEMM epilogue share of '" + f.gpu_key + "' must lie in [0, 1]";
   }
+  // A collective leaves some of the compute units to the compute beside it.
+  const int units = gpu.compute_units > 0 ? gpu.compute_units : p.fallback_compute_units;
+  const double collective_share = p.collectiveComputeShare(gpu, units);
+  if (!(std::isfinite(collective_share) && collective_share >= 0.0 && collective_share < 1.0)) {
+    return "compute parameters: the collective SMs of " + gpu_name + " must lie in [0, " + std::to_string(units) +
+           ") (its compute units)";
+  }
   return {};
 }
 
@@ -139,6 +146,16 @@ double ComputeParameters::gemmEpilogueExposed(std::string_view gpu_key) const {
   return gemm_epilogue_exposed_default;
 }
 
+double ComputeParameters::collectiveComputeShare(const GpuSpec& gpu, int units) const {
+  for (const MeasuredCount& c : collective_sms) {
+    if (c.gpu_key == gpu.key) return c.count / static_cast<double>(units);
+  }
+  for (const std::string& vendor : collective_offload_vendors) {
+    if (vendor == gpu.vendor) return 0.0;
+  }
+  return collective_compute_share_default;
+}
+
 double ComputeParameters::attentionEfficiency(const GpuSpec& gpu, Precision precision) const {
   for (const MeasuredRate& rate : attention_rates) {
     const double rate_peak = peakOf(gpu, rate.precision);
@@ -173,6 +190,7 @@ ComputeModel::ComputeModel(const GpuSpec& gpu, Precision precision, ComputeParam
   achievable_bandwidth_ = gpu.memory_bandwidth_GBps * 1e9 * parameters_.memoryEfficiency(gpu.key);
   launch_overhead_s_ = parameters_.launch_overhead_us * 1e-6;
   gemm_epilogue_exposed_ = parameters_.gemmEpilogueExposed(gpu.key);
+  collective_compute_share_ = parameters_.collectiveComputeShare(gpu, compute_units_);
 }
 
 GemmPlan ComputeModel::gemmPlan(const GemmShape& shape, GemmPrecision precision) const {

@@ -127,6 +127,8 @@ class ComputeModel {
   [[nodiscard]] int computeUnits() const { return compute_units_; }
   [[nodiscard]] double launchOverhead() const { return launch_overhead_s_; }           // seconds
   [[nodiscard]] double gemmEpilogueExposed() const { return gemm_epilogue_exposed_; }  // fraction
+  // Share of the SMs an overlapped NCCL collective holds (ComputeParameters::collective_sms).
+  [[nodiscard]] double collectiveComputeShare() const { return collective_compute_share_; }
   [[nodiscard]] const ComputeParameters& parameters() const { return parameters_; }
 
  private:
@@ -152,6 +154,7 @@ class ComputeModel {
   double achievable_bandwidth_ = 0.0;
   double launch_overhead_s_ = 0.0;
   double gemm_epilogue_exposed_ = 0.0;
+  double collective_compute_share_ = 0.0;
 };
 
 }  // namespace trainsim::sim

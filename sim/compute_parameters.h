@@ -38,6 +38,12 @@ struct GemmShapeEfficiency {
   double efficiency;
 };
 
+// A measured count of one GPU (SMs).
+struct MeasuredCount {
+  std::string gpu_key;
+  double count;
+};
+
 // One output tile shape a GEMM library may run on a streaming multiprocessor (one CTA).
 struct GemmTile {
   int64_t m;
@@ -181,6 +187,30 @@ struct ComputeParameters {
   // (A100 0.575 / 0.869 = 0.66, H100 0.331 / 0.803 = 0.41, H200 0.333 / 0.803 = 0.41).
   double attention_to_matmul_default = 0.5;
 
+  // ---- Collectives beside compute ---------------------------------------------------------
+  // SMs an NCCL collective holds while it runs beside compute kernels (a data-parallel
+  // reduction overlapping the backward pass, a parameter all-gather overlapping the
+  // forward). NCCL launches one CTA per channel, each CTA holds an SM to itself ("NCCL CTAs
+  // won't share an SM with compute kernels"), and NCCL uses as many channels as reach the
+  // platform's bandwidth: "on DGX with 8 NICs and a top speed of 190 GB/s, then it would
+  // use 16 SMs" (S. Jeaugey, NCCL maintainer, NVIDIA/nccl issue #689, 2022: DGX A100).
+  // On H100 an ncclAllGather beside a GEMM was profiled holding 24 SMs (Nsight Systems,
+  // NVIDIA Developer Forums thread 337991, "Compute-Communication Overlap Causes Severe
+  // GEMM Performance Degradation", 2025), in line with H100 NICs twice as fast and SMs ~1.4x
+  // the clock. The compute beside it runs on the rest: (SMs - these) / SMs of its speed
+  // (the executor's contention, TaskGraph::addContention). Not counted: the HBM traffic of
+  // the reduction (tens of GB/s against TB/s) and the extra wave a GEMM sized to the whole
+  // GPU may need.
+  std::vector<MeasuredCount> collective_sms = {
+      {"a100-sxm-80gb", 16.0}, {"a100-sxm-40gb", 16.0}, {"a100-pcie-80gb", 16.0}, {"h100-sxm", 24.0}, {"h200", 24.0},
+  };
+  // Other GPUs (NVIDIA, and AMD, whose RCCL also runs one workgroup per channel on the
+  // compute units): the DGX A100 share, 16 of 108 SMs.
+  double collective_compute_share_default = 16.0 / 108.0;
+  // Vendors whose collectives move data without the compute units: Intel Gaudi (on-die RoCE
+  // engines with their own DMA) and Google TPUs (ICI DMA engines). Share 0.
+  std::vector<std::string> collective_offload_vendors = {"intel", "google"};
+
   // ---- Launch ---------------------------------------------------------------------------
   // Time a kernel costs beyond its own work: the host-side launch (CUDA driver + runtime,
   // "about 4-6 us" per launch, "pegainfer (3): From Launch Overhead to CUDA Graph",
@@ -204,6 +234,9 @@ struct ComputeParameters {
   [[nodiscard]] double memoryEfficiency(std::string_view gpu_key) const;
   // Share of a GEMM's epilogue traffic that adds to its time on `gpu_key` (gemm_epilogue_exposed).
   [[nodiscard]] double gemmEpilogueExposed(std::string_view gpu_key) const;
+  // Share of `gpu`'s compute units an overlapped collective holds (collective_sms, else
+  // the vendor rules above); `units`: its compute units.
+  [[nodiscard]] double collectiveComputeShare(const topology::GpuSpec& gpu, int units) const;
   // Fraction of `gpu`'s peak at `precision` (a 16-bit one) reached by fused attention.
   [[nodiscard]] double attentionEfficiency(const topology::GpuSpec& gpu, topology::Precision precision) const;
 };

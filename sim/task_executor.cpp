@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 
 namespace trainsim::sim {
 
@@ -9,6 +10,7 @@ TaskExecutor::TaskExecutor(Engine& engine, FlowNetwork& network, const TaskGraph
     : engine_(engine), network_(network), graph_(graph) {
   assert(&network.engine() == &engine);
   done_handler_ = engine_.addHandler<&TaskExecutor::onTaskDone>(this);
+  contended_done_handler_ = engine_.addHandler<&TaskExecutor::onContendedComputeDone>(this);
   const std::size_t n = graph_.taskCount();
   pending_.assign(n, 0);
   start_.assign(n, kTimeNever);
@@ -47,6 +49,15 @@ TaskExecutor::TaskExecutor(Engine& engine, FlowNetwork& network, const TaskGraph
       if (p != kNoTask) children_[fill[p]++] = t;
     }
   }
+
+  const std::span<const Contention> contentions = graph_.contentions();
+  if (!contentions.empty()) {
+    contentions_.assign(contentions.begin(), contentions.end());
+    std::stable_sort(contentions_.begin(), contentions_.end(),
+                     [](const Contention& a, const Contention& b) { return a.task < b.task; });
+    stream_loads_.resize(graph_.streamCount());
+    for (const Contention& c : contentions_) stream_loads_[c.stream].contended = true;
+  }
 }
 
 void TaskExecutor::addObserver(TaskObserver* observer) {
@@ -72,6 +83,57 @@ SimTime TaskExecutor::run() {
 void TaskExecutor::onTaskDone(uint64_t task) {
   done_.push_back(static_cast<TaskId>(task));
   drain();
+}
+
+void TaskExecutor::onContendedComputeDone(uint64_t payload) {
+  const auto task = static_cast<TaskId>(payload & 0xffffffffU);
+  const auto generation = static_cast<uint32_t>(payload >> 32);
+  StreamLoad& stream = stream_loads_[graph_.stream(task)];
+  if (stream.running != task || stream.generation != generation) return;  // re-timed since
+  stream.running = kNoTask;
+  onTaskDone(task);
+}
+
+void TaskExecutor::beginContended(TaskId task, StreamId stream) {
+  StreamLoad& load = stream_loads_[stream];
+  assert(load.running == kNoTask);
+  load.running = task;
+  load.work_left_ps = static_cast<double>(graph_.duration(task));
+  load.updated = engine_.now();
+  retime(stream);
+}
+
+void TaskExecutor::retime(StreamId stream) {
+  StreamLoad& load = stream_loads_[stream];
+  ++load.generation;  // the event scheduled before, if any, is stale now
+  const double speed = 1.0 - load.load;
+  if (speed <= 0.0) return;  // stalled until a contender ends
+  const SimTime finish = engine_.now() + static_cast<SimTime>(std::llround(load.work_left_ps / speed));
+  engine_.schedule(finish, contended_done_handler_, load.running | (static_cast<uint64_t>(load.generation) << 32));
+}
+
+void TaskExecutor::contend(TaskId task, bool starting) {
+  auto entry = std::lower_bound(contentions_.begin(), contentions_.end(), task,
+                                [](const Contention& c, TaskId t) { return c.task < t; });
+  const SimTime now = engine_.now();
+  for (; entry != contentions_.end() && entry->task == task; ++entry) {
+    StreamLoad& load = stream_loads_[entry->stream];
+    if (load.running != kNoTask) {
+      // Work done since the last change, at the speed of that interval.
+      const double speed = std::max(0.0, 1.0 - load.load);
+      load.work_left_ps = std::max(0.0, load.work_left_ps - static_cast<double>(now - load.updated) * speed);
+      load.updated = now;
+    }
+    if (starting) {
+      ++load.contenders;
+      load.load += entry->fraction;
+    } else {
+      assert(load.contenders > 0);
+      // Back to exactly 0 when the last contender ends (no rounding residue).
+      load.load = --load.contenders == 0 ? 0.0 : load.load - entry->fraction;
+    }
+    if (load.running != kNoTask) retime(entry->stream);
+  }
 }
 
 void TaskExecutor::drain() {
@@ -103,7 +165,10 @@ void TaskExecutor::begin(TaskId task) {
   switch (graph_.kind(task)) {
     case TaskKind::kCompute: {
       const SimTime duration = graph_.duration(task);
-      if (duration == 0) {
+      const StreamId stream = graph_.stream(task);
+      if (duration > 0 && stream != kNoStream && !stream_loads_.empty() && stream_loads_[stream].contended) {
+        beginContended(task, stream);
+      } else if (duration == 0) {
         done_.push_back(task);
       } else {
         engine_.schedule(now + duration, done_handler_, task);
@@ -132,6 +197,7 @@ void TaskExecutor::begin(TaskId task) {
       break;
     }
   }
+  if (!contentions_.empty()) contend(task, true);
 }
 
 void TaskExecutor::finish(TaskId task) {
@@ -154,13 +220,15 @@ void TaskExecutor::finish(TaskId task) {
     assert(pending_[parent] > 0);
     if (--pending_[parent] == 0) done_.push_back(parent);
   }
+  if (!contentions_.empty()) contend(task, false);
 }
 
 std::size_t TaskExecutor::memoryBytes() const {
   return successor_offset_.capacity() * sizeof(uint32_t) + successors_.capacity() * sizeof(TaskId) +
          child_offset_.capacity() * sizeof(uint32_t) + children_.capacity() * sizeof(TaskId) +
          pending_.capacity() * sizeof(uint32_t) + start_.capacity() * sizeof(SimTime) +
-         finish_.capacity() * sizeof(SimTime) + ready_.capacity() * sizeof(TaskId) + done_.capacity() * sizeof(TaskId);
+         finish_.capacity() * sizeof(SimTime) + ready_.capacity() * sizeof(TaskId) + done_.capacity() * sizeof(TaskId) +
+         contentions_.capacity() * sizeof(Contention) + stream_loads_.capacity() * sizeof(StreamLoad);
 }
 
 }  // namespace trainsim::sim

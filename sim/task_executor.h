@@ -2,6 +2,11 @@
 // FlowNetwork, groups as joins of their children. Tasks start at the simulated instant
 // their last dependency completes (and their parent group has started); within one
 // instant, tasks are started and finished in a fixed order, so runs are reproducible.
+//
+// Contention (TaskGraph::addContention): a compute task on a contended stream progresses
+// at 1 - (the fractions of the stream's contenders running now); each time a contender
+// starts or ends, its remaining work is re-timed at the new speed. At a speed of zero or
+// less it stalls until a contender ends.
 #pragma once
 
 #include <cstdint>
@@ -64,6 +69,12 @@ class TaskExecutor {
 
  private:
   void onTaskDone(uint64_t task);
+  // A compute task of a contended stream: payload = task | generation << 32.
+  void onContendedComputeDone(uint64_t payload);
+  void beginContended(TaskId task, StreamId stream);
+  // Re-times the stream's running compute task at the current load (now).
+  void retime(StreamId stream);
+  void contend(TaskId task, bool starting);
   void drain();
   void begin(TaskId task);
   void finish(TaskId task);
@@ -75,6 +86,7 @@ class TaskExecutor {
   FlowNetwork& network_;
   const TaskGraph& graph_;
   HandlerId done_handler_;
+  HandlerId contended_done_handler_;
   std::vector<TaskObserver*> observers_;
 
   // Successors and children in CSR form.
@@ -91,6 +103,20 @@ class TaskExecutor {
   SimTime makespan_ = 0;
   bool started_ = false;
   bool draining_ = false;
+
+  // Contention: the graph's entries in task order, and per stream (sized only when the
+  // graph has contention) the load, the running compute task and its work left.
+  std::vector<Contention> contentions_;
+  struct StreamLoad {
+    bool contended = false;
+    uint32_t contenders = 0;
+    uint32_t generation = 0;
+    double load = 0.0;
+    TaskId running = kNoTask;
+    double work_left_ps = 0.0;  // at full speed, as of `updated`
+    SimTime updated = 0;
+  };
+  std::vector<StreamLoad> stream_loads_;
 
   // FIFO work lists of the current instant.
   std::vector<TaskId> ready_;

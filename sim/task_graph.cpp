@@ -68,6 +68,12 @@ void TaskGraph::addDependency(TaskId before, TaskId after) {
   dependencies_.push_back(Dependency{before, after});
 }
 
+void TaskGraph::addContention(TaskId task, StreamId stream, double fraction) {
+  assert(task < kind_.size() && stream < streams_.size());
+  assert(fraction > 0.0 && fraction < 1.0);
+  contentions_.push_back(Contention{task, stream, fraction});
+}
+
 void TaskGraph::reserve(std::size_t tasks, std::size_t dependencies) {
   kind_.reserve(tasks);
   stream_.reserve(tasks);
@@ -101,9 +107,10 @@ std::size_t TaskGraph::memoryBytes() const {
   return kind_.capacity() * sizeof(TaskKind) + stream_.capacity() * sizeof(StreamId) +
          parent_.capacity() * sizeof(TaskId) + tag_.capacity() * sizeof(uint32_t) +
          value_.capacity() * sizeof(int64_t) + flows_.capacity() * sizeof(FlowParams) +
-         dependencies_.capacity() * sizeof(Dependency) + route_offset_.capacity() * sizeof(uint32_t) +
-         route_links_.capacity() * sizeof(LinkId) + route_latency_.capacity() * sizeof(SimTime) +
-         stream_tail_.capacity() * sizeof(TaskId) + streams_.capacity() * sizeof(StreamInfo);
+         dependencies_.capacity() * sizeof(Dependency) + contentions_.capacity() * sizeof(Contention) +
+         route_offset_.capacity() * sizeof(uint32_t) + route_links_.capacity() * sizeof(LinkId) +
+         route_latency_.capacity() * sizeof(SimTime) + stream_tail_.capacity() * sizeof(TaskId) +
+         streams_.capacity() * sizeof(StreamInfo);
 }
 
 }  // namespace trainsim::sim

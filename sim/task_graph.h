@@ -12,6 +12,11 @@
 // kernels on a CUDA stream: each task on a stream implicitly depends on the task issued on
 // that stream before it. Different streams run concurrently.
 //
+// Contention: a task may be declared to slow the compute tasks of a stream while it runs
+// (addContention), as an NCCL kernel holds some of a GPU's SMs while the GEMMs beside it
+// run on the rest. A compute task's duration is its length at full speed; it stretches
+// while contenders of its stream run.
+//
 // A child starts only after its parent group started (and after its own dependencies). A
 // child must not be on its parent's stream (it would wait for its parent to finish).
 //
@@ -76,6 +81,13 @@ struct Dependency {
   TaskId after;
 };
 
+// While `task` runs, compute tasks on `stream` progress at (1 - fraction) of full speed.
+struct Contention {
+  TaskId task;
+  StreamId stream;
+  double fraction;
+};
+
 class TaskGraph {
  public:
   StreamId addStream(int32_t device, std::string name);
@@ -90,6 +102,9 @@ class TaskGraph {
   // `after` starts only once `before` has completed. Any order of creation is accepted;
   // a cycle leaves its tasks unfinished (TaskExecutor::allFinished() is then false).
   void addDependency(TaskId before, TaskId after);
+  // While `task` runs, the compute tasks of `stream` run at (1 - fraction) of full speed;
+  // the fractions of contenders running together add up (see TaskExecutor). 0 < fraction < 1.
+  void addContention(TaskId task, StreamId stream, double fraction);
 
   void reserve(std::size_t tasks, std::size_t dependencies);
 
@@ -97,6 +112,7 @@ class TaskGraph {
   [[nodiscard]] std::size_t streamCount() const { return streams_.size(); }
   [[nodiscard]] std::size_t routeCount() const { return route_latency_.size(); }
   [[nodiscard]] std::span<const Dependency> dependencies() const { return dependencies_; }
+  [[nodiscard]] std::span<const Contention> contentions() const { return contentions_; }
 
   [[nodiscard]] TaskKind kind(TaskId task) const { return kind_[task]; }
   [[nodiscard]] StreamId stream(TaskId task) const { return stream_[task]; }
@@ -135,6 +151,7 @@ class TaskGraph {
   std::vector<int64_t> value_;  // compute: duration; flow: index into flows_
   std::vector<FlowParams> flows_;
   std::vector<Dependency> dependencies_;
+  std::vector<Contention> contentions_;
 
   std::vector<StreamInfo> streams_;
   std::vector<TaskId> stream_tail_;

@@ -40,6 +40,25 @@ TEST(IterationSimulationTest, OverlappingGradientReductionShrinksExposedDataPara
   EXPECT_NEAR(overlapped.breakdown.compute, serial.breakdown.compute, 1e-9 * serial.breakdown.compute);
 }
 
+// The overlapped reduce-scatters hold some of the GPU's SMs (sim::ComputeParameters::
+// collective_sms: 24 of H100's 132) while the backward runs beside them: the iteration grows,
+// by less than that share of the whole iteration, the compute at full speed does not, and
+// what it lost is counted as data-parallel time.
+TEST(IterationSimulationTest, OverlappedReductionSlowsTheBackwardItOverlaps) {
+  const Experiment experiment = experimentFrom(dataParallel(true));
+  SimulationOptions no_contention;
+  no_contention.compute.collective_sms.clear();
+  no_contention.compute.collective_compute_share_default = 0.0;
+  auto free = simulateIteration(experiment, no_contention);
+  ASSERT_TRUE(free.ok()) << free.error().toString();
+  const IterationResult contended = simulate(experiment);
+  const double added = contended.iteration_time_s - free.value().iteration_time_s;
+  EXPECT_GT(added, 0.0);
+  EXPECT_LT(added, 24.0 / 132.0 * free.value().iteration_time_s);
+  EXPECT_NEAR(contended.breakdown.compute, free.value().breakdown.compute, 1e-9 * contended.breakdown.compute);
+  EXPECT_NEAR(contended.breakdown.dp_comm_exposed - free.value().breakdown.dp_comm_exposed, added, 1e-9);
+}
+
 TEST(IterationSimulationTest, SameInputSameResult) {
   const Experiment experiment = experimentFrom(dataParallel(true));
   const IterationResult first = simulate(experiment);

@@ -181,6 +181,22 @@ TEST(ComputeModel, EfficiencyNeverExceedsTheCeiling) {
   }
 }
 
+TEST(ComputeModel, CollectivesBesideComputeHoldTheirSms) {
+  // NVIDIA/nccl #689: 16 SMs on DGX A100; 24 on H100 (ComputeParameters::collective_sms).
+  EXPECT_DOUBLE_EQ(ComputeModel(gpu("a100-sxm-80gb"), Precision::kFp16).collectiveComputeShare(), 16.0 / 108.0);
+  EXPECT_DOUBLE_EQ(ComputeModel(gpu("h100-sxm"), Precision::kBf16).collectiveComputeShare(), 24.0 / 132.0);
+  // Unmeasured GPUs get DGX A100's share; Gaudi and TPUs move collective data on other engines.
+  EXPECT_DOUBLE_EQ(ComputeModel(gpu("mi300x"), Precision::kBf16).collectiveComputeShare(), 16.0 / 108.0);
+  EXPECT_EQ(ComputeModel(gpu("gaudi3"), Precision::kBf16).collectiveComputeShare(), 0.0);
+  EXPECT_EQ(ComputeModel(gpu("tpu-v5e"), Precision::kBf16).collectiveComputeShare(), 0.0);
+  // A collective may not hold every SM.
+  ComputeParameters parameters;
+  parameters.collective_sms = {{"h100-sxm", 132.0}};
+  const auto model = ComputeModel::create(gpu("h100-sxm"), Precision::kBf16, parameters);
+  ASSERT_FALSE(model.ok());
+  EXPECT_NE(model.error().toString().find("collective SMs"), std::string::npos);
+}
+
 TEST(ComputeModel, LargeGemmsApproachTheCeiling) {
   const ComputeModel model(gpu("h100-sxm"), Precision::kBf16);
   const GemmPlan plan = model.gemmPlan({32768, 32768, 32768});

@@ -270,5 +270,113 @@ TEST(TaskExecutorTest, IdenticalRunsGiveIdenticalFinishTimes) {
   EXPECT_EQ(first, second);
 }
 
+// ---- Contention ----------------------------------------------------------------------------
+
+TEST(TaskExecutorTest, ContenderSlowsTheComputeItOverlaps) {
+  // A 100 ps compute task; a contender taking a quarter of the SMs runs over [0, 40).
+  // 40 ps at 3/4 speed do 30 ps of work; the remaining 70 run at full speed: done at 110.
+  Fixture f;
+  const StreamId compute = f.graph.addStream(0, "compute");
+  const StreamId comm = f.graph.addStream(0, "comm");
+  const TaskId work = f.graph.addCompute(100, {}, {.stream = compute});
+  const TaskId nccl = f.graph.addCompute(40, {}, {.stream = comm});
+  f.graph.addContention(nccl, compute, 0.25);
+  TaskExecutor executor(f.engine, f.network, f.graph);
+  EXPECT_EQ(executor.run(), 110);
+  EXPECT_EQ(executor.finishTime(work), 110);
+  EXPECT_EQ(executor.finishTime(nccl), 40);
+}
+
+TEST(TaskExecutorTest, ContenderStartingMidTaskSlowsTheRest) {
+  // The contender starts at 60 (after a 60 ps delay) and outlasts the compute task: the
+  // last 40 ps of work run at half speed, 80 ps.
+  Fixture f;
+  const StreamId compute = f.graph.addStream(0, "compute");
+  const TaskId work = f.graph.addCompute(100, {}, {.stream = compute});
+  const TaskId delay = f.graph.addCompute(60);
+  const TaskId nccl = f.graph.addCompute(1000, {delay});
+  f.graph.addContention(nccl, compute, 0.5);
+  TaskExecutor executor(f.engine, f.network, f.graph);
+  executor.run();
+  EXPECT_EQ(executor.finishTime(work), 140);
+}
+
+TEST(TaskExecutorTest, ConcurrentContendersAddUpAndOnlyTheirStreamSlows) {
+  // Two contenders of 0.25 each over [0, 50): the stream runs at half speed, 25 ps of work
+  // done by 50, 75 more at full speed -> 125. Another stream of the same device is untouched.
+  Fixture f;
+  const StreamId compute = f.graph.addStream(0, "compute");
+  const StreamId other = f.graph.addStream(0, "other");
+  const TaskId work = f.graph.addCompute(100, {}, {.stream = compute});
+  const TaskId untouched = f.graph.addCompute(100, {}, {.stream = other});
+  const TaskId a = f.graph.addCompute(50);
+  const TaskId b = f.graph.addCompute(50);
+  f.graph.addContention(a, compute, 0.25);
+  f.graph.addContention(b, compute, 0.25);
+  TaskExecutor executor(f.engine, f.network, f.graph);
+  executor.run();
+  EXPECT_EQ(executor.finishTime(work), 125);
+  EXPECT_EQ(executor.finishTime(untouched), 100);
+}
+
+TEST(TaskExecutorTest, GroupContendsFromItsStartToItsLastChild) {
+  // A collective-like group: starts at 0, its one flow moves 100 bytes at 1 GB/s (100 ns).
+  // A 200 ns compute task beside it at 0.2 contention: 100 ns at 0.8 = 80 ns of work, then
+  // 120 at full speed -> 220 ns. Compute tasks issued after it on the stream are not slowed.
+  Fixture f;
+  const StreamId compute = f.graph.addStream(0, "compute");
+  const LinkId link = 0;
+  const RouteId route = f.graph.addRoute(std::span<const LinkId>(&link, 1), 0);
+  const TaskId group = f.graph.addGroup();
+  f.graph.addFlow(route, 100.0, {}, {.parent = group});
+  f.graph.addContention(group, compute, 0.2);
+  const TaskId work = f.graph.addCompute(200'000, {}, {.stream = compute});
+  const TaskId after = f.graph.addCompute(50'000, {}, {.stream = compute});
+  TaskExecutor executor(f.engine, f.network, f.graph);
+  executor.run();
+  EXPECT_EQ(executor.finishTime(group), 100'000);
+  EXPECT_EQ(executor.finishTime(work), 220'000);
+  EXPECT_EQ(executor.finishTime(after), 270'000);
+}
+
+TEST(TaskExecutorTest, FullyContendedComputeStallsUntilAContenderEnds) {
+  Fixture f;
+  const StreamId compute = f.graph.addStream(0, "compute");
+  const TaskId work = f.graph.addCompute(10, {}, {.stream = compute});
+  const TaskId a = f.graph.addCompute(30);
+  const TaskId b = f.graph.addCompute(20);
+  f.graph.addContention(a, compute, 0.6);
+  f.graph.addContention(b, compute, 0.6);
+  // [0, 20): stalled; [20, 30): speed 0.4 -> 4 ps of work; then 6 ps at full speed -> 36.
+  TaskExecutor executor(f.engine, f.network, f.graph);
+  executor.run();
+  EXPECT_EQ(executor.finishTime(work), 36);
+}
+
+TEST(TaskExecutorTest, RunsWithContentionAreReproducible) {
+  auto run = [] {
+    Fixture f;
+    std::vector<StreamId> streams;
+    for (int d = 0; d < 4; ++d) streams.push_back(f.graph.addStream(d, "compute"));
+    std::mt19937 random(7);
+    std::vector<SimTime> finishes;
+    std::vector<TaskId> tasks;
+    for (int i = 0; i < 200; ++i) {
+      const StreamId s = streams[random() % streams.size()];
+      tasks.push_back(f.graph.addCompute(1 + random() % 1000, {}, {.stream = s}));
+      if (i % 3 == 0) {
+        const TaskId c = f.graph.addCompute(1 + random() % 3000, {tasks[random() % tasks.size()]});
+        f.graph.addContention(c, streams[random() % streams.size()], 0.1 + 0.1 * static_cast<double>(random() % 5));
+      }
+    }
+    TaskExecutor executor(f.engine, f.network, f.graph);
+    executor.run();
+    EXPECT_TRUE(executor.allFinished());
+    for (TaskId t : tasks) finishes.push_back(executor.finishTime(t));
+    return finishes;
+  };
+  EXPECT_EQ(run(), run());
+}
+
 }  // namespace
 }  // namespace trainsim::sim
