@@ -393,9 +393,19 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
     // exceeds it is exposed), or one call per chunk after the last backward.
     const double bucket = overlap_grads ? reduction(chunk_parameters / buckets) : 0.0;
     const double hidden_under = chunks * (middle.backward_compute + middle.backward_comm);
-    const double last_reduction = overlap_grads ? std::max(bucket, chunks * buckets * bucket - hidden_under)
+    // The overlapped collectives hold `share` of the SMs (ComputeParameters::collective_sms):
+    // compute of length c beside collectives of length g ends at max(g, c + share x g)
+    // instead of max(g, c) (the executor's contention, for one stretch of each).
+    const double share = timer.collectiveComputeShare();
+    auto contended = [share](double collectives, double compute) {
+      return std::max(collectives, compute + share * collectives) - std::max(collectives, compute);
+    };
+    const double last_reduction = overlap_grads ? std::max(bucket, chunks * buckets * bucket - hidden_under) +
+                                                      contended(chunks * buckets * bucket, hidden_under)
                                                 : chunks * reduction(chunk_parameters);
     if (zero3) {
+      // (The SMs these collectives take from the passes beside them are left to the
+      // simulation: the screen's error absorbs them.)
       // ZeRO-3 gathers the parameters before every pass of every micro-batch (they are freed
       // after use) and reduce-scatters every backward's gradients (IterationBuilder step 5).
       const double gather_bucket = gathering(chunk_parameters / buckets);
@@ -418,7 +428,8 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
         // each bucket as it reaches it (gatheredPassEnd); else after the optimizer step.
         const double gather_bucket = gathering(chunk_parameters / buckets);
         const double forward = first_stage.forward(overlap_tensor);
-        seconds += plan.overlap_param_gather ? gatheredPassEnd(forward, buckets, gather_bucket) - forward
+        seconds += plan.overlap_param_gather ? gatheredPassEnd(forward, buckets, gather_bucket) - forward +
+                                                   contended(chunks * buckets * gather_bucket, forward)
                                              : chunks * buckets * gather_bucket;
       }
     }
