@@ -31,6 +31,11 @@ void applyCalibration(const Calibration& calibration, sim::ComputeParameters& pa
     std::erase_if(rows, [&](const sim::MeasuredFraction& row) { return row.gpu_key == fraction.gpu_key; });
     rows.push_back(fraction);
   }
+  for (const auto& count : calibration.compute.collective_sms) {
+    auto& rows = parameters.collective_sms;
+    std::erase_if(rows, [&](const sim::MeasuredCount& row) { return row.gpu_key == count.gpu_key; });
+    rows.push_back(count);
+  }
   for (const auto& record : calibration.compute.gemm_efficiency) {
     auto& rows = parameters.gemm_shape_efficiency;
     std::erase_if(rows, [&](const sim::GemmShapeEfficiency& row) {
@@ -66,6 +71,7 @@ std::string describeCalibration(const Calibration& calibration) {
                                 compute.gemm_efficiency.size() == 1 ? "" : "es"));
   }
   if (!compute.memory_efficiency.empty()) parts.push_back("memory efficiency");
+  if (!compute.collective_sms.empty()) parts.push_back("collective SMs");
   if (!calibration.corrections.empty()) {
     parts.push_back(fmt::format("{} measured collective layout{}", calibration.corrections.size(),
                                 calibration.corrections.size() == 1 ? "" : "s"));

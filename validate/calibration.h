@@ -66,8 +66,11 @@ struct ComputeCalibration {
   std::vector<sim::MeasuredRate> matmul_ceilings;  // replace the rows of the same GPU and precision
   std::vector<sim::MeasuredFraction> memory_efficiency;
   std::vector<GemmClassRecord> gemm_efficiency;
+  // SMs an overlapped NCCL collective holds (its CTAs: NCCL_DEBUG=INFO's "coll channels"),
+  // per GPU; written by hand, no harness measures it yet.
+  std::vector<sim::MeasuredCount> collective_sms;
   [[nodiscard]] bool empty() const {
-    return matmul_ceilings.empty() && memory_efficiency.empty() && gemm_efficiency.empty();
+    return matmul_ceilings.empty() && memory_efficiency.empty() && gemm_efficiency.empty() && collective_sms.empty();
   }
 };
 

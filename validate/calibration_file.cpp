@@ -84,7 +84,7 @@ Calibration read(const ConfigNode& root) {
     calibration.communication_fit = quality;
   }
   if (auto compute = root.optionalChild("compute")) {
-    compute->allowKeys({"matmul_ceilings", "memory_efficiency", "gemm_efficiency"});
+    compute->allowKeys({"matmul_ceilings", "memory_efficiency", "gemm_efficiency", "collective_sms"});
     if (auto ceilings = compute->optionalChild("matmul_ceilings")) {
       for (const auto& entry : ceilings->elements()) {
         entry.allowKeys({"gpu", "precision", "tflops"});
@@ -98,6 +98,15 @@ Calibration read(const ConfigNode& root) {
         entry.allowKeys({"gpu", "fraction"});
         calibration.compute.memory_efficiency.push_back(
             {entry.child("gpu").asString(), readFraction(entry.child("fraction"))});
+      }
+    }
+    if (auto collective = compute->optionalChild("collective_sms")) {
+      for (const auto& entry : collective->elements()) {
+        entry.allowKeys({"gpu", "sms"});
+        // A sanity bound above every catalog GPU's compute units (MI300X: 304); the model
+        // checks the GPU's own count when the calibration is applied.
+        calibration.compute.collective_sms.push_back(
+            {entry.child("gpu").asString(), entry.child("sms").asNumberIn(0.0, 1024.0)});
       }
     }
     if (auto gemm = compute->optionalChild("gemm_efficiency")) {
@@ -211,6 +220,12 @@ std::string calibrationYaml(const Calibration& c) {
       out += "  memory_efficiency:\n";
       for (const auto& fraction : c.compute.memory_efficiency) {
         out += fmt::format("    - {{gpu: {}, fraction: {}}}\n", quoted(fraction.gpu_key), number(fraction.fraction));
+      }
+    }
+    if (!c.compute.collective_sms.empty()) {
+      out += "  collective_sms:\n";
+      for (const auto& count : c.compute.collective_sms) {
+        out += fmt::format("    - {{gpu: {}, sms: {}}}\n", quoted(count.gpu_key), number(count.count));
       }
     }
     if (!c.compute.gemm_efficiency.empty()) {

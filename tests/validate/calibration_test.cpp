@@ -12,6 +12,7 @@
 #include "sim/collective_simulation.h"
 #include "sim/compute_model.h"
 #include "topology/cluster_loader.h"
+#include "topology/gpu_catalog.h"
 #include "validate/calibration_file.h"
 #include "validate/calibrator.h"
 #include "validate/communication_parameter_names.h"
@@ -187,6 +188,7 @@ Calibration sampleCalibration() {
   c.compute.matmul_ceilings = {{"a100-sxm-40gb", topology::Precision::kBf16, 250.0}};
   c.compute.memory_efficiency = {{"a100-sxm-40gb", 0.8}};
   c.compute.gemm_efficiency = {{"a100-sxm-40gb", topology::Precision::kBf16, "cubic_large", 0.77, 3}};
+  c.compute.collective_sms = {{"a100-sxm-40gb", 24.0}};
   CollectiveCurveRecord record;
   record.op = "all_reduce";
   record.layout = "intra_node";
@@ -231,6 +233,14 @@ TEST(CalibrationFileTest, WritesAndReadsBack) {
     }
   }
   EXPECT_EQ(rows, 1);
+  // The collective SMs replace the default row of the GPU: 24 of the A100's 108 SMs.
+  const auto catalog =
+      valueOrThrow(topology::GpuCatalog::load(std::string(TRAINSIM_CONFIG_DIR_FOR_TESTS) + "/gpus.yaml"));
+  const topology::GpuSpec* a100 = catalog.find("a100-sxm-40gb");
+  ASSERT_NE(a100, nullptr);
+  EXPECT_DOUBLE_EQ(sim::ComputeModel(*a100, topology::Precision::kBf16, options.compute).collectiveComputeShare(),
+                   24.0 / 108.0);
+  EXPECT_THAT(describeCalibration(*read), HasSubstr("collective SMs"));
   EXPECT_THAT(describeCalibration(*read), HasSubstr("calib.yaml (measured on azure-nd-a100-v4, a100-sxm-40gb"));
   // The correction interpolates in log size between measured sizes, and holds at the ends.
   EXPECT_DOUBLE_EQ(*calibrationCorrection(*read, CollectiveOp::kAllReduce, 8, 1, 8, 512), 1.1);
@@ -249,6 +259,8 @@ TEST(CalibrationFileTest, RejectsWhatIsNotACalibration) {
       {"format: trainsim-calibration-1", "format: other", "expected trainsim-calibration-1"},
       {"launch_overhead_us: 15.5", "launch_overhead_us: fast", "expected a number"},
       {"precision: bf16, tflops", "precision: bf17, tflops", "expected one of"},
+      {"sms: 24", "sms: -1", "expected a number >= 0"},
+      {"sms: 24", "cta: 24", "expected one of gpu or sms"},
   };
   for (const auto& c : cases) {
     std::string text = good;
