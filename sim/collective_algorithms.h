@@ -27,11 +27,10 @@ void buildDirect(const AlgorithmContext& context);
 
 // Pipeline-fill latency of `steps` steps of which `network_steps` cross the network,
 // the others an intra-node hop of class `intra` (NCCL tuning.cc's latency model). Each
-// intra-node step also costs `intra_excess_s`, its route's latency beyond the defaults
-// (CollectiveBuilder::latencyExcessSeconds), and at least nothing.
+// step also costs its class's excess, and at least nothing.
 [[nodiscard]] double stepLatencySeconds(const CommunicationParameters& parameters, CollectiveAlgorithm algorithm,
                                         Protocol protocol, HopClass intra, double intra_steps, double network_steps,
-                                        bool multi_node, double intra_excess_s);
+                                        bool multi_node, StepLatencyExcess excess);
 
 // Pipeline fill: (steps - 1) chunks crossing a hop at one channel's rate, the chunk being
 // NCCL's buffer slot or the per-step data spread over the pipeline channels if smaller.

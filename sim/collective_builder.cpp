@@ -7,7 +7,6 @@
 #include <set>
 
 #include "sim/collective_algorithms.h"
-#include "topology/link_defaults.h"
 
 namespace trainsim::sim {
 
@@ -18,7 +17,7 @@ namespace detail {
 
 double stepLatencySeconds(const CommunicationParameters& parameters, CollectiveAlgorithm algorithm, Protocol protocol,
                           HopClass intra, double intra_steps, double network_steps, bool multi_node,
-                          double intra_excess_s) {
+                          StepLatencyExcess excess) {
   const auto& table =
       algorithm == CollectiveAlgorithm::kTree ? parameters.tree_step_latency_us : parameters.ring_step_latency_us;
   const auto p = static_cast<std::size_t>(protocol);
@@ -28,8 +27,9 @@ double stepLatencySeconds(const CommunicationParameters& parameters, CollectiveA
   if (multi_node && protocol == Protocol::kLL) intra_us *= 1.8;
   // The wire part of the step follows the cluster's links; faster links cannot make a step
   // cost less than nothing.
-  intra_us = std::max(0.0, intra_us + intra_excess_s * 1e6);
-  const double network_us = table[static_cast<std::size_t>(HopClass::kNetwork)][p];
+  intra_us = std::max(0.0, intra_us + excess.intra_s * 1e6);
+  const double network_us =
+      std::max(0.0, table[static_cast<std::size_t>(HopClass::kNetwork)][p] + excess.network_s * 1e6);
   return (intra_steps * intra_us + network_steps * network_us) * 1e-6;
 }
 
@@ -122,10 +122,15 @@ GroupHardware CollectiveBuilder::hardware(const GroupLayout& layout) const {
   for (const auto& node : layout.ranks_by_node) {
     for (std::size_t i = 0; i + 1 < node.size(); ++i) {
       const double excess = latencyExcessSeconds(node[i], node[i + 1]);
-      result.intra_excess_s = first_hop ? excess : std::max(result.intra_excess_s, excess);
+      result.excess.intra_s = first_hop ? excess : std::max(result.excess.intra_s, excess);
       first_hop = false;
       if (spec.explicit_graph && hopClass(node[i], node[i + 1]) == HopClass::kPcie) pcie_hop = true;
     }
+  }
+  // The network hops between consecutive nodes (the ring's, the trees' chain heads').
+  for (std::size_t k = 0; k + 1 < layout.ranks_by_node.size(); ++k) {
+    const double excess = latencyExcessSeconds(layout.ranks_by_node[k].front(), layout.ranks_by_node[k + 1].front());
+    result.excess.network_s = k == 0 ? excess : std::max(result.excess.network_s, excess);
   }
   if (!spec.explicit_graph) {
     // The homogeneous form: the figures the links were built from.
@@ -241,12 +246,8 @@ double CollectiveBuilder::latencyExcessSeconds(int64_t from_rank, int64_t to_ran
 }
 
 double CollectiveBuilder::deviceLatencyExcessSeconds(DeviceId from, DeviceId to) const {
-  int64_t excess_ps = 0;
-  for (auto id : router_.route(from, to).links) {
-    const topology::Link& link = cluster_.link(id);
-    excess_ps += link.latency_ps - topology::defaults::linkLatencyPs(cluster_.spec(), link);
-  }
-  return static_cast<double>(excess_ps) * 1e-12;
+  const topology::Route& route = router_.route(from, to);
+  return static_cast<double>(route.latency_ps - route.reference_latency_ps) * 1e-12;
 }
 
 double CollectiveBuilder::estimateTime(const CollectiveRequest& request, const GroupLayout& layout,
@@ -264,7 +265,7 @@ double CollectiveBuilder::estimateTime(const CollectiveRequest& request, const G
   double time = parameters_.launch_overhead_us * 1e-6 +
                 parameters_.base_latency_us[static_cast<std::size_t>(algorithm)][p] * 1e-6;
   const HopClass intra = hardware.intra;
-  const double excess = hardware.intra_excess_s;
+  const StepLatencyExcess excess = hardware.excess;
   const double nodes = layout.nodes();
   switch (algorithm) {
     case CollectiveAlgorithm::kRing: {

@@ -10,9 +10,10 @@
 // of NCCL's per-step latencies over the steps, by hop class (NVLink, PCIe, network). A
 // fixed base latency per algorithm/protocol and the launch overhead precede the flows.
 // NCCL's step latencies were measured on hardware whose links have the default latencies
-// (topology/link_defaults.h); an intra-node step whose route is slower or faster than that
-// (intra_node.latency_us, pcie.latency_us, an explicit graph's link latency_us) costs the
-// difference more or less, never less than nothing.
+// and on InfiniBand (topology::defaults::referenceLinkLatencyPs); a step whose route is
+// slower or faster than that (intra_node.latency_us, pcie.latency_us, inter_node.latency_us
+// and protocol, an explicit graph's link latency_us) costs the difference more or less,
+// never less than nothing.
 // Protocol overhead (LL, LL128) scales the bytes on the wire. So a ring all-reduce of S
 // bytes on n GPUs of one switch takes overhead + 2(n-1) step latencies + 2(n-1)/n S / B.
 #pragma once
@@ -37,12 +38,20 @@ struct GroupLayout {
   [[nodiscard]] int nodes() const { return static_cast<int>(ranks_by_node.size()); }
 };
 
+// What the slowest hop of each class costs a step beyond NCCL's measured step latency: its
+// route's latency beyond the reference (CollectiveBuilder::latencyExcessSeconds), seconds;
+// negative on faster links.
+struct StepLatencyExcess {
+  double intra_s = 0.0;
+  double network_s = 0.0;
+};
+
 // What the tuner's closed-form estimate needs to know about the links under a group.
 struct GroupHardware {
   double intra_Bps = 0.0;              // effective intra-node bandwidth per GPU, per direction, smallest over the group
   double network_Bps = 0.0;            // effective network bandwidth per node, smallest over the group's nodes; 0: none
   HopClass intra = HopClass::kNvLink;  // the class of the group's intra-node hops
-  double intra_excess_s = 0.0;         // latency of an intra-node hop beyond the defaults (see above)
+  StepLatencyExcess excess;            // latency of an intra-node and a network hop beyond the defaults (see above)
   int nics_per_node = 0;               // smallest over the group's nodes
 };
 
@@ -82,10 +91,9 @@ class CollectiveBuilder {
   void addDeviceFlow(topology::DeviceId from, topology::DeviceId to, double bytes, double latency_s, TaskId group,
                      TaskId after);
   [[nodiscard]] HopClass hopClass(int64_t from_rank, int64_t to_rank) const;
-  // The latency of the route from_rank -> to_rank beyond what its links have by default
-  // (topology::defaults::linkLatencyPs), seconds; negative for faster links. Meant for
-  // intra-node hops: their routes list every link they cross (a network route under
-  // adaptive routing leaves out the switch-to-switch links it crosses).
+  // The latency of the route from_rank -> to_rank beyond its reference
+  // (topology::Route::reference_latency_ps: its hops at the latencies NCCL's step latencies
+  // were measured on), seconds; negative for faster links.
   [[nodiscard]] double latencyExcessSeconds(int64_t from_rank, int64_t to_rank) const;
   // The same for a device-to-device route (GPU -> NVSwitch for NVLS).
   [[nodiscard]] double deviceLatencyExcessSeconds(topology::DeviceId from, topology::DeviceId to) const;

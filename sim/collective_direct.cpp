@@ -29,14 +29,12 @@ void buildDirect(const AlgorithmContext& context) {
     const auto& edges = by_class[static_cast<std::size_t>(hop)];
     if (edges.empty()) continue;
     const bool network = hop == HopClass::kNetwork;
-    // The slowest intra-node pair sets the intra-node step's latency beyond the defaults.
-    double excess = 0.0;
-    if (!network) {
-      excess = builder.latencyExcessSeconds(edges.front().from_rank, edges.front().to_rank);
-      for (const auto& edge : edges) {
-        excess = std::max(excess, builder.latencyExcessSeconds(edge.from_rank, edge.to_rank));
-      }
+    // The slowest pair of the class sets its step's latency beyond the defaults.
+    double slowest = builder.latencyExcessSeconds(edges.front().from_rank, edges.front().to_rank);
+    for (const auto& edge : edges) {
+      slowest = std::max(slowest, builder.latencyExcessSeconds(edge.from_rank, edge.to_rank));
     }
+    const StepLatencyExcess excess = network ? StepLatencyExcess{0.0, slowest} : StepLatencyExcess{slowest, 0.0};
     const double latency = stepLatencySeconds(builder.parameters(), CollectiveAlgorithm::kDirect, protocol,
                                               network ? HopClass::kNvLink : hop, network ? 0.0 : 1.0,
                                               network ? 1.0 : 0.0, multi_node, excess);

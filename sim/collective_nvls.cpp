@@ -35,7 +35,7 @@ void buildNvls(const AlgorithmContext& context) {
     excess = excess ? std::max(*excess, path) : path;
   }
   const double latency = stepLatencySeconds(parameters, CollectiveAlgorithm::kNvls, Protocol::kSimple,
-                                            HopClass::kNvLink, 1.0, 0.0, false, excess.value_or(0.0)) +
+                                            HopClass::kNvLink, 1.0, 0.0, false, {excess.value_or(0.0), 0.0}) +
                          pipelineFillSeconds(parameters, Protocol::kSimple, 2.0,
                                              context.request.bytes / static_cast<double>(context.request.ranks.size()));
   for (const auto& [gpu, nvswitch] : gpu_and_switch) {

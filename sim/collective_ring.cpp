@@ -59,16 +59,16 @@ void buildRing(const AlgorithmContext& context) {
     std::vector<CollectiveBuilder::Edge> edges;
     const std::size_t count = op == CollectiveOp::kBroadcast ? order.size() - 1 : order.size();
     HopClass intra = HopClass::kNvLink;
-    // The slowest intra-node hop sets every intra-node step's latency beyond the defaults.
+    // The slowest hop of each class sets every step's latency of that class beyond the defaults.
     std::optional<double> intra_excess;
+    std::optional<double> network_excess;
     for (std::size_t i = 0; i < count; ++i) {
       CollectiveBuilder::Edge edge{order[i], order[(i + 1) % order.size()]};
       const HopClass hop = builder.hopClass(edge.from_rank, edge.to_rank);
       if (hop == HopClass::kPcie) intra = HopClass::kPcie;
-      if (hop != HopClass::kNetwork) {
-        const double excess = builder.latencyExcessSeconds(edge.from_rank, edge.to_rank);
-        intra_excess = intra_excess ? std::max(*intra_excess, excess) : excess;
-      }
+      const double excess = builder.latencyExcessSeconds(edge.from_rank, edge.to_rank);
+      std::optional<double>& slowest = hop == HopClass::kNetwork ? network_excess : intra_excess;
+      slowest = slowest ? std::max(*slowest, excess) : excess;
       if (hop == HopClass::kNetwork && !entry.empty()) {
         const int64_t exit_gpu = entry.at(edge.from_rank);
         if (exit_gpu != edge.from_rank && builder.hopClass(edge.from_rank, exit_gpu) == HopClass::kNvLink) {
@@ -80,10 +80,10 @@ void buildRing(const AlgorithmContext& context) {
     // NCCL's step accounting: of the steps, those that cross nodes scale with nodes - 1.
     const double network_steps = steps / std::max(1.0, n - 1.0) * (layout.nodes() - 1.0);
     const double per_step = op == CollectiveOp::kBroadcast ? size : size / n;
-    const double latency =
-        stepLatencySeconds(builder.parameters(), CollectiveAlgorithm::kRing, context.choice.protocol, intra,
-                           steps - network_steps, network_steps, !layout.singleNode(), intra_excess.value_or(0.0)) +
-        pipelineFillSeconds(builder.parameters(), context.choice.protocol, steps, per_step);
+    const double latency = stepLatencySeconds(builder.parameters(), CollectiveAlgorithm::kRing, context.choice.protocol,
+                                              intra, steps - network_steps, network_steps, !layout.singleNode(),
+                                              {intra_excess.value_or(0.0), network_excess.value_or(0.0)}) +
+                           pipelineFillSeconds(builder.parameters(), context.choice.protocol, steps, per_step);
     builder.addFlows(edges, per_channel, latency, context.group, context.start);
   }
 }

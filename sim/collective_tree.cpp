@@ -36,8 +36,10 @@ void buildTree(const AlgorithmContext& context) {
       }
       std::vector<CollectiveBuilder::Edge> edges;
       HopClass intra = HopClass::kNvLink;
-      // The slowest chain hop sets every intra-node step's latency beyond the defaults.
+      // The slowest chain hop sets every intra-node step's latency beyond the defaults, the
+      // slowest tree edge between nodes every network step's.
       std::optional<double> intra_excess;
+      std::optional<double> network_excess;
       auto addBothWays = [&](int64_t child, int64_t parent) {
         edges.push_back({child, parent});
         edges.push_back({parent, child});
@@ -58,12 +60,19 @@ void buildTree(const AlgorithmContext& context) {
         if (index == 0) continue;
         const int parent_index = (index - 1) / 2;
         const int parent = tree == 0 ? parent_index : nodes - 1 - parent_index;
-        addBothWays(chains[static_cast<std::size_t>(k)].front(), chains[static_cast<std::size_t>(parent)].front());
+        const int64_t child_head = chains[static_cast<std::size_t>(k)].front();
+        const int64_t parent_head = chains[static_cast<std::size_t>(parent)].front();
+        for (const auto& [from, to] : {std::pair{child_head, parent_head}, std::pair{parent_head, child_head}}) {
+          const double excess = builder.latencyExcessSeconds(from, to);
+          network_excess = network_excess ? std::max(*network_excess, excess) : excess;
+        }
+        addBothWays(child_head, parent_head);
       }
       const double steps = layout.max_per_node - 1.0 + depth;
       const double latency =
           2.0 * stepLatencySeconds(parameters, CollectiveAlgorithm::kTree, context.choice.protocol, intra,
-                                   layout.max_per_node - 1.0, depth, true, intra_excess.value_or(0.0)) +
+                                   layout.max_per_node - 1.0, depth, true,
+                                   {intra_excess.value_or(0.0), network_excess.value_or(0.0)}) +
           pipelineFillSeconds(parameters, context.choice.protocol, 2.0 * steps, context.request.bytes / 2.0);
       builder.addFlows(edges, per_edge, latency, context.group, context.start, rate_cap);
     }

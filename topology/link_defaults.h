@@ -95,4 +95,19 @@ inline constexpr int kSwitchRadix = 64;
   return 0;
 }
 
+// The latency, in picoseconds, that NCCL's per-step latencies (sim/communication_parameters.h)
+// were measured with for `link`: its default (linkLatencyPs), except that a network cable
+// counts as InfiniBand's, whatever the cluster's protocol, since NCCL's network steps were
+// measured over InfiniBand. A route slower than its reference (a longer NIC-to-NIC latency,
+// RoCE, EFA, TCP) costs each network step of a collective the difference.
+[[nodiscard]] inline int64_t referenceLinkLatencyPs(const ClusterSpec& spec, const Link& link) {
+  if (link.trunk) return 0;
+  switch (link.type) {
+    case LinkType::kInfiniBand:
+    case LinkType::kRoce:
+    case LinkType::kEthernet: return picoseconds(networkLatencyUs(NetworkProtocol::kInfiniBand)) / 2;
+    default: return linkLatencyPs(spec, link);
+  }
+}
+
 }  // namespace trainsim::topology::defaults

@@ -7,6 +7,8 @@
 #include <optional>
 #include <queue>
 
+#include "topology/link_defaults.h"
+
 namespace trainsim::topology {
 namespace {
 
@@ -58,6 +60,7 @@ const Route& Router::route(DeviceId from, DeviceId to) {
     for (const Route* part : {&middle, &last}) {
       joined.links.insert(joined.links.end(), part->links.begin(), part->links.end());
       joined.latency_ps += part->latency_ps;
+      joined.reference_latency_ps += part->reference_latency_ps;
       joined.bottleneck_Bps = std::min(joined.bottleneck_Bps, part->bottleneck_Bps);
     }
     return cache_.emplace(key, std::move(joined)).first->second;
@@ -126,6 +129,7 @@ Route Router::networkRoute(DeviceId from_nic, DeviceId to_nic) {
       const bool nic_leg = i == 0 || i + 2 == hops.size();
       if (nic_leg || !fabric.adaptive_routing) route.links.push_back(id);
       route.latency_ps += link.latency_ps;
+      route.reference_latency_ps += defaults::referenceLinkLatencyPs(cluster_.spec(), link);
       route.bottleneck_Bps = std::min(route.bottleneck_Bps, link.bandwidth_Bps);
       found = true;
       break;
@@ -283,6 +287,7 @@ Route Router::computeRoute(DeviceId from, DeviceId to, bool network_only) {
     const LinkId chosen = candidates[mix(pair_hash + result.links.size()) % static_cast<uint64_t>(candidates.size())];
     result.links.push_back(chosen);
     result.latency_ps += links[chosen].latency_ps;
+    result.reference_latency_ps += defaults::referenceLinkLatencyPs(cluster_.spec(), links[chosen]);
     result.bottleneck_Bps = std::min(result.bottleneck_Bps, links[chosen].bandwidth_Bps);
     travelled += cost_[chosen];
     current = links[chosen].to;

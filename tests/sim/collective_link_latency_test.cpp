@@ -1,7 +1,8 @@
 // Link latencies in the collective model: NCCL's per-step latencies were measured on links
-// with the default latencies, so a cluster whose intra-node route is slower or faster by
-// delta costs every intra-node step delta more or less (never below nothing). Regression
-// tests for the input-robustness audit, item 10: intra_node.latency_us had no effect.
+// with the default latencies and on InfiniBand, so a cluster whose intra-node or network
+// route is slower or faster by delta costs every step of that class delta more or less
+// (never below nothing). Regression tests for the input-robustness audit, item 10:
+// intra_node.latency_us, then inter_node.latency_us, had no effect.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -149,6 +150,47 @@ TEST(CollectiveLinkLatencyTest, PcieLatencyAddsToPcieSteps) {
   const Cluster slow = clusterFromYaml(yaml + ", latency_us: 6}\n");
   const auto request = forced(CollectiveOp::kAllReduce, 4, 8.0, CollectiveAlgorithm::kRing, Protocol::kSimple);
   EXPECT_NEAR(run(slow, request).time_s - run(base, request).time_s, 6 * 5e-6, kTolerance_s);
+}
+
+// Two nodes of 4 GPUs, one NIC per GPU under one leaf switch, with `extra` in inter_node.
+Cluster twoNodes(const std::string& extra = "") {
+  return clusterFromYaml(
+      "name: pair\ngpu: h100-sxm\nnodes: 2\ngpus_per_node: 4\n"
+      "intra_node: {fabric: nvswitch, nvls: false}\n"
+      "inter_node: {nics_per_node: 4, nic_bandwidth_Gbps: 400, topology: fat_tree" +
+      extra + "}\n");
+}
+
+// NIC to NIC through the leaf is inter_node.latency_us (InfiniBand's default 2 us); at 10 us
+// each network step costs 8 us more: a ring of 8 has 2 x 7 steps of which 2 cross the
+// network, the double binary tree 2 x 1, a send between the nodes 1. The intra-node steps
+// do not change.
+TEST(CollectiveLinkLatencyTest, NetworkLatencyAddsToEveryNetworkStep) {
+  const Cluster base = twoNodes();
+  const Cluster slow = twoNodes(", latency_us: 10");
+  for (Protocol protocol : kAllProtocols) {
+    const auto ring = forced(CollectiveOp::kAllReduce, 8, 8.0, CollectiveAlgorithm::kRing, protocol);
+    EXPECT_NEAR(run(slow, ring).time_s - run(base, ring).time_s, 2 * 8e-6, kTolerance_s) << protocolName(protocol);
+    EXPECT_NEAR(run(slow, ring).choice.estimated_time_s - run(base, ring).choice.estimated_time_s, 2 * 8e-6, 1e-12)
+        << protocolName(protocol);
+    const auto tree = forced(CollectiveOp::kAllReduce, 8, 8.0, CollectiveAlgorithm::kTree, protocol);
+    EXPECT_NEAR(run(slow, tree).time_s - run(base, tree).time_s, 2 * 8e-6, kTolerance_s) << protocolName(protocol);
+  }
+  const CollectiveRequest send{
+      CollectiveOp::kSendRecv, {0, 4}, 4096.0, CollectiveAlgorithm::kDirect, Protocol::kSimple};
+  EXPECT_NEAR(run(slow, send).time_s - run(base, send).time_s, 8e-6, kTolerance_s);
+}
+
+// The network step latencies were measured over InfiniBand: a RoCE (3 us) or EFA (10 us)
+// fabric at its default latency pays the difference on each network step, and one set to
+// InfiniBand's 2 us runs as InfiniBand.
+TEST(CollectiveLinkLatencyTest, NetworkProtocolsSlowerThanInfinibandPayTheirLatency) {
+  const Cluster infiniband = twoNodes();
+  const auto ring = forced(CollectiveOp::kAllReduce, 8, 8.0, CollectiveAlgorithm::kRing, Protocol::kSimple);
+  const double base = run(infiniband, ring).time_s;
+  EXPECT_NEAR(run(twoNodes(", protocol: roce"), ring).time_s - base, 2 * 1e-6, kTolerance_s);
+  EXPECT_NEAR(run(twoNodes(", protocol: efa"), ring).time_s - base, 2 * 8e-6, kTolerance_s);
+  EXPECT_NEAR(run(twoNodes(", protocol: efa, latency_us: 2"), ring).time_s, base, kTolerance_s);
 }
 
 }  // namespace
