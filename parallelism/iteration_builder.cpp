@@ -236,7 +236,8 @@ IterationGraph IterationBuilder::build() {
           gather_bucket_tasks[static_cast<std::size_t>(r)][static_cast<std::size_t>(step.chunk)].push_back(last);
         }
       }
-      rank.step_compute_time.push_back(sim::secondsToSimTime(seconds / static_cast<double>(parts)) * parts);
+      rank.step_compute_time.push_back(
+          sim::scaledDuration(sim::secondsToSimTime(seconds / static_cast<double>(parts)), parts));
       rank.step_compute.push_back(first);
       rank.step_compute_last.push_back(last);
       rank.step_end.push_back(last);

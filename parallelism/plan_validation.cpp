@@ -280,8 +280,8 @@ void checkZero(const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
   }
 }
 
-// Simulated time is int64 picoseconds (sim/sim_time.h), about 106 days. An iteration whose
-// lower-bound estimate passes 10^6 s (11.6 days) could overflow that clock once the
+// Simulated time runs to sim::kTimeLimit (sim/sim_time.h), about 46 days. An iteration whose
+// lower-bound estimate passes 10^6 s (11.6 days) could pass that limit once the
 // bubbles, recomputation and communication the estimate leaves out are added; no real
 // configuration comes near it (iterations take seconds).
 constexpr double kMaxIterationSeconds = 1e6;

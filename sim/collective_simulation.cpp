@@ -24,11 +24,12 @@ Expected<CollectiveResult> CollectiveSimulator::simulate(const CollectiveRequest
   Engine engine;
   FlowNetwork network(engine, capacities_);
   TaskExecutor executor(engine, network, graph);
-  const SimTime makespan = executor.run();
+  const Expected<SimTime> makespan = catchInputErrors([&] { return executor.run(); });
+  if (!makespan.ok()) return makespan.error();
 
   CollectiveResult result;
   result.choice = choice.value();
-  result.time_s = simTimeToSeconds(makespan);
+  result.time_s = simTimeToSeconds(makespan.value());
   result.algbw_Bps = result.time_s > 0.0 ? request.bytes / result.time_s : 0.0;
   result.busbw_Bps = result.algbw_Bps * busBandwidthFactor(request.op, static_cast<int64_t>(request.ranks.size()));
   for (TaskId task = 0; task < graph.taskCount(); ++task) {

@@ -43,14 +43,14 @@ bool Engine::step() {
 }
 
 SimTime Engine::run() {
-  stop_requested_ = false;
+  stop_requested_ = overflowed_;
   while (!queue_.empty() && !stop_requested_) fire(queue_.pop());
   return now_;
 }
 
 SimTime Engine::runUntil(SimTime limit) {
   assert(limit >= now_);
-  stop_requested_ = false;
+  stop_requested_ = overflowed_;
   while (!queue_.empty() && !stop_requested_ && queue_.top().time <= limit) fire(queue_.pop());
   if (!stop_requested_ && limit != kTimeNever && now_ < limit) now_ = limit;
   return now_;

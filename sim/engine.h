@@ -45,15 +45,24 @@ class Engine {
     return addHandler([](void* context, uint64_t payload) { (static_cast<T*>(context)->*Method)(payload); }, object);
   }
 
-  // Schedules `handler(payload)` at absolute time `time` (>= now()).
+  // Schedules `handler(payload)` at absolute time `time` (>= now()). A time past kTimeLimit
+  // is not scheduled: the engine marks itself overflowed and run() stops.
   void schedule(SimTime time, HandlerId handler, uint64_t payload) {
-    assert(time >= now_ && time != kTimeNever);
     assert(handler < handlers_.size());
+    if (time > kTimeLimit) [[unlikely]] {
+      overflow();
+      return;
+    }
+    assert(time >= now_);
     queue_.push(Event(time, next_sequence_++, handler, payload));
   }
   void schedule(SimTime time, EventTarget target) { schedule(time, target.handler, target.payload); }
   void scheduleAfter(SimTime delay, HandlerId handler, uint64_t payload) {
     assert(delay >= 0);
+    if (delay > kTimeLimit - now_) [[unlikely]] {
+      overflow();
+      return;
+    }
     schedule(now_ + delay, handler, payload);
   }
   void scheduleAfter(SimTime delay, EventTarget target) { scheduleAfter(delay, target.handler, target.payload); }
@@ -82,6 +91,8 @@ class Engine {
   SimTime runUntil(SimTime limit);
   // Makes run()/runUntil() return after the event being processed.
   void stop() { stop_requested_ = true; }
+  // Whether an event was asked for past kTimeLimit (and dropped): the run's times are void.
+  [[nodiscard]] bool overflowed() const { return overflowed_; }
 
   [[nodiscard]] bool idle() const { return queue_.empty(); }
   [[nodiscard]] std::size_t pendingEvents() const { return queue_.size(); }
@@ -103,11 +114,16 @@ class Engine {
     h.function(h.context, event.payload);
   }
   void runCallback(uint64_t slot);
+  void overflow() {
+    overflowed_ = true;
+    stop_requested_ = true;
+  }
 
   SimTime now_ = 0;
   uint64_t next_sequence_ = 0;
   uint64_t events_processed_ = 0;
   bool stop_requested_ = false;
+  bool overflowed_ = false;
   EventQueue queue_;
   std::vector<Handler> handlers_;
   HandlerId callback_handler_ = 0;

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <string>
+
+#include "base/error.h"
 
 namespace trainsim::sim {
 
@@ -77,6 +80,13 @@ void TaskExecutor::start() {
 SimTime TaskExecutor::run() {
   if (!started_) start();
   engine_.run();
+  if (engine_.overflowed()) {
+    throwInputError("", "",
+                    "the simulation needs more than the clock's " +
+                        std::to_string(std::llround(simTimeToSeconds(kTimeLimit) / 86400.0)) +
+                        " days of simulated time (int64 picoseconds); no task graph trainsim can time is that long: "
+                        "look for a size, a rate or a bandwidth off by orders of magnitude");
+  }
   return makespan_;
 }
 
@@ -108,7 +118,7 @@ void TaskExecutor::retime(StreamId stream) {
   ++load.generation;  // the event scheduled before, if any, is stale now
   const double speed = 1.0 - load.load;
   if (speed <= 0.0) return;  // stalled until a contender ends
-  const SimTime finish = engine_.now() + static_cast<SimTime>(std::llround(load.work_left_ps / speed));
+  const SimTime finish = engine_.now() + roundPicoseconds(load.work_left_ps / speed);
   engine_.schedule(finish, contended_done_handler_, load.running | (static_cast<uint64_t>(load.generation) << 32));
 }
 

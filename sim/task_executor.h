@@ -52,6 +52,7 @@ class TaskExecutor {
   // Starts, at engine.now(), every task without unmet dependencies. Call once.
   void start();
   // start() (if not done yet), then runs the engine until it is idle; returns makespan().
+  // Throws InputError when the run would pass the clock's range (sim::kTimeLimit).
   SimTime run();
 
   [[nodiscard]] bool allFinished() const { return finished_count_ == graph_.taskCount(); }

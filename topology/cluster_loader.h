@@ -15,7 +15,7 @@ namespace trainsim::topology {
 
 // Bounds on the numbers cluster and GPU files may give: wide enough for any hardware built
 // or announced, narrow enough that every duration the simulator derives fits its clock
-// (int64 picoseconds, about 106 days) and every count fits what it allocates.
+// (int64 picoseconds, to sim::kTimeLimit: about 46 days) and every count fits what it allocates.
 namespace limits {
 // 1 MB/s to 1 PB/s: slower than a 10 Mb/s Ethernet port, 500x faster than NVLink 5 (1.8 TB/s).
 inline constexpr double kMinBandwidthGBps = 1e-3;

@@ -197,6 +197,24 @@ TEST(CliTest, ADirectoryGivenAsAFileIsInvalidInputNamingIt) {
   }
 }
 
+// Regression test for the input-robustness audit: a collective that takes longer than the
+// simulated clock's range (every link at the smallest bandwidth the loader takes, 1 MB/s;
+// 4 TiB: ~8 x 10^6 s) aborted on an assertion (exit 134). It is an input error now.
+TEST(CliTest, ACollectivePastTheSimulatedClockIsAnInputError) {
+  TempDir dir;
+  const std::string path = (dir.path() / "slow.yaml").string();
+  std::ofstream(path) << "name: slow\ngpu: h100-sxm\nnodes: 1\ngpus_per_node: 4\n"
+                         "intra_node: {fabric: nvswitch, nvls: false, bandwidth_GBps: 0.001}\n"
+                         "pcie: {bandwidth_GBps: 0.001, socket_interconnect_GBps: 0.001}\n";
+  const Result result = trainsim({"collective", "--cluster", path, "-b", "4096G", "-e", "4096G"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("trainsim: error: the simulation needs more than the clock's 46 days"), std::string::npos)
+      << result.err;
+  // A day's worth is still timed.
+  const Result day = trainsim({"collective", "--cluster", path, "-b", "64G", "-e", "64G"});
+  EXPECT_EQ(day.exit_code, 0) << day.err;
+}
+
 TEST(CliTest, WriteErrorsExitOneNamingTheOutput) {
   // Regression test for a bug found in review (fixed): --json /dev/full, --trace /dev/full and
   // stdout on /dev/full exited 0.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <thread>
 #include <utility>
@@ -144,6 +145,38 @@ TEST(EngineTest, IdenticalRunsGiveIdenticalResultsAlsoOnParallelThreads) {
   for (std::size_t i = 0; i < results.size(); ++i) threads.emplace_back([&results, i] { results[i] = cascade(42); });
   for (std::thread& t : threads) t.join();
   for (const uint64_t r : results) EXPECT_EQ(r, reference);
+}
+
+// An event past the clock's range is dropped, the engine marks itself overflowed and its
+// run stops there: nothing after it fires, and a later run() does not resume.
+TEST(EngineTest, EventsPastTheClocksRangeStopTheRun) {
+  Engine engine;
+  Recorder recorder{&engine, {}};
+  const HandlerId h = engine.addHandler<&Recorder::onEvent>(&recorder);
+  engine.schedule(10, h, 1);
+  engine.at(20, [&] { engine.scheduleAfter(kTimeOverflow, h, 99); });
+  engine.schedule(30, h, 3);
+  EXPECT_FALSE(engine.overflowed());
+  EXPECT_EQ(engine.run(), 20);
+  EXPECT_TRUE(engine.overflowed());
+  const std::vector<std::pair<SimTime, uint64_t>> expected{{10, 1}};
+  EXPECT_EQ(recorder.seen, expected);
+  EXPECT_EQ(engine.run(), 20);
+  EXPECT_EQ(recorder.seen, expected);
+
+  // Past the limit by absolute time, and by a delay that would overflow int64 if added.
+  Engine absolute;
+  absolute.schedule(kTimeLimit + 1, absolute.addHandler<&Recorder::onEvent>(&recorder), 1);
+  EXPECT_TRUE(absolute.overflowed());
+  EXPECT_TRUE(absolute.idle());
+  Engine late;
+  Recorder late_recorder{&late, {}};
+  const HandlerId l = late.addHandler<&Recorder::onEvent>(&late_recorder);
+  late.schedule(kTimeLimit, l, 1);
+  late.run();
+  EXPECT_FALSE(late.overflowed());
+  late.scheduleAfter(std::numeric_limits<SimTime>::max(), l, 2);
+  EXPECT_TRUE(late.overflowed());
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace trainsim::sim {
 namespace {
 
@@ -31,6 +33,29 @@ TEST(SimTimeTest, CeilPicosecondsToleratesRoundingNoise) {
   EXPECT_EQ(ceilPicoseconds(10.0 + 1e-14), 10);
   EXPECT_EQ(ceilPicoseconds(10.001), 11);
   EXPECT_EQ(ceilPicoseconds(0.0), 0);
+}
+
+// Durations past the clock's range saturate at kTimeOverflow (which the engine refuses to
+// schedule) instead of wrapping around or overflowing a later sum.
+TEST(SimTimeTest, ConversionsSaturatePastTheClocksRange) {
+  EXPECT_EQ(secondsToSimTime(4e6), kTimeLimit);  // 4e18 ps, 46.3 days: still on the clock
+  EXPECT_EQ(secondsToSimTime(5e6), kTimeOverflow);
+  EXPECT_EQ(secondsToSimTime(1e300), kTimeOverflow);
+  EXPECT_EQ(secondsToSimTime(std::numeric_limits<double>::infinity()), kTimeOverflow);
+  EXPECT_EQ(secondsToSimTime(-1e300), -kTimeOverflow);
+  EXPECT_EQ(microsecondsToSimTime(1e13), kTimeOverflow);
+  EXPECT_EQ(nanosecondsToSimTime(1e16), kTimeOverflow);
+  EXPECT_EQ(ceilPicoseconds(9.5e18), kTimeOverflow);
+  EXPECT_EQ(transferDuration(1e15, 1.0), kTimeOverflow);  // 1 PB at 1 B/s
+  // The sum of two times each within range does not overflow int64.
+  EXPECT_GT(kTimeOverflow + kTimeOverflow, kTimeOverflow);
+}
+
+TEST(SimTimeTest, ScaledDurationSaturates) {
+  EXPECT_EQ(scaledDuration(7, 6), 42);
+  EXPECT_EQ(scaledDuration(kTimeLimit / 2, 2), kTimeLimit);
+  EXPECT_EQ(scaledDuration(kTimeLimit / 2 + 1, 2), kTimeOverflow);
+  EXPECT_EQ(scaledDuration(kTimeOverflow, 1'000'000), kTimeOverflow);
 }
 
 }  // namespace

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "sim/engine.h"
 #include "sim/flow_network.h"
 #include "sim/result.h"
@@ -376,6 +378,30 @@ TEST(TaskExecutorTest, RunsWithContentionAreReproducible) {
     return finishes;
   };
   EXPECT_EQ(run(), run());
+}
+
+// A task graph longer than the clock's range is an input error naming the limit, not an
+// assertion or a wrapped-around time.
+TEST(TaskExecutorTest, GraphLongerThanTheClockIsAnInputError) {
+  Fixture f;
+  const StreamId s = f.graph.addStream(0, "compute");
+  f.graph.addCompute(kTimeLimit - 10, {}, {.stream = s});
+  f.graph.addCompute(100, {}, {.stream = s});
+  TaskExecutor executor(f.engine, f.network, f.graph);
+  try {
+    (void)executor.run();
+    ADD_FAILURE() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.error().code, ExitCode::kInvalidInput);
+    EXPECT_NE(e.error().message.find("46 days"), std::string::npos) << e.error().message;
+  }
+  // Up to the limit itself is fine.
+  Fixture g;
+  const StreamId t = g.graph.addStream(0, "compute");
+  g.graph.addCompute(kTimeLimit - 100, {}, {.stream = t});
+  g.graph.addCompute(100, {}, {.stream = t});
+  TaskExecutor fits(g.engine, g.network, g.graph);
+  EXPECT_EQ(fits.run(), kTimeLimit);
 }
 
 }  // namespace
