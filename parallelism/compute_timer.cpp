@@ -1,5 +1,8 @@
 #include "parallelism/compute_timer.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace trainsim::parallelism {
 
 double ComputeTimer::seconds(const Op& op, PassKind pass) const {
@@ -18,20 +21,22 @@ double ComputeTimer::seconds(const Op& op, PassKind pass) const {
     double seconds = 0.0;
     const auto kernels = static_cast<double>(gemms.size());
     const auto precision = op.sixteen_bit_matmul ? sim::GemmPrecision::kSixteenBit : sim::GemmPrecision::kTraining;
+    // SMs held by an overlapped collective's kernels leave the GEMMs the rest: planned for
+    // that many where Transformer Engine sets the SM margin, else planned for the whole GPU
+    // and slowed in proportion (OpCost::comm_sm_margin).
+    const int units = model_.computeUnits();
+    const int held = std::clamp(static_cast<int>(std::lround(cost.comm_compute_units)), 0, units - 1);
+    const int sms = held > 0 && cost.comm_sm_margin ? units - held : 0;
+    const double stretch = held > 0 && !cost.comm_sm_margin ? static_cast<double>(units) / (units - held) : 1.0;
     for (const GemmShape& shape : gemms) {
       // A GEMM split into chunks (tp_comm_overlap): the chunks that run at once share the SMs
       // like one GEMM of their rows together; the groups of them run one after another.
       const double groups = shape.chunkGroups();
-      seconds +=
-          groups * model_.gemmTime(sim::GemmShape{shape.concurrentRows(), shape.n, shape.k, shape.batch},
-                                   cost.bytes / kernels / groups, cost.epilogue_bytes / kernels / groups, precision);
+      seconds += groups * model_.gemmTime(sim::GemmShape{shape.concurrentRows(), shape.n, shape.k, shape.batch},
+                                          cost.bytes / kernels / groups, cost.epilogue_bytes / kernels / groups,
+                                          precision, sms);
     }
-    // SMs held by an overlapped collective's kernels leave the GEMMs the rest.
-    const double units = static_cast<double>(model_.computeUnits());
-    if (cost.comm_compute_units > 0.0 && cost.comm_compute_units < units) {
-      seconds *= units / (units - cost.comm_compute_units);
-    }
-    return seconds;
+    return seconds * stretch;
   }
   if (flops <= 0.0 && cost.bytes <= 0.0) return 0.0;
   return model_.elementwiseTime(cost.bytes, flops);

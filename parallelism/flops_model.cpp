@@ -192,6 +192,8 @@ class WorkloadBuilder {
     Op& op = workload_.ops.back();
     op.forward.comm_compute_units = overlapSms(forward);
     op.backward.comm_compute_units = overlapSms(backward);
+    op.forward.comm_sm_margin = forward != Overlap::kRingExchange;
+    op.backward.comm_sm_margin = backward != Overlap::kRingExchange;
     split(op.forward_gemms.front(), forward);
     split(op.backward_gemms.front(), backward);
   }

@@ -142,7 +142,10 @@ struct FlopsOptions {
   // reduce-scatter after proj_fprop and fc2_fprop and "bulk" overlap for the all-gather /
   // reduce-scatter beside qkv and fc1 dgrad and wgrad run on num_sm = 16 SMs each; the
   // "ring_exchange" all-gathers before qkv_fprop, fc1_fprop, proj_dgrad and fc2_dgrad use the
-  // copy engines (use_ce, num_sm = 1). Those SMs are taken from the overlapped GEMMs.
+  // copy engines (use_ce, num_sm = 1). Those SMs are taken from the overlapped GEMMs. The
+  // pipeline and bulk overlaps also set set_sm_margin, so their GEMMs are planned for the SMs
+  // left (CommOverlapBase: _math_sms = sm_count - num_comm_sm, passed to cuBLASLt as
+  // CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET); the ring exchange's do not.
   // Set by the iteration builder from the plan.
   bool tp_comm_overlap = false;
   double tp_overlap_comm_sms = 16.0;
@@ -224,6 +227,10 @@ struct OpCost {
   // SMs that the kernels of a collective overlapped with this op's GEMMs occupy while they run
   // (FlopsOptions::tp_overlap_comm_sms); the GEMMs get the rest.
   double comm_compute_units = 0.0;
+  // Whether the GEMMs are planned for the rest (Transformer Engine's set_sm_margin: the
+  // GEMM's cuBLASLt SM count target = SMs - the collective's, so its tiles fill fewer SMs in
+  // more waves), or planned for the whole GPU and slowed in proportion to the SMs held.
+  bool comm_sm_margin = false;
 };
 
 struct Op {

@@ -193,7 +193,7 @@ ComputeModel::ComputeModel(const GpuSpec& gpu, Precision precision, ComputeParam
   collective_compute_share_ = parameters_.collectiveComputeShare(gpu, compute_units_);
 }
 
-GemmPlan ComputeModel::gemmPlan(const GemmShape& shape, GemmPrecision precision) const {
+GemmPlan ComputeModel::gemmPlan(const GemmShape& shape, GemmPrecision precision, int sms) const {
   const MatmulRate rate =
       precision == GemmPrecision::kSixteenBit ? sixteen_bit_ : MatmulRate{precision_, peak_flops_, matmul_ceiling_};
   assert(shape.m >= 0 && shape.n >= 0 && shape.k >= 0 && shape.batch >= 0);
@@ -202,13 +202,15 @@ GemmPlan ComputeModel::gemmPlan(const GemmShape& shape, GemmPrecision precision)
     best.tile = parameters_.gemm_tiles.front();
     return best;  // nothing to multiply: no tensor-core time
   }
+  assert(sms >= 0 && sms <= compute_units_);
+  const int64_t units = sms > 0 ? sms : compute_units_;
   const double sm_rate = rate.peak_flops * rate.ceiling / compute_units_;  // FLOP/s per SM
   const double fixed = parameters_.tile_fixed_overhead_us * 1e-6;
   const double k = static_cast<double>(shape.k);
   bool first = true;
   for (const GemmTile& tile : parameters_.gemm_tiles) {
     const int64_t tiles = ceilDiv(shape.m, tile.m) * ceilDiv(shape.n, tile.n) * shape.batch;
-    const int64_t waves = ceilDiv(tiles, compute_units_);
+    const int64_t waves = ceilDiv(tiles, units);
     const double reuse = static_cast<double>(tile.m * tile.n) / static_cast<double>(tile.m + tile.n);
     const double derating = std::min(1.0, reuse / parameters_.full_rate_operand_reuse);
     const double tile_seconds = 2.0 * static_cast<double>(tile.m * tile.n) * k / (sm_rate * derating) + fixed;
@@ -224,8 +226,10 @@ GemmPlan ComputeModel::gemmPlan(const GemmShape& shape, GemmPrecision precision)
   for (const GemmShapeEfficiency& measured : parameters_.gemm_shape_efficiency) {
     if (measured.gpu_key == gpu_key_ && samePrecisionClass(measured.precision, rate.precision) &&
         measured.shape_class == shape_class) {
-      best.efficiency = measured.efficiency;
-      best.seconds = shape.flops() / (rate.peak_flops * measured.efficiency);
+      // Measured on the whole GPU: on fewer SMs, proportionally slower.
+      best.seconds = shape.flops() / (rate.peak_flops * measured.efficiency) * static_cast<double>(compute_units_) /
+                     static_cast<double>(units);
+      best.efficiency = shape.flops() / (best.seconds * rate.peak_flops);
       break;
     }
   }
@@ -238,11 +242,11 @@ double ComputeModel::finish(double compute_seconds, double bytes) const {
   return std::max(compute_seconds, memory_seconds) + launch_overhead_s_;
 }
 
-double ComputeModel::gemmTime(const GemmShape& shape, double bytes, double epilogue_bytes,
-                              GemmPrecision precision) const {
+double ComputeModel::gemmTime(const GemmShape& shape, double bytes, double epilogue_bytes, GemmPrecision precision,
+                              int sms) const {
   assert(epilogue_bytes >= 0.0);
   const double epilogue = gemm_epilogue_exposed_ * epilogue_bytes / achievable_bandwidth_;
-  return finish(gemmPlan(shape, precision).seconds + epilogue, bytes);
+  return finish(gemmPlan(shape, precision, sms).seconds + epilogue, bytes);
 }
 
 double ComputeModel::attentionTime(double flops, double bytes) const {

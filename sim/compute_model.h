@@ -108,12 +108,19 @@ class ComputeModel {
   // `bytes`: all the kernel's device-memory traffic; `epilogue_bytes`: the part of it its
   // epilogue moves (output tiles), which adds to the tensor-core time on GPUs whose GEMM
   // epilogue does not overlap the math (ComputeParameters::gemm_epilogue_exposed).
+  // `sms`: the SMs the GEMM is planned for and runs on (0: all of them; fewer when a
+  // concurrent kernel holds the rest, see gemmPlan).
   [[nodiscard]] double gemmTime(const GemmShape& shape, double bytes, double epilogue_bytes = 0.0,
-                                GemmPrecision precision = GemmPrecision::kTraining) const;
+                                GemmPrecision precision = GemmPrecision::kTraining, int sms = 0) const;
   [[nodiscard]] double attentionTime(double flops, double bytes) const;
   [[nodiscard]] double elementwiseTime(double bytes, double flops = 0.0) const;
 
-  [[nodiscard]] GemmPlan gemmPlan(const GemmShape& shape, GemmPrecision precision = GemmPrecision::kTraining) const;
+  // The tile and wave plan on `sms` SMs (0: all). A GEMM told to leave SMs to a concurrent
+  // kernel (cuBLASLt's CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, which Transformer Engine sets to
+  // the SMs minus those of its overlapped collective) spreads its tiles over fewer SMs, in
+  // more waves: the wave quantization of the smaller count, not just a proportional slowdown.
+  [[nodiscard]] GemmPlan gemmPlan(const GemmShape& shape, GemmPrecision precision = GemmPrecision::kTraining,
+                                  int sms = 0) const;
   // Fraction of peak the GEMM's tensor-core time reaches (memory and launch excluded).
   [[nodiscard]] double gemmEfficiency(const GemmShape& shape) const { return gemmPlan(shape).efficiency; }
 

@@ -47,5 +47,24 @@ TEST(ComputeTimer, ChunkedGemmsRunAsTheirConcurrentChunksTogether) {
   EXPECT_GT(three, whole);
 }
 
+// SMs held by an overlapped collective: with Transformer Engine's SM margin (pipeline and
+// bulk overlaps) the GEMM is planned for the SMs left; without it (ring exchange) it is
+// planned for the whole GPU and slowed in proportion to the SMs held.
+TEST(ComputeTimer, OverlappedCollectiveSmsSlowTheGemmByMarginOrInProportion) {
+  const sim::ComputeModel model(h100(), topology::Precision::kFp8);
+  const ComputeTimer timer(model);
+  Op op = qkv(1, 1);
+  const double alone = timer.seconds(op, PassKind::kForward);
+  op.forward.comm_compute_units = 16.0;
+  op.forward.comm_sm_margin = true;
+  const GemmShape& gemm = op.forward_gemms.front();
+  const double planned = model.gemmTime(sim::GemmShape{gemm.m, gemm.n, gemm.k, gemm.batch}, op.forward.bytes, 0.0,
+                                        sim::GemmPrecision::kTraining, 132 - 16);
+  EXPECT_DOUBLE_EQ(timer.seconds(op, PassKind::kForward), planned);
+  EXPECT_GE(planned, alone);  // here the same: 288 tiles take 3 waves on 132 SMs and on 116
+  op.forward.comm_sm_margin = false;
+  EXPECT_NEAR(timer.seconds(op, PassKind::kForward), alone * 132.0 / 116.0, 1e-15);
+}
+
 }  // namespace
 }  // namespace trainsim::parallelism

@@ -391,6 +391,12 @@ TEST(FlopsModel, TensorParallelOverlapTakesSmsFromTheOverlappedGemms) {
   EXPECT_DOUBLE_EQ(layer.find("qkv_projection")->backward.comm_compute_units, 16.0);
   EXPECT_DOUBLE_EQ(layer.find("attention_output_projection")->forward.comm_compute_units, 16.0);
   EXPECT_DOUBLE_EQ(layer.find("mlp_fc2")->backward.comm_compute_units, 1.0);
+  // The pipeline and bulk overlaps plan their GEMMs for the SMs left (set_sm_margin); the
+  // ring exchange does not.
+  EXPECT_FALSE(layer.find("qkv_projection")->forward.comm_sm_margin);
+  EXPECT_TRUE(layer.find("qkv_projection")->backward.comm_sm_margin);
+  EXPECT_TRUE(layer.find("attention_output_projection")->forward.comm_sm_margin);
+  EXPECT_FALSE(layer.find("mlp_fc2")->backward.comm_sm_margin);
   // Without sequence parallelism (no overlap possible) or without the option: nothing taken.
   const Workload plain = transformerLayer(model, shard(1, 2048, 8, true));
   EXPECT_DOUBLE_EQ(plain.find("mlp_fc1")->backward.comm_compute_units, 0.0);

@@ -120,9 +120,11 @@ TEST(IterationSimulationTest, TensorParallelCommOverlapHidesCollectivesBehindCom
   EXPECT_LT(overlapped.breakdown.tp_comm_exposed, 0.5 * blocking.breakdown.tp_comm_exposed);
   EXPECT_LT(overlapped.iteration_time_s, blocking.iteration_time_s);
   // The overlapped collectives' kernels hold SMs (Transformer Engine: 16 for the pipelined and
-  // bulk overlaps), so the GEMMs beside them run slower, by at most 132 / (132 - 16) on H100.
+  // bulk overlaps), so the GEMMs beside them run slower: planned for the 116 SMs left of an
+  // H100, each in at most twice its waves (ceil(t / 116) <= 2 ceil(t / 132)); here the layer's
+  // compute grows by about the SMs' share.
   EXPECT_GT(overlapped.breakdown.compute, blocking.breakdown.compute);
-  EXPECT_LT(overlapped.breakdown.compute, blocking.breakdown.compute * 132.0 / 116.0);
+  EXPECT_LT(overlapped.breakdown.compute, blocking.breakdown.compute * 1.2);
 }
 
 TEST(IterationSimulationTest, TensorParallelCommOverlapNeedsSequenceParallelism) {

@@ -220,6 +220,27 @@ TEST(ComputeModel, WaveQuantization) {
   EXPECT_DOUBLE_EQ(model.gemmPlan({256 * 12 - 100, 128 * 9, 8192}).seconds, full.seconds);
 }
 
+// Planned for fewer SMs (cuBLASLt's SM count target, beside an overlapped collective), a
+// GEMM spreads its tiles over those in more waves: the 132 tiles of 256 x 128 that fill one
+// wave of an H100 take two on 116 SMs; smaller tiles do better, but still worse than the
+// proportional 132/116.
+TEST(ComputeModel, GemmPlannedForFewerSmsTakesTheirWaves) {
+  const ComputeModel model(gpu("h100-sxm"), Precision::kBf16);
+  const GemmShape one_wave{256 * 12, 128 * 11, 8192};  // 12 x 11 = 132 tiles of 256 x 128
+  const GemmPlan all = model.gemmPlan(one_wave);
+  ASSERT_EQ(all.tiles, 132);
+  ASSERT_EQ(all.waves, 1);
+  EXPECT_EQ(model.gemmPlan(one_wave, GemmPrecision::kTraining, 132).seconds, all.seconds);  // all of them
+  const GemmPlan fewer = model.gemmPlan(one_wave, GemmPrecision::kTraining, 116);
+  EXPECT_GT(fewer.seconds, 132.0 / 116.0 * all.seconds * 1.2);
+  EXPECT_LE(fewer.seconds, 2.0 * all.seconds);
+  // A GEMM of many waves slows about in proportion.
+  const GemmShape big{16384, 16384, 8192};
+  const double ratio = model.gemmPlan(big, GemmPrecision::kTraining, 116).seconds / model.gemmPlan(big).seconds;
+  EXPECT_NEAR(ratio, 132.0 / 116.0, 0.02);
+  EXPECT_GT(model.gemmTime(big, 0.0, 0.0, GemmPrecision::kTraining, 116), model.gemmTime(big, 0.0));
+}
+
 TEST(ComputeModel, SmallKPaysThePipelineFill) {
   const ComputeModel model(gpu("h100-sxm"), Precision::kFp8);
   const double deep = model.gemmEfficiency({8192, 8192, 16384});
