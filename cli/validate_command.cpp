@@ -14,6 +14,7 @@
 #include "cli/output_file.h"
 #include "validate/calibration_file.h"
 #include "validate/collective_accuracy.h"
+#include "validate/gemm_accuracy.h"
 #include "validate/training_suite.h"
 
 namespace trainsim::cli {
@@ -84,6 +85,49 @@ SuiteOutput collectiveSuite(const CommandContext& context, const CalibrationInFo
                     {"half_peak_ratio", half_ratio},
                     {"small_message_latency_error", latency_error},
                     {"points", rows}});
+  }
+  return {text, json, 0};
+}
+
+// The GEMM suite's text table and JSON.
+SuiteOutput gemmSuite(const CommandContext& context, const CalibrationInForce& in_force) {
+  sim::ComputeParameters parameters;
+  if (in_force.calibration) validate::applyCalibration(*in_force.calibration, parameters);
+  const auto results = valueOrThrow(validate::compareGemms(context.paths, parameters));
+  std::string text =
+      "gemm: predicted vs published GEMM throughput (TFLOP/s = 2 m n k / time; the model's tile and wave plan on "
+      "the whole GPU)\n";
+  nlohmann::ordered_json json = nlohmann::ordered_json::array();
+  for (const auto& accuracy : results) {
+    const auto& source = *accuracy.source;
+    text += fmt::format("\n{}{}\n  source: {}\n", source.title,
+                        source.independent ? "" : " [the model's ceilings come from here]", source.source);
+    text += fmt::format("  {:<15} {:<5} {:>22} {:>10} {:>10} {:>8}  {}\n", "gpu", "prec", "m x n x k", "published",
+                        "predicted", "error", "plan");
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const auto& row : accuracy.rows) {
+      const auto& measured = *row.measured;
+      const std::string precision(topology::precisionName(measured.precision));
+      text += fmt::format("  {:<15} {:<5} {:>22} {:>10.1f} {:>10.1f} {:>7.1f}%  tile {}x{}, {} wave{}\n", measured.gpu,
+                          precision, fmt::format("{}x{}x{}", measured.m, measured.n, measured.k), measured.tflops,
+                          row.predicted_tflops, 100.0 * row.error, row.tile_m, row.tile_n, row.waves,
+                          row.waves == 1 ? "" : "s");
+      rows.push_back({{"gpu", measured.gpu},
+                      {"precision", precision},
+                      {"m", measured.m},
+                      {"n", measured.n},
+                      {"k", measured.k},
+                      {"published_tflops", measured.tflops},
+                      {"predicted_tflops", row.predicted_tflops},
+                      {"error", row.error}});
+    }
+    text += fmt::format("  MAPE {:.1f}% over {} rows\n", 100.0 * accuracy.mape, accuracy.rows.size());
+    json.push_back({{"id", source.id},
+                    {"title", source.title},
+                    {"source", source.source},
+                    {"independent", source.independent},
+                    {"mape", accuracy.mape},
+                    {"rows", rows}});
   }
   return {text, json, 0};
 }
@@ -227,7 +271,8 @@ int emit(const ValidateOptions& options, const std::vector<std::pair<std::string
 
 void addValidateCommand(CLI::App& app, ValidateOptions& options) {
   CLI::App* command = app.add_subcommand("validate", "Run the published-results suite and print predicted vs measured");
-  command->add_option("suite", options.suite, "Suite to run: collectives, training or all")->capture_default_str();
+  command->add_option("suite", options.suite, "Suite to run: collectives, training, gemm or all")
+      ->capture_default_str();
   command->add_option("--json", options.json_file, "Write the comparison as JSON (- = stdout)");
   command->add_flag("--all", options.include_slow,
                     "training: also run the rows marked slow (thousands of GPUs; minutes rather than seconds)");
@@ -249,13 +294,16 @@ int runValidate(const ValidateOptions& options, const CommandContext& context) {
     if (options.suite == "training") {
       return emit(options, {{"training", trainingSuite(options, context, in_force)}}, in_force);
     }
+    if (options.suite == "gemm") return emit(options, {{"gemm", gemmSuite(context, in_force)}}, in_force);
     if (options.suite == "all") {
       return emit(options,
                   {{"collectives", collectiveSuite(context, in_force)},
-                   {"training", trainingSuite(options, context, in_force)}},
+                   {"training", trainingSuite(options, context, in_force)},
+                   {"gemm", gemmSuite(context, in_force)}},
                   in_force);
     }
-    throwInputError("validate", "", "unknown suite \"" + options.suite + "\"; available: collectives, training, all");
+    throwInputError("validate", "",
+                    "unknown suite \"" + options.suite + "\"; available: collectives, training, gemm, all");
   } catch (const InputError& error) {
     return reportError(error.error());
   }

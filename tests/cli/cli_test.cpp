@@ -625,4 +625,26 @@ TEST(CliTest, CollectiveOutputIsDeterministic) {
   EXPECT_EQ(json_first.out, json_second.out);
 }
 
+TEST(CliTest, ValidateGemmPrintsEachPublishedShapeAndItsJson) {
+  const Result text = trainsim({"validate", "gemm"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("h100-sxm        fp8        32768x32768x32768     1382.2"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("MAPE"), std::string::npos);
+  const Result json_result = trainsim({"validate", "gemm", "--json", "-"});
+  ASSERT_EQ(json_result.exit_code, 0) << json_result.err;
+  const nlohmann::json json = parseJson(json_result);
+  ASSERT_TRUE(json.is_array());
+  ASSERT_EQ(json.size(), 2u);
+  EXPECT_EQ(json[0]["id"], "azure-cublaslt");
+  EXPECT_EQ(json[0]["rows"].size(), 26u);
+  for (const char* key : {"gpu", "precision", "m", "n", "k", "published_tflops", "predicted_tflops", "error"}) {
+    EXPECT_TRUE(json[0]["rows"][0].contains(key)) << key;
+  }
+  EXPECT_EQ(json[1]["id"], "mamf");
+  EXPECT_FALSE(json[1]["independent"].get<bool>());
+  const Result unknown = trainsim({"validate", "gemms"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("available: collectives, training, gemm, all"), std::string::npos) << unknown.err;
+}
+
 }  // namespace

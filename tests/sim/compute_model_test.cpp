@@ -38,83 +38,13 @@ const GpuSpec& gpu(const std::string& key) {
   return *spec;
 }
 
-// Published cuBLASLt GEMM throughput, TFLOP/s: Azure/AI-benchmarking-guide,
-// Azure_Results/ND_*_results.md, "GEMM CuBLASLt" (random init, 10,000 warm-up iterations;
-// Sep 2024), as collected in the project's validation data (gemm.yaml, id azure-cublaslt).
-// A100 (ND A100 v4, A100 SXM 80GB) in FP16; H100 (ND H100 v5) and H200 (ND H200 v5) in FP8.
-// 0 = not published.
-struct PublishedGemm {
-  int64_t m, n, k;
-  double a100_fp16, h100_fp8, h200_fp8;
-};
-constexpr PublishedGemm kAzureCublasLt[] = {
-    {1024, 1024, 1024, 119.4, 274.1, 290.8},      {2048, 2048, 2048, 221.8, 1011.3, 1013.4},
-    {4096, 4096, 4096, 228.0, 1216.9, 1249.1},    {8192, 8192, 8192, 253.7, 1290.1, 1300.6},
-    {16384, 16384, 16384, 256.5, 1377.3, 1366.3}, {32768, 32768, 32768, 0.0, 1382.2, 1349.5},
-    {1024, 2145, 1024, 132.8, 410.7, 407.9},      {6144, 12288, 12288, 250.8, 1351.4, 1318.0},
-    {802816, 192, 768, 157.8, 663.8, 717.5},
-};
-
-// Tolerances. Large shapes (every dimension >= 4096: the square 4096 ... 32768 rows and
-// 6144 x 12288 x 12288) within 8% (worst observed: 4.9%, H200 4096^3). The best large row of
-// each column is also where the ceiling comes from (ComputeParameters::matmul_ceilings), so
-// for those rows this checks only that the tile/wave model reaches close to the ceiling on a
-// huge square GEMM; the other large rows are independent checks. Small or skinny shapes (a
-// dimension < 4096: the 1024 and 2048 cubes, 1024 x 2145 x 1024, 802816 x 192 x 768) within
-// 25%: there the kernel the library picks (split-k, stream-k, its own tile list) and launch
-// behaviour dominate, which the tile/wave model only approximates (worst observed: 21.3%,
-// A100 2048 x 2048 x 2048; A100 rows include the serial epilogue store,
-// ComputeParameters::gemm_epilogue_exposed).
-constexpr double kLargeTolerance = 0.08;
-constexpr double kSmallTolerance = 0.25;
-
-struct Column {
-  const char* gpu_key;
-  Precision precision;
-  double input_bytes;   // per element of A and B
-  double output_bytes;  // per element of C
-  double PublishedGemm::*published;
-};
-// FP16 GEMM: 2-byte A, B, C. FP8 GEMM: 1-byte A and B; C in bf16 (2 bytes) as FP8 training
-// GEMMs write it (the Azure pages do not state the output type).
-const Column kColumns[] = {
-    {"a100-sxm-80gb", Precision::kFp16, 2.0, 2.0, &PublishedGemm::a100_fp16},
-    {"h100-sxm", Precision::kFp8, 1.0, 2.0, &PublishedGemm::h100_fp8},
-    {"h200", Precision::kFp8, 1.0, 2.0, &PublishedGemm::h200_fp8},
-};
-
 double gemmBytes(const GemmShape& s, double input_bytes, double output_bytes) {
   const auto m = static_cast<double>(s.m), n = static_cast<double>(s.n), k = static_cast<double>(s.k);
   return (m * k + k * n) * input_bytes + m * n * output_bytes;
 }
 
-TEST(ComputeModel, PredictsPublishedCublasLtThroughput) {
-  double worst_large = 0.0, worst_small = 0.0;
-  std::printf("%-14s %-22s %10s %10s %8s  %s\n", "gpu", "m x n x k", "published", "predicted", "error", "plan");
-  for (const Column& column : kColumns) {
-    const ComputeModel model(gpu(column.gpu_key), column.precision);
-    for (const PublishedGemm& row : kAzureCublasLt) {
-      const double published = row.*column.published;
-      if (published <= 0.0) continue;
-      const GemmShape shape{row.m, row.n, row.k};
-      const double output = static_cast<double>(row.m) * static_cast<double>(row.n) * column.output_bytes;
-      const double seconds = model.gemmTime(shape, gemmBytes(shape, column.input_bytes, column.output_bytes), output);
-      const double predicted = shape.flops() / seconds / 1e12;
-      const double error = (predicted - published) / published;
-      const GemmPlan plan = model.gemmPlan(shape);
-      const std::string dims = std::to_string(row.m) + "x" + std::to_string(row.n) + "x" + std::to_string(row.k);
-      std::printf("%-14s %-22s %10.1f %10.1f %+7.1f%%  tile %lldx%lld, %lld waves\n", column.gpu_key, dims.c_str(),
-                  published, predicted, 100.0 * error, static_cast<long long>(plan.tile.m),
-                  static_cast<long long>(plan.tile.n), static_cast<long long>(plan.waves));
-      const bool large = std::min({row.m, row.n, row.k}) >= 4096;
-      const double tolerance = large ? kLargeTolerance : kSmallTolerance;
-      EXPECT_LE(std::abs(error), tolerance)
-          << column.gpu_key << " " << dims << ": published " << published << " TFLOP/s, predicted " << predicted;
-      (large ? worst_large : worst_small) = std::max(large ? worst_large : worst_small, std::abs(error));
-    }
-  }
-  std::printf("worst error: large shapes %.1f%%, small/skinny %.1f%%\n", 100.0 * worst_large, 100.0 * worst_small);
-}
+// Published cuBLASLt throughput (Azure) is the GEMM suite's:
+// tests/validate/gemm_accuracy_test.cpp.
 
 TEST(ComputeModel, GemmEpilogueAddsOnAmpereAndHidesOnHopper) {
   const GemmShape shape{802816, 192, 768};

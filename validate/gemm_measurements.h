@@ -1,0 +1,45 @@
+// Published GEMM throughput, copied with its citations, that the compute model's GEMM
+// timing (sim::ComputeModel: tile and wave quantization under a per-GPU ceiling) is checked
+// against (`trainsim validate gemm`).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "topology/gpu_spec.h"
+
+namespace trainsim::validate {
+
+struct MeasuredGemm {
+  std::string gpu;  // GPU catalog key (configs/gpus.yaml)
+  topology::Precision precision;
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+  double tflops = 0.0;  // published: 2 m n k / time
+};
+
+struct MeasuredGemmSource {
+  std::string id;
+  std::string title;
+  std::string source;
+  // False when the model's matmul ceilings (sim::ComputeParameters::matmul_ceilings) were
+  // taken from this source's best rows: those rows check that the tile/wave model reaches its
+  // ceiling, not that it predicts an independent measurement.
+  bool independent = true;
+  std::vector<MeasuredGemm> rows;
+};
+
+// Bytes per element of A and B, and of C, for a GEMM at `precision` as the sources ran it:
+// 16-bit inputs and output; FP8 inputs with a 16-bit output (as FP8 training GEMMs write it).
+struct GemmElementBytes {
+  double input = 2.0;
+  double output = 2.0;
+};
+[[nodiscard]] GemmElementBytes gemmElementBytes(topology::Precision precision);
+
+// All sources of the suite, in a fixed order.
+[[nodiscard]] const std::vector<MeasuredGemmSource>& measuredGemmSources();
+
+}  // namespace trainsim::validate
