@@ -39,13 +39,14 @@ class WorkloadBuilder {
         main_grad_(options.main_grad_bytes.value_or(shard.mainGradientBytes())),
         tp_(static_cast<double>(shard.tp)),
         hidden_(static_cast<double>(model.hidden_size)),
-        dropout_(options.gpt_dropout && model.architecture == Architecture::kGpt) {}
+        hidden_dropout_(model.hasHiddenDropout()),
+        attention_dropout_(model.hasAttentionDropout()) {}
 
   Workload take() { return std::move(workload_); }
 
   [[nodiscard]] double tokens() const { return shard_.tokens(); }
   [[nodiscard]] double replicatedTokens() const { return shard_.replicatedRegionTokens(); }
-  [[nodiscard]] bool dropout() const { return dropout_; }
+  [[nodiscard]] bool hiddenDropout() const { return hidden_dropout_; }
   [[nodiscard]] double hidden() const { return hidden_; }
   [[nodiscard]] double tp() const { return tp_; }
   [[nodiscard]] double e() const { return e_; }
@@ -127,11 +128,11 @@ class WorkloadBuilder {
     elementwise(std::move(name), OpKind::kNormalization, tokens * hidden_, per_element, 2.0 * e_, 3.0 * e_);
   }
 
-  // Residual add after a block; gpt fuses bias + dropout + add (Megatron's
-  // bias_dropout_add_fused_train) and stores the one-byte mask.
+  // Residual add after a block; with hidden dropout, bias + dropout + add run fused (Megatron's
+  // bias_dropout_add_fused_train) and store the one-byte mask.
   void residual(std::string name, double tokens) {
     const double elements = tokens * hidden_;
-    if (dropout_) {
+    if (hidden_dropout_) {
       const double mask = options_.dropout_mask_bytes;
       elementwise(std::move(name), OpKind::kElementwise, elements,
                   options_.residual_flops_per_element + options_.dropout_flops_per_element, 3.0 * e_ + mask,
@@ -219,7 +220,8 @@ class WorkloadBuilder {
   const double main_grad_;
   const double tp_;
   const double hidden_;
-  const bool dropout_;
+  const bool hidden_dropout_;
+  const bool attention_dropout_;
   Workload workload_;
 };
 
@@ -239,7 +241,7 @@ void WorkloadBuilder::coreAttention(double heads, double queries, double keys, d
     // Read Q, K, V, O, dO and the logsumexp; write dQ, dK, dV.
     op.backward = {2.0 * counted, executed * options_.flash_backward_matmuls_over_forward,
                    4.0 * q_bytes + 4.0 * kv_bytes + lse};
-    if (dropout_) {
+    if (attention_dropout_) {
       // The dropout work, as the FLOP-equivalent of a slower kernel (FlopsOptions).
       op.forward.executed_flops /= options_.flash_dropout_forward_throughput;
       op.backward.executed_flops /= options_.flash_dropout_backward_throughput;
@@ -259,7 +261,7 @@ void WorkloadBuilder::coreAttention(double heads, double queries, double keys, d
   // the scores, writes the probabilities; backward reads probabilities and their gradient.
   elementwise("attention_softmax", OpKind::kElementwise, scores, options_.softmax_flops_per_element, 2.0 * e_, 3.0 * e_,
               -1.0, true);
-  if (dropout_) {
+  if (attention_dropout_) {
     const double mask = options_.dropout_mask_bytes;
     elementwise("attention_dropout", OpKind::kElementwise, scores, options_.dropout_flops_per_element, 2.0 * e_ + mask,
                 2.0 * e_ + mask, -1.0, true);
@@ -495,7 +497,7 @@ Workload embeddingLayer(const ModelSpec& model, const MicroBatchShard& shard, co
     // Learned absolute positions (GPT-2/3): add the position rows; backward accumulates their gradient.
     builder.elementwise("position_embedding", OpKind::kEmbedding, local, options.residual_flops_per_element, 3.0 * e,
                         e + 2.0 * builder.mainGradBytes(), 1.0);
-    if (builder.dropout()) {
+    if (builder.hiddenDropout()) {
       const double mask = options.dropout_mask_bytes;
       builder.elementwise("embedding_dropout", OpKind::kElementwise, local, options.dropout_flops_per_element,
                           2.0 * e + mask, 2.0 * e + mask);

@@ -55,10 +55,6 @@ struct FlopsOptions {
   // logsumexp: 5 matmuls instead of the 4 the FLOP count assumes (Dao 2023, Algorithm 2),
   // i.e. forward x 2.5 rather than x 2. Executed, not counted.
   double flash_backward_matmuls_over_forward = 2.5;
-  // Dropout (GPT-2/3, Megatron's GPT defaults: attention and hidden dropout 0.1) is applied
-  // for architecture gpt; llama recipes train without dropout (attention_dropout 0.0 in the
-  // Hugging Face Llama configs, Megatron's Llama examples --attention-dropout 0 --hidden-dropout 0).
-  bool gpt_dropout = true;
   // Attention dropout inside the fused kernel: each kept score needs a Philox random number
   // and a compare-and-scale, issued alongside the exp and max of the online softmax, which
   // already limit flash attention on parts whose tensor cores far outrun their scalar units
@@ -69,8 +65,8 @@ struct FlopsOptions {
   // on an SM120 part (GB10, PR #2439: head dim 128 within 6%) is far smaller, as expected
   // where the tensor cores are slower against the scalar units; no H100 measurement is
   // published, and H100 sits with the data-centre parts (989 dense BF16 TFLOP/s against 3.9
-  // T exp/s of MUFU, FlashAttention-3 section 3.1). Applied where dropout is on (gpt_dropout)
-  // and attention is fused; the unfused path has its own dropout kernel.
+  // T exp/s of MUFU, FlashAttention-3 section 3.1). Applied where attention dropout is on
+  // (ModelSpec::hasAttentionDropout) and attention is fused; the unfused path has its own dropout kernel.
   double flash_dropout_forward_throughput = 0.80;
   double flash_dropout_backward_throughput = 0.65;
   // Element-wise arithmetic (not matmuls, so outside model FLOPs; they matter for time only

@@ -58,17 +58,16 @@ double coreAttentionBytes(const ModelSpec& model, const MicroBatchShard& shard, 
   if (options.kernels.fused_attention) return kFp32Bytes * batch * queries;  // the logsumexp
   const double scores = batch * queries * static_cast<double>(shard.seq_len);
   const double e = shard.activationBytes();
-  const bool dropout = options.kernels.gpt_dropout && model.architecture == Architecture::kGpt;
   // Softmax output; with dropout also its mask and its output (the input of the context matmul).
-  return scores * (e + (dropout ? options.kernels.dropout_mask_bytes + e : 0.0));
+  return scores * (e + (model.hasAttentionDropout() ? options.kernels.dropout_mask_bytes + e : 0.0));
 }
 
-// Per-GPU buffers of the embedding stage (per micro-batch in flight): the int64 token ids and
-// GPT's embedding-dropout mask (Megatron-LM theoretical_memory_usage.py: "8 s b" and "s b h" per
+// Per-GPU buffers of the embedding stage (per micro-batch in flight): the int64 token ids and,
+// with hidden dropout, the embedding-dropout mask (Megatron-LM theoretical_memory_usage.py: "8 s b" and "s b h" per
 // micro-batch in flight).
 double embeddingActivationBytes(const ModelSpec& model, const MicroBatchShard& shard, const MemoryOptions& options) {
   double bytes = options.kernels.token_id_bytes * shard.tokens();
-  if (options.kernels.gpt_dropout && model.architecture == Architecture::kGpt) {
+  if (model.hasHiddenDropout()) {
     bytes +=
         options.kernels.dropout_mask_bytes * shard.replicatedRegionTokens() * static_cast<double>(model.hidden_size);
   }
@@ -96,10 +95,13 @@ int64_t communicatorCount(const ParallelPlan& plan) {
 }  // namespace
 
 StateBytes stateBytesPerParameter(const TrainingSpec& training, const MemoryOptions& options) {
-  const double moments = training.optimizer == Optimizer::kAdam ? 8.0 : 4.0;  // fp32 Adam m and v, or SGD momentum
+  // Adam's m and v, or SGD's momentum, in the optimizer's state type.
+  const double moment_bytes = training.optimizer_state_precision == Precision::kBf16 ? 2.0 : 4.0;
+  const double moments = (training.optimizer == Optimizer::kAdam ? 2.0 : 1.0) * moment_bytes;
   const double gradients = MicroBatchShard::wholeSequence(training).mainGradientBytes();
-  // The mixed-precision optimizer's fp32 copy of 16-bit main gradients.
-  const double gradient_copy = gradients < 4.0 ? 4.0 : 0.0;
+  // The mixed-precision optimizer's fp32 copy of 16-bit main gradients; a precision-aware
+  // optimizer (bf16 states) reads them in their own type.
+  const double gradient_copy = gradients < 4.0 && training.optimizer_state_precision == Precision::kFp32 ? 4.0 : 0.0;
   switch (training.precision) {
     case Precision::kFp64: return {8.0, gradients, 2.0 * moments};
     case Precision::kFp32:
@@ -155,7 +157,7 @@ double layerActivationBytes(const ModelSpec& model, const MicroBatchShard& shard
   const double query = static_cast<double>(model.queryDim());
   const double kv = static_cast<double>(model.kvDim());
   const double mask = options.kernels.dropout_mask_bytes;
-  const bool dropout = options.kernels.gpt_dropout && model.architecture == Architecture::kGpt;
+  const bool dropout = model.hasHiddenDropout();
   const bool gated = model.architecture == Architecture::kLlama;
 
   if (recompute == Recompute::kFull) return e * replicated * hidden;  // the layer's input only

@@ -21,6 +21,12 @@ constexpr std::array<std::string_view, 4> kHfHeads = {"num_attention_heads", "n_
 constexpr std::array<std::string_view, 2> kHfKvHeads = {"num_key_value_heads", "num_kv_heads"};
 constexpr std::array<std::string_view, 4> kHfFfn = {"intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size"};
 constexpr std::array<std::string_view, 2> kHfExperts = {"num_local_experts", "num_experts"};
+// Residual-stream dropout (GPT-2's resid_pdrop, BERT-style hidden_dropout_prob, OPT's dropout)
+// and attention-probability dropout (GPT-2's attn_pdrop).
+constexpr std::array<std::string_view, 4> kHfHiddenDropout = {"hidden_dropout", "resid_pdrop", "hidden_dropout_prob",
+                                                              "dropout"};
+constexpr std::array<std::string_view, 3> kHfAttentionDropout = {"attention_dropout", "attn_pdrop",
+                                                                 "attention_probs_dropout_prob"};
 // Every other key the Hugging Face reader uses (the rest of a config.json is ignored).
 constexpr std::array<std::string_view, 8> kHfOtherKeys = {"model_type",  "vocab_size",          "tie_word_embeddings",
                                                           "head_dim",    "num_experts_per_tok", "moe_intermediate_size",
@@ -98,12 +104,20 @@ void checkSizes(const ModelSpec& model, const SizeNodes& nodes) {
   }
 }
 
+// A dropout probability: 0 turns it off; 1 would drop every activation.
+double dropoutProbability(const ConfigNode& node) {
+  const double probability = node.asNumberIn(0.0, 1.0);
+  if (probability >= 1.0) node.failExpected("a probability below 1 (0 turns dropout off)");
+  return probability;
+}
+
 // moe.top_k when not given: two experts per token as in GShard and Mixtral, one if there is only one.
 int64_t defaultTopK(int64_t experts) { return std::min<int64_t>(2, experts); }
 
 ModelSpec parseTrainsimModel(const ConfigNode& root, const std::string& default_name) {
   root.allowKeys({"name", "description", "source", "architecture", "layers", "hidden_size", "ffn_hidden_size",
-                  "attention_heads", "kv_heads", "head_dim", "vocab_size", "tied_embeddings", "moe"});
+                  "attention_heads", "kv_heads", "head_dim", "vocab_size", "tied_embeddings", "hidden_dropout",
+                  "attention_dropout", "moe"});
   ModelSpec model;
   model.name = root.string("name", default_name);
   (void)root.string("description", "");
@@ -133,6 +147,8 @@ ModelSpec parseTrainsimModel(const ConfigNode& root, const std::string& default_
   model.kv_heads = nodes.kv_heads ? nodes.kv_heads->asIntegerIn(1, kMaxHeads) : model.attention_heads;
   model.head_dim = nodes.head_dim ? nodes.head_dim->asIntegerIn(1, kMaxHeadDim) : 0;
   model.tied_embeddings = root.boolean("tied_embeddings", false);
+  if (auto node = root.optionalChild("hidden_dropout")) model.hidden_dropout = dropoutProbability(*node);
+  if (auto node = root.optionalChild("attention_dropout")) model.attention_dropout = dropoutProbability(*node);
 
   if (auto moe = root.optionalChild("moe")) {
     moe->allowKeys({"experts", "top_k", "ffn_hidden_size"});
@@ -181,14 +197,16 @@ void checkHfOverrides(const ConfigNode& root) {
     const std::string first = relative.substr(0, relative.find('.'));
     if (contains(kHfHidden, first) || contains(kHfLayers, first) || contains(kHfHeads, first) ||
         contains(kHfKvHeads, first) || contains(kHfFfn, first) || contains(kHfExperts, first) ||
-        contains(kHfOtherKeys, first)) {
+        contains(kHfHiddenDropout, first) || contains(kHfAttentionDropout, first) || contains(kHfOtherKeys, first)) {
       continue;
     }
     throwInputError(display, key_path,
                     "not a key trainsim reads from a Hugging Face config.json; it reads model_type, hidden_size, "
                     "num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, "
-                    "vocab_size, tie_word_embeddings, num_local_experts, num_experts_per_tok and "
-                    "moe_intermediate_size");
+                    "vocab_size, tie_word_embeddings, num_local_experts, num_experts_per_tok, "
+                    "moe_intermediate_size and the dropout probabilities hidden_dropout, resid_pdrop, "
+                    "hidden_dropout_prob, dropout, attention_dropout, attn_pdrop and "
+                    "attention_probs_dropout_prob");
   }
 }
 
@@ -249,6 +267,8 @@ ModelSpec parseHuggingFaceConfig(const ConfigNode& root, const std::string& defa
   // transformers' PretrainedConfig ties input and output embeddings unless the config says otherwise.
   auto tied = hfValue(root, "tie_word_embeddings");
   model.tied_embeddings = tied ? tied->asBool() : true;
+  if (auto node = hfValue(root, kHfHiddenDropout)) model.hidden_dropout = dropoutProbability(*node);
+  if (auto node = hfValue(root, kHfAttentionDropout)) model.attention_dropout = dropoutProbability(*node);
 
   // Qwen2-MoE adds an always-active shared expert to the routed ones; counting it as nothing
   // would quietly undercount FLOPs and memory, so it is refused until it is modelled.

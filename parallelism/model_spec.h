@@ -34,9 +34,21 @@ struct ModelSpec {
   int64_t head_dim = 0;
   int64_t vocab_size = 0;
   bool tied_embeddings = false;
+  // Dropout probabilities (Megatron's --hidden-dropout and --attention-dropout). Unset means
+  // the architecture's default: 0.1 for gpt (Megatron-LM's defaults, as GPT-2/3 trained), 0
+  // for llama (attention_dropout 0.0 in the Hugging Face Llama configs; Megatron's Llama
+  // examples pass --attention-dropout 0 --hidden-dropout 0). Only whether each is above 0
+  // changes the cost: the dropout kernels, their bytes and their masks in memory.
+  std::optional<double> hidden_dropout;
+  std::optional<double> attention_dropout;
   std::optional<MoeSpec> moe;
 
   [[nodiscard]] bool isMoe() const { return moe.has_value(); }
+  // Dropout on the residual stream and the embedding output (fused bias-dropout-add).
+  [[nodiscard]] bool hasHiddenDropout() const { return hidden_dropout.value_or(defaultDropout()) > 0.0; }
+  // Dropout on the attention probabilities (inside the flash-attention kernel, or its own kernel).
+  [[nodiscard]] bool hasAttentionDropout() const { return attention_dropout.value_or(defaultDropout()) > 0.0; }
+  [[nodiscard]] double defaultDropout() const { return architecture == Architecture::kGpt ? 0.1 : 0.0; }
   [[nodiscard]] int64_t queryDim() const { return attention_heads * head_dim; }
   [[nodiscard]] int64_t kvDim() const { return kv_heads * head_dim; }
 

@@ -1,5 +1,7 @@
 #include "parallelism/optimizer_step.h"
 
+#include <algorithm>
+
 #include "parallelism/micro_batch_shard.h"
 
 namespace trainsim::parallelism {
@@ -18,7 +20,13 @@ OptimizerStepBytes optimizerStepBytes(const TrainingSpec& training, const Optimi
       (training.optimizer == Optimizer::kSgd ? options.sgd_update_bytes : options.adam_update_bytes) +
       options.grad_norm_bytes;
   bytes.per_gradient_element = MicroBatchShard::wholeSequence(training).mainGradientBytes();
-  if (mixedPrecision(training.precision) && bytes.per_gradient_element < 4.0) {
+  if (training.optimizer_state_precision == topology::Precision::kBf16) {
+    // A precision-aware optimizer: the update reads and writes each moment in 2 bytes
+    // instead of 4 (Adam: m and v read and written, SGD: the momentum), and reads 16-bit
+    // main gradients as they are, with no cast into an fp32 copy.
+    const double moment_accesses = training.optimizer == Optimizer::kSgd ? 2.0 : 4.0;
+    bytes.per_updated_parameter -= moment_accesses * 2.0 + (4.0 - std::min(4.0, bytes.per_gradient_element));
+  } else if (mixedPrecision(training.precision) && bytes.per_gradient_element < 4.0) {
     bytes.per_updated_parameter += options.grad_cast_bytes;
   }
   if (training.precision == topology::Precision::kFp16) bytes.per_updated_parameter += options.fp16_unscale_bytes;

@@ -22,7 +22,7 @@ constexpr double kMaxTrainingTokens = 1e18;
 
 TrainingSpec readTrainingSpec(const ConfigNode& section) {
   section.allowKeys({"seq_len", "global_batch_size", "micro_batch_size", "precision", "optimizer", "tokens",
-                     "flash_attention", "fused_cross_entropy", "grad_reduce_precision"});
+                     "flash_attention", "fused_cross_entropy", "grad_reduce_precision", "optimizer_state_precision"});
   TrainingSpec training;
   training.seq_len = section.child("seq_len").asIntegerIn(1, kMaxSeqLen);
   training.global_batch_size = section.child("global_batch_size").asIntegerIn(1, kMaxGlobalBatchSize);
@@ -53,6 +53,8 @@ TrainingSpec readTrainingSpec(const ConfigNode& section) {
                  " (main gradients are fp32 or the parameters' 16-bit type)");
     }
   }
+  training.optimizer_state_precision =
+      *topology::parsePrecision(section.enumeration("optimizer_state_precision", {"fp32", "bf16"}, "fp32"));
   return training;
 }
 

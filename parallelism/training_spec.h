@@ -41,6 +41,14 @@ struct TrainingSpec {
   // Megatron-LM's default for the precision (MicroBatchShard::mainGradientBytes). Set, it is
   // fp32 or the 16-bit parameters' type (bf16 for bf16 and fp8, fp16 for fp16).
   std::optional<topology::Precision> grad_reduce_precision;
+  // Element type of the optimizer's moments (Adam's m and v, SGD's momentum). bf16 is a
+  // precision-aware optimizer: Megatron-Core's --use-precision-aware-optimizer with
+  // --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16 (Transformer Engine's FusedAdam), NeMo's
+  // distributed_fused_adam with dtype bf16 (Apex DistributedFusedAdam). It keeps the fp32
+  // master weights and reads the main gradients in their own type, so it also has no fp32
+  // copy of 16-bit main gradients. (Apex's also stores the master weights as 16-bit
+  // remainders of the bf16 parameters: 2 bytes per parameter less than modelled.)
+  topology::Precision optimizer_state_precision = topology::Precision::kFp32;
 
   [[nodiscard]] int64_t tokensPerIteration() const { return seq_len * global_batch_size; }
 };

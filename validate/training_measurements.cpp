@@ -276,6 +276,35 @@ TrainingMeasurement dgxc(const char* id, const char* model, const char* architec
   return row;
 }
 
+// Nemotron-4 15B and 340B from the same collection (nemotron/README_15b.md, README_340b.md,
+// NeMo 24.09; settings from nemotron/configure.sh and nemotron4-{15b,340b}-synth.yaml): squared-ReLU
+// MLP of 4 x hidden, LayerNorm, RoPE, 8 query groups, untied embeddings, vocab 256,000, no
+// dropout, fused cross-entropy (cross_entropy_loss_fusion), sequence parallelism and userbuffers
+// overlap (ub_tp_comm_overlap=True). 15B: tp 4, micro-batch 4, no recomputation. 340B: tp 8,
+// pp 8, vp 12, micro-batch 1, selective recomputation (activations_checkpoint_granularity),
+// overlap_p2p_comm. Modelled as architecture gpt without dropout: squared ReLU costs what GELU
+// does (one elementwise pass), and the model's learned-position add stands in for RoPE on half
+// of each head (rotary_percentage 0.5); both are elementwise passes under 1% of a layer.
+// Optimizer: 15B, mcore_distributed_optim with no grad_sync_dtype, which NeMo reads as fp32
+// main gradients (grad_reduce_in_fp32); 340B, distributed_fused_adam with bf16 states and
+// gradients (optim.dtype bf16, grad_sync_dtype bf16).
+TrainingMeasurement nemotron4(const char* id, const char* model, int64_t layers, int64_t hidden, int64_t heads,
+                              int64_t gpus, int64_t global_batch, int64_t micro_batch, int64_t tp, int64_t pp,
+                              int64_t virtual_stages, const char* recompute, const char* optimizer_states,
+                              const char* grad_reduce, const char* precision, double step_seconds) {
+  TrainingMeasurement row = dgxc(id, model, "gpt", layers, hidden, 4 * hidden, heads, 8, 256000, 4096, gpus,
+                                 global_batch, tp, pp, 1, virtual_stages, precision, step_seconds);
+  row.tied_embeddings = false;
+  row.dropout = 0.0;
+  row.micro_batch_size = micro_batch;
+  row.recompute = recompute;
+  row.fused_cross_entropy = true;
+  row.optimizer_state_precision = optimizer_states;
+  row.grad_reduce_precision = grad_reduce;
+  row.assumptions = "squared ReLU as GELU, RoPE as a learned-position add; fp8 delayed scaling run as current scaling";
+  return row;
+}
+
 }  // namespace
 
 std::string_view trainingMetricName(TrainingMetric metric) {
@@ -316,8 +345,9 @@ const std::vector<TrainingSource>& trainingSources() {
        TrainingMetric::kTokensPerSecondPerGpu, "tokens per second per GPU"},
       {kDgxc, "DGX Cloud Benchmarking, NeMo 24.09 / 24.05 (H100)",
        "NVIDIA/dgxc-benchmarking commit 143b90dd (collection 25.01): llama3.1/README_8b.md, README_70b.md, "
-       "README_405b.md (NeMo 24.09) and nemo_megatron/README_175b.md (NeMo 24.05); settings from the recipes' "
-       "configure.sh, launch.sh and gpt3_175b_hydra.yaml",
+       "README_405b.md and nemotron/README_15b.md, README_340b.md (NeMo 24.09) and nemo_megatron/README_175b.md "
+       "(NeMo 24.05); settings from the recipes' configure.sh, launch.sh, gpt3_175b_hydra.yaml and "
+       "nemotron4-*-synth.yaml",
        TrainingMetric::kIterationTime, "seconds per training step"},
   };
   return sources;
@@ -391,6 +421,11 @@ const std::vector<TrainingMeasurement>& trainingMeasurements() {
       dgxc("dgxc-h100-006", "Llama 3.1 405B", "llama", 126, 16384, 53248, 128, 16,  51200, 8192, 576, 252, 8, 9, 2, 7, "fp8",  11.24),
       dgxc("dgxc-h100-007", "GPT-3 175B",     "gpt",    96, 12288, 49152,  96,  0,  51200, 2048, 128, 256, 4, 8, 1, 12, "bf16", 8.91),
       dgxc("dgxc-h100-008", "GPT-3 175B",     "gpt",    96, 12288, 49152,  96,  0,  51200, 2048, 128, 256, 4, 8, 1, 12, "fp8",  5.92),
+      //        id               model              layers hidden heads gpus gbs mbs tp pp vs  recompute    states  grads   precision s/step
+      nemotron4("dgxc-h100-009", "Nemotron-4 15B",   32,  6144,  48,  16, 64,  4, 4, 1, 1,  "none",      "fp32", "fp32", "bf16", 2.83),
+      nemotron4("dgxc-h100-010", "Nemotron-4 15B",   32,  6144,  48,  16, 64,  4, 4, 1, 1,  "none",      "fp32", "fp32", "fp8",  2.08),
+      nemotron4("dgxc-h100-011", "Nemotron-4 340B",  96, 18432,  96, 128, 32,  1, 8, 8, 12, "selective", "bf16", "bf16", "bf16", 4.61),
+      nemotron4("dgxc-h100-012", "Nemotron-4 340B",  96, 18432,  96, 128, 32,  1, 8, 8, 12, "selective", "bf16", "bf16", "fp8",  3.16),
   };
   // clang-format on
   return rows;

@@ -53,12 +53,16 @@ struct TrainingMeasurement {
   int64_t ffn_hidden_size = 0;  // 4 x hidden_size where the source gives none
   int64_t vocab_size = 0;
   bool tied_embeddings = true;
+  // Dropout probability on the residual stream and on the attention probabilities; negative:
+  // the architecture's default (0.1 for gpt, 0 for llama; ModelSpec).
+  double dropout = -1.0;
   // Training.
   int64_t seq_len = 0;
   int64_t global_batch_size = 0;
   int64_t micro_batch_size = 1;
-  std::string precision;              // fp16 / bf16 / fp8
-  std::string grad_reduce_precision;  // training.grad_reduce_precision; empty: Megatron-LM's default
+  std::string precision;                  // fp16 / bf16 / fp8
+  std::string optimizer_state_precision;  // fp32 / bf16; empty: the default (fp32)
+  std::string grad_reduce_precision;      // training.grad_reduce_precision; empty: Megatron-LM's default
   // Parallel plan.
   int64_t gpus = 0;
   int64_t tp = 1;

@@ -44,6 +44,9 @@ std::string trainingExperimentYaml(const TrainingMeasurement& row) {
   if (row.kv_heads > 0) yaml += fmt::format("  kv_heads: {}\n", row.kv_heads);
   yaml += fmt::format("  vocab_size: {}\n", row.vocab_size);
   yaml += fmt::format("  tied_embeddings: {}\n", row.tied_embeddings);
+  if (row.dropout >= 0.0) {
+    yaml += fmt::format("  hidden_dropout: {}\n  attention_dropout: {}\n", row.dropout, row.dropout);
+  }
   yaml += fmt::format("cluster: {}\n", row.cluster);
   yaml += "training:\n";
   yaml += fmt::format("  seq_len: {}\n", row.seq_len);
@@ -54,6 +57,9 @@ std::string trainingExperimentYaml(const TrainingMeasurement& row) {
     yaml += fmt::format("  grad_reduce_precision: {}\n", row.grad_reduce_precision);
   }
   yaml += "  optimizer: adam\n";
+  if (!row.optimizer_state_precision.empty()) {
+    yaml += fmt::format("  optimizer_state_precision: {}\n", row.optimizer_state_precision);
+  }
   yaml += fmt::format("  flash_attention: {}\n", row.flash_attention);
   yaml += fmt::format("  fused_cross_entropy: {}\n", row.fused_cross_entropy);
   yaml += "parallelism:\n";

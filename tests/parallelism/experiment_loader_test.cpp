@@ -307,6 +307,18 @@ TEST(ExperimentLoader, GradReducePrecision) {
   EXPECT_EQ(experiment->training.grad_reduce_precision, topology::Precision::kFp32);
 }
 
+TEST(ExperimentLoader, OptimizerStatePrecision) {
+  auto experiment = loadText(kValid);
+  ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
+  EXPECT_EQ(experiment->training.optimizer_state_precision, topology::Precision::kFp32);
+  experiment = loadText(kValid, {"training.optimizer_state_precision=bf16"});
+  ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
+  EXPECT_EQ(experiment->training.optimizer_state_precision, topology::Precision::kBf16);
+  EXPECT_EQ(errorText(loadText(kValid, {"training.optimizer_state_precision=fp8"})),
+            "--set training.optimizer_state_precision=fp8: training.optimizer_state_precision: expected fp32 "
+            "or bf16, found \"fp8\"");
+}
+
 TEST(ExperimentErrors, DdpBucketSizeNotPositive) {
   EXPECT_EQ(errorText(loadText("model: llama3-8b\ncluster: dgx-a100\ntraining: {seq_len: 1, global_batch_size: 1}\n"
                                "parallelism:\n  ddp_bucket_size: -1\n")),

@@ -99,10 +99,9 @@ TEST(FlopsModel, UnfusedAttentionCountsTheSameModelFlops) {
 }
 
 TEST(FlopsModel, FlashAttentionExecutesTheCausalHalfAndRecomputesScores) {
-  const ModelSpec model = gptModel(4, 256, 8, 1000);
-  FlopsOptions no_dropout;
-  no_dropout.gpt_dropout = false;
-  const Workload layer = transformerLayer(model, shard(1, 128), no_dropout);
+  ModelSpec model = gptModel(4, 256, 8, 1000);
+  model.attention_dropout = 0.0;
+  const Workload layer = transformerLayer(model, shard(1, 128));
   const Op* flash = layer.find("flash_attention");
   ASSERT_NE(flash, nullptr);
   const double counted = 4.0 * 128 * 128 * 256;  // scores + context, in full
@@ -116,9 +115,9 @@ TEST(FlopsModel, FlashAttentionExecutesTheCausalHalfAndRecomputesScores) {
 
 TEST(FlopsModel, AttentionDropoutSlowsTheFusedKernelOnly) {
   const ModelSpec model = gptModel(4, 256, 8, 1000);
-  FlopsOptions no_dropout;
-  no_dropout.gpt_dropout = false;
-  const Workload without = transformerLayer(model, shard(1, 128), no_dropout);
+  ModelSpec no_dropout = model;
+  no_dropout.attention_dropout = 0.0;
+  const Workload without = transformerLayer(no_dropout, shard(1, 128));
   const Workload with = transformerLayer(model, shard(1, 128));
   const Op* plain = without.find("flash_attention");
   const Op* dropped = with.find("flash_attention");
@@ -133,6 +132,29 @@ TEST(FlopsModel, AttentionDropoutSlowsTheFusedKernelOnly) {
   const Op* flash = llama.find("flash_attention");
   ASSERT_NE(flash, nullptr);
   EXPECT_DOUBLE_EQ(flash->forward.executed_flops, flash->forward.flops / 2.0);
+}
+
+TEST(FlopsModel, DropoutFollowsTheModelNotItsArchitecture) {
+  const auto has = [](const Workload& layer, std::string_view name) {
+    return layer.find(std::string(name)) != nullptr;
+  };
+  FlopsOptions unfused;
+  unfused.fused_attention = false;
+  ModelSpec gpt = gptModel(4, 256, 8, 1000);
+  EXPECT_TRUE(has(transformerLayer(gpt, shard(1, 128), unfused), "attention_dropout"));
+  // Without dropout: no attention-dropout kernel, and the residual adds store no masks.
+  const double with_bytes = transformerLayer(gpt, shard(1, 128)).find("attention_residual")->forward.bytes;
+  gpt.hidden_dropout = 0.0;
+  gpt.attention_dropout = 0.0;
+  EXPECT_FALSE(has(transformerLayer(gpt, shard(1, 128), unfused), "attention_dropout"));
+  const double without_bytes = transformerLayer(gpt, shard(1, 128)).find("attention_residual")->forward.bytes;
+  EXPECT_LT(without_bytes, with_bytes);
+  // A llama model given attention dropout runs it inside the fused kernel.
+  ModelSpec llama = llama3_8bModel();
+  llama.attention_dropout = 0.1;
+  const Op* flash = transformerLayer(llama, shard(1, 4096, 4, true)).find("flash_attention");
+  ASSERT_NE(flash, nullptr);
+  EXPECT_DOUBLE_EQ(flash->forward.executed_flops, flash->forward.flops / 2.0 / 0.80);
 }
 
 TEST(FlopsModel, BackwardMatmulsAreTwiceForward) {

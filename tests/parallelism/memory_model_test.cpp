@@ -47,6 +47,19 @@ TEST(MemoryModel, KorthikantiNoParallelism) {
   }
 }
 
+// Korthikanti's 34 s b h + 5 a s^2 b counts two one-byte dropout masks per layer (after the
+// attention and the MLP) and, per attention score, a mask and the dropped-out probabilities
+// (3 of the 5 bytes). A gpt model trained without dropout keeps 32 s b h + 2 a s^2 b.
+TEST(MemoryModel, KorthikantiWithoutDropoutDropsTheMasks) {
+  for (auto [model, s, b, h, a] : gptSetups()) {
+    model.hidden_dropout = 0.0;
+    model.attention_dropout = 0.0;
+    const double expected = s * b * h * (32.0 + 2.0 * a * s / h);
+    const auto sh = shard(static_cast<int64_t>(b), static_cast<int64_t>(s));
+    EXPECT_NEAR(layerActivationBytes(model, sh, Recompute::kNone, korthikantiOptions()) / expected, 1.0, kRelative);
+  }
+}
+
 TEST(MemoryModel, KorthikantiTensorParallel) {
   for (const auto& [model, s, b, h, a] : gptSetups()) {
     for (const int64_t tp : {2, 4, 8}) {
@@ -228,6 +241,19 @@ TEST(MemoryModel, GradReducePrecisionSetsTheGradientsAndTheOptimizersFp32Copy) {
   bytes = stateBytesPerParameter(training);
   EXPECT_DOUBLE_EQ(bytes.weights + bytes.gradients, 6.0);
   EXPECT_DOUBLE_EQ(bytes.optimizer, 12.0);
+}
+
+TEST(MemoryModel, Bf16OptimizerStatesHalveTheMomentsAndDropTheGradientCopy) {
+  TrainingSpec training;
+  training.precision = Precision::kBf16;
+  training.optimizer_state_precision = Precision::kBf16;
+  // fp32 master weight 4 + bf16 m and v 2 + 2.
+  EXPECT_DOUBLE_EQ(stateBytesPerParameter(training).optimizer, 8.0);
+  // bf16 main gradients are read as they are: no fp32 copy of them (16 with fp32 states).
+  training.grad_reduce_precision = Precision::kBf16;
+  EXPECT_DOUBLE_EQ(stateBytesPerParameter(training).optimizer, 8.0);
+  training.optimizer = Optimizer::kSgd;
+  EXPECT_DOUBLE_EQ(stateBytesPerParameter(training).optimizer, 6.0);
 }
 
 Experiment llamaExperiment(int zero, int64_t dp) {

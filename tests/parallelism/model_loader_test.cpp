@@ -48,6 +48,28 @@ TEST(ModelLoader, AppliesGptDefaults) {
   EXPECT_EQ(model->head_dim, 32);
   EXPECT_FALSE(model->tied_embeddings);
   EXPECT_FALSE(model->moe.has_value());
+  // Megatron's default dropout for gpt (0.1 on the residual stream and the attention probabilities).
+  EXPECT_FALSE(model->hidden_dropout.has_value());
+  EXPECT_TRUE(model->hasHiddenDropout());
+  EXPECT_TRUE(model->hasAttentionDropout());
+}
+
+TEST(ModelLoader, ReadsDropoutProbabilities) {
+  const std::string sizes = "layers: 2\nhidden_size: 64\nattention_heads: 4\nvocab_size: 10\n";
+  // A gpt model trained without dropout (Nemotron-4, Falcon): both off.
+  auto off = loadText(sizes + "hidden_dropout: 0\nattention_dropout: 0.0\n");
+  ASSERT_TRUE(off.ok()) << off.error().toString();
+  EXPECT_FALSE(off->hasHiddenDropout());
+  EXPECT_FALSE(off->hasAttentionDropout());
+  // Each is its own switch, and a llama model can turn dropout on.
+  auto attention_only = loadText(sizes + "attention_dropout: 0.1\nhidden_dropout: 0\n");
+  ASSERT_TRUE(attention_only.ok()) << attention_only.error().toString();
+  EXPECT_FALSE(attention_only->hasHiddenDropout());
+  EXPECT_TRUE(attention_only->hasAttentionDropout());
+  auto llama = loadText(sizes + "architecture: llama\nffn_hidden_size: 128\nhidden_dropout: 0.05\n");
+  ASSERT_TRUE(llama.ok()) << llama.error().toString();
+  EXPECT_TRUE(llama->hasHiddenDropout());
+  EXPECT_FALSE(llama->hasAttentionDropout());  // llama's default: none
 }
 
 TEST(ModelLoader, LoadsModelFileByPath) {
@@ -153,6 +175,16 @@ TEST(ModelLoaderErrors, TiedEmbeddingsNotBoolean) {
             "model.yaml:5:18: tied_embeddings: expected true or false, found \"1\"");
 }
 
+TEST(ModelLoaderErrors, DropoutIsAProbabilityBelowOne) {
+  const std::string sizes = "layers: 2\nhidden_size: 64\nattention_heads: 4\nvocab_size: 10\n";
+  EXPECT_EQ(errorText(loadText(sizes + "hidden_dropout: 1\n")),
+            "model.yaml:5:17: hidden_dropout: expected a probability below 1 (0 turns dropout off), found \"1\"");
+  EXPECT_EQ(errorText(loadText(sizes + "attention_dropout: -0.1\n")),
+            "model.yaml:5:20: attention_dropout: expected a number >= 0, found \"-0.1\"");
+  EXPECT_EQ(errorText(loadText(sizes + "hidden_dropout: yes\n")),
+            "model.yaml:5:17: hidden_dropout: expected a number >= 0, found \"yes\"");
+}
+
 TEST(ModelLoaderErrors, NotAMapping) {
   EXPECT_EQ(errorText(loadText("- layers\n- 2\n")),
             "model.yaml:1:1: expected a model preset name, a path to a model file or config.json, or a mapping, "
@@ -185,6 +217,27 @@ TEST(HuggingFaceConfig, LoadsLlama) {
   EXPECT_EQ(model->vocab_size, 128256);
   EXPECT_FALSE(model->tied_embeddings);
   EXPECT_DOUBLE_EQ(model->parameterCount(), 8030261248.0);
+  EXPECT_EQ(model->attention_dropout, 0.0);
+  EXPECT_FALSE(model->hasAttentionDropout());
+}
+
+TEST(HuggingFaceConfig, ReadsDropoutUnderItsSpellings) {
+  // A gpt-style config trained without dropout (Falcon, BLOOM: hidden_dropout / attention_dropout 0.0).
+  auto falcon = loadText(R"({"model_type": "falcon", "hidden_size": 64, "num_hidden_layers": 2,
+                             "num_attention_heads": 4, "vocab_size": 10, "hidden_dropout": 0.0,
+                             "attention_dropout": 0.0})");
+  ASSERT_TRUE(falcon.ok()) << falcon.error().toString();
+  EXPECT_FALSE(falcon->hasHiddenDropout());
+  EXPECT_FALSE(falcon->hasAttentionDropout());
+  // OPT's "dropout"; a gpt-style config that names none keeps the architecture's default.
+  auto opt = loadText(R"({"model_type": "opt", "hidden_size": 64, "num_hidden_layers": 2,
+                          "num_attention_heads": 4, "vocab_size": 10, "dropout": 0.0})");
+  ASSERT_TRUE(opt.ok()) << opt.error().toString();
+  EXPECT_FALSE(opt->hasHiddenDropout());
+  EXPECT_TRUE(opt->hasAttentionDropout());
+  EXPECT_EQ(errorText(loadText(R"({"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4,
+                                   "vocab_size": 10, "attn_pdrop": 1.5})")),
+            "model.yaml:2:68: attn_pdrop: expected a number between 0 and 1, found \"1.5\"");
 }
 
 TEST(HuggingFaceConfig, LoadsGpt2WithItsOwnKeyNames) {
@@ -196,7 +249,9 @@ TEST(HuggingFaceConfig, LoadsGpt2WithItsOwnKeyNames) {
   EXPECT_EQ(model->hidden_size, 768);
   EXPECT_EQ(model->ffn_hidden_size, 3072);  // n_inner: null = 4 * n_embd
   EXPECT_EQ(model->kv_heads, 12);
-  EXPECT_TRUE(model->tied_embeddings);  // transformers' default when the config does not say
+  EXPECT_TRUE(model->tied_embeddings);       // transformers' default when the config does not say
+  EXPECT_EQ(model->hidden_dropout, 0.1);     // resid_pdrop
+  EXPECT_EQ(model->attention_dropout, 0.1);  // attn_pdrop
   // GPT-2 small has 124,439,808 parameters, 786,432 of them learned position embeddings (not counted).
   EXPECT_DOUBLE_EQ(model->parameterCount(), 124439808.0 - 786432.0);
 }
@@ -273,7 +328,10 @@ TEST(HuggingFaceConfigErrors, OverrideOfAKeyItDoesNotRead) {
       errorText(loadModelFile(dataDir() + "/hf/Meta-Llama-3-8B/config.json", testPaths(), overrides({"layers=2"}))),
       "--set layers=2: layers: not a key trainsim reads from a Hugging Face config.json; it reads model_type, "
       "hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, "
-      "vocab_size, tie_word_embeddings, num_local_experts, num_experts_per_tok and moe_intermediate_size");
+      "vocab_size, tie_word_embeddings, num_local_experts, num_experts_per_tok, moe_intermediate_size and the dropout "
+      "probabilities "
+      "hidden_dropout, resid_pdrop, hidden_dropout_prob, dropout, attention_dropout, attn_pdrop and "
+      "attention_probs_dropout_prob");
 }
 
 // --- Bounds: sizes that would exhaust memory or overflow are refused at their key --------

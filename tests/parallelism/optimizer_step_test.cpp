@@ -52,6 +52,21 @@ TEST(OptimizerStep, SixteenBitMainGradientsAreCastToFp32) {
   EXPECT_DOUBLE_EQ(bytes.per_gradient_element, 4.0);
 }
 
+TEST(OptimizerStep, Bf16StatesHalveTheMomentTrafficAndReadGradientsAsTheyAre) {
+  // Adam with bf16 m and v: 28 - 4 x 2 = 20, + norm 4 + master -> model copy 6, fp32 main
+  // gradients read as before.
+  TrainingSpec bf16_states = training(topology::Precision::kBf16);
+  bf16_states.optimizer_state_precision = topology::Precision::kBf16;
+  EXPECT_DOUBLE_EQ(optimizerStepBytes(bf16_states, {}).per_updated_parameter, 30.0);
+  // bf16 main gradients: read in 2 bytes, no cast into an fp32 copy (44 with fp32 states).
+  bf16_states.grad_reduce_precision = topology::Precision::kBf16;
+  EXPECT_DOUBLE_EQ(optimizerStepBytes(bf16_states, {}).per_updated_parameter, 28.0);
+  // SGD: the momentum read and written in 2 bytes each.
+  bf16_states.optimizer = Optimizer::kSgd;
+  bf16_states.grad_reduce_precision.reset();
+  EXPECT_DOUBLE_EQ(optimizerStepBytes(bf16_states, {}).per_updated_parameter, 20.0 - 4.0 + 4.0 + 6.0);
+}
+
 TEST(OptimizerStep, Fp32HasNoMasterCopy) {
   const OptimizerStepBytes bytes = optimizerStepBytes(training(topology::Precision::kFp32), {});
   EXPECT_DOUBLE_EQ(bytes.per_updated_parameter, 32.0);

@@ -40,9 +40,9 @@ TEST(TrainingMeasurementsTest, RowsAreUniqueCitedAndConsistent) {
     EXPECT_GT(row.published, 0.0) << row.id;
     EXPECT_EQ(row.global_batch_size % (row.dp * row.micro_batch_size), 0) << row.id;
   }
-  // training.yaml's 29 rows less the two strong-scaling ones, 8 Megatron-Bridge rows and 8
+  // training.yaml's 29 rows less the two strong-scaling ones, 8 Megatron-Bridge rows and 12
   // DGX Cloud Benchmarking rows.
-  EXPECT_EQ(ids.size(), 43u);
+  EXPECT_EQ(ids.size(), 47u);
   for (const auto& source : trainingSources()) EXPECT_FALSE(source.citation.empty()) << source.id;
 }
 
@@ -114,12 +114,13 @@ TEST(TrainingSuiteTest, MapeIsTheMeanAbsoluteErrorPerSourceAndOverall) {
 }
 
 // Issue 4's goal is MAPE <= 10% on each source and <= 5% over all rows. With every row
-// (`validate training --all`): SC21 9.9%, Korthikanti 1.1%, Megatron-Core H100 8.9%,
-// Megatron-Bridge H100 FP8 10.0% (Llama 3.1 405B +19..+24%; the 70B rows rose from +2% to
+// (`validate training --all`): SC21 9.6%, Korthikanti 1.1%, Megatron-Core H100 7.5%,
+// Megatron-Bridge H100 FP8 10.2% (Llama 3.1 405B +18..+22%; the 70B rows rose from +2% to
 // +4..+6% when the recipes' fused cross-entropy was modelled, docs/training-validation.md
-// change 18), DGX Cloud Benchmarking (NeMo 24.09 / 24.05, H100) 11.0%: every one of its rows
-// but the 8B FP8 one ran 6-19% slower than predicted. On the default rows checked here (the
-// two slowest SC21 rows skipped) SC21 is at 10.5%: every SC21 row is 6-15% fast since
+// change 18), DGX Cloud Benchmarking (NeMo 24.09 / 24.05, H100) 11.5%: every one of its 12 rows
+// but the Llama 3.1 8B FP8 one ran 6-18% slower than predicted, the Nemotron-4 15B and 340B
+// rows (added with the model's dropout keys) 13-15%. On the default rows checked here (the
+// two slowest SC21 rows skipped) SC21 is at 10.1% and the overall 8.4%: every SC21 row is 6-15% fast since
 // InfiniBand routes adaptively instead of by ECMP hash (change 17), which had slowed rows
 // 005-010's data-parallel all-reduce. The overall goal is not met. The bounds guard the
 // current figures.
@@ -131,7 +132,7 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   const auto result = runTrainingSuite(kPaths, options);
   ASSERT_TRUE(result.ok()) << result.error().toString();
   const auto& suite = *result;
-  ASSERT_EQ(suite.rows.size(), 41u);
+  ASSERT_EQ(suite.rows.size(), 45u);
   EXPECT_EQ(suite.failed, 0);
   ASSERT_EQ(suite.sources.size(), 5u);
   for (const auto& accuracy : suite.sources) {
@@ -140,17 +141,17 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
     const double bound = id.starts_with("megatron-sc21") ? 0.104
                          : id.starts_with("mcore")       ? 0.078
                          : id.starts_with("bridge")      ? 0.103
-                         : id.starts_with("dgxc")        ? 0.103
+                         : id.starts_with("dgxc")        ? 0.117
                                                          : 0.10;
     EXPECT_LE(accuracy.mape, bound) << id;
   }
-  EXPECT_LE(suite.mape, 0.080);
+  EXPECT_LE(suite.mape, 0.086);
 }
 
 // The DGX Cloud Benchmarking rows come in pairs, one plan run in BF16 and in FP8: the
 // measured ratio of their step times is what FP8 buys on that plan (1.34 for Llama 3.1 8B
-// and 70B, 1.53 for 405B, 1.51 for GPT-3 175B). The model's ratio stays within 7% of it
-// (8B: 1.25, the farthest).
+// and 70B, 1.53 for 405B, 1.51 for GPT-3 175B, 1.36 for Nemotron-4 15B, 1.46 for 340B). The
+// model's ratio stays within 7% of it (8B: 1.25, the farthest).
 TEST(TrainingSuiteTest, Fp8SpeedUpMatchesTheMeasuredPairs) {
   TrainingSuiteOptions options;
   for (const auto& row : trainingMeasurements()) {
@@ -174,7 +175,7 @@ TEST(TrainingSuiteTest, Fp8SpeedUpMatchesTheMeasuredPairs) {
       ++pairs;
     }
   }
-  EXPECT_EQ(pairs, 4);
+  EXPECT_EQ(pairs, 6);
 }
 
 TEST(TrainingSuiteTest, OnlyTheLargestRowsAreMarkedSlow) {
