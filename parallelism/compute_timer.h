@@ -2,6 +2,8 @@
 // transformer workload becomes GEMM, attention or memory-bound kernels.
 #pragma once
 
+#include <vector>
+
 #include "parallelism/iteration_builder.h"
 #include "sim/compute_model.h"
 
@@ -11,10 +13,20 @@ class ComputeTimer : public OpTimer {
  public:
   explicit ComputeTimer(const sim::ComputeModel& model) : model_(model) {}
   [[nodiscard]] double seconds(const Op& op, PassKind pass) const override;
+  [[nodiscard]] double gemmSeconds(const Op& op, PassKind pass, std::size_t index) const override;
   [[nodiscard]] double memoryBoundSeconds(double bytes) const override { return model_.elementwiseTime(bytes); }
   [[nodiscard]] double collectiveComputeShare() const override { return model_.collectiveComputeShare(); }
 
  private:
+  // The op's GEMM kernels one by one (when it runs as GEMMs: OpKind kGemm, or unfused
+  // attention), at full speed, and the factor the SMs an overlapped collective holds
+  // stretch them by.
+  struct GemmKernels {
+    std::vector<double> seconds;
+    double stretch = 1.0;
+  };
+  [[nodiscard]] GemmKernels gemmKernels(const Op& op, PassKind pass) const;
+
   const sim::ComputeModel& model_;
 };
 

@@ -145,9 +145,9 @@ class WorkloadBuilder {
   }
 
   void communicate(std::string name, CollectiveOp op, ParallelGroup group, bool backward, double bytes,
-                   int64_t count = 1) {
+                   int64_t count = 1, std::optional<GemmOverlap> beside = std::nullopt) {
     if (count <= 0) return;
-    workload_.communications.push_back({std::move(name), op, group, backward, bytes, count});
+    workload_.communications.push_back({std::move(name), op, group, backward, bytes, count, beside});
   }
 
   // Tensor-parallel communication around a column-parallel GEMM that reads the block input
@@ -156,16 +156,35 @@ class WorkloadBuilder {
   // With SP: all-gather the input / reduce-scatter the output, the mirror in backward, plus
   // the all-gather again in backward of the input that SP stores sharded (for the weight
   // gradient; Korthikanti et al. 2022, section 4.2.2).
-  void tensorParallelBlock(const std::string& gather, const std::string& reduce) {
+  // Under tp_comm_overlap, `gather_op` and `reduce_op` are the two GEMM ops (indices into the
+  // workload's ops, from overlapCommunication), and each collective is bound to the GEMM
+  // Transformer Engine runs it beside: the all-gather to the column-parallel GEMM's forward
+  // (ring exchange), the reduce-scatter to the row-parallel GEMM's forward (pipeline), the
+  // gradient all-gather to the row-parallel input-gradient GEMM (ring exchange), the
+  // re-gather to the column-parallel input-gradient GEMM and the gradient reduce-scatter to
+  // its weight-gradient GEMM (bulk).
+  void tensorParallelBlock(const std::string& gather, const std::string& reduce,
+                           std::optional<std::size_t> gather_op = std::nullopt,
+                           std::optional<std::size_t> reduce_op = std::nullopt) {
     if (shard_.tp == 1) return;
     const double bytes = tokens() * hidden_ * e_;
     const auto group = ParallelGroup::kTensor;
     if (shard_.sequence_parallel) {
-      communicate(gather + "_all_gather", CollectiveOp::kAllGather, group, false, bytes);
-      communicate(reduce + "_reduce_scatter", CollectiveOp::kReduceScatter, group, false, bytes);
-      communicate(reduce + "_grad_all_gather", CollectiveOp::kAllGather, group, true, bytes);
-      communicate(gather + "_regather", CollectiveOp::kAllGather, group, true, bytes);
-      communicate(gather + "_grad_reduce_scatter", CollectiveOp::kReduceScatter, group, true, bytes);
+      // The all-gathers carry GEMM operands, quantized on their shard in an fp8 run (gemm()):
+      // the block input twice and the row-parallel GEMM's output gradient. The
+      // reduce-scatters carry 16-bit GEMM outputs.
+      const double gathered = tokens() * hidden_ * eg_;
+      using enum TpOverlapMethod;
+      communicate(gather + "_all_gather", CollectiveOp::kAllGather, group, false, gathered, 1,
+                  besideGemm(gather_op, false, 0, kRingExchange));
+      communicate(reduce + "_reduce_scatter", CollectiveOp::kReduceScatter, group, false, bytes, 1,
+                  besideGemm(reduce_op, false, 0, kPipeline));
+      communicate(reduce + "_grad_all_gather", CollectiveOp::kAllGather, group, true, gathered, 1,
+                  besideGemm(reduce_op, true, 0, kRingExchange));
+      communicate(gather + "_regather", CollectiveOp::kAllGather, group, true, gathered, 1,
+                  besideGemm(gather_op, true, 0, kBulk));
+      communicate(gather + "_grad_reduce_scatter", CollectiveOp::kReduceScatter, group, true, bytes, 1,
+                  besideGemm(gather_op, true, 1, kBulk));
     } else {
       communicate(reduce + "_all_reduce", CollectiveOp::kAllReduce, group, false, bytes);
       communicate(gather + "_grad_all_reduce", CollectiveOp::kAllReduce, group, true, bytes);
@@ -176,20 +195,23 @@ class WorkloadBuilder {
   void denseMlp(double ffn);
   void moeBlock();
 
-  // How Transformer Engine overlaps a GEMM with its tensor-parallel collective
-  // (FlopsOptions::tp_comm_overlap).
-  enum class Overlap : uint8_t {
-    kRingExchange,  // all-gather by peer-to-peer copies, the GEMM in tp chunks as slices arrive
-    kPipeline,      // reduce-scatter of each finished chunk of the GEMM
-    kBulk,          // a whole collective beside a whole GEMM
-  };
+  using Overlap = TpOverlapMethod;
+
+  [[nodiscard]] std::optional<GemmOverlap> besideGemm(std::optional<std::size_t> op, bool backward, std::size_t gemm,
+                                                      TpOverlapMethod method) const {
+    if (!op) return std::nullopt;
+    const Op& overlapped = workload_.ops[*op];
+    const auto& gemms = backward ? overlapped.backward_gemms : overlapped.forward_gemms;
+    return GemmOverlap{*op, gemm, method, gemms.at(gemm).chunks};
+  }
 
   // Under tp_comm_overlap, what the overlaps of the GEMM op just added do to it, forward and
   // backward: the SMs the collectives' kernels take, and the chunks the GEMM is split into
   // (the forward GEMM, or in backward the input-gradient GEMM, which is the one beside the
   // ring exchange; the weight-gradient GEMM stays whole).
-  void overlapCommunication(Overlap forward, Overlap backward) {
-    if (!options_.tp_comm_overlap || shard_.tp == 1 || !shard_.sequence_parallel) return;
+  // Returns the op's index, or nothing when the plan does not overlap.
+  std::optional<std::size_t> overlapCommunication(Overlap forward, Overlap backward) {
+    if (!options_.tp_comm_overlap || shard_.tp == 1 || !shard_.sequence_parallel) return std::nullopt;
     Op& op = workload_.ops.back();
     op.forward.comm_compute_units = overlapSms(forward);
     op.backward.comm_compute_units = overlapSms(backward);
@@ -197,6 +219,7 @@ class WorkloadBuilder {
     op.backward.comm_sm_margin = backward != Overlap::kRingExchange;
     split(op.forward_gemms.front(), forward);
     split(op.backward_gemms.front(), backward);
+    return workload_.ops.size() - 1;
   }
 
   [[nodiscard]] double overlapSms(Overlap overlap) const {
@@ -278,7 +301,7 @@ void WorkloadBuilder::attentionBlock() {
   norm("input_norm", replicatedTokens());
   gemm("qkv_projection", t, (query + 2.0 * kv) / tp_, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
   // Forward: ring-exchange all-gather; backward: bulk all-gather and reduce-scatter.
-  overlapCommunication(Overlap::kRingExchange, Overlap::kBulk);
+  const auto qkv = overlapCommunication(Overlap::kRingExchange, Overlap::kBulk);
   if (model_.architecture == Architecture::kLlama) {
     // Rotary position embedding on the query and key heads of this rank.
     elementwise("rope", OpKind::kElementwise, t * (query + kv) / tp_, options_.rope_flops_per_element, 2.0 * e_,
@@ -288,9 +311,9 @@ void WorkloadBuilder::attentionBlock() {
   coreAttention(heads, queries, static_cast<double>(shard_.seq_len), head_dim);
   gemm("attention_output_projection", t, hidden_, query / tp_, 1.0, WeightGemm::kTransformerEngineGatheredGradient);
   // Forward: pipelined reduce-scatter; backward: ring-exchange all-gather of the gradient.
-  overlapCommunication(Overlap::kPipeline, Overlap::kRingExchange);
+  const auto projection = overlapCommunication(Overlap::kPipeline, Overlap::kRingExchange);
   residual("attention_residual", replicatedTokens());
-  tensorParallelBlock("attention_input", "attention_output");
+  tensorParallelBlock("attention_input", "attention_output", qkv, projection);
   if (shard_.cp > 1) {
     // Ring attention (Megatron-Core / Transformer Engine context parallelism): each of the
     // cp - 1 steps passes this rank's K and V chunk to the next rank; backward passes K, V
@@ -307,18 +330,19 @@ void WorkloadBuilder::denseMlp(double ffn) {
   const double t = tokens();
   const double width = ffn / tp_;
   norm("mlp_norm", replicatedTokens());
+  std::optional<std::size_t> fc1;  // the GEMM beside the block input's collectives (the gate's when unfused)
   if (model_.architecture == Architecture::kGpt) {
     gemm("mlp_fc1", t, width, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
-    overlapCommunication(Overlap::kRingExchange, Overlap::kBulk);
+    fc1 = overlapCommunication(Overlap::kRingExchange, Overlap::kBulk);
     // Bias + GELU fused (Megatron's bias_gelu_impl): reads the fc1 output, writes its GELU.
     elementwise("mlp_gelu", OpKind::kElementwise, t * width, options_.gelu_flops_per_element, 2.0 * e_, 3.0 * e_);
   } else {
     if (options_.fuse_gate_up) {
       gemm("mlp_gate_up", t, 2.0 * width, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
-      overlapCommunication(Overlap::kRingExchange, Overlap::kBulk);
+      fc1 = overlapCommunication(Overlap::kRingExchange, Overlap::kBulk);
     } else {
       gemm("mlp_gate", t, width, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
-      overlapCommunication(Overlap::kRingExchange, Overlap::kBulk);
+      fc1 = overlapCommunication(Overlap::kRingExchange, Overlap::kBulk);
       gemm("mlp_up", t, width, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
       overlapCommunication(Overlap::kRingExchange, Overlap::kBulk);
     }
@@ -327,9 +351,9 @@ void WorkloadBuilder::denseMlp(double ffn) {
     elementwise("mlp_swiglu", OpKind::kElementwise, t * width, options_.swiglu_flops_per_element, 3.0 * e_, 5.0 * e_);
   }
   gemm("mlp_fc2", t, hidden_, width, 1.0, WeightGemm::kTransformerEngineGatheredGradient);
-  overlapCommunication(Overlap::kPipeline, Overlap::kRingExchange);
+  const auto fc2 = overlapCommunication(Overlap::kPipeline, Overlap::kRingExchange);
   residual("mlp_residual", replicatedTokens());
-  tensorParallelBlock("mlp_input", "mlp_output");
+  tensorParallelBlock("mlp_input", "mlp_output", fc1, fc2);
 }
 
 // Mixture of experts (Megatron-Core MoELayer with the all-to-all token dispatcher): each rank

@@ -249,6 +249,25 @@ struct Op {
 enum class ParallelGroup : uint8_t { kTensor, kContext, kExpert, kPipeline };
 [[nodiscard]] std::string_view parallelGroupName(ParallelGroup group);
 
+// How Transformer Engine's userbuffers run a tensor-parallel collective beside a GEMM under
+// tp_comm_overlap (transformer_engine/pytorch/module/base.py, initialize_ub: the default
+// method of each GEMM).
+enum class TpOverlapMethod : uint8_t {
+  kRingExchange,  // all-gather by peer-to-peer copies, the GEMM in tp chunks as the slices arrive
+  kPipeline,      // the GEMM in chunks, each chunk's output reduce-scattered while the next runs
+  kBulk,          // a whole collective beside a whole GEMM
+};
+
+// The GEMM a tensor-parallel collective runs beside under tp_comm_overlap.
+struct GemmOverlap {
+  std::size_t op = 0;  // index into Workload::ops
+  // Which of the op's GEMMs: forward_gemms[gemm], or backward_gemms[gemm] (0 = input
+  // gradient, 1 = weight gradient) when the collective is in the backward pass.
+  std::size_t gemm = 0;
+  TpOverlapMethod method = TpOverlapMethod::kBulk;
+  int64_t chunks = 1;  // what the GEMM is split into (GemmShape::chunks): tp, the pipeline splits, or 1
+};
+
 // One communication a layer needs per micro-batch, repeated `count` times.
 struct Communication {
   std::string name;
@@ -259,6 +278,11 @@ struct Communication {
   // send_recv; the total over the group for all_gather, reduce_scatter and all_to_all.
   double bytes = 0.0;
   int64_t count = 1;
+  // Under tp_comm_overlap with sequence parallelism, the GEMM Transformer Engine runs this
+  // collective beside. Unset for every other collective, among them the tensor-parallel ones
+  // outside Transformer Engine's linear layers (embedding, output layer, loss, MoE token
+  // exchange), which Megatron runs on the compute stream after the kernels they follow.
+  std::optional<GemmOverlap> beside;
 };
 
 // The operations of one part of the model for one micro-batch on one GPU, in execution order.

@@ -8,6 +8,7 @@
 #include "parallelism/chunk_workload.h"
 #include "parallelism/memory_model.h"
 #include "parallelism/micro_batch_shard.h"
+#include "parallelism/tp_overlap_exposure.h"
 
 namespace trainsim::parallelism {
 namespace {
@@ -63,6 +64,12 @@ std::string taskCategoryName(uint32_t tag) {
   return std::to_string(tag);
 }
 
+double OpTimer::gemmSeconds(const Op& op, PassKind pass, std::size_t index) const {
+  const auto& gemms = pass == PassKind::kBackward ? op.backward_gemms : op.forward_gemms;
+  if (index >= gemms.size()) return 0.0;
+  return seconds(op, pass) / static_cast<double>(gemms.size());
+}
+
 IterationBuilder::IterationBuilder(const Experiment& experiment, const topology::Cluster& cluster,
                                    topology::Router& router, const sim::CommunicationParameters& communication,
                                    const OpTimer& timer, IterationOptions options)
@@ -91,22 +98,42 @@ void IterationBuilder::addWorkload(PassWork& work, const ChunkPart& part) const 
     }
   }
   for (const Communication& comm : workload.communications) {
+    const bool overlapped = comm.beside.has_value();
     auto same = std::find_if(work.comms.begin(), work.comms.end(), [&](const PassWork::Comm& c) {
-      return c.group == comm.group && c.op == comm.op && c.backward == comm.backward;
+      return c.group == comm.group && c.op == comm.op && c.backward == comm.backward && c.overlapped == overlapped;
     });
     const double bytes = layers * comm.bytes * static_cast<double>(comm.count);
     const auto count = static_cast<int64_t>(std::llround(layers)) * comm.count;
     if (same == work.comms.end()) {
-      work.comms.push_back({comm.group, comm.op, comm.backward, bytes, count});
+      work.comms.push_back({comm.group, comm.op, comm.backward, bytes, count, overlapped});
     } else {
       same->bytes += bytes;
       same->count += count;
     }
     // Full recomputation repeats the forward's tensor-parallel collectives in the backward.
     if (recompute == Recompute::kFull && !comm.backward && comm.group == ParallelGroup::kTensor) {
-      work.comms.push_back({comm.group, comm.op, true, bytes, count});
+      work.comms.push_back({comm.group, comm.op, true, bytes, count, overlapped});
     }
   }
+  const OverlapExposure exposure =
+      tpOverlapExposure(workload, timer_, [this](const Communication& comm) { return tensorCollectiveSeconds(comm); });
+  work.forward_exposed_s += layers * exposure.forward_s;
+  work.backward_exposed_s += layers * exposure.backward_s;
+  // ... and the recomputed forward's collectives beside the recomputed GEMMs.
+  if (recompute == Recompute::kFull) work.backward_exposed_s += layers * exposure.forward_s;
+}
+
+double IterationBuilder::tensorCollectiveSeconds(const Communication& comm) const {
+  const auto key = std::make_pair(static_cast<int>(comm.op), comm.bytes);
+  auto cached = tensor_collective_seconds_.find(key);
+  if (cached == tensor_collective_seconds_.end()) {
+    sim::TaskGraph scratch;
+    const sim::CollectiveBuilder builder(cluster_, router_, scratch, communication_);
+    const std::vector<int64_t> group = layout_.tensorGroup(layout_.coordinate(0));
+    const sim::CollectiveRequest request{comm.op, group, comm.bytes, {}, {}};
+    cached = tensor_collective_seconds_.emplace(key, valueOrThrow(builder.choose(request)).estimated_time_s).first;
+  }
+  return cached->second;
 }
 
 IterationBuilder::PassWork IterationBuilder::chunkWork(int64_t stage, int64_t chunk) const {
@@ -240,7 +267,11 @@ IterationGraph IterationBuilder::build() {
           sim::scaledDuration(sim::secondsToSimTime(seconds / static_cast<double>(parts)), parts));
       rank.step_compute.push_back(first);
       rank.step_compute_last.push_back(last);
-      rank.step_end.push_back(last);
+      // What the overlapped tensor-parallel collectives leave exposed beside their GEMMs.
+      const double exposed = step.pass == PassKind::kForward ? pass.forward_exposed_s : pass.backward_exposed_s;
+      rank.step_end.push_back(
+          exposed > 0.0 ? graph.addCompute(sim::secondsToSimTime(exposed), {last}, tagged(TaskCategory::kTensorComm))
+                        : last);
       rank.step_input.push_back(sim::kNoTask);
       rank.step_gather.push_back(sim::kNoTask);
     }
@@ -278,7 +309,7 @@ IterationGraph IterationBuilder::build() {
         if (group.size() < 2 || group.front() != r) continue;
         // Overlapped TP collectives run beside the pass's GEMMs (from its start); the pass
         // ends when both are done. Others follow the pass's compute.
-        const bool overlapped = overlap_tp && comm.group == ParallelGroup::kTensor;
+        const bool overlapped = overlap_tp && comm.group == ParallelGroup::kTensor && comm.overlapped;
         std::vector<TaskId> dependencies;
         for (int64_t member : group) {
           const RankTasks& rank = result.ranks[static_cast<std::size_t>(member)];

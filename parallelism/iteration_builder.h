@@ -8,8 +8,10 @@
 // with their summed bytes, followed by the fixed latency of the other (count - 1) calls.
 // Megatron runs these collectives on the compute stream (they are not overlapped), so the
 // pass takes compute + communication either way; what is lost is only the interleaving
-// order inside a pass. ZeRO-3 gathers each chunk's parameters before every pass (prefetched
-// one pass ahead) and reduce-scatters every micro-batch's gradients.
+// order inside a pass. Under tp_comm_overlap the collectives Transformer Engine runs beside
+// its GEMMs start with the pass instead, and what each leaves exposed beside its own GEMM
+// (tp_overlap_exposure.h) runs after the pass's compute. ZeRO-3 gathers each chunk's parameters before every pass
+// (prefetched one pass ahead) and reduce-scatters every micro-batch's gradients.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +40,9 @@ class OpTimer {
  public:
   virtual ~OpTimer() = default;
   [[nodiscard]] virtual double seconds(const Op& op, PassKind pass) const = 0;
+  // One of the op's GEMM kernels: forward_gemms[index] or backward_gemms[index]. By default
+  // the op's time shared evenly among them.
+  [[nodiscard]] virtual double gemmSeconds(const Op& op, PassKind pass, std::size_t index) const;
   // A memory-bound kernel moving `bytes` (the optimizer step).
   [[nodiscard]] virtual double memoryBoundSeconds(double bytes) const = 0;
   // Share of the GPU's compute an overlapped data-parallel collective takes while it runs
@@ -118,11 +123,21 @@ class IterationBuilder {
       bool backward;
       double bytes;
       int64_t count;
+      // Beside a GEMM under tp_comm_overlap (Communication::beside): issued as the pass
+      // starts instead of after its compute.
+      bool overlapped = false;
     };
     std::vector<Comm> comms;
+    // What the overlapped collectives add to their GEMMs (tp_overlap_exposure.h), run after
+    // the pass's compute.
+    double forward_exposed_s = 0.0;
+    double backward_exposed_s = 0.0;
   };
   [[nodiscard]] PassWork chunkWork(int64_t stage, int64_t chunk) const;
   void addWorkload(PassWork& work, const ChunkPart& part) const;
+  // One call of a tensor-parallel collective on a tensor-parallel group, alone (the tuner's
+  // closed-form estimate; the groups are symmetric).
+  [[nodiscard]] double tensorCollectiveSeconds(const Communication& comm) const;
   sim::TaskId addCollective(IterationGraph& result, sim::CollectiveOp op, const std::vector<int64_t>& ranks,
                             double bytes, int64_t count, std::vector<sim::TaskId> dependencies, TaskCategory category);
 
@@ -139,6 +154,7 @@ class IterationBuilder {
   using CollectiveKey = std::tuple<int, std::size_t, double, int>;
   std::map<CollectiveKey, sim::CollectiveChoice> choices_;
   std::map<CollectiveKey, double> empty_latency_;
+  mutable std::map<std::pair<int, double>, double> tensor_collective_seconds_;
 };
 
 }  // namespace trainsim::parallelism

@@ -10,6 +10,7 @@
 #include "parallelism/micro_batch_shard.h"
 #include "parallelism/pipeline_schedule.h"
 #include "parallelism/rank_layout.h"
+#include "parallelism/tp_overlap_exposure.h"
 #include "sim/collective_builder.h"
 
 namespace trainsim::sweep {
@@ -25,7 +26,7 @@ struct ChunkTimes {
   double backward_compute = 0.0;  // recomputation included
   double forward_comm = 0.0;      // tensor/context/expert-parallel collectives
   double backward_comm = 0.0;
-  double tensor_forward_comm = 0.0;  // the part tp_comm_overlap can hide
+  double tensor_forward_comm = 0.0;  // the part tp_comm_overlap can hide (Communication::beside)
   double tensor_backward_comm = 0.0;
 
   void add(const ChunkTimes& other) {
@@ -308,9 +309,17 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
       for (int repeat = 0; repeat < repeats; ++repeat) {
         const bool backward = comm.backward || repeat == 1;
         (backward ? times.backward_comm : times.forward_comm) += seconds;
-        if (tensor) (backward ? times.tensor_backward_comm : times.tensor_forward_comm) += seconds;
+        if (comm.beside) (backward ? times.tensor_backward_comm : times.tensor_forward_comm) += seconds;
       }
     }
+    // What the overlapped collectives leave exposed beside their GEMMs, after the compute.
+    const parallelism::OverlapExposure exposure =
+        parallelism::tpOverlapExposure(workload, timer, [&](const parallelism::Communication& comm) {
+          return collectiveSeconds(plan, GroupKind::kTensor, comm.op, groupOf(comm.group), comm.bytes);
+        });
+    times.forward_compute += layers * exposure.forward_s;
+    times.backward_compute += layers * exposure.backward_s;
+    if (recompute == Recompute::kFull) times.backward_compute += layers * exposure.forward_s;
     return times;
   };
 
