@@ -47,6 +47,13 @@ void TraceRecorder::beginRun(const TaskGraph& graph, const topology::Cluster* cl
   });
   for (const Dependency& d : delays) {
     if (d.before < d.after) ranks[d.after].insert(ranks[d.after].end(), ranks[d.before].begin(), ranks[d.before].end());
+    // ... and one that follows a stream's task (what an overlapped collective leaves exposed
+    // after a pass's compute) to that stream's GPU.
+    const StreamId stream = graph.stream(d.before);
+    if (stream != kNoStream && stream < streams_.size() && streams_[stream].device >= 0 &&
+        graph.duration(d.after) > 0) {
+      ranks[d.after].push_back(streams_[stream].device);
+    }
   }
   for (std::size_t t = 0; t < tasks; ++t) {
     auto& found = ranks[t];

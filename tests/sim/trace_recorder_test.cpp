@@ -133,6 +133,33 @@ TEST(TraceRecorderTest, WithoutTheClusterCollectivesGoToANetworkProcess) {
   EXPECT_EQ(network, 3);  // two all-reduces and one send
 }
 
+// A delay off the streams right after a GPU's compute (what an overlapped tensor-parallel
+// collective leaves exposed after a pass) shows on that GPU, not on the network process.
+TEST(TraceRecorderTest, ADelayAfterAStreamTaskShowsOnItsGpu) {
+  const topology::Cluster cluster = topology::testing::presetCluster("dgx-a100", {});
+  const CommunicationParameters parameters;
+  TaskGraph graph;
+  const StreamId stream = graph.addStream(2, "compute");
+  const TaskId compute = graph.addCompute(secondsToSimTime(1e-3), {}, {stream, kNoTask, kComputeTag});
+  graph.addCompute(secondsToSimTime(0.5e-3), {compute}, {kNoStream, kNoTask, kCollectiveTag});
+  graph.addCompute(0, {compute}, {kNoStream, kNoTask, kCollectiveTag});  // zero length: left out
+  Engine engine;
+  FlowNetwork network(engine, CollectiveBuilder::effectiveCapacities(cluster, parameters));
+  TaskExecutor executor(engine, network, graph);
+  TraceRecorder trace(tagName);
+  trace.beginRun(graph, &cluster);
+  executor.addObserver(&trace);
+  executor.run();
+  std::ostringstream out;
+  trace.write(out);
+  const std::vector<Slice> slices = slicesOf(out.str());
+  ASSERT_EQ(slices.size(), 2u);
+  for (const Slice& slice : slices) EXPECT_EQ(slice.pid, 2) << slice.track;
+  EXPECT_EQ(slices[1].track, "tp_comm");
+  EXPECT_DOUBLE_EQ(slices[1].ts, 1000.0);
+  EXPECT_DOUBLE_EQ(slices[1].dur, 500.0);
+}
+
 TEST(TraceRecorderTest, OutputIsDeterministic) { EXPECT_EQ(traceOfSmallRun(true), traceOfSmallRun(true)); }
 
 }  // namespace
