@@ -12,6 +12,7 @@ std::vector<ChunkPart> chunkWorkloads(const Experiment& experiment, int64_t stag
   const FlopsOptions kernels = kernelsFor(experiment.training, base);  // training.flash_attention
   FlopsOptions layer_kernels = kernels;
   layer_kernels.tp_comm_overlap = plan.tp_comm_overlap;
+  layer_kernels.tp_overlap_config = plan.tp_comm_overlap_config;
   std::vector<ChunkPart> parts;
   parts.push_back({transformerLayer(experiment.model, shard, layer_kernels), layers, true});
   if (stage == 0 && chunk == 0) parts.push_back({embeddingLayer(experiment.model, shard, kernels), 1.0, false});

@@ -19,13 +19,8 @@ class ComputeTimer : public OpTimer {
 
  private:
   // The op's GEMM kernels one by one (when it runs as GEMMs: OpKind kGemm, or unfused
-  // attention), at full speed, and the factor the SMs an overlapped collective holds
-  // stretch them by.
-  struct GemmKernels {
-    std::vector<double> seconds;
-    double stretch = 1.0;
-  };
-  [[nodiscard]] GemmKernels gemmKernels(const Op& op, PassKind pass) const;
+  // attention), each slowed by the SMs a collective overlapped with it holds.
+  [[nodiscard]] std::vector<double> gemmKernels(const Op& op, PassKind pass) const;
 
   const sim::ComputeModel& model_;
 };

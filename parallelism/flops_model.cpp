@@ -27,6 +27,21 @@ Op makeOp(std::string name, OpKind kind, bool matmul, bool core_attention) {
   return op;
 }
 
+// The GEMMs of a tensor-parallel block that Transformer Engine overlaps with its collectives
+// (TpOverlapGemm): the column-parallel GEMM's forward, input gradient and weight gradient,
+// the row-parallel GEMM's forward and input gradient.
+struct TpBlockGemms {
+  TpOverlapGemm column_fprop;
+  TpOverlapGemm column_dgrad;
+  TpOverlapGemm column_wgrad;
+  TpOverlapGemm row_fprop;
+  TpOverlapGemm row_dgrad;
+};
+constexpr TpBlockGemms kAttentionGemms = {TpOverlapGemm::kQkvFprop, TpOverlapGemm::kQkvDgrad, TpOverlapGemm::kQkvWgrad,
+                                          TpOverlapGemm::kProjFprop, TpOverlapGemm::kProjDgrad};
+constexpr TpBlockGemms kMlpGemms = {TpOverlapGemm::kFc1Fprop, TpOverlapGemm::kFc1Dgrad, TpOverlapGemm::kFc1Wgrad,
+                                    TpOverlapGemm::kFc2Fprop, TpOverlapGemm::kFc2Dgrad};
+
 // Builds the ops of one part of the model for one micro-batch on one GPU.
 class WorkloadBuilder {
  public:
@@ -157,13 +172,12 @@ class WorkloadBuilder {
   // the all-gather again in backward of the input that SP stores sharded (for the weight
   // gradient; Korthikanti et al. 2022, section 4.2.2).
   // Under tp_comm_overlap, `gather_op` and `reduce_op` are the two GEMM ops (indices into the
-  // workload's ops, from overlapCommunication), and each collective is bound to the GEMM
-  // Transformer Engine runs it beside: the all-gather to the column-parallel GEMM's forward
-  // (ring exchange), the reduce-scatter to the row-parallel GEMM's forward (pipeline), the
-  // gradient all-gather to the row-parallel input-gradient GEMM (ring exchange), the
-  // re-gather to the column-parallel input-gradient GEMM and the gradient reduce-scatter to
-  // its weight-gradient GEMM (bulk).
-  void tensorParallelBlock(const std::string& gather, const std::string& reduce,
+  // workload's ops, from overlapGemms), and each collective is bound to the GEMM Transformer
+  // Engine runs it beside (`block` names them): the all-gather to the column-parallel GEMM's
+  // forward, the reduce-scatter to the row-parallel GEMM's forward, the gradient all-gather to
+  // the row-parallel input-gradient GEMM, the re-gather to the column-parallel input-gradient
+  // GEMM and the gradient reduce-scatter to its weight-gradient GEMM.
+  void tensorParallelBlock(const std::string& gather, const std::string& reduce, const TpBlockGemms& block,
                            std::optional<std::size_t> gather_op = std::nullopt,
                            std::optional<std::size_t> reduce_op = std::nullopt) {
     if (shard_.tp == 1) return;
@@ -174,17 +188,16 @@ class WorkloadBuilder {
       // the block input twice and the row-parallel GEMM's output gradient. The
       // reduce-scatters carry 16-bit GEMM outputs.
       const double gathered = tokens() * hidden_ * eg_;
-      using enum TpOverlapMethod;
       communicate(gather + "_all_gather", CollectiveOp::kAllGather, group, false, gathered, 1,
-                  besideGemm(gather_op, false, 0, kRingExchange));
+                  besideGemm(gather_op, false, 0, block.column_fprop));
       communicate(reduce + "_reduce_scatter", CollectiveOp::kReduceScatter, group, false, bytes, 1,
-                  besideGemm(reduce_op, false, 0, kPipeline));
+                  besideGemm(reduce_op, false, 0, block.row_fprop));
       communicate(reduce + "_grad_all_gather", CollectiveOp::kAllGather, group, true, gathered, 1,
-                  besideGemm(reduce_op, true, 0, kRingExchange));
+                  besideGemm(reduce_op, true, 0, block.row_dgrad));
       communicate(gather + "_regather", CollectiveOp::kAllGather, group, true, gathered, 1,
-                  besideGemm(gather_op, true, 0, kBulk));
+                  besideGemm(gather_op, true, 0, block.column_dgrad));
       communicate(gather + "_grad_reduce_scatter", CollectiveOp::kReduceScatter, group, true, bytes, 1,
-                  besideGemm(gather_op, true, 1, kBulk));
+                  besideGemm(gather_op, true, 1, block.column_wgrad));
     } else {
       communicate(reduce + "_all_reduce", CollectiveOp::kAllReduce, group, false, bytes);
       communicate(gather + "_grad_all_reduce", CollectiveOp::kAllReduce, group, true, bytes);
@@ -195,40 +208,40 @@ class WorkloadBuilder {
   void denseMlp(double ffn);
   void moeBlock();
 
-  using Overlap = TpOverlapMethod;
-
   [[nodiscard]] std::optional<GemmOverlap> besideGemm(std::optional<std::size_t> op, bool backward, std::size_t gemm,
-                                                      TpOverlapMethod method) const {
+                                                      TpOverlapGemm name) const {
     if (!op) return std::nullopt;
     const Op& overlapped = workload_.ops[*op];
     const auto& gemms = backward ? overlapped.backward_gemms : overlapped.forward_gemms;
-    return GemmOverlap{*op, gemm, method, gemms.at(gemm).chunks};
+    return GemmOverlap{*op, gemm, options_.tp_overlap_config[name].method, gemms.at(gemm).chunks};
   }
 
-  // Under tp_comm_overlap, what the overlaps of the GEMM op just added do to it, forward and
-  // backward: the SMs the collectives' kernels take, and the chunks the GEMM is split into
-  // (the forward GEMM, or in backward the input-gradient GEMM, which is the one beside the
-  // ring exchange; the weight-gradient GEMM stays whole).
+  // Under tp_comm_overlap, what the overlaps of the GEMM op just added do to its GEMMs: the
+  // forward GEMM (`fprop`), the input-gradient GEMM (`dgrad`) and, for a column-parallel
+  // GEMM, the weight-gradient GEMM (`wgrad`; a row-parallel one's runs without a collective).
+  // Each gets the SMs its collective holds and is split into the chunks its method runs.
   // Returns the op's index, or nothing when the plan does not overlap.
-  std::optional<std::size_t> overlapCommunication(Overlap forward, Overlap backward) {
+  std::optional<std::size_t> overlapGemms(TpOverlapGemm fprop, TpOverlapGemm dgrad,
+                                          std::optional<TpOverlapGemm> wgrad = std::nullopt) {
     if (!options_.tp_comm_overlap || shard_.tp == 1 || !shard_.sequence_parallel) return std::nullopt;
     Op& op = workload_.ops.back();
-    op.forward.comm_compute_units = overlapSms(forward);
-    op.backward.comm_compute_units = overlapSms(backward);
-    op.forward.comm_sm_margin = forward != Overlap::kRingExchange;
-    op.backward.comm_sm_margin = backward != Overlap::kRingExchange;
-    split(op.forward_gemms.front(), forward);
-    split(op.backward_gemms.front(), backward);
+    overlap(op.forward_gemms.at(0), fprop);
+    overlap(op.backward_gemms.at(0), dgrad);
+    if (wgrad) overlap(op.backward_gemms.at(1), *wgrad);
     return workload_.ops.size() - 1;
   }
 
-  [[nodiscard]] double overlapSms(Overlap overlap) const {
-    return overlap == Overlap::kRingExchange ? options_.tp_overlap_ring_exchange_sms : options_.tp_overlap_comm_sms;
+  // fc1 (gate and up together, or each of them when unfused).
+  std::optional<std::size_t> overlapFc1() {
+    return overlapGemms(TpOverlapGemm::kFc1Fprop, TpOverlapGemm::kFc1Dgrad, TpOverlapGemm::kFc1Wgrad);
   }
 
-  void split(GemmShape& gemm, Overlap overlap) const {
-    if (overlap == Overlap::kBulk) return;
-    gemm.chunks = overlap == Overlap::kRingExchange ? shard_.tp : options_.tp_overlap_pipeline_splits;
+  void overlap(GemmShape& gemm, TpOverlapGemm name) const {
+    const TpOverlapGemmSettings& settings = options_.tp_overlap_config[name];
+    gemm.comm_compute_units = static_cast<double>(settings.num_sm);
+    gemm.comm_sm_margin = settings.set_sm_margin;
+    if (settings.method == TpOverlapMethod::kBulk) return;
+    gemm.chunks = settings.method == TpOverlapMethod::kRingExchange ? shard_.tp : settings.num_splits;
     gemm.concurrent_chunks = std::clamp<int64_t>(options_.tp_overlap_compute_streams, 1, gemm.chunks);
   }
 
@@ -300,8 +313,7 @@ void WorkloadBuilder::attentionBlock() {
   const double head_dim = static_cast<double>(model_.head_dim);
   norm("input_norm", replicatedTokens());
   gemm("qkv_projection", t, (query + 2.0 * kv) / tp_, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
-  // Forward: ring-exchange all-gather; backward: bulk all-gather and reduce-scatter.
-  const auto qkv = overlapCommunication(Overlap::kRingExchange, Overlap::kBulk);
+  const auto qkv = overlapGemms(TpOverlapGemm::kQkvFprop, TpOverlapGemm::kQkvDgrad, TpOverlapGemm::kQkvWgrad);
   if (model_.architecture == Architecture::kLlama) {
     // Rotary position embedding on the query and key heads of this rank.
     elementwise("rope", OpKind::kElementwise, t * (query + kv) / tp_, options_.rope_flops_per_element, 2.0 * e_,
@@ -310,10 +322,9 @@ void WorkloadBuilder::attentionBlock() {
   const double queries = static_cast<double>(shard_.seq_len) / static_cast<double>(shard_.cp);
   coreAttention(heads, queries, static_cast<double>(shard_.seq_len), head_dim);
   gemm("attention_output_projection", t, hidden_, query / tp_, 1.0, WeightGemm::kTransformerEngineGatheredGradient);
-  // Forward: pipelined reduce-scatter; backward: ring-exchange all-gather of the gradient.
-  const auto projection = overlapCommunication(Overlap::kPipeline, Overlap::kRingExchange);
+  const auto projection = overlapGemms(TpOverlapGemm::kProjFprop, TpOverlapGemm::kProjDgrad);
   residual("attention_residual", replicatedTokens());
-  tensorParallelBlock("attention_input", "attention_output", qkv, projection);
+  tensorParallelBlock("attention_input", "attention_output", kAttentionGemms, qkv, projection);
   if (shard_.cp > 1) {
     // Ring attention (Megatron-Core / Transformer Engine context parallelism): each of the
     // cp - 1 steps passes this rank's K and V chunk to the next rank; backward passes K, V
@@ -333,27 +344,27 @@ void WorkloadBuilder::denseMlp(double ffn) {
   std::optional<std::size_t> fc1;  // the GEMM beside the block input's collectives (the gate's when unfused)
   if (model_.architecture == Architecture::kGpt) {
     gemm("mlp_fc1", t, width, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
-    fc1 = overlapCommunication(Overlap::kRingExchange, Overlap::kBulk);
+    fc1 = overlapFc1();
     // Bias + GELU fused (Megatron's bias_gelu_impl): reads the fc1 output, writes its GELU.
     elementwise("mlp_gelu", OpKind::kElementwise, t * width, options_.gelu_flops_per_element, 2.0 * e_, 3.0 * e_);
   } else {
     if (options_.fuse_gate_up) {
       gemm("mlp_gate_up", t, 2.0 * width, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
-      fc1 = overlapCommunication(Overlap::kRingExchange, Overlap::kBulk);
+      fc1 = overlapFc1();
     } else {
       gemm("mlp_gate", t, width, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
-      fc1 = overlapCommunication(Overlap::kRingExchange, Overlap::kBulk);
+      fc1 = overlapFc1();
       gemm("mlp_up", t, width, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
-      overlapCommunication(Overlap::kRingExchange, Overlap::kBulk);
+      (void)overlapFc1();
     }
     // silu(gate) * up: reads both halves, writes one; backward reads both and the output
     // gradient, writes both gradients.
     elementwise("mlp_swiglu", OpKind::kElementwise, t * width, options_.swiglu_flops_per_element, 3.0 * e_, 5.0 * e_);
   }
   gemm("mlp_fc2", t, hidden_, width, 1.0, WeightGemm::kTransformerEngineGatheredGradient);
-  const auto fc2 = overlapCommunication(Overlap::kPipeline, Overlap::kRingExchange);
+  const auto fc2 = overlapGemms(TpOverlapGemm::kFc2Fprop, TpOverlapGemm::kFc2Dgrad);
   residual("mlp_residual", replicatedTokens());
-  tensorParallelBlock("mlp_input", "mlp_output", fc1, fc2);
+  tensorParallelBlock("mlp_input", "mlp_output", kMlpGemms, fc1, fc2);
 }
 
 // Mixture of experts (Megatron-Core MoELayer with the all-to-all token dispatcher): each rank

@@ -31,6 +31,7 @@
 #include "parallelism/micro_batch_shard.h"
 #include "parallelism/model_spec.h"
 #include "parallelism/parallel_plan.h"
+#include "parallelism/tp_overlap_config.h"
 #include "parallelism/training_spec.h"
 #include "sim/collective.h"
 
@@ -132,29 +133,21 @@ struct FlopsOptions {
   // Set from training.fused_cross_entropy by kernelsFor (parallelism/experiment.h).
   bool fused_cross_entropy = false;
   // Tensor-parallel communication overlap (the plan's tp_comm_overlap; Megatron-Core
-  // --tp-comm-overlap = Transformer Engine userbuffers). The collectives' kernels run beside
-  // the GEMMs on SMs of their own. Transformer Engine's defaults
-  // (transformer_engine/pytorch/module/base.py, initialize_ub): "pipeline" overlap for the
-  // reduce-scatter after proj_fprop and fc2_fprop and "bulk" overlap for the all-gather /
-  // reduce-scatter beside qkv and fc1 dgrad and wgrad run on num_sm = 16 SMs each; the
-  // "ring_exchange" all-gathers before qkv_fprop, fc1_fprop, proj_dgrad and fc2_dgrad use the
-  // copy engines (use_ce, num_sm = 1). Those SMs are taken from the overlapped GEMMs. The
-  // pipeline and bulk overlaps also set set_sm_margin, so their GEMMs are planned for the SMs
-  // left (CommOverlapBase: _math_sms = sm_count - num_comm_sm, passed to cuBLASLt as
-  // CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET); the ring exchange's do not.
+  // --tp-comm-overlap = Transformer Engine userbuffers). Each collective's kernels run beside
+  // one GEMM on SMs of their own, taken from that GEMM (transformer_engine/common/
+  // comm_gemm_overlap: CommOverlapBase's _math_sms = sm_count - num_comm_sm, passed to
+  // cuBLASLt as CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET where set_sm_margin is on). The
+  // overlapped GEMMs run in chunks along their token dimension, each chunk as soon as its
+  // slice of the collective allows: tp chunks beside a ring exchange (one per rank's slice),
+  // num_splits beside a pipelined reduce-scatter; bulk overlaps leave the GEMM whole. The
+  // settings per GEMM (method, SMs, splits, margin) are the plan's tp_comm_overlap_config
+  // (tp_overlap_config.h; Transformer Engine's defaults unless the experiment sets them).
   // Set by the iteration builder from the plan.
   bool tp_comm_overlap = false;
-  double tp_overlap_comm_sms = 16.0;
-  double tp_overlap_ring_exchange_sms = 1.0;
-  // The overlapped GEMMs run in chunks along their token dimension, each chunk as soon as its
-  // slice of the collective allows (transformer_engine/common/comm_gemm_overlap): tp chunks
-  // beside a ring exchange (one per rank's slice; TE's num_splits = tp_size for
-  // "ring_exchange"), `tp_overlap_pipeline_splits` beside a pipelined reduce-scatter (TE's
-  // default num_splits = 4 for "pipeline"). Bulk overlaps leave the GEMM whole. The chunks are
-  // issued round-robin on `tp_overlap_compute_streams` CUDA streams (TE's
-  // _NUM_MAX_UB_STREAMS = 3), so up to that many share the SMs at once; a small chunk fills
-  // fewer SMs (wave quantization, sim::ComputeModel::gemmPlan), which is what the split costs.
-  int64_t tp_overlap_pipeline_splits = 4;
+  TpCommOverlapConfig tp_overlap_config;
+  // The chunks are issued round-robin on this many CUDA streams (TE's _NUM_MAX_UB_STREAMS =
+  // 3), so up to that many share the SMs at once; a small chunk fills fewer SMs (wave
+  // quantization, sim::ComputeModel::gemmPlan), which is what the split costs.
   int64_t tp_overlap_compute_streams = 3;
   // FP8 training (precision fp8) as Transformer Engine runs it. Each linear layer inside
   // Transformer Engine (QKV, attention output, MLP, MoE experts) quantizes its input in the
@@ -202,6 +195,13 @@ struct GemmShape {
   // beside a ring-exchange or pipelined collective (FlopsOptions::tp_overlap_compute_streams).
   int64_t chunks = 1;
   int64_t concurrent_chunks = 1;
+  // SMs that the kernels of a collective overlapped with this GEMM hold while it runs
+  // (TpOverlapGemmSettings::num_sm); the GEMM gets the rest.
+  double comm_compute_units = 0.0;
+  // Whether the GEMM is planned for the rest (Transformer Engine's set_sm_margin: the GEMM's
+  // cuBLASLt SM count target = SMs - the collective's, so its tiles fill fewer SMs in more
+  // waves), or planned for the whole GPU and slowed in proportion to the SMs held.
+  bool comm_sm_margin = false;
 
   [[nodiscard]] double flops() const;
   // The rows of the chunks that run at once (m when whole): the model times them as one GEMM.
@@ -220,13 +220,6 @@ struct OpCost {
   // compute model decides whether this traffic adds to the GEMM time
   // (ComputeParameters::gemm_epilogue_exposed).
   double epilogue_bytes = 0.0;
-  // SMs that the kernels of a collective overlapped with this op's GEMMs occupy while they run
-  // (FlopsOptions::tp_overlap_comm_sms); the GEMMs get the rest.
-  double comm_compute_units = 0.0;
-  // Whether the GEMMs are planned for the rest (Transformer Engine's set_sm_margin: the
-  // GEMM's cuBLASLt SM count target = SMs - the collective's, so its tiles fill fewer SMs in
-  // more waves), or planned for the whole GPU and slowed in proportion to the SMs held.
-  bool comm_sm_margin = false;
 };
 
 struct Op {
@@ -248,15 +241,6 @@ struct Op {
 
 enum class ParallelGroup : uint8_t { kTensor, kContext, kExpert, kPipeline };
 [[nodiscard]] std::string_view parallelGroupName(ParallelGroup group);
-
-// How Transformer Engine's userbuffers run a tensor-parallel collective beside a GEMM under
-// tp_comm_overlap (transformer_engine/pytorch/module/base.py, initialize_ub: the default
-// method of each GEMM).
-enum class TpOverlapMethod : uint8_t {
-  kRingExchange,  // all-gather by peer-to-peer copies, the GEMM in tp chunks as the slices arrive
-  kPipeline,      // the GEMM in chunks, each chunk's output reduce-scattered while the next runs
-  kBulk,          // a whole collective beside a whole GEMM
-};
 
 // The GEMM a tensor-parallel collective runs beside under tp_comm_overlap.
 struct GemmOverlap {

@@ -72,7 +72,7 @@ constexpr double kMaxDdpBucketSize = 1e15;
 ParallelPlan readParallelPlan(const ConfigNode& section) {
   section.allowKeys({"gpus", "tp", "pp", "dp", "cp", "ep", "sequence_parallel", "virtual_stages", "schedule", "zero",
                      "recompute", "overlap_grad_reduce", "overlap_param_gather", "ddp_bucket_size", "tp_comm_overlap",
-                     "first_stage_layers", "last_stage_layers"});
+                     "tp_comm_overlap_config", "first_stage_layers", "last_stage_layers"});
   ParallelPlan plan;
   if (auto gpus = section.optionalChild("gpus")) plan.gpus = gpus->asPositiveInteger();
   plan.tp = section.positiveInteger("tp", 1);
@@ -103,6 +103,9 @@ ParallelPlan readParallelPlan(const ConfigNode& section) {
     plan.ddp_bucket_size = bucket->asNumberIn(kMinDdpBucketSize, kMaxDdpBucketSize);
   }
   plan.tp_comm_overlap = section.boolean("tp_comm_overlap", false);
+  if (auto config = section.optionalChild("tp_comm_overlap_config")) {
+    plan.tp_comm_overlap_config = readTpCommOverlapConfig(*config);
+  }
   if (auto first = section.optionalChild("first_stage_layers")) plan.first_stage_layers = first->asPositiveInteger();
   if (auto last = section.optionalChild("last_stage_layers")) plan.last_stage_layers = last->asPositiveInteger();
   return plan;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/config_node.h"
+#include "parallelism/tp_overlap_config.h"
 #include "parallelism/training_spec.h"
 
 namespace trainsim::parallelism {
@@ -45,6 +46,9 @@ struct ParallelPlan {
   // Megatron-Core --tp-comm-overlap (Transformer Engine userbuffers): the sequence-parallel
   // all-gathers / reduce-scatters run in chunks under the GEMMs that consume or produce them.
   bool tp_comm_overlap = false;
+  // Its per-GEMM settings (Megatron-Core --tp-comm-overlap-cfg; tp_overlap_config.h):
+  // Transformer Engine's defaults unless the experiment's tp_comm_overlap_config sets them.
+  TpCommOverlapConfig tp_comm_overlap_config;
   // Explicitly uneven pipeline splits (Megatron's --decoder-first/last-pipeline-num-layers):
   // the remaining layers are spread evenly over the other stages.
   std::optional<int64_t> first_stage_layers;

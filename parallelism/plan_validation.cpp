@@ -271,6 +271,30 @@ void checkSequenceSplits(const TrainingSpec& training, const ParallelPlan& plan,
   }
 }
 
+// The userbuffers settings only act under tp_comm_overlap, and a collective cannot hold
+// every SM of the GPU it shares with the GEMM.
+void checkTpOverlapConfig(const topology::ClusterSpec& cluster, const ParallelPlan& plan,
+                          std::vector<PlanIssue>& issues) {
+  const std::string key = "parallelism.tp_comm_overlap_config";
+  if (!plan.tp_comm_overlap) {
+    if (plan.tp_comm_overlap_config != TpCommOverlapConfig{}) {
+      issues.push_back({key, "tp_comm_overlap_config sets how tp_comm_overlap runs; it needs tp_comm_overlap: true"});
+    }
+    return;
+  }
+  const int sms = cluster.gpu.compute_units;
+  if (sms <= 0) return;
+  for (std::size_t index = 0; index < kTpOverlapGemmCount; ++index) {
+    const auto gemm = static_cast<TpOverlapGemm>(index);
+    const int64_t num_sm = plan.tp_comm_overlap_config[gemm].num_sm;
+    if (num_sm >= sms) {
+      issues.push_back({key + "." + std::string(tpOverlapGemmName(gemm)) + ".num_sm",
+                        "num_sm = " + str(num_sm) + " leaves the GEMM no SM of the " + str(sms) + " of a " +
+                            gpuLabel(cluster.gpu) + "; expected at most " + str(sms - 1)});
+    }
+  }
+}
+
 void checkZero(const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
   if (plan.zero == 3 && plan.pp > 1) {
     issues.push_back({"parallelism.zero",
@@ -462,6 +486,7 @@ std::vector<PlanIssue> checkPlan(const ModelSpec& model, const topology::Cluster
   checkExpertParallel(model, plan, issues);
   checkSequenceSplits(training, plan, issues);
   checkZero(plan, issues);
+  checkTpOverlapConfig(cluster, plan, issues);
   checkPrecision(cluster, training, issues);
   checkIterationLength(model, cluster, training, plan, issues);
   // Needs even pipeline stages and the other rules met.

@@ -22,8 +22,14 @@ OverlapExposure tpOverlapExposure(const Workload& workload, const OpTimer& timer
     const GemmOverlap& beside = *comm.beside;
     const PassKind pass = comm.backward ? PassKind::kBackward : PassKind::kForward;
     const double gemm = timer.gemmSeconds(workload.ops[beside.op], pass, beside.gemm);
-    const double exposed = static_cast<double>(comm.count) *
-                           overlapExposedSeconds(beside.method, beside.chunks, gemm, collective_seconds(comm));
+    // A reduce-scatter by ring exchange (proj / fc2 forward in the FP8 presets) sends each
+    // chunk's partial output on as the next chunk runs: the last chunk's send follows the
+    // GEMM, as in the pipelined method.
+    const bool ring_reduce_scatter =
+        beside.method == TpOverlapMethod::kRingExchange && comm.op == sim::CollectiveOp::kReduceScatter;
+    const TpOverlapMethod method = ring_reduce_scatter ? TpOverlapMethod::kPipeline : beside.method;
+    const double exposed =
+        static_cast<double>(comm.count) * overlapExposedSeconds(method, beside.chunks, gemm, collective_seconds(comm));
     (comm.backward ? exposure.backward_s : exposure.forward_s) += exposed;
   }
   return exposure;

@@ -28,7 +28,8 @@ namespace trainsim::parallelism {
 //    max(comm / chunks, comm + gemm / chunks - gemm);
 //  - ring exchange (the GEMM in `chunks` = tp slices, the local slice first, each other one
 //    as its peer-to-peer copy arrives): the last slice's GEMM follows the last copy:
-//    max(0, comm + gemm / chunks - gemm).
+//    max(0, comm + gemm / chunks - gemm). A reduce-scatter by ring exchange sends each
+//    chunk's partial output on while the next runs, so it shows as the pipelined one does.
 [[nodiscard]] double overlapExposedSeconds(TpOverlapMethod method, int64_t chunks, double gemm_s, double comm_s);
 
 struct OverlapExposure {

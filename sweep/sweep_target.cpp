@@ -98,6 +98,7 @@ SweepTarget makeTarget(const std::string& path, const ConfigPaths& paths, const 
   plan.overlap_param_gather = loaded.experiment_plan.overlap_param_gather;
   plan.ddp_bucket_size = loaded.experiment_plan.ddp_bucket_size;
   plan.tp_comm_overlap = loaded.experiment_plan.tp_comm_overlap;
+  plan.tp_comm_overlap_config = loaded.experiment_plan.tp_comm_overlap_config;
   target.experiment.plan = plan;
   return target;
 }

@@ -55,14 +55,14 @@ TEST(ComputeTimer, OverlappedCollectiveSmsSlowTheGemmByMarginOrInProportion) {
   const ComputeTimer timer(model);
   Op op = qkv(1, 1);
   const double alone = timer.seconds(op, PassKind::kForward);
-  op.forward.comm_compute_units = 16.0;
-  op.forward.comm_sm_margin = true;
-  const GemmShape& gemm = op.forward_gemms.front();
+  GemmShape& gemm = op.forward_gemms.front();
+  gemm.comm_compute_units = 16.0;
+  gemm.comm_sm_margin = true;
   const double planned = model.gemmTime(sim::GemmShape{gemm.m, gemm.n, gemm.k, gemm.batch}, op.forward.bytes, 0.0,
                                         sim::GemmPrecision::kTraining, 132 - 16);
   EXPECT_DOUBLE_EQ(timer.seconds(op, PassKind::kForward), planned);
   EXPECT_GE(planned, alone);  // here the same: 288 tiles take 3 waves on 132 SMs and on 116
-  op.forward.comm_sm_margin = false;
+  gemm.comm_sm_margin = false;
   EXPECT_NEAR(timer.seconds(op, PassKind::kForward), alone * 132.0 / 116.0, 1e-15);
 }
 

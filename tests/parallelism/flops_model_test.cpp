@@ -407,23 +407,66 @@ TEST(FlopsModel, TensorParallelOverlapTakesSmsFromTheOverlappedGemms) {
   FlopsOptions options;
   options.tp_comm_overlap = true;
   const Workload layer = transformerLayer(model, shard(1, 2048, 8, true), options);
+  const auto forward = [&](const char* op) { return layer.find(op)->forward_gemms.at(0); };
+  const auto backward = [&](const char* op, std::size_t gemm) { return layer.find(op)->backward_gemms.at(gemm); };
   // Transformer Engine defaults: ring-exchange all-gathers on the copy engines (1 SM), the
-  // pipelined reduce-scatters and the bulk overlaps on 16 SMs.
-  EXPECT_DOUBLE_EQ(layer.find("qkv_projection")->forward.comm_compute_units, 1.0);
-  EXPECT_DOUBLE_EQ(layer.find("qkv_projection")->backward.comm_compute_units, 16.0);
-  EXPECT_DOUBLE_EQ(layer.find("attention_output_projection")->forward.comm_compute_units, 16.0);
-  EXPECT_DOUBLE_EQ(layer.find("mlp_fc2")->backward.comm_compute_units, 1.0);
+  // pipelined reduce-scatters and the bulk overlaps on 16 SMs; a row-parallel weight
+  // gradient runs beside nothing.
+  EXPECT_DOUBLE_EQ(forward("qkv_projection").comm_compute_units, 1.0);
+  EXPECT_DOUBLE_EQ(backward("qkv_projection", 0).comm_compute_units, 16.0);
+  EXPECT_DOUBLE_EQ(backward("qkv_projection", 1).comm_compute_units, 16.0);
+  EXPECT_DOUBLE_EQ(forward("attention_output_projection").comm_compute_units, 16.0);
+  EXPECT_DOUBLE_EQ(backward("mlp_fc2", 0).comm_compute_units, 1.0);
+  EXPECT_DOUBLE_EQ(backward("mlp_fc2", 1).comm_compute_units, 0.0);
   // The pipeline and bulk overlaps plan their GEMMs for the SMs left (set_sm_margin); the
   // ring exchange does not.
-  EXPECT_FALSE(layer.find("qkv_projection")->forward.comm_sm_margin);
-  EXPECT_TRUE(layer.find("qkv_projection")->backward.comm_sm_margin);
-  EXPECT_TRUE(layer.find("attention_output_projection")->forward.comm_sm_margin);
-  EXPECT_FALSE(layer.find("mlp_fc2")->backward.comm_sm_margin);
+  EXPECT_FALSE(forward("qkv_projection").comm_sm_margin);
+  EXPECT_TRUE(backward("qkv_projection", 0).comm_sm_margin);
+  EXPECT_TRUE(forward("attention_output_projection").comm_sm_margin);
+  EXPECT_FALSE(backward("mlp_fc2", 0).comm_sm_margin);
   // Without sequence parallelism (no overlap possible) or without the option: nothing taken.
   const Workload plain = transformerLayer(model, shard(1, 2048, 8, true));
-  EXPECT_DOUBLE_EQ(plain.find("mlp_fc1")->backward.comm_compute_units, 0.0);
+  EXPECT_DOUBLE_EQ(plain.find("mlp_fc1")->backward_gemms.at(0).comm_compute_units, 0.0);
   const Workload no_sp = transformerLayer(model, shard(1, 2048, 8, false), options);
-  EXPECT_DOUBLE_EQ(no_sp.find("mlp_fc1")->backward.comm_compute_units, 0.0);
+  EXPECT_DOUBLE_EQ(no_sp.find("mlp_fc1")->backward_gemms.at(0).comm_compute_units, 0.0);
+}
+
+// A recipe's userbuffers settings (the DGX Cloud GPT-3 175B preset) land on their own GEMMs:
+// the input- and weight-gradient GEMMs of one op apart, and a reduce-scatter moved onto the
+// ring exchange splits its GEMM into tp chunks and binds its collective with that method.
+TEST(FlopsModel, TensorParallelOverlapFollowsTheConfigGemmByGemm) {
+  const ModelSpec model = gpt3Model();
+  FlopsOptions options;
+  options.tp_comm_overlap = true;
+  auto& config = options.tp_overlap_config;
+  config[TpOverlapGemm::kQkvDgrad] = {TpOverlapMethod::kBulk, 4, 4, false};
+  config[TpOverlapGemm::kQkvWgrad] = {TpOverlapMethod::kBulk, 8, 4, false};
+  config[TpOverlapGemm::kProjFprop] = {TpOverlapMethod::kPipeline, 24, 2, true};
+  config[TpOverlapGemm::kFc2Fprop] = {TpOverlapMethod::kRingExchange, 1, 4, true};
+  const Workload layer = transformerLayer(model, shard(1, 2048, 4, true), options);
+  const Op& qkv = *layer.find("qkv_projection");
+  EXPECT_DOUBLE_EQ(qkv.backward_gemms.at(0).comm_compute_units, 4.0);
+  EXPECT_DOUBLE_EQ(qkv.backward_gemms.at(1).comm_compute_units, 8.0);
+  EXPECT_FALSE(qkv.backward_gemms.at(1).comm_sm_margin);
+  const GemmShape& projection = layer.find("attention_output_projection")->forward_gemms.at(0);
+  EXPECT_DOUBLE_EQ(projection.comm_compute_units, 24.0);
+  EXPECT_EQ(projection.chunks, 2);
+  const GemmShape& fc2 = layer.find("mlp_fc2")->forward_gemms.at(0);
+  EXPECT_DOUBLE_EQ(fc2.comm_compute_units, 1.0);
+  EXPECT_TRUE(fc2.comm_sm_margin);
+  EXPECT_EQ(fc2.chunks, 4);  // tp
+  for (const Communication& comm : layer.communications) {
+    if (comm.name == "mlp_output_reduce_scatter") {
+      ASSERT_TRUE(comm.beside.has_value());
+      EXPECT_EQ(comm.beside->method, TpOverlapMethod::kRingExchange);
+      EXPECT_EQ(comm.beside->chunks, 4);
+    }
+    if (comm.name == "attention_output_reduce_scatter") {
+      ASSERT_TRUE(comm.beside.has_value());
+      EXPECT_EQ(comm.beside->method, TpOverlapMethod::kPipeline);
+      EXPECT_EQ(comm.beside->chunks, 2);
+    }
+  }
 }
 
 TEST(FlopsModel, TensorParallelOverlapSplitsTheGemmsBesideRingExchangesAndPipelines) {

@@ -112,5 +112,21 @@ TEST(TpOverlapExposure, SumsTheLayersCollectivesEachAgainstItsOwnGemm) {
   EXPECT_DOUBLE_EQ(short_ones.backward_s, 0.0);
 }
 
+// A reduce-scatter moved onto the ring exchange (the FP8 presets' proj / fc2 forward) sends
+// each of its tp chunks' partial outputs on while the next runs: the last one shows, as in
+// the pipelined method, but over tp chunks.
+TEST(TpOverlapExposure, ARingExchangeReduceScatterShowsItsLastChunk) {
+  FlopsOptions options;
+  options.tp_comm_overlap = true;
+  options.tp_overlap_config[TpOverlapGemm::kProjFprop] = {TpOverlapMethod::kRingExchange, 1, 4, true};
+  options.tp_overlap_config[TpOverlapGemm::kFc2Fprop] = {TpOverlapMethod::kRingExchange, 1, 4, true};
+  const Workload layer = transformerLayer(gpt3Model(), shard(1, 2048, 8, true), options);
+  const MillisecondPerGemm timer;
+  const OverlapExposure short_ones = tpOverlapExposure(layer, timer, [](const Communication&) { return 0.4e-3; });
+  EXPECT_NEAR(short_ones.forward_s, 2.0 * 0.4e-3 / 8.0, 1e-12);
+  const OverlapExposure long_ones = tpOverlapExposure(layer, timer, [](const Communication&) { return 2e-3; });
+  EXPECT_NEAR(long_ones.forward_s, 2.0 * (1.125e-3 + 1.125e-3), 1e-12);
+}
+
 }  // namespace
 }  // namespace trainsim::parallelism

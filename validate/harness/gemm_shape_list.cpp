@@ -50,6 +50,7 @@ std::vector<HarnessGemmShape> experimentGemmShapes(const parallelism::Experiment
   // Unfused when the experiment's training.flash_attention or the caller (--unfused-attention) asks.
   parallelism::FlopsOptions flops = parallelism::kernelsFor(experiment.training, options);
   flops.tp_comm_overlap = experiment.plan.tp_comm_overlap;  // as the iteration builds its chunks
+  flops.tp_overlap_config = experiment.plan.tp_comm_overlap_config;
   const auto shard = parallelism::MicroBatchShard::of(experiment.training, experiment.plan);
   const std::string source = experiment.name.empty() ? std::string("experiment") : experiment.name;
   std::vector<HarnessGemmShape> shapes;
