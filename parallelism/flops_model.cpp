@@ -189,15 +189,15 @@ class WorkloadBuilder {
       // reduce-scatters carry 16-bit GEMM outputs.
       const double gathered = tokens() * hidden_ * eg_;
       communicate(gather + "_all_gather", CollectiveOp::kAllGather, group, false, gathered, 1,
-                  besideGemm(gather_op, false, 0, block.column_fprop));
+                  besideGemm(gather_op, false, 0, block.column_fprop, gathered));
       communicate(reduce + "_reduce_scatter", CollectiveOp::kReduceScatter, group, false, bytes, 1,
-                  besideGemm(reduce_op, false, 0, block.row_fprop));
+                  besideGemm(reduce_op, false, 0, block.row_fprop, bytes));
       communicate(reduce + "_grad_all_gather", CollectiveOp::kAllGather, group, true, gathered, 1,
-                  besideGemm(reduce_op, true, 0, block.row_dgrad));
+                  besideGemm(reduce_op, true, 0, block.row_dgrad, gathered));
       communicate(gather + "_regather", CollectiveOp::kAllGather, group, true, gathered, 1,
-                  besideGemm(gather_op, true, 0, block.column_dgrad));
+                  besideGemm(gather_op, true, 0, block.column_dgrad, gathered));
       communicate(gather + "_grad_reduce_scatter", CollectiveOp::kReduceScatter, group, true, bytes, 1,
-                  besideGemm(gather_op, true, 1, block.column_wgrad));
+                  besideGemm(gather_op, true, 1, block.column_wgrad, bytes));
     } else {
       communicate(reduce + "_all_reduce", CollectiveOp::kAllReduce, group, false, bytes);
       communicate(gather + "_grad_all_reduce", CollectiveOp::kAllReduce, group, true, bytes);
@@ -208,12 +208,20 @@ class WorkloadBuilder {
   void denseMlp(double ffn);
   void moeBlock();
 
+  // The GEMM `name` a collective of `bytes` (nccl-tests size) runs beside.
   [[nodiscard]] std::optional<GemmOverlap> besideGemm(std::optional<std::size_t> op, bool backward, std::size_t gemm,
-                                                      TpOverlapGemm name) const {
+                                                      TpOverlapGemm name, double bytes) const {
     if (!op) return std::nullopt;
     const Op& overlapped = workload_.ops[*op];
     const auto& gemms = backward ? overlapped.backward_gemms : overlapped.forward_gemms;
-    return GemmOverlap{*op, gemm, options_.tp_overlap_config[name].method, gemms.at(gemm).chunks};
+    const TpOverlapGemmSettings& settings = options_.tp_overlap_config[name];
+    const bool copy_engines = settings.method == TpOverlapMethod::kRingExchange;
+    return GemmOverlap{*op,
+                       gemm,
+                       settings.method,
+                       gemms.at(gemm).chunks,
+                       copy_engines ? 0.0 : static_cast<double>(settings.num_sm),
+                       bytes * (tp_ - 1.0) / tp_};
   }
 
   // Under tp_comm_overlap, what the overlaps of the GEMM op just added do to its GEMMs: the
@@ -229,6 +237,17 @@ class WorkloadBuilder {
     overlap(op.backward_gemms.at(0), dgrad);
     if (wgrad) overlap(op.backward_gemms.at(1), *wgrad);
     return workload_.ops.size() - 1;
+  }
+
+  // A row-parallel forward GEMM whose output reduce-scatter runs as a ring exchange
+  // (CommOverlapP2P::split_overlap_rs) leaves the tp partial outputs its peers sent in a
+  // buffer; a reduction kernel on the compute stream then sums them into this rank's shard
+  // (reduce_bf16: reads the tp chunks of tokens / tp x hidden, writes one). The pipelined
+  // method reduces inside its communication kernels instead.
+  void ringExchangeReduction(std::string name, TpOverlapGemm gemm, std::optional<std::size_t> overlapped) {
+    if (!overlapped || options_.tp_overlap_config[gemm].method != TpOverlapMethod::kRingExchange) return;
+    elementwise(std::move(name), OpKind::kElementwise, tokens() * hidden_, options_.residual_flops_per_element,
+                e_ + e_ / tp_, 0.0, 0.0);
   }
 
   // fc1 (gate and up together, or each of them when unfused).
@@ -323,6 +342,7 @@ void WorkloadBuilder::attentionBlock() {
   coreAttention(heads, queries, static_cast<double>(shard_.seq_len), head_dim);
   gemm("attention_output_projection", t, hidden_, query / tp_, 1.0, WeightGemm::kTransformerEngineGatheredGradient);
   const auto projection = overlapGemms(TpOverlapGemm::kProjFprop, TpOverlapGemm::kProjDgrad);
+  ringExchangeReduction("attention_output_ring_reduction", TpOverlapGemm::kProjFprop, projection);
   residual("attention_residual", replicatedTokens());
   tensorParallelBlock("attention_input", "attention_output", kAttentionGemms, qkv, projection);
   if (shard_.cp > 1) {
@@ -363,6 +383,7 @@ void WorkloadBuilder::denseMlp(double ffn) {
   }
   gemm("mlp_fc2", t, hidden_, width, 1.0, WeightGemm::kTransformerEngineGatheredGradient);
   const auto fc2 = overlapGemms(TpOverlapGemm::kFc2Fprop, TpOverlapGemm::kFc2Dgrad);
+  ringExchangeReduction("mlp_output_ring_reduction", TpOverlapGemm::kFc2Fprop, fc2);
   residual("mlp_residual", replicatedTokens());
   tensorParallelBlock("mlp_input", "mlp_output", kMlpGemms, fc1, fc2);
 }

@@ -250,6 +250,11 @@ struct GemmOverlap {
   std::size_t gemm = 0;
   TpOverlapMethod method = TpOverlapMethod::kBulk;
   int64_t chunks = 1;  // what the GEMM is split into (GemmShape::chunks): tp, the pipeline splits, or 1
+  // SMs that copy the collective's data (TpOverlapGemmSettings::num_sm for the pipelined and
+  // bulk methods; 0 for the ring exchange, whose copies run on the copy engines) and the
+  // bytes each GPU sends: (tp - 1) / tp of the collective's size.
+  double copy_sms = 0.0;
+  double sent_bytes = 0.0;
 };
 
 // One communication a layer needs per micro-batch, repeated `count` times.

@@ -115,8 +115,9 @@ void IterationBuilder::addWorkload(PassWork& work, const ChunkPart& part) const 
       work.comms.push_back({comm.group, comm.op, true, bytes, count, overlapped});
     }
   }
-  const OverlapExposure exposure =
-      tpOverlapExposure(workload, timer_, [this](const Communication& comm) { return tensorCollectiveSeconds(comm); });
+  const OverlapExposure exposure = tpOverlapExposure(
+      workload, timer_, [this](const Communication& comm) { return tensorCollectiveSeconds(comm); },
+      communication_.channel_bandwidth_GBps * 1e9);
   work.forward_exposed_s += layers * exposure.forward_s;
   work.backward_exposed_s += layers * exposure.backward_s;
   // ... and the recomputed forward's collectives beside the recomputed GEMMs.

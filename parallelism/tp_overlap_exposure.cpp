@@ -15,7 +15,8 @@ double overlapExposedSeconds(TpOverlapMethod method, int64_t chunks, double gemm
 }
 
 OverlapExposure tpOverlapExposure(const Workload& workload, const OpTimer& timer,
-                                  const std::function<double(const Communication&)>& collective_seconds) {
+                                  const std::function<double(const Communication&)>& collective_seconds,
+                                  double sm_copy_Bps) {
   OverlapExposure exposure;
   for (const Communication& comm : workload.communications) {
     if (!comm.beside || comm.beside->op >= workload.ops.size()) continue;
@@ -28,8 +29,12 @@ OverlapExposure tpOverlapExposure(const Workload& workload, const OpTimer& timer
     const bool ring_reduce_scatter =
         beside.method == TpOverlapMethod::kRingExchange && comm.op == sim::CollectiveOp::kReduceScatter;
     const TpOverlapMethod method = ring_reduce_scatter ? TpOverlapMethod::kPipeline : beside.method;
+    double seconds = collective_seconds(comm);
+    if (beside.copy_sms > 0.0 && sm_copy_Bps > 0.0) {
+      seconds = std::max(seconds, beside.sent_bytes / (beside.copy_sms * sm_copy_Bps));
+    }
     const double exposed =
-        static_cast<double>(comm.count) * overlapExposedSeconds(method, beside.chunks, gemm, collective_seconds(comm));
+        static_cast<double>(comm.count) * overlapExposedSeconds(method, beside.chunks, gemm, seconds);
     (comm.backward ? exposure.backward_s : exposure.forward_s) += exposed;
   }
   return exposure;

@@ -39,8 +39,13 @@ struct OverlapExposure {
 
 // Exposed time of one copy of `workload` (one layer, one micro-batch) on one GPU: the sum of
 // overlapExposedSeconds over its collectives bound to a GEMM, each collective timed alone by
-// `collective_seconds` (one call of it on its group) and its GEMM by `timer`.
+// `collective_seconds` (one call of it on its group) and its GEMM by `timer`. A collective
+// whose data the userbuffers kernels copy on SMs (pipelined and bulk methods) takes at least
+// its sent bytes / (its SMs x `sm_copy_Bps`, one SM's copy rate): with the few SMs a recipe
+// gives a bulk overlap (2-4) that, not the links, bounds it. The ring exchange copies on the
+// copy engines and is not bounded so.
 [[nodiscard]] OverlapExposure tpOverlapExposure(const Workload& workload, const OpTimer& timer,
-                                                const std::function<double(const Communication&)>& collective_seconds);
+                                                const std::function<double(const Communication&)>& collective_seconds,
+                                                double sm_copy_Bps);
 
 }  // namespace trainsim::parallelism

@@ -85,6 +85,9 @@ struct CommunicationParameters {
   // are fitted to the large-message intercepts of the published A100 curves (184 us on
   // 8x A100, 541 us on 2x DGX A100; validate/collective_measurements.cpp).
   std::array<double, 3> chunk_bytes = {32768.0, 576000.0, 524288.0};
+  // The channel rate is one CTA's (one SM's) copy rate; it also bounds what Transformer
+  // Engine's userbuffers kernels move on the num_sm SMs a recipe gives a pipelined or bulk
+  // tensor-parallel overlap (parallelism/tp_overlap_exposure.h).
   double pipeline_channels = 16.0;
   double channel_bandwidth_GBps = 50.0;
 

@@ -313,10 +313,12 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
       }
     }
     // What the overlapped collectives leave exposed beside their GEMMs, after the compute.
-    const parallelism::OverlapExposure exposure =
-        parallelism::tpOverlapExposure(workload, timer, [&](const parallelism::Communication& comm) {
+    const parallelism::OverlapExposure exposure = parallelism::tpOverlapExposure(
+        workload, timer,
+        [&](const parallelism::Communication& comm) {
           return collectiveSeconds(plan, GroupKind::kTensor, comm.op, groupOf(comm.group), comm.bytes);
-        });
+        },
+        options_.communication.channel_bandwidth_GBps * 1e9);
     times.forward_compute += layers * exposure.forward_s;
     times.backward_compute += layers * exposure.backward_s;
     if (recompute == Recompute::kFull) times.backward_compute += layers * exposure.forward_s;

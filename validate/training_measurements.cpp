@@ -11,6 +11,51 @@ constexpr const char* kMcore = "mcore-h100-weak";
 constexpr const char* kBridge = "bridge-h100-fp8";
 constexpr const char* kDgxc = "dgxc-h100";
 
+// Transformer Engine userbuffers settings (parallelism.tp_comm_overlap_config) of the runs
+// that overlap tensor-parallel communication, per recipe:
+//  - Runs without a preset on Transformer Engine 1.x (Megatron-Core r0.8 with TE 1.8; the
+//    DGX Cloud Nemotron-4 recipes, NeMo 24.09 with TE 1.10): that version's defaults
+//    (transformer_engine/pytorch/module/base.py, initialize_ub before 2.0): set_sm_margin
+//    false for every GEMM; methods, SMs and splits as in 2.x.
+constexpr const char* kTeOneDefaults =
+    "{qkv_dgrad: {set_sm_margin: 0}, qkv_wgrad: {set_sm_margin: 0}, fc1_dgrad: {set_sm_margin: 0}, "
+    "fc1_wgrad: {set_sm_margin: 0}, proj_fprop: {set_sm_margin: 0}, fc2_fprop: {set_sm_margin: 0}}";
+//  - DGX Cloud GPT-3 175B (nemo_megatron/gpt3_175b_hydra.yaml, ub_tp_comm_overlap_cfg): bulk
+//    overlaps on 4 / 8 / 2 / 4 SMs without margin, pipelined reduce-scatters on 24 / 20 SMs
+//    with margin, ring exchanges as the defaults.
+constexpr const char* kGpt3DgxcPreset =
+    "{qkv_dgrad: {method: bulk, num_sm: 4, set_sm_margin: 0}, qkv_wgrad: {method: bulk, num_sm: 8, set_sm_margin: 0}, "
+    "fc1_dgrad: {method: bulk, num_sm: 2, set_sm_margin: 0}, fc1_wgrad: {method: bulk, num_sm: 4, set_sm_margin: 0}, "
+    "proj_fprop: {method: pipeline, num_sm: 24, num_splits: 4, set_sm_margin: 1}, "
+    "fc2_fprop: {method: pipeline, num_sm: 20, num_splits: 4, set_sm_margin: 1}}";
+//  - Llama 3 70B at tp 4 and Llama 3.1 405B at tp 8, cp 2 (NeMo's
+//    collections/llm/recipes/tp_overlap_configs/userbuffers.py, the same values as the
+//    NeMo-Framework-Launcher configs the DGX Cloud recipes run, and Megatron-Bridge's
+//    comm_overlap presets): userbuffers_bf16_h100_h8192_tp4_mbs1_seqlen8192 and
+//    userbuffers_bf16_h100_h16384_tp8_cp2_mbs1_seqlen8192 for the DGX Cloud runs (one config
+//    in both precisions); the _fp8_ variants, whose proj / fc2 forward reduce-scatters run as
+//    ring exchanges on 1 SM with margin, for Megatron-Bridge's FP8 runs.
+constexpr const char* kLlama70bBf16Preset =
+    "{qkv_dgrad: {num_sm: 4, set_sm_margin: 0}, qkv_wgrad: {num_sm: 24, set_sm_margin: 0}, "
+    "fc1_dgrad: {num_sm: 2, set_sm_margin: 0}, fc1_wgrad: {num_sm: 4, set_sm_margin: 0}, "
+    "proj_fprop: {method: pipeline, num_sm: 24, num_splits: 4, set_sm_margin: 1}, "
+    "fc2_fprop: {method: pipeline, num_sm: 16, num_splits: 4, set_sm_margin: 1}}";
+constexpr const char* kLlama70bFp8Preset =
+    "{qkv_dgrad: {num_sm: 4, set_sm_margin: 0}, qkv_wgrad: {num_sm: 24, set_sm_margin: 0}, "
+    "fc1_dgrad: {num_sm: 2, set_sm_margin: 0}, fc1_wgrad: {num_sm: 4, set_sm_margin: 0}, "
+    "proj_fprop: {method: ring_exchange, num_sm: 1, set_sm_margin: 1}, "
+    "fc2_fprop: {method: ring_exchange, num_sm: 1, set_sm_margin: 1}}";
+constexpr const char* kLlama405bBf16Preset =
+    "{qkv_dgrad: {num_sm: 2, set_sm_margin: 0}, qkv_wgrad: {num_sm: 24, set_sm_margin: 0}, "
+    "fc1_dgrad: {num_sm: 2, set_sm_margin: 0}, fc1_wgrad: {num_sm: 2, set_sm_margin: 0}, "
+    "proj_fprop: {method: pipeline, num_sm: 24, num_splits: 4, set_sm_margin: 1}, "
+    "fc2_fprop: {method: pipeline, num_sm: 8, num_splits: 4, set_sm_margin: 1}}";
+constexpr const char* kLlama405bFp8Preset =
+    "{qkv_dgrad: {num_sm: 2, set_sm_margin: 0}, qkv_wgrad: {num_sm: 24, set_sm_margin: 0}, "
+    "fc1_dgrad: {num_sm: 2, set_sm_margin: 0}, fc1_wgrad: {num_sm: 2, set_sm_margin: 0}, "
+    "proj_fprop: {method: ring_exchange, num_sm: 1, set_sm_margin: 1}, "
+    "fc2_fprop: {method: ring_exchange, num_sm: 1, set_sm_margin: 1}}";
+
 // Narayanan et al., "Efficient Large-Scale Language Model Training on GPU Clusters Using
 // Megatron-LM" (SC21, arXiv:2104.04473), Table 1 (weak scaling on Selene, DGX A100 80GB).
 // Per-row TP/PP/micro-batch/virtual-stage settings from NVIDIA/Megatron-LM
@@ -141,7 +186,8 @@ TrainingMeasurement mcore(const char* id, const char* model, int64_t layers, int
   row.overlap_grad_reduce = true;
   row.overlap_param_gather = true;
   row.tp_comm_overlap = tp > 1;  // --tp-comm-overlap (needs sequence parallelism, so tp > 1)
-  row.flash_attention = true;    // Transformer Engine fused attention, Megatron-Core's default
+  if (row.tp_comm_overlap) row.tp_comm_overlap_config = kTeOneDefaults;  // no --tp-comm-overlap-cfg
+  row.flash_attention = true;  // Transformer Engine fused attention, Megatron-Core's default
   // dgx-h100 (one 256-GPU scalable unit) where the job fits in it, else the 16k-GPU SuperPOD
   // preset; both are the same node and fabric, cut down to gpus / 8 nodes.
   row.cluster = row.gpus <= 256 ? "dgx-h100" : "h100-superpod-16k";
@@ -207,6 +253,7 @@ TrainingMeasurement bridge(const char* id, const char* model, int64_t layers, in
   row.overlap_grad_reduce = true;
   row.overlap_param_gather = true;
   row.tp_comm_overlap = tp > 1;
+  if (row.tp_comm_overlap) row.tp_comm_overlap_config = hidden == 8192 ? kLlama70bFp8Preset : kLlama405bFp8Preset;
   row.flash_attention = true;
   row.fused_cross_entropy = true;
   row.cluster = "dgx-h100";
@@ -267,6 +314,12 @@ TrainingMeasurement dgxc(const char* id, const char* model, const char* architec
   row.overlap_grad_reduce = true;
   row.overlap_param_gather = true;
   row.tp_comm_overlap = tp > 1;
+  if (row.tp_comm_overlap) {
+    row.tp_comm_overlap_config = hidden == 12288   ? kGpt3DgxcPreset
+                                 : hidden == 8192  ? kLlama70bBf16Preset
+                                 : hidden == 16384 ? kLlama405bBf16Preset
+                                                   : kTeOneDefaults;
+  }
   row.flash_attention = true;
   row.fused_cross_entropy = false;
   row.cluster = "dgx-h100";

@@ -80,6 +80,9 @@ struct TrainingMeasurement {
   bool overlap_param_gather = false;
   std::optional<double> ddp_bucket_size;  // parameters per gradient bucket; unset: Megatron-Core's default
   bool tp_comm_overlap = false;
+  // The recipe's userbuffers settings per GEMM, as the YAML flow mapping written to
+  // parallelism.tp_comm_overlap_config; empty: Transformer Engine 2.x's defaults.
+  std::string tp_comm_overlap_config;
   // The attention kernel the measured software ran: flash attention (fused, no s x s matrix
   // in memory) or Megatron-LM's unfused path (QK^T GEMM, fused scale-mask-softmax, dropout,
   // context GEMM). Written as training.flash_attention in the row's experiment.

@@ -78,6 +78,9 @@ std::string trainingExperimentYaml(const TrainingMeasurement& row) {
   yaml += fmt::format("  overlap_grad_reduce: {}\n", row.overlap_grad_reduce);
   yaml += fmt::format("  overlap_param_gather: {}\n", row.overlap_param_gather);
   yaml += fmt::format("  tp_comm_overlap: {}\n", row.tp_comm_overlap);
+  if (!row.tp_comm_overlap_config.empty()) {
+    yaml += fmt::format("  tp_comm_overlap_config: {}\n", row.tp_comm_overlap_config);
+  }
   if (row.ddp_bucket_size) yaml += fmt::format("  ddp_bucket_size: {}\n", *row.ddp_bucket_size);
   return yaml;
 }

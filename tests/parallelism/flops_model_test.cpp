@@ -455,6 +455,13 @@ TEST(FlopsModel, TensorParallelOverlapFollowsTheConfigGemmByGemm) {
   EXPECT_DOUBLE_EQ(fc2.comm_compute_units, 1.0);
   EXPECT_TRUE(fc2.comm_sm_margin);
   EXPECT_EQ(fc2.chunks, 4);  // tp
+  // The ring exchange leaves the tp partial outputs to a reduction kernel: it reads all of
+  // them (tokens x hidden) and writes this rank's shard; the pipelined method needs none.
+  const Op* reduction = layer.find("mlp_output_ring_reduction");
+  ASSERT_NE(reduction, nullptr);
+  EXPECT_DOUBLE_EQ(reduction->forward.bytes, 2048.0 * 12288.0 * (2.0 + 2.0 / 4.0));
+  EXPECT_DOUBLE_EQ(reduction->backward.bytes, 0.0);
+  EXPECT_EQ(layer.find("attention_output_ring_reduction"), nullptr);
   for (const Communication& comm : layer.communications) {
     if (comm.name == "mlp_output_reduce_scatter") {
       ASSERT_TRUE(comm.beside.has_value());

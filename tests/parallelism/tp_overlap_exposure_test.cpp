@@ -97,7 +97,8 @@ TEST(TpOverlapExposure, SumsTheLayersCollectivesEachAgainstItsOwnGemm) {
   const MillisecondPerGemm timer;
   // Every collective takes 2 ms: longer than any single GEMM, though far shorter than the
   // layer's compute, which would have hidden them all together.
-  const OverlapExposure exposure = tpOverlapExposure(layer, timer, [](const Communication&) { return 2e-3; });
+  const OverlapExposure exposure = tpOverlapExposure(
+      layer, timer, [](const Communication&) { return 2e-3; }, 0.0);
   // Forward, per block: the all-gather beside the column-parallel GEMM (ring exchange, 8
   // slices: 2 + 1/8 - 1) and the reduce-scatter beside the row-parallel one (pipeline, 4
   // chunks: 2 + 1/4 - 1).
@@ -107,7 +108,8 @@ TEST(TpOverlapExposure, SumsTheLayersCollectivesEachAgainstItsOwnGemm) {
   // input and weight gradients (bulk: 1 each).
   EXPECT_NEAR(exposure.backward_s, 2.0 * (1.125e-3 + 1e-3 + 1e-3), 1e-12);
   // Collectives shorter than their GEMMs: only the pipelines' last chunks show.
-  const OverlapExposure short_ones = tpOverlapExposure(layer, timer, [](const Communication&) { return 0.4e-3; });
+  const OverlapExposure short_ones = tpOverlapExposure(
+      layer, timer, [](const Communication&) { return 0.4e-3; }, 0.0);
   EXPECT_NEAR(short_ones.forward_s, 2.0 * 0.1e-3, 1e-12);
   EXPECT_DOUBLE_EQ(short_ones.backward_s, 0.0);
 }
@@ -122,10 +124,30 @@ TEST(TpOverlapExposure, ARingExchangeReduceScatterShowsItsLastChunk) {
   options.tp_overlap_config[TpOverlapGemm::kFc2Fprop] = {TpOverlapMethod::kRingExchange, 1, 4, true};
   const Workload layer = transformerLayer(gpt3Model(), shard(1, 2048, 8, true), options);
   const MillisecondPerGemm timer;
-  const OverlapExposure short_ones = tpOverlapExposure(layer, timer, [](const Communication&) { return 0.4e-3; });
+  const OverlapExposure short_ones = tpOverlapExposure(
+      layer, timer, [](const Communication&) { return 0.4e-3; }, 0.0);
   EXPECT_NEAR(short_ones.forward_s, 2.0 * 0.4e-3 / 8.0, 1e-12);
-  const OverlapExposure long_ones = tpOverlapExposure(layer, timer, [](const Communication&) { return 2e-3; });
+  const OverlapExposure long_ones = tpOverlapExposure(
+      layer, timer, [](const Communication&) { return 2e-3; }, 0.0);
   EXPECT_NEAR(long_ones.forward_s, 2.0 * (1.125e-3 + 1.125e-3), 1e-12);
+}
+
+// A bulk overlap on few SMs is bounded by their copy rate, not by the links: the fc1 input
+// re-gather on 1 SM at 20 GB/s sends 7/8 of 2048 x 12288 x 2 bytes (44 MB) in 2.2 ms, longer
+// than its 1 ms GEMM, where the links alone (0.4 ms) would have hidden it.
+TEST(TpOverlapExposure, FewSmsBoundASmDrivenCollective) {
+  FlopsOptions options;
+  options.tp_comm_overlap = true;
+  options.tp_overlap_config[TpOverlapGemm::kFc1Dgrad].num_sm = 1;
+  const Workload layer = transformerLayer(gpt3Model(), shard(1, 2048, 8, true), options);
+  const MillisecondPerGemm timer;
+  const auto links = [](const Communication&) { return 0.4e-3; };
+  const double sent = 2048.0 * 12288.0 * 2.0 * 7.0 / 8.0;
+  const OverlapExposure bounded = tpOverlapExposure(layer, timer, links, 20e9);
+  EXPECT_NEAR(bounded.backward_s, sent / 20e9 - 1e-3, 1e-12);
+  // Forward: the pipelined reduce-scatters on 16 SMs (320 GB/s: 0.14 ms) and the ring
+  // exchanges (copy engines) are not bounded; the pipelines' last chunks show as before.
+  EXPECT_NEAR(bounded.forward_s, 2.0 * 0.1e-3, 1e-12);
 }
 
 }  // namespace

@@ -116,14 +116,14 @@ TEST(TrainingSuiteTest, MapeIsTheMeanAbsoluteErrorPerSourceAndOverall) {
 // Issue 4's goal is MAPE <= 10% on each source and <= 5% over all rows. With every row
 // (`validate training --all`): SC21 9.6%, Korthikanti 1.1%, Megatron-Core H100 9.0% (rows 004
 // and 005, 32B and 70B at tp 8 with an unpublished micro-batch size, -27% and -10%),
-// Megatron-Bridge H100 FP8 7.4% (Llama 3.1 405B +13..+16%), DGX Cloud Benchmarking (NeMo
-// 24.09 / 24.05, H100) 9.6% (GPT-3 175B -16..-17%, Nemotron-4 -9..-13%), since each
-// overlapped tensor-parallel collective shows what outlasts its own GEMM
-// (docs/training-validation.md change 22). On the default rows checked here (the two slowest
-// SC21 rows skipped) SC21 is at 10.1% and the overall 7.7%: every SC21 row is 6-15% fast since
+// Megatron-Bridge H100 FP8 8.8% (Llama 3.1 405B +14..+18%), DGX Cloud Benchmarking (NeMo
+// 24.09 / 24.05, H100) 10.1% (GPT-3 175B -18..-19%, Nemotron-4 -9..-13%, Llama 3.1 70B
+// -11..-13%), since each row runs its recipe's userbuffers settings (tp_comm_overlap_config;
+// docs/training-validation.md change 23). On the default rows checked here (the two slowest
+// SC21 rows skipped) SC21 is at 10.1% and the overall 8.1%: every SC21 row is 6-15% fast since
 // InfiniBand routes adaptively instead of by ECMP hash (change 17), which had slowed rows
-// 005-010's data-parallel all-reduce. The overall goal is not met. The bounds guard the
-// current figures.
+// 005-010's data-parallel all-reduce. Neither DGX Cloud's per-source goal nor the overall one
+// is met. The bounds guard the current figures.
 TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   TrainingSuiteOptions options;
   for (const auto& row : trainingMeasurements()) {
@@ -140,12 +140,12 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
     const std::string& id = accuracy.source->id;
     const double bound = id.starts_with("megatron-sc21") ? 0.104
                          : id.starts_with("mcore")       ? 0.092
-                         : id.starts_with("bridge")      ? 0.076
-                         : id.starts_with("dgxc")        ? 0.098
+                         : id.starts_with("bridge")      ? 0.090
+                         : id.starts_with("dgxc")        ? 0.102
                                                          : 0.10;
     EXPECT_LE(accuracy.mape, bound) << id;
   }
-  EXPECT_LE(suite.mape, 0.079);
+  EXPECT_LE(suite.mape, 0.082);
 }
 
 // The DGX Cloud Benchmarking rows come in pairs, one plan run in BF16 and in FP8: the
