@@ -138,6 +138,7 @@ std::string metricValue(validate::TrainingMetric metric, double value) {
   switch (metric) {
     case validate::TrainingMetric::kIterationTime: return fmt::format("{:.2f} s", value);
     case validate::TrainingMetric::kTokensPerSecondPerGpu: return fmt::format("{:.0f}", value);
+    case validate::TrainingMetric::kLayerTime: return fmt::format("{:.1f} ms", value);
     default: return fmt::format("{:.1f}", value);
   }
 }
@@ -152,7 +153,7 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
 
   std::string text =
       "training: predicted vs published end-to-end throughput (like with like: hardware TFLOP/s, "
-      "model TFLOP/s, iteration time or tokens/s, as each source publishes)\n";
+      "model TFLOP/s, iteration time, tokens/s or time per layer, as each source publishes)\n";
   nlohmann::ordered_json sources_json = nlohmann::ordered_json::array();
   nlohmann::ordered_json rows_json = nlohmann::ordered_json::array();
   std::vector<std::string> slow_ids;

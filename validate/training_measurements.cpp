@@ -7,6 +7,7 @@ namespace {
 
 constexpr const char* kSc21 = "megatron-sc21-t1";
 constexpr const char* kKorthikanti = "korthikanti-2022";
+constexpr const char* kKorthikantiLayer = "korthikanti-t4";
 constexpr const char* kMcore = "mcore-h100-weak";
 constexpr const char* kBridge = "bridge-h100-fp8";
 constexpr const char* kDgxc = "dgxc-h100";
@@ -143,6 +144,23 @@ TrainingMeasurement korthikanti(const char* id, const char* model, int64_t layer
   row.slow = slow;
   row.assumptions = "vocab 51200 (not in the paper's tables); unfused attention";
   if (virtual_stages > 1) row.assumptions += "; interleaving from the Calculon config";
+  return row;
+}
+
+// Korthikanti et al. 2022, Table 4 (section 6.2): the time one transformer layer of the 22B
+// model (Table 3's configuration: tp 8, micro-batch 4, seq 2048, on one DGX A100) takes
+// forward and backward, combined, in five settings: sequence parallelism on or off, and no,
+// full or selective recomputation. It checks the layer itself (its GEMMs, attention,
+// element-wise kernels and tensor-parallel collectives) apart from the pipeline and the
+// data parallelism around it. Table 4's forward / backward columns are in
+// docs/training-validation.md; the suite compares the combined one.
+TrainingMeasurement korthikantiLayer(const char* id, bool sequence_parallel, const char* recompute,
+                                     double milliseconds) {
+  TrainingMeasurement row = korthikanti(id, "22B", 48, 6144, 64, 4, 8, 1, 1, sequence_parallel, milliseconds, false);
+  row.source = kKorthikantiLayer;
+  row.sequence_parallel = sequence_parallel;
+  row.recompute = recompute;
+  row.assumptions += "; fits: the whole 48-layer model, which the table's one layer need not fit";
   return row;
 }
 
@@ -366,6 +384,7 @@ std::string_view trainingMetricName(TrainingMetric metric) {
     case TrainingMetric::kModelTflopsPerGpu: return "tflops_per_gpu";
     case TrainingMetric::kIterationTime: return "iteration_time_s";
     case TrainingMetric::kTokensPerSecondPerGpu: return "tokens_per_s_per_gpu";
+    case TrainingMetric::kLayerTime: return "layer_time_ms";
   }
   return "?";
 }
@@ -374,6 +393,7 @@ std::string_view trainingMetricUnit(TrainingMetric metric) {
   switch (metric) {
     case TrainingMetric::kIterationTime: return "s";
     case TrainingMetric::kTokensPerSecondPerGpu: return "tokens/s";
+    case TrainingMetric::kLayerTime: return "ms";
     default: return "TFLOP/s";
   }
 }
@@ -389,6 +409,10 @@ const std::vector<TrainingSource>& trainingSources() {
        "Korthikanti et al., arXiv:2205.05198 (MLSys 2023), Tables 3 and 5, as transcribed in calculon-ai/calculon "
        "validation/seqsel/tab5; DP = 1 per NVIDIA/Megatron-LM README (May 2022)",
        TrainingMetric::kIterationTime, "seconds per iteration"},
+      {kKorthikantiLayer, "Korthikanti et al. 2022 Table 4, one layer of 22B (A100)",
+       "Korthikanti et al., arXiv:2205.05198 (MLSys 2023), Table 4 (section 6.2, 'Execution Time per Layer') and "
+       "Table 3 (the 22B configuration)",
+       TrainingMetric::kLayerTime, "milliseconds per transformer layer, forward and backward combined"},
       {kMcore, "Megatron-Core r0.8.0 weak scaling (H100)",
        "NVIDIA/Megatron-LM README.md 'Performance Benchmarking', images/model_table.png (July 2024)",
        TrainingMetric::kModelTflopsPerGpu, "TFLOP/s per GPU of model FLOPs (no recomputation counted)"},
@@ -446,6 +470,12 @@ const std::vector<TrainingMeasurement>& trainingMeasurements() {
       korthikanti("korthikanti-2022-006", "MT-NLG 530B",   105, 20480, 128, 280, 8, 35, 3, true,     37.83,  false),
       korthikanti("korthikanti-2022-007", "1T",            128, 25600, 160, 512, 8, 64, 1, false,    94.42,  false),
       korthikanti("korthikanti-2022-008", "1T",            128, 25600, 160, 512, 8, 64, 1, true,     71.49,  false),
+      //               id                           SP     recompute    ms per layer
+      korthikantiLayer("korthikanti-t4-001", false, "none",      19.6),
+      korthikantiLayer("korthikanti-t4-002", true,  "none",      19.0),
+      korthikantiLayer("korthikanti-t4-003", false, "full",      27.2),
+      korthikantiLayer("korthikanti-t4-004", false, "selective", 20.9),
+      korthikantiLayer("korthikanti-t4-005", true,  "selective", 20.3),
       //    id                     model       layers hidden heads  gbs  tp  pp  dp  TFLOP/s slow
       mcore("mcore-h100-weak-001", "GPT 1.7B",    24,  2048,  16,  192, 1,  1, 48, 408.8, false),
       mcore("mcore-h100-weak-002", "GPT 7.1B",    30,  4096,  32,  192, 2,  1, 48, 465.9, false),

@@ -27,9 +27,16 @@ enum class TrainingMetric : uint8_t {
   // IterationResult::tokens_per_s / gpus. Free of FLOP-counting conventions (Megatron-Bridge
   // counts causal attention at half the FLOPs; this suite's model FLOPs count it in full).
   kTokensPerSecondPerGpu,
+  // Milliseconds one transformer layer takes on one GPU for one micro-batch, forward and
+  // backward together (recomputation and the layer's tensor-parallel collectives included),
+  // as a per-layer profile measures it. Compared with the marginal cost of a layer: the
+  // row's experiment simulated at its layer count and at two layers more, the difference of
+  // the two iteration times less their optimizer steps, halved (validate/training_suite.cpp).
+  // Rows of this metric run one micro-batch on one pipeline stage without data parallelism.
+  kLayerTime,
 };
 [[nodiscard]] std::string_view trainingMetricName(TrainingMetric metric);  // "hardware_tflops_per_gpu", ...
-[[nodiscard]] std::string_view trainingMetricUnit(TrainingMetric metric);  // "TFLOP/s", "s" or "tokens/s"
+[[nodiscard]] std::string_view trainingMetricUnit(TrainingMetric metric);  // "TFLOP/s", "s", "tokens/s" or "ms"
 
 struct TrainingSource {
   std::string id;        // the source id of training.yaml

@@ -21,8 +21,40 @@ double predictedMetric(TrainingMetric metric, const parallelism::IterationResult
     case TrainingMetric::kModelTflopsPerGpu: return result.tflops_per_gpu;
     case TrainingMetric::kIterationTime: return result.iteration_time_s;
     case TrainingMetric::kTokensPerSecondPerGpu: return result.tokens_per_s / static_cast<double>(gpus);
+    case TrainingMetric::kLayerTime: break;  // two simulations: layerMilliseconds
   }
   return 0.0;
+}
+
+// Layers the second simulation of a kLayerTime row adds. Two rather than one: an odd
+// count would change how the row's layers split over virtual stages, were it to use any.
+constexpr int64_t kAddedLayers = 2;
+
+// The iteration time of `experiment` less its optimizer step: what its passes take.
+double passesSeconds(const parallelism::Experiment& experiment, const parallelism::IterationResult& result,
+                     const parallelism::SimulationOptions& options) {
+  return result.iteration_time_s - valueOrThrow(parallelism::computeOpProfile(experiment, options)).optimizer_s;
+}
+
+// TrainingMetric::kLayerTime: the marginal cost of a transformer layer, milliseconds. The
+// row's embedding, output layer and loss cancel in the difference; so would any per-layer
+// cost outside a layer's passes, which is why the row must run one micro-batch on one
+// pipeline stage without data parallelism (no bubble, no gradient reduction).
+double layerMilliseconds(const TrainingMeasurement& row, const parallelism::Experiment& experiment,
+                         const parallelism::IterationResult& result, const ConfigPaths& paths,
+                         const parallelism::SimulationOptions& options) {
+  if (row.pp != 1 || row.dp != 1 || row.cp != 1 || result.microbatches != 1) {
+    throwInputError("validate training", "",
+                    fmt::format("row {}: a layer_time_ms row needs pp 1, dp 1, cp 1 and one micro-batch", row.id));
+  }
+  TrainingMeasurement longer = row;
+  longer.layers += kAddedLayers;
+  const parallelism::Experiment longer_experiment = valueOrThrow(trainingExperiment(longer, paths));
+  const parallelism::IterationResult longer_result =
+      valueOrThrow(parallelism::simulateIteration(longer_experiment, options));
+  const double added =
+      passesSeconds(longer_experiment, longer_result, options) - passesSeconds(experiment, result, options);
+  return 1e3 * added / static_cast<double>(kAddedLayers);
 }
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
@@ -133,9 +165,22 @@ Expected<TrainingSuiteResult> runTrainingSuite(const ConfigPaths& paths, const T
           comparison.failure = std::string("simulation failed: ") + e.what();
         }
       }
+      const TrainingMetric metric = trainingSource(row.source).metric;
+      if (comparison.ran && metric == TrainingMetric::kLayerTime) {
+        const auto milliseconds = catchInputErrors([&]() -> double {
+          return layerMilliseconds(row, *experiment, comparison.result, paths, options.simulation);
+        });
+        if (milliseconds.ok()) {
+          comparison.predicted = *milliseconds;
+        } else {
+          comparison.ran = false;
+          comparison.failure = milliseconds.error().toString();
+        }
+      } else if (comparison.ran) {
+        comparison.predicted = predictedMetric(metric, comparison.result, row.gpus);
+      }
       comparison.wall_s = secondsSince(start);
       if (comparison.ran) {
-        comparison.predicted = predictedMetric(trainingSource(row.source).metric, comparison.result, row.gpus);
         comparison.error = comparison.predicted / row.published - 1.0;
         if (!std::isfinite(comparison.error)) {
           comparison.ran = false;
