@@ -30,8 +30,8 @@ enum class TrainingMetric : uint8_t {
   // Milliseconds one transformer layer takes on one GPU for one micro-batch, forward and
   // backward together (recomputation and the layer's tensor-parallel collectives included),
   // as a per-layer profile measures it. Compared with the marginal cost of a layer: the
-  // row's experiment simulated at its layer count and at two layers more, the difference of
-  // the two iteration times less their optimizer steps, halved (validate/training_suite.cpp).
+  // row's experiment simulated at its layer count and at one layer more, the difference of
+  // the two iteration times less their optimizer steps (validate/training_suite.cpp).
   // Rows of this metric run one micro-batch on one pipeline stage without data parallelism.
   kLayerTime,
 };

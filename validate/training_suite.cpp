@@ -26,10 +26,6 @@ double predictedMetric(TrainingMetric metric, const parallelism::IterationResult
   return 0.0;
 }
 
-// Layers the second simulation of a kLayerTime row adds. Two rather than one: an odd
-// count would change how the row's layers split over virtual stages, were it to use any.
-constexpr int64_t kAddedLayers = 2;
-
 // The iteration time of `experiment` less its optimizer step: what its passes take.
 double passesSeconds(const parallelism::Experiment& experiment, const parallelism::IterationResult& result,
                      const parallelism::SimulationOptions& options) {
@@ -48,13 +44,13 @@ double layerMilliseconds(const TrainingMeasurement& row, const parallelism::Expe
                     fmt::format("row {}: a layer_time_ms row needs pp 1, dp 1, cp 1 and one micro-batch", row.id));
   }
   TrainingMeasurement longer = row;
-  longer.layers += kAddedLayers;
+  longer.layers += 1;
   const parallelism::Experiment longer_experiment = valueOrThrow(trainingExperiment(longer, paths));
   const parallelism::IterationResult longer_result =
       valueOrThrow(parallelism::simulateIteration(longer_experiment, options));
   const double added =
       passesSeconds(longer_experiment, longer_result, options) - passesSeconds(experiment, result, options);
-  return 1e3 * added / static_cast<double>(kAddedLayers);
+  return 1e3 * added;
 }
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
