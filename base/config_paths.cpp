@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "base/config_node.h"
+
 namespace trainsim {
 
 ConfigPaths defaultConfigPaths(const std::string& built_in_default) {
@@ -22,6 +24,19 @@ bool looksLikePath(const std::string& reference) {
 
 std::string presetPath(const ConfigPaths& paths, const std::string& category, const std::string& name) {
   return (std::filesystem::path(paths.config_dir) / category / (name + ".yaml")).string();
+}
+
+std::string referencedFilePath(const ConfigNode& reference) {
+  namespace fs = std::filesystem;
+  const std::string text = reference.asString();
+  std::error_code ignored;
+  const bool from_command_line = reference.source()->overrides.contains(reference.path());
+  const fs::path referencing_file(reference.source()->file);
+  if (from_command_line || !fs::path(text).is_relative() || !fs::is_regular_file(referencing_file, ignored)) {
+    return text;
+  }
+  const fs::path beside = referencing_file.parent_path() / text;
+  return fs::is_regular_file(beside, ignored) ? beside.string() : text;
 }
 
 }  // namespace trainsim

@@ -325,15 +325,7 @@ ModelSpec loadReference(const ConfigNode& node, const ConfigPaths& paths, const 
   const std::string text = node.asString();
   std::string path;
   if (looksLikePath(text)) {
-    path = text;
-    // A path written in a file is relative to that file (so experiment files can be moved
-    // together with their models); one given with --set is relative to the working directory.
-    const bool from_command_line = node.source()->overrides.contains(node.path());
-    const fs::path referencing_file(node.source()->file);
-    if (!from_command_line && fs::path(text).is_relative() && isFile(referencing_file)) {
-      const fs::path beside = referencing_file.parent_path() / text;
-      if (isFile(beside)) path = beside.string();
-    }
+    path = referencedFilePath(node);
     if (!isFile(path)) node.fail("cannot open model file \"" + text + "\"");
   } else {
     path = presetPath(paths, "models", text);

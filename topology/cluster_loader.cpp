@@ -391,7 +391,7 @@ ClusterSpec parseCluster(const ConfigNode& root, const ConfigPaths& paths) {
 
 ConfigNode openReference(const ConfigNode& reference, const ConfigPaths& paths) {
   const std::string text = reference.asString();
-  const std::string path = looksLikePath(text) ? text : presetPath(paths, "clusters", text);
+  const std::string path = looksLikePath(text) ? referencedFilePath(reference) : presetPath(paths, "clusters", text);
   if (!looksLikePath(text) && !std::filesystem::is_regular_file(path)) {
     reference.fail("unknown cluster preset \"" + text + "\" (no " + path + "); give a preset name or a file path");
   }

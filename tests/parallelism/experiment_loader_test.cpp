@@ -166,6 +166,13 @@ TEST(ExperimentLoader, ModelPathRelativeToTheExperimentFile) {
   EXPECT_EQ(experiment->plan.dp, 1);
 }
 
+TEST(ExperimentLoader, ClusterPathRelativeToTheExperimentFile) {
+  auto experiment = loadExperiment(dataDir() + "/experiments/relative_cluster.yaml", testPaths());
+  ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
+  EXPECT_EQ(experiment->cluster.name, "dgx-a100");
+  EXPECT_EQ(experiment->plan.gpus, 32);
+}
+
 TEST(ExperimentLoader, UnevenFirstAndLastStages) {
   // Llama 3 405B: 126 layers on pp = 16, the first and last stage one layer short.
   auto experiment = loadText(R"(model:

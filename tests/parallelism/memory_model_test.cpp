@@ -383,9 +383,16 @@ TEST(MemoryModel, UnevenStagesUseTheirOwnLayerCounts) {
   EXPECT_EQ(report.stages.front().layers, 7);
   EXPECT_EQ(report.stages[1].layers, 8);
   EXPECT_EQ(report.stages.back().layers, 7);
-  // 1F1B: stage i holds pp - i micro-batches.
-  EXPECT_EQ(report.stages.front().in_flight, 16);
-  EXPECT_EQ(report.stages.back().in_flight, 1);
+  // Interleaved with 16 micro-batches over 16 stages: the warm-up covers every micro-batch, so
+  // each stage holds all 16 x 4 chunks.
+  EXPECT_EQ(report.stages.front().in_flight, 64);
+  EXPECT_EQ(report.stages.back().in_flight, 64);
+  // Plain 1F1B: stage i holds pp - i micro-batches.
+  auto plain = loadExperiment("llama3-405b-16k-h100", kShippedPaths, {parseOverride("parallelism.virtual_stages=1")});
+  ASSERT_TRUE(plain.ok()) << plain.error().toString();
+  const MemoryReport plain_report = estimateMemory(*plain);
+  EXPECT_EQ(plain_report.stages.front().in_flight, 16);
+  EXPECT_EQ(plain_report.stages.back().in_flight, 1);
 }
 
 }  // namespace
