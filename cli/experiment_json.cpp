@@ -6,13 +6,17 @@ namespace trainsim::cli {
 
 nlohmann::ordered_json parallelismJson(const parallelism::Experiment& experiment) {
   const auto& plan = experiment.plan;
-  return {{"dp", plan.dp},
-          {"tp", plan.tp},
-          {"pp", plan.pp},
-          {"cp", plan.cp},
-          {"ep", plan.ep},
-          {"virtual_stages", plan.virtual_stages},
-          {"microbatches", plan.microbatches(experiment.training)}};
+  nlohmann::ordered_json json = {{"dp", plan.dp},
+                                 {"tp", plan.tp},
+                                 {"pp", plan.pp},
+                                 {"cp", plan.cp},
+                                 {"ep", plan.ep},
+                                 {"virtual_stages", plan.virtual_stages},
+                                 {"microbatches", plan.microbatches(experiment.training)}};
+  // An uneven pipeline split only: the layers of every stage follow from these two.
+  if (plan.first_stage_layers) json["first_stage_layers"] = *plan.first_stage_layers;
+  if (plan.last_stage_layers) json["last_stage_layers"] = *plan.last_stage_layers;
+  return json;
 }
 
 nlohmann::ordered_json memoryJson(const parallelism::MemoryReport& report) {

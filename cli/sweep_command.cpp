@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -200,6 +201,7 @@ std::string tableText(const SweepResult& result, std::size_t top) {
       "rank", several ? fmt::format("{:<18} {:>6} ", "cluster", "gpus") : "", "tp", "pp", "dp", "cp", "ep", "v", "mb",
       "sp", "zero", "recompute", "iter (s)", "MFU", "mem (GiB)", "time to train", "cost");
   std::size_t rank = 0;
+  std::vector<std::string> splits;  // the uneven pipeline splits of the rows shown, in order
   for (std::size_t candidate : result.order) {
     const auto& outcome = result.outcomes[candidate];
     if (outcome.status != PlanStatus::kSimulated || rank == top) break;
@@ -207,16 +209,28 @@ std::string tableText(const SweepResult& result, std::size_t top) {
     const auto& plan = plan_candidate.plan;
     const auto& target = result.targets[plan_candidate.target];
     const auto& r = *outcome.result;
+    const bool uneven = plan.first_stage_layers || plan.last_stage_layers;
+    if (uneven) {
+      const auto stages = plan.layersPerStage(target.experiment.model.layers);
+      std::string split = fmt::format("pp {} = {}", plan.pp, stages.front());
+      if (plan.pp > 2) split += fmt::format(" + {} x {}", plan.pp - 2, stages[1]);
+      split += fmt::format(" + {} layers", stages.back());
+      if (std::find(splits.begin(), splits.end(), split) == splits.end()) splits.push_back(split);
+    }
     text += fmt::format(
         "{:>4} {}{:>3} {:>3} {:>4} {:>3} {:>3} {:>2} {:>3} {:>3} {:>4} {:<9} {:>10.3f} {:>5.1f}% {:>10.1f} {:>14} "
         "{:>9}\n",
-        ++rank, several ? fmt::format("{:<18} {:>6} ", target.cluster_label, target.gpus) : "", plan.tp, plan.pp,
-        plan.dp, plan.cp, plan.ep, plan.virtual_stages, plan_candidate.micro_batch_size,
-        plan.sequence_parallel ? "on" : "-", plan.zero, parallelism::recomputeName(plan.recompute), r.iteration_time_s,
-        100.0 * r.mfu, outcome.memory->peakBytes() / units::kGiB,
-        r.time_to_train_s ? duration(*r.time_to_train_s) : "-", r.cost_usd ? dollars(*r.cost_usd) : "-");
+        ++rank, several ? fmt::format("{:<18} {:>6} ", target.cluster_label, target.gpus) : "", plan.tp,
+        uneven ? fmt::format("{}*", plan.pp) : std::to_string(plan.pp), plan.dp, plan.cp, plan.ep, plan.virtual_stages,
+        plan_candidate.micro_batch_size, plan.sequence_parallel ? "on" : "-", plan.zero,
+        parallelism::recomputeName(plan.recompute), r.iteration_time_s, 100.0 * r.mfu,
+        outcome.memory->peakBytes() / units::kGiB, r.time_to_train_s ? duration(*r.time_to_train_s) : "-",
+        r.cost_usd ? dollars(*r.cost_usd) : "-");
   }
   if (rank == 0) text += "(no simulated plan meets the constraints)\n";
+  for (const auto& split : splits) {
+    text += fmt::format("* uneven pipeline split (first + middle stages + last): {}\n", split);
+  }
   return text;
 }
 

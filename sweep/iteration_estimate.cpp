@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "parallelism/chunk_workload.h"
 #include "parallelism/compute_timer.h"
@@ -327,35 +328,51 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
 
   // Pipeline: m micro-batches of the slowest stage, plus the fill and drain bubble. The
   // first chunk of the first stage adds the embedding, the last of the last stage the output
-  // layer and loss (parallelism/chunk_workload.h, the builder's list).
-  ChunkTimes middle;  // the transformer layers of one chunk
-  ChunkTimes first_stage;
-  for (const auto& part : parallelism::chunkWorkloads(experiment, 0, 0, iteration.flops)) {
-    const ChunkTimes times = chunkTimes(part);
-    if (part.recomputable) middle = times;
-    first_stage.add(times);
-  }
-  ChunkTimes last_stage;
-  if (plan.pp == 1 && plan.virtual_stages == 1) {
-    last_stage = first_stage;
-  } else {
-    // (Every swept plan splits the layers evenly: the last chunk's take middle's time.)
-    for (const auto& part :
-         parallelism::chunkWorkloads(experiment, plan.pp - 1, plan.virtual_stages - 1, iteration.flops)) {
-      last_stage.add(part.recomputable ? middle : chunkTimes(part));
+  // layer and loss (parallelism/chunk_workload.h, the builder's list). An uneven split
+  // (first/last_stage_layers) gives chunks of different layer counts: each count is priced
+  // once, by the transformer-layer part with its repeats set to that count.
+  const std::vector<parallelism::ChunkPart> first_parts = chunkWorkloads(experiment, 0, 0, iteration.flops);
+  std::map<int64_t, ChunkTimes> layer_times;
+  auto layerTimes = [&](int64_t layers) -> ChunkTimes {
+    auto found = layer_times.find(layers);
+    if (found == layer_times.end()) {
+      parallelism::ChunkPart part = first_parts.front();  // the transformer layers
+      part.repeats = static_cast<double>(layers);
+      found = layer_times.emplace(layers, chunkTimes(part)).first;
     }
-  }
+    return found->second;
+  };
+  auto chunkOf = [&](int64_t stage, int64_t chunk) {
+    ChunkTimes times = layerTimes(plan.layersOfChunk(model.layers, stage, chunk));
+    const bool first = stage == 0 && chunk == 0;
+    const bool last = stage == plan.pp - 1 && chunk == plan.virtual_stages - 1;
+    if (first || last) {
+      const auto parts = first ? first_parts : chunkWorkloads(experiment, stage, chunk, iteration.flops);
+      for (const auto& part : parts) {
+        if (!part.recomputable) times.add(chunkTimes(part));
+      }
+    }
+    return times;
+  };
   const bool overlap_tensor = plan.tp_comm_overlap && plan.tp > 1;
-  const double chunk_time = middle.total(overlap_tensor);
+  // One micro-batch through every chunk of a stage, each chunk's passes priced on their own.
+  auto stageTime = [&](int64_t stage) {
+    double total = 0.0;
+    for (int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) total += chunkOf(stage, chunk).total(overlap_tensor);
+    return total;
+  };
+  const ChunkTimes first_chunk = chunkOf(0, 0);
+  const ChunkTimes last_chunk = chunkOf(plan.pp - 1, plan.virtual_stages - 1);
+  const ChunkTimes middle = layerTimes(plan.layersOfChunk(model.layers, plan.pp > 2 ? 1 : 0, plan.virtual_stages - 1));
   // 1F1B over stages of unequal time t_s per micro-batch: the slowest stage sets the steady
   // state and every stage adds its own share of the fill and drain, (m - 1) max t_s + sum t_s
   // for one chunk per stage; interleaving divides the fill and drain by the chunks. (Pricing
   // the fill at the slowest stage's time overestimated plans with many one-layer stages and a
   // large output layer by up to 1.7x.)
-  const double first_time = first_stage.total(overlap_tensor) + (chunks - 1.0) * chunk_time;
-  const double last_time = last_stage.total(overlap_tensor) + (chunks - 1.0) * chunk_time;
-  const double middle_time = chunks * chunk_time;
-  const double stage_time = plan.pp == 1 ? first_time : std::max({first_time, last_time, middle_time});
+  const double first_time = stageTime(0);
+  const double last_time = plan.pp == 1 ? first_time : stageTime(plan.pp - 1);
+  const double middle_time = plan.pp > 2 ? stageTime(1) : 0.0;
+  const double stage_time = std::max({first_time, last_time, middle_time});
   const double stage_sum =
       plan.pp == 1 ? first_time : first_time + last_time + static_cast<double>(plan.pp - 2) * middle_time;
   const auto microbatches = static_cast<double>(plan.microbatches(training));
@@ -422,8 +439,8 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
       const double gather_bucket = gathering(chunk_parameters / buckets);
       const double whole = reduction(chunk_parameters);
       const auto order = parallelism::stageOrder(plan.schedule, 1, 1, plan.microbatches(training), 0);
-      const Zero3Pass forward{last_stage.forward_compute, last_stage.forward(overlap_tensor)};
-      const Zero3Pass backward{last_stage.backward_compute, last_stage.backward(overlap_tensor)};
+      const Zero3Pass forward{last_chunk.forward_compute, last_chunk.forward(overlap_tensor)};
+      const Zero3Pass backward{last_chunk.backward_compute, last_chunk.backward(overlap_tensor)};
       // The prefetch is issued when the pass before starts (IterationBuilder's start marker).
       const Zero3Timeline timeline =
           zero3Timeline(order, forward, backward, true, gather_bucket, buckets, gathering(chunk_parameters), whole);
@@ -438,7 +455,7 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
         // Overlapped with the next iteration's first forward of the chunk, which waits for
         // each bucket as it reaches it (gatheredPassEnd); else after the optimizer step.
         const double gather_bucket = gathering(chunk_parameters / buckets);
-        const double forward = first_stage.forward(overlap_tensor);
+        const double forward = first_chunk.forward(overlap_tensor);
         seconds += plan.overlap_param_gather ? gatheredPassEnd(forward, buckets, gather_bucket) - forward +
                                                    contended(chunks * buckets * gather_bucket, forward)
                                              : chunks * buckets * gather_bucket;

@@ -1,10 +1,41 @@
 #include "sweep/plan_enumerator.h"
 
+#include <algorithm>
+
 namespace trainsim::sweep {
 namespace {
 
 using parallelism::ParallelPlan;
 using parallelism::Recompute;
+
+// The uneven split a sweep gives a pp that does not divide the layers: every middle stage
+// holds ceil(layers / pp) layers and the first and last stages share the rest, the last
+// taking the smaller half (it also runs the output layer and the loss). Llama 3 405B's
+// 7 + 14 x 8 + 7 over 16 stages is this split (Dubey et al. 2024, arXiv:2407.21783, section
+// 3.3.2). None when the ends would be left without a layer.
+struct StageSplit {
+  int64_t first = 0;
+  int64_t last = 0;
+  int64_t middle = 0;  // layers of each middle stage (of the first stage when pp = 2)
+};
+std::optional<StageSplit> unevenSplit(int64_t layers, int64_t pp) {
+  if (pp < 2 || layers % pp == 0) return std::nullopt;
+  const int64_t middle = (layers + pp - 1) / pp;
+  const int64_t ends = layers - (pp - 2) * middle;
+  if (ends < 2) return std::nullopt;
+  const int64_t last = ends / 2;
+  return StageSplit{ends - last, last, pp == 2 ? ends - last : middle};
+}
+
+// Chunks per stage an uneven split allows: divisors of the middle stages' layers that leave
+// every chunk of the shorter end stages a layer (checkPlan's rule).
+std::vector<int64_t> unevenChunks(const StageSplit& split) {
+  std::vector<int64_t> chunks;
+  for (int64_t v : divisorsOf(split.middle)) {
+    if (v <= std::min(split.first, split.last)) chunks.push_back(v);
+  }
+  return chunks;
+}
 
 // The user's list when there is one, else the default.
 std::vector<int64_t> valuesOf(const PlanSpace& space, Dimension dimension, std::vector<int64_t> defaults) {
@@ -32,8 +63,10 @@ void enumerateTarget(std::size_t target_index, const SweepTarget& target, const 
         const int64_t dp = gpus / model_parallel;
         if (!space.allows(Dimension::kDp, dp)) continue;
         const std::vector<int64_t> experts = model.moe ? divisorsOf(model.moe->experts) : std::vector<int64_t>{1};
-        const std::vector<int64_t> stage_chunks =
-            pp > 1 && model.layers % pp == 0 ? divisorsOf(model.layers / pp) : std::vector<int64_t>{1};
+        const std::optional<StageSplit> split = unevenSplit(model.layers, pp);
+        const std::vector<int64_t> stage_chunks = split                              ? unevenChunks(*split)
+                                                  : pp > 1 && model.layers % pp == 0 ? divisorsOf(model.layers / pp)
+                                                                                     : std::vector<int64_t>{1};
         const std::vector<int64_t> micro_batches =
             global_batch % dp == 0 ? divisorsOf(global_batch / dp) : std::vector<int64_t>{1};
         std::vector<int64_t> sequence_parallel = valuesOf(space, Dimension::kSequenceParallel, {0, 1});
@@ -60,6 +93,8 @@ void enumerateTarget(std::size_t target_index, const SweepTarget& target, const 
                     plan.dp = dp;
                     plan.ep = ep;
                     plan.virtual_stages = virtual_stages;
+                    plan.first_stage_layers = split ? std::optional(split->first) : std::nullopt;
+                    plan.last_stage_layers = split ? std::optional(split->last) : std::nullopt;
                     plan.sequence_parallel = sp != 0;
                     plan.zero = static_cast<int>(zero);
                     plan.recompute = static_cast<Recompute>(recompute);

@@ -73,6 +73,24 @@ TEST(IterationEstimateTest, UnbalancedPipelineStages) {
   EXPECT_LT(ratio, 1.1);
 }
 
+// pp 7 over 24 layers split 2 + 5 x 4 + 2, two chunks per stage (1 + 1 at the ends, 2 + 2
+// in the middle): the screen prices each chunk by its own layer count (1.24 while it priced
+// every chunk as the first stage's one-layer first chunk). What remains (1.16): the screen
+// takes the slowest stage's sum over its chunks, while the interleaved schedule moves each
+// group of pp micro-batches through one chunk of every stage in turn, so a chunk that is
+// slow on one stage (the last stage's second: a layer plus the output layer) holds up the
+// others. The same plan with one chunk is estimated at 0.99, and an even 28-layer split at
+// 1.00 with 1, 2 or 4 chunks.
+TEST(IterationEstimateTest, UnevenPipelineSplitWithChunks) {
+  const double ratio = screenRatio(experimentOf(
+      "gpt-1.7b", 2048,
+      {"parallelism.gpus=7", "parallelism.tp=1", "parallelism.pp=7", "parallelism.dp=1",
+       "parallelism.sequence_parallel=false", "parallelism.first_stage_layers=2", "parallelism.last_stage_layers=2",
+       "parallelism.virtual_stages=2", "training.global_batch_size=14"}));
+  EXPECT_GT(ratio, 0.9);
+  EXPECT_LT(ratio, 1.2);
+}
+
 // cp 2 x tp 8: one GPU of each ring per node (was 1.31).
 TEST(IterationEstimateTest, ContextParallelRingOneGpuPerNode) {
   const double ratio = screenRatio(

@@ -150,6 +150,40 @@ TEST(PlanSpaceTest, BadOptionsAreInputErrors) {
   EXPECT_FALSE(space.allowed(Dimension::kTp).has_value());
 }
 
+// 14 layers on 8 GPUs: pp 4 and pp 8 do not divide them and get the uneven split, ceil(14 / pp)
+// layers per middle stage and the rest shared by the ends (3 + 4 + 4 + 3, 1 + 6 x 2 + 1),
+// with the chunk counts that divide a middle stage and leave every end chunk a layer.
+TEST(PlanEnumeratorTest, APipelineDepthThatDoesNotDivideTheLayersGetsAnUnevenSplit) {
+  std::string text = testing::kSmallExperiment;
+  text.replace(text.find("layers: 8"), 9, "layers: 14");
+  const ExperimentFile file(text);
+  const auto targets = smallTargets(file);
+  const auto candidates = enumeratePlans(targets, PlanSpace{});
+  std::set<int64_t> chunks_at_pp4;
+  std::set<int64_t> valid_pp;
+  for (const auto& candidate : candidates) {
+    const auto& plan = candidate.plan;
+    if (plan.pp == 2 || plan.pp == 1) {
+      EXPECT_FALSE(plan.first_stage_layers.has_value());  // an even split needs none
+      EXPECT_FALSE(plan.last_stage_layers.has_value());
+    } else {
+      ASSERT_TRUE(plan.first_stage_layers && plan.last_stage_layers);
+      const int64_t end = plan.pp == 4 ? 3 : 1;
+      EXPECT_EQ(*plan.first_stage_layers, end);
+      EXPECT_EQ(*plan.last_stage_layers, end);
+      const auto stages = plan.layersPerStage(14);
+      EXPECT_EQ(stages[1], plan.pp == 4 ? 4 : 2);
+      if (plan.pp == 4) chunks_at_pp4.insert(plan.virtual_stages);
+      if (plan.pp == 8) {
+        EXPECT_EQ(plan.virtual_stages, 1);
+      }
+    }
+    if (candidate.valid()) valid_pp.insert(plan.pp);
+  }
+  EXPECT_EQ(chunks_at_pp4, (std::set<int64_t>{1, 2}));  // 4 in the middle, 3 at the ends: not 4
+  EXPECT_EQ(valid_pp, (std::set<int64_t>{1, 2, 4, 8}));
+}
+
 TEST(PlanEnumeratorTest, DivisorsAreAscendingAndComplete) {
   EXPECT_EQ(divisorsOf(1), std::vector<int64_t>{1});
   EXPECT_EQ(divisorsOf(12), (std::vector<int64_t>{1, 2, 3, 4, 6, 12}));
