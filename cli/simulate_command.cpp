@@ -119,9 +119,11 @@ std::string summary(const Experiment& experiment, const IterationResult& result)
   auto share = [&](double part) { return fmt::format("{:8.3f} s  {:5.1f}%", part, 100.0 * part / t); };
   std::string text = fmt::format("{}: {} on {} x {} ({})\n", experiment.name, experiment.model.name, plan.gpus,
                                  experiment.cluster.gpu.key, experiment.cluster.name);
-  text += fmt::format("plan: tp {} pp {} dp {} cp {} ep {}, virtual stages {}, {} micro-batches of {}, {}{}{}\n",
-                      plan.tp, plan.pp, plan.dp, plan.cp, plan.ep, plan.virtual_stages, result.microbatches,
-                      experiment.training.micro_batch_size, parallelism::scheduleName(plan.schedule),
+  const std::string split = plan.unevenSplitText(experiment.model.layers);
+  text += fmt::format("plan: tp {} pp {}{} dp {} cp {} ep {}, virtual stages {}, {} micro-batches of {}, {}{}{}\n",
+                      plan.tp, plan.pp, split.empty() ? "" : " (" + split + " layers)", plan.dp, plan.cp, plan.ep,
+                      plan.virtual_stages, result.microbatches, experiment.training.micro_batch_size,
+                      parallelism::scheduleName(plan.schedule),
                       plan.zero > 0 ? fmt::format(", zero {}", plan.zero) : std::string(),
                       experiment.training.flash_attention ? "" : ", unfused attention");
   text += fmt::format("iteration time      {:.4f} s\n", t);

@@ -211,10 +211,8 @@ std::string tableText(const SweepResult& result, std::size_t top) {
     const auto& r = *outcome.result;
     const bool uneven = plan.first_stage_layers || plan.last_stage_layers;
     if (uneven) {
-      const auto stages = plan.layersPerStage(target.experiment.model.layers);
-      std::string split = fmt::format("pp {} = {}", plan.pp, stages.front());
-      if (plan.pp > 2) split += fmt::format(" + {} x {}", plan.pp - 2, stages[1]);
-      split += fmt::format(" + {} layers", stages.back());
+      const std::string split =
+          fmt::format("pp {} = {} layers", plan.pp, plan.unevenSplitText(target.experiment.model.layers));
       if (std::find(splits.begin(), splits.end(), split) == splits.end()) splits.push_back(split);
     }
     text += fmt::format(

@@ -62,6 +62,15 @@ int64_t ParallelPlan::layersOfChunk(int64_t layers, int64_t stage, int64_t chunk
   return base + (longer_chunk ? 1 : 0);
 }
 
+std::string ParallelPlan::unevenSplitText(int64_t layers) const {
+  if (!first_stage_layers && !last_stage_layers) return {};
+  const std::vector<int64_t> stages = layersPerStage(layers);
+  std::string text = std::to_string(stages.front());
+  if (pp > 2) text += " + " + std::to_string(pp - 2) + " x " + std::to_string(stages[1]);
+  if (pp > 1) text += " + " + std::to_string(stages.back());
+  return text;
+}
+
 // Parameters per data-parallel gradient bucket (--ddp-bucket-size). Each bucket is its own
 // collective in the task graph: 1M parameters (Megatron-Core's per-rank step; its default
 // floor is 40M) keeps a trillion-parameter chunk to a million buckets, and smaller buckets

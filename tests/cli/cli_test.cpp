@@ -289,6 +289,34 @@ TEST(CliTest, OnlyOneOutputMayGoToStdout) {
   EXPECT_EQ(dot.out.substr(dot.out.size() - 2), "}\n");
 }
 
+TEST(CliTest, AnUnevenPipelineSplitIsShownInTheTextAndTheJson) {
+  const std::vector<std::string> args = {"simulate",
+                                         "llama3-8b-dgx-h100",
+                                         "--symmetric",
+                                         "--set",
+                                         "parallelism.pp=2",
+                                         "--set",
+                                         "parallelism.dp=2",
+                                         "--set",
+                                         "parallelism.first_stage_layers=17",
+                                         "--set",
+                                         "parallelism.last_stage_layers=15"};
+  const Result text = trainsim(args);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("plan: tp 1 pp 2 (17 + 15 layers) dp 2"), std::string::npos) << text.out;
+  std::vector<std::string> json_args = args;
+  json_args.insert(json_args.end(), {"--json", "-"});
+  const Result json = trainsim(json_args);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto parallelism = parseJson(json).at("parallelism");
+  EXPECT_EQ(parallelism.at("first_stage_layers"), 17);
+  EXPECT_EQ(parallelism.at("last_stage_layers"), 15);
+  // An even split carries neither key.
+  const Result even = trainsim({"simulate", "llama3-8b-dgx-h100", "--symmetric", "--json", "-"});
+  ASSERT_EQ(even.exit_code, 0) << even.err;
+  EXPECT_FALSE(parseJson(even).at("parallelism").contains("first_stage_layers"));
+}
+
 TEST(CliTest, CommandLineNumbersOutOfRangeAreInvalidInput) {
   // Regression test for a bug found in review (fixed): --gpus 0 meant every GPU, -f inf was
   // accepted, -f 1.0000001 ran for minutes, --top -1 wrapped to 2^64 - 1, --threads 0 and

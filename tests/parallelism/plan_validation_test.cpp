@@ -228,6 +228,15 @@ TEST(PlanValidation, UnevenChunksSitNextToTheEmbeddingAndTheLoss) {
     for (int64_t chunk = 0; chunk < 8; ++chunk) total += plan.layersOfChunk(126, stage, chunk);
   }
   EXPECT_EQ(total, 126);
+  EXPECT_EQ(plan.unevenSplitText(126), "15 + 6 x 16 + 15");
+  plan.pp = 2;
+  plan.virtual_stages = 1;
+  plan.first_stage_layers = 64;
+  plan.last_stage_layers = 62;
+  EXPECT_EQ(plan.unevenSplitText(126), "64 + 62");
+  plan.first_stage_layers.reset();
+  plan.last_stage_layers.reset();
+  EXPECT_EQ(plan.unevenSplitText(126), "");  // even
 }
 
 // --- The rules on plans built in code (as `sweep` does) --------------------------------------
