@@ -33,7 +33,8 @@ struct CommunicationParameters {
   // NVLink: NCCL's own model caps A100 (sm80) bus bandwidth at 235 GB/s of 300 (0.78,
   // NVIDIA/nccl src/graph/tuning.cc, "compCap80 ... 235"); NCCL maintainers state ~20%
   // protocol overhead on H100 NVLink4, ~370 of 450 GB/s (nccl-tests#212): 0.82; B200
-  // NVLink5 ring measured 682 of 900 GB/s (ml-engineering NVLS table): 0.76.
+  // NVLink5 ring measured 682 of 900 GB/s (ml-engineering NVLS table): 0.76 (B200, and GB200:
+  // the same NVLink 5 ports).
   double nvlink_efficiency_default = 0.82;
   double nvlink_efficiency_a100 = 0.78;
   double nvlink_efficiency_b200 = 0.76;

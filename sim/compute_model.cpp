@@ -48,6 +48,9 @@ std::string invalidReason(const GpuSpec& gpu, Precision precision, const Compute
   const auto fraction = [](double v) { return std::isfinite(v) && v > 0.0 && v <= 1.0; };
   if (!positive(p.full_rate_operand_reuse)) return "compute parameters: full_rate_operand_reuse must be positive";
   if (!non_negative(p.tile_fixed_overhead_us)) return "compute parameters: tile_fixed_overhead_us must be >= 0";
+  for (const MeasuredMicroseconds& t : p.tile_fixed_overhead) {
+    if (!non_negative(t.us)) return "compute parameters: tile overhead of '" + t.gpu_key + "' must be >= 0";
+  }
   if (!non_negative(p.launch_overhead_us)) return "compute parameters: launch_overhead_us must be >= 0";
   if (p.fallback_compute_units <= 0) return "compute parameters: fallback_compute_units must be positive";
   if (!fraction(p.matmul_ceiling_default) || !fraction(p.memory_efficiency_default) ||
@@ -139,6 +142,13 @@ double ComputeParameters::memoryEfficiency(std::string_view gpu_key) const {
   return memory_efficiency_default;
 }
 
+double ComputeParameters::tileFixedOverheadSeconds(std::string_view gpu_key) const {
+  for (const MeasuredMicroseconds& t : tile_fixed_overhead) {
+    if (t.gpu_key == gpu_key) return t.us * 1e-6;
+  }
+  return tile_fixed_overhead_us * 1e-6;
+}
+
 double ComputeParameters::gemmEpilogueExposed(std::string_view gpu_key) const {
   for (const MeasuredFraction& f : gemm_epilogue_exposed) {
     if (f.gpu_key == gpu_key) return f.fraction;
@@ -190,6 +200,7 @@ ComputeModel::ComputeModel(const GpuSpec& gpu, Precision precision, ComputeParam
   achievable_bandwidth_ = gpu.memory_bandwidth_GBps * 1e9 * parameters_.memoryEfficiency(gpu.key);
   launch_overhead_s_ = parameters_.launch_overhead_us * 1e-6;
   gemm_epilogue_exposed_ = parameters_.gemmEpilogueExposed(gpu.key);
+  tile_fixed_overhead_s_ = parameters_.tileFixedOverheadSeconds(gpu.key);
   collective_compute_share_ = parameters_.collectiveComputeShare(gpu, compute_units_);
 }
 
@@ -205,7 +216,7 @@ GemmPlan ComputeModel::gemmPlan(const GemmShape& shape, GemmPrecision precision,
   assert(sms >= 0 && sms <= compute_units_);
   const int64_t units = sms > 0 ? sms : compute_units_;
   const double sm_rate = rate.peak_flops * rate.ceiling / compute_units_;  // FLOP/s per SM
-  const double fixed = parameters_.tile_fixed_overhead_us * 1e-6;
+  const double fixed = tile_fixed_overhead_s_;
   const double k = static_cast<double>(shape.k);
   bool first = true;
   for (const GemmTile& tile : parameters_.gemm_tiles) {

@@ -161,6 +161,7 @@ class ComputeModel {
   double achievable_bandwidth_ = 0.0;
   double launch_overhead_s_ = 0.0;
   double gemm_epilogue_exposed_ = 0.0;
+  double tile_fixed_overhead_s_ = 0.0;
   double collective_compute_share_ = 0.0;
 };
 

@@ -58,7 +58,7 @@ std::string_view linkEfficiencyParameter(topology::LinkType type, std::string_vi
   switch (type) {
     case LinkType::kNvLink:
       if (gpu_key.starts_with("a100")) return "nvlink_efficiency_a100";
-      if (gpu_key.starts_with("b200")) return "nvlink_efficiency_b200";
+      if (gpu_key.starts_with("b200") || gpu_key.starts_with("gb200")) return "nvlink_efficiency_b200";
       return "nvlink_efficiency_default";
     case LinkType::kInfiniBand: return "infiniband_efficiency";
     case LinkType::kRoce:

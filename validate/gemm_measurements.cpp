@@ -37,6 +37,28 @@ MeasuredGemmSource azureCublasLt() {
   return source;
 }
 
+// The same Azure table for ND GB200 v6 (Azure_Results/ND_GB200_v6_results.md: GB200, FP8,
+// CUDA 12.8, driver 570.133.20), kept apart from the Ampere/Hopper rows: Blackwell's kernels
+// (tensor-memory accumulators, 2-SM tiles) are the ones the tile/wave model fits least. Its
+// 16384^3 row is GB200's FP8 ceiling; the 4096^3 and larger rows set Blackwell's tile overhead
+// (sim::ComputeParameters::tile_fixed_overhead); the short-k rows are independent.
+MeasuredGemmSource azureCublasLtGb200() {
+  MeasuredGemmSource source{"azure-cublaslt-gb200", "Azure AI-benchmarking-guide cuBLASLt GEMM (GB200 FP8)",
+                            "Azure/AI-benchmarking-guide Azure_Results/ND_GB200_v6_results.md, \"GEMM CuBLASLt (FP8)\"",
+                            false,
+                            {}};
+  constexpr double kRows[][4] = {
+      {1024, 1024, 1024, 489.2},     {2048, 2048, 2048, 2243.6},     {4096, 4096, 4096, 2834.6},
+      {8192, 8192, 8192, 2876.6},    {16384, 16384, 16384, 2906.9},  {32768, 32768, 32768, 2825.6},
+      {1024, 2145, 1024, 1022.2},    {6144, 12288, 12288, 2895.6},   {802816, 192, 768, 1459.5},
+  };
+  for (const auto& row : kRows) {
+    source.rows.push_back({"gb200", Precision::kFp8, static_cast<int64_t>(row[0]), static_cast<int64_t>(row[1]),
+                           static_cast<int64_t>(row[2]), row[3]});
+  }
+  return source;
+}
+
 // stas00/ml-engineering compute/accelerator/README.md, "Maximum Achievable Matmul FLOPS
 // comparison table" (snapshot 2026-08): the best torch.matmul rate over a shape sweep (mean
 // of 100 iterations after 50 warm-up) and the shape that reached it, for the accelerators of
@@ -58,6 +80,8 @@ MeasuredGemmSource mamf() {
               {"gh200", Precision::kFp8, 1024, 14336, 14336, 1535.0},
               {"b200", Precision::kBf16, 1792, 16128, 3072, 1745.0},
               {"b200", Precision::kFp8, 15360, 4096, 3072, 3432.5},
+              {"gb200", Precision::kBf16, 4096, 9728, 2048, 1822.0},
+              {"gb200", Precision::kFp8, 19456, 5120, 1536, 3615.6},
               {"mi300x", Precision::kBf16, 10240, 15360, 8192, 668.4},
               {"gaudi2", Precision::kBf16, 14336, 15360, 2048, 418.7},
               {"gaudi3", Precision::kBf16, 16384, 4096, 768, 1243.0},
@@ -74,7 +98,7 @@ GemmElementBytes gemmElementBytes(Precision precision) {
 }
 
 const std::vector<MeasuredGemmSource>& measuredGemmSources() {
-  static const std::vector<MeasuredGemmSource> sources = {azureCublasLt(), mamf()};
+  static const std::vector<MeasuredGemmSource> sources = {azureCublasLt(), azureCublasLtGb200(), mamf()};
   return sources;
 }
 

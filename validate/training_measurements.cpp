@@ -11,6 +11,7 @@ constexpr const char* kKorthikantiLayer = "korthikanti-t4";
 constexpr const char* kMcore = "mcore-h100-weak";
 constexpr const char* kBridge = "bridge-h100-fp8";
 constexpr const char* kDgxc = "dgxc-h100";
+constexpr const char* kBridgeBlackwell = "bridge-blackwell";
 
 // Transformer Engine userbuffers settings (parallelism.tp_comm_overlap_config) of the runs
 // that overlap tensor-parallel communication, per recipe:
@@ -54,6 +55,17 @@ constexpr const char* kLlama405bBf16Preset =
 constexpr const char* kLlama405bFp8Preset =
     "{qkv_dgrad: {num_sm: 2, set_sm_margin: 0}, qkv_wgrad: {num_sm: 24, set_sm_margin: 0}, "
     "fc1_dgrad: {num_sm: 2, set_sm_margin: 0}, fc1_wgrad: {num_sm: 2, set_sm_margin: 0}, "
+    "proj_fprop: {method: ring_exchange, num_sm: 1, set_sm_margin: 1}, "
+    "fc2_fprop: {method: ring_exchange, num_sm: 1, set_sm_margin: 1}}";
+
+// Megatron-Bridge's userbuffers_fp8_b200_h16384_tp4_cp2_mbs1_seqlen8192
+// (src/megatron/bridge/training/comm_overlap.py), which its Llama 3.1 405B recipes run on
+// B200 and GB200: bulk overlaps on 8 / 32 / 2 / 8 SMs without SM margin for the qkv and fc1
+// input and weight gradients, ring exchange (1 SM) everywhere else, the proj and fc2 forward
+// GEMMs with SM margin.
+constexpr const char* kLlama405bBlackwellFp8Preset =
+    "{qkv_dgrad: {num_sm: 8, set_sm_margin: 0}, qkv_wgrad: {num_sm: 32, set_sm_margin: 0}, "
+    "fc1_dgrad: {num_sm: 2, set_sm_margin: 0}, fc1_wgrad: {num_sm: 8, set_sm_margin: 0}, "
     "proj_fprop: {method: ring_exchange, num_sm: 1, set_sm_margin: 1}, "
     "fc2_fprop: {method: ring_exchange, num_sm: 1, set_sm_margin: 1}}";
 
@@ -281,6 +293,34 @@ TrainingMeasurement bridge(const char* id, const char* model, int64_t layers, in
   return row;
 }
 
+// The same Megatron-Bridge pages' DGX-B200 and DGX-GB200 tables (NeMo 25.09, 25.11 and
+// 26.02), Llama 3 in FP8 with current scaling, the rows whose plan the model expresses:
+// Llama 3 8B on 8 GPUs (micro-batch 2, data-parallel with the distributed optimizer, no
+// FSDP) and Llama 3.1 405B on 128 B200 (tp 4, pp 8, cp 2, vp 8) and on 256 GB200 (tp 4, pp 16,
+// vp 4). Settings from the recipes (scripts/performance/configs/llama*/ workload base configs
+// and llama3*_llm_pretrain.py of those releases; utils/executors.py): no recomputation or
+// offloading on these rows, bf16 main gradients, fp8 parameter gather, TE fused
+// cross-entropy, the 405B pipeline split counting the embedding and the loss as a layer each,
+// the 405B userbuffers preset for B200 (kLlama405bBlackwellFp8Preset, also on GB200 at cp 1),
+// NCCL_NVLS_ENABLE=0. GB200 runs 4 GPUs per compute tray, packed 16 trays to an NVLink domain
+// by Slurm segment; the model fills each 72-GPU rack. Left out: the GB200 Llama 3 70B rows
+// (Megatron-FSDP with 40 layers' activations offloaded to the Grace CPU, not modelled) and
+// 25.09's GB200 405B row (FSDP with 95 layers offloaded). Not modelled: the 8B recipes'
+// full-iteration CUDA graphs (launch overhead is charged per kernel as elsewhere).
+TrainingMeasurement bridgeBlackwell(const char* id, const char* model, const char* cluster, int64_t layers,
+                                    int64_t hidden, int64_t ffn, int64_t heads, int64_t gpus, int64_t global_batch,
+                                    int64_t micro_batch, int64_t tp, int64_t pp, int64_t cp, int64_t virtual_stages,
+                                    double tokens_per_s_per_gpu) {
+  TrainingMeasurement row = bridge(id, model, layers, hidden, ffn, heads, gpus, global_batch, false, tp, pp, cp,
+                                   virtual_stages, tokens_per_s_per_gpu);
+  row.source = kBridgeBlackwell;
+  row.cluster = cluster;
+  row.micro_batch_size = micro_batch;
+  if (row.tp_comm_overlap) row.tp_comm_overlap_config = kLlama405bBlackwellFp8Preset;
+  row.assumptions = "fp8 current scaling, the recipes' overlaps; GB200 ranks fill 72-GPU racks";
+  return row;
+}
+
 // NVIDIA/dgxc-benchmarking (DGX Cloud Benchmarking recipes, collection 25.01, commit
 // 143b90dd91f9be958fed4773ae95d941a3356a82): measured "Training step time (seconds per step)"
 // on DGX H100 (8 x H100 80GB, 8 x 400 Gb/s InfiniBand per node) in BF16 and in FP8, each
@@ -426,6 +466,10 @@ const std::vector<TrainingSource>& trainingSources() {
        "(NeMo 24.05); settings from the recipes' configure.sh, launch.sh, gpt3_175b_hydra.yaml and "
        "nemotron4-*-synth.yaml",
        TrainingMetric::kIterationTime, "seconds per training step"},
+      {kBridgeBlackwell, "Megatron-Bridge Llama 3 FP8 (B200, GB200)",
+       "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md and performance-summary-archive.md, DGX-B200 and "
+       "DGX-GB200 pre-training tables of NeMo 25.09, 25.11 and 26.02",
+       TrainingMetric::kTokensPerSecondPerGpu, "tokens per second per GPU"},
   };
   return sources;
 }
@@ -509,6 +553,15 @@ const std::vector<TrainingMeasurement>& trainingMeasurements() {
       nemotron4("dgxc-h100-010", "Nemotron-4 15B",   32,  6144,  48,  16, 64,  4, 4, 1, 1,  "none",      "fp32", "fp32", "fp8",  2.08),
       nemotron4("dgxc-h100-011", "Nemotron-4 340B",  96, 18432,  96, 128, 32,  1, 8, 8, 12, "selective", "bf16", "bf16", "bf16", 4.61),
       nemotron4("dgxc-h100-012", "Nemotron-4 340B",  96, 18432,  96, 128, 32,  1, 8, 8, 12, "selective", "bf16", "bf16", "fp8",  3.16),
+      //              id                      model                   cluster      layers hidden   ffn heads gpus   gbs mbs tp pp cp vp tokens/s/GPU
+      bridgeBlackwell("bridge-blackwell-001", "B200 Llama 3 8B",      "dgx-b200",    32,  4096, 14336,   32,    8,   128,  2, 1,  1, 1, 1,  29994),  // 25.09
+      bridgeBlackwell("bridge-blackwell-002", "B200 Llama 3 8B",      "dgx-b200",    32,  4096, 14336,   32,    8,   128,  2, 1,  1, 1, 1,  30624),  // 25.11
+      bridgeBlackwell("bridge-blackwell-003", "B200 Llama 3.1 405B",  "dgx-b200",   126, 16384, 53248,  128,  128,    64,  1, 4,  8, 2, 8,    664),  // 25.09
+      bridgeBlackwell("bridge-blackwell-004", "B200 Llama 3.1 405B",  "dgx-b200",   126, 16384, 53248,  128,  128,    64,  1, 4,  8, 2, 8,    661),  // 25.11
+      bridgeBlackwell("bridge-blackwell-005", "GB200 Llama 3 8B",     "dgx-gb200",   32,  4096, 14336,   32,    8,   128,  2, 1,  1, 1, 1,  31357),  // 25.09
+      bridgeBlackwell("bridge-blackwell-006", "GB200 Llama 3 8B",     "dgx-gb200",   32,  4096, 14336,   32,    8,   128,  2, 1,  1, 1, 1,  31508),  // 25.11
+      bridgeBlackwell("bridge-blackwell-007", "GB200 Llama 3.1 405B", "dgx-gb200",  126, 16384, 53248,  128,  256,  1536,  1, 4, 16, 1, 4,    813),  // 25.11
+      bridgeBlackwell("bridge-blackwell-008", "GB200 Llama 3.1 405B", "dgx-gb200",  126, 16384, 53248,  128,  256,  1536,  1, 4, 16, 1, 4,    793),  // 26.02
   };
   // clang-format on
   return rows;

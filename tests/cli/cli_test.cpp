@@ -662,14 +662,16 @@ TEST(CliTest, ValidateGemmPrintsEachPublishedShapeAndItsJson) {
   ASSERT_EQ(json_result.exit_code, 0) << json_result.err;
   const nlohmann::json json = parseJson(json_result);
   ASSERT_TRUE(json.is_array());
-  ASSERT_EQ(json.size(), 2u);
+  ASSERT_EQ(json.size(), 3u);
   EXPECT_EQ(json[0]["id"], "azure-cublaslt");
   EXPECT_EQ(json[0]["rows"].size(), 26u);
   for (const char* key : {"gpu", "precision", "m", "n", "k", "published_tflops", "predicted_tflops", "error"}) {
     EXPECT_TRUE(json[0]["rows"][0].contains(key)) << key;
   }
-  EXPECT_EQ(json[1]["id"], "mamf");
-  EXPECT_FALSE(json[1]["independent"].get<bool>());
+  EXPECT_EQ(json[1]["id"], "azure-cublaslt-gb200");
+  EXPECT_EQ(json[1]["rows"].size(), 9u);
+  EXPECT_EQ(json[2]["id"], "mamf");
+  EXPECT_FALSE(json[2]["independent"].get<bool>());
   const Result unknown = trainsim({"validate", "gemms"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.err.find("available: collectives, training, gemm, all"), std::string::npos) << unknown.err;

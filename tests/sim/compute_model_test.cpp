@@ -286,6 +286,24 @@ TEST(ComputeModel, ParametersAreOverridable) {
   EXPECT_NEAR(model.gemmEfficiency(exact), model.matmulCeiling(), 1e-12);
 }
 
+// Blackwell's per-tile fixed cost is its own (tile_fixed_overhead): a one-wave GEMM of 148
+// tiles of 256x128 with k = 1024 is tile-bound, and its time is k-loop + the GPU's overhead.
+TEST(ComputeModel, BlackwellHasItsOwnTileOverhead) {
+  ComputeParameters parameters;
+  parameters.launch_overhead_us = 0.0;
+  const ComputeModel blackwell(gpu("gb200"), Precision::kFp8, parameters);
+  const GemmShape one_wave{256 * 148, 128, 1024};
+  const GemmPlan plan = blackwell.gemmPlan(one_wave);
+  ASSERT_EQ(plan.waves, 1);
+  const double k_loop = 2.0 * 256 * 128 * 1024 / (blackwell.peakFlops() * blackwell.matmulCeiling() / 148.0);
+  EXPECT_NEAR(plan.seconds, k_loop + 0.2e-6, 1e-12);
+  parameters.tile_fixed_overhead = {};
+  const ComputeModel generic(gpu("gb200"), Precision::kFp8, parameters);
+  EXPECT_NEAR(generic.gemmPlan(one_wave).seconds, k_loop + 2.0e-6, 1e-12);
+  parameters.tile_fixed_overhead = {{"gb200", -1.0}};
+  EXPECT_FALSE(ComputeModel::create(gpu("gb200"), Precision::kFp8, parameters).ok());
+}
+
 TEST(ComputeModel, CreateRejectsImpossibleArguments) {
   auto no_fp8 = ComputeModel::create(gpu("a100-sxm-80gb"), Precision::kFp8);
   ASSERT_FALSE(no_fp8.ok());
@@ -298,7 +316,7 @@ TEST(ComputeModel, CreateRejectsImpossibleArguments) {
   EXPECT_FALSE(ComputeModel::create(gpu("h100-sxm"), Precision::kBf16, bad_fraction).ok());
   EXPECT_TRUE(ComputeModel::create(gpu("h100-sxm"), Precision::kBf16).ok());
   // A GPU without a published SM count uses the fallback.
-  EXPECT_EQ(ComputeModel(gpu("b200"), Precision::kBf16).computeUnits(), ComputeParameters{}.fallback_compute_units);
+  EXPECT_EQ(ComputeModel(gpu("h100-nvl"), Precision::kBf16).computeUnits(), ComputeParameters{}.fallback_compute_units);
 }
 
 }  // namespace

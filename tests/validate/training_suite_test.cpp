@@ -40,9 +40,10 @@ TEST(TrainingMeasurementsTest, RowsAreUniqueCitedAndConsistent) {
     EXPECT_GT(row.published, 0.0) << row.id;
     EXPECT_EQ(row.global_batch_size % (row.dp * row.micro_batch_size), 0) << row.id;
   }
-  // training.yaml's 29 rows less the two strong-scaling ones, 8 Megatron-Bridge rows, 12
-  // DGX Cloud Benchmarking rows and Korthikanti et al.'s 5 per-layer times.
-  EXPECT_EQ(ids.size(), 52u);
+  // training.yaml's 29 rows less the two strong-scaling ones, 8 Megatron-Bridge H100 rows, 12
+  // DGX Cloud Benchmarking rows, Korthikanti et al.'s 5 per-layer times and 8 Megatron-Bridge
+  // B200 / GB200 rows.
+  EXPECT_EQ(ids.size(), 60u);
   for (const auto& source : trainingSources()) EXPECT_FALSE(source.citation.empty()) << source.id;
 }
 
@@ -152,8 +153,11 @@ TEST(TrainingSuiteTest, MapeIsTheMeanAbsoluteErrorPerSourceAndOverall) {
 // docs/training-validation.md change 23). On the default rows checked here (the two slowest
 // SC21 rows skipped) SC21 is at 10.1% and the overall 8.1%: every SC21 row is 6-15% fast since
 // InfiniBand routes adaptively instead of by ECMP hash (change 17), which had slowed rows
-// 005-010's data-parallel all-reduce. Neither DGX Cloud's per-source goal nor the overall one
-// is met. The bounds guard the current figures.
+// 005-010's data-parallel all-reduce. Megatron-Bridge's B200 / GB200 rows (Llama 3 8B and
+// Llama 3.1 405B in FP8) are at 18.5%, every row 15-21% fast, on both parts alike; they take
+// the default rows' overall from 7.4% (the 50 A100 and H100 rows) to 8.9%. Neither DGX
+// Cloud's nor Blackwell's per-source goal is met, nor the overall one. The bounds guard the
+// current figures.
 TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   TrainingSuiteOptions options;
   for (const auto& row : trainingMeasurements()) {
@@ -162,21 +166,22 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   const auto result = runTrainingSuite(kPaths, options);
   ASSERT_TRUE(result.ok()) << result.error().toString();
   const auto& suite = *result;
-  ASSERT_EQ(suite.rows.size(), 50u);
+  ASSERT_EQ(suite.rows.size(), 58u);
   EXPECT_EQ(suite.failed, 0);
-  ASSERT_EQ(suite.sources.size(), 6u);
+  ASSERT_EQ(suite.sources.size(), 7u);
   for (const auto& accuracy : suite.sources) {
     EXPECT_GE(accuracy.compared, 5) << accuracy.source->id;
     const std::string& id = accuracy.source->id;
     const double bound = id.starts_with("megatron-sc21")    ? 0.104
                          : id.starts_with("korthikanti-t4") ? 0.015
                          : id.starts_with("mcore")          ? 0.092
+                         : id.starts_with("bridge-blackwell") ? 0.19
                          : id.starts_with("bridge")         ? 0.090
                          : id.starts_with("dgxc")           ? 0.102
                                                             : 0.10;
     EXPECT_LE(accuracy.mape, bound) << id;
   }
-  EXPECT_LE(suite.mape, 0.075);
+  EXPECT_LE(suite.mape, 0.090);
 }
 
 // The DGX Cloud Benchmarking rows come in pairs, one plan run in BF16 and in FP8: the
