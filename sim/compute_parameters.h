@@ -210,12 +210,9 @@ struct ComputeParameters {
   // BF16 forward on B200 and is "up to 1.3x" faster than cuDNN 9.13, so cuDNN runs at least
   // 1,613 / 1.3 = 1,241 (0.55 of peak) where FA4 peaks; GB200 (same die) is given the same rate.
   std::vector<MeasuredRate> attention_rates = {
-      {"a100-sxm-80gb", topology::Precision::kBf16, 179.5},
-      {"a100-sxm-40gb", topology::Precision::kBf16, 179.5},
-      {"h100-sxm", topology::Precision::kBf16, 327.9},
-      {"h200", topology::Precision::kBf16, 329.3},
-      {"b200", topology::Precision::kBf16, 1241.0},
-      {"gb200", topology::Precision::kBf16, 1241.0},
+      {"a100-sxm-80gb", topology::Precision::kBf16, 179.5}, {"a100-sxm-40gb", topology::Precision::kBf16, 179.5},
+      {"h100-sxm", topology::Precision::kBf16, 327.9},      {"h200", topology::Precision::kBf16, 329.3},
+      {"b200", topology::Precision::kBf16, 1241.0},         {"gb200", topology::Precision::kBf16, 1241.0},
   };
   // Elsewhere: this fraction of the GPU's own matmul ceiling, the mean of the measured ratios
   // (A100 0.575 / 0.869 = 0.66, H100 0.331 / 0.803 = 0.41, H200 0.333 / 0.803 = 0.41).

@@ -43,14 +43,15 @@ MeasuredGemmSource azureCublasLt() {
 // 16384^3 row is GB200's FP8 ceiling; the 4096^3 and larger rows set Blackwell's tile overhead
 // (sim::ComputeParameters::tile_fixed_overhead); the short-k rows are independent.
 MeasuredGemmSource azureCublasLtGb200() {
-  MeasuredGemmSource source{"azure-cublaslt-gb200", "Azure AI-benchmarking-guide cuBLASLt GEMM (GB200 FP8)",
+  MeasuredGemmSource source{"azure-cublaslt-gb200",
+                            "Azure AI-benchmarking-guide cuBLASLt GEMM (GB200 FP8)",
                             "Azure/AI-benchmarking-guide Azure_Results/ND_GB200_v6_results.md, \"GEMM CuBLASLt (FP8)\"",
                             false,
                             {}};
   constexpr double kRows[][4] = {
-      {1024, 1024, 1024, 489.2},     {2048, 2048, 2048, 2243.6},     {4096, 4096, 4096, 2834.6},
-      {8192, 8192, 8192, 2876.6},    {16384, 16384, 16384, 2906.9},  {32768, 32768, 32768, 2825.6},
-      {1024, 2145, 1024, 1022.2},    {6144, 12288, 12288, 2895.6},   {802816, 192, 768, 1459.5},
+      {1024, 1024, 1024, 489.2},  {2048, 2048, 2048, 2243.6},    {4096, 4096, 4096, 2834.6},
+      {8192, 8192, 8192, 2876.6}, {16384, 16384, 16384, 2906.9}, {32768, 32768, 32768, 2825.6},
+      {1024, 2145, 1024, 1022.2}, {6144, 12288, 12288, 2895.6},  {802816, 192, 768, 1459.5},
   };
   for (const auto& row : kRows) {
     source.rows.push_back({"gb200", Precision::kFp8, static_cast<int64_t>(row[0]), static_cast<int64_t>(row[1]),

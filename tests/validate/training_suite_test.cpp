@@ -172,13 +172,13 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   for (const auto& accuracy : suite.sources) {
     EXPECT_GE(accuracy.compared, 5) << accuracy.source->id;
     const std::string& id = accuracy.source->id;
-    const double bound = id.starts_with("megatron-sc21")    ? 0.104
-                         : id.starts_with("korthikanti-t4") ? 0.015
-                         : id.starts_with("mcore")          ? 0.092
+    const double bound = id.starts_with("megatron-sc21")      ? 0.104
+                         : id.starts_with("korthikanti-t4")   ? 0.015
+                         : id.starts_with("mcore")            ? 0.092
                          : id.starts_with("bridge-blackwell") ? 0.19
-                         : id.starts_with("bridge")         ? 0.090
-                         : id.starts_with("dgxc")           ? 0.102
-                                                            : 0.10;
+                         : id.starts_with("bridge")           ? 0.090
+                         : id.starts_with("dgxc")             ? 0.102
+                                                              : 0.10;
     EXPECT_LE(accuracy.mape, bound) << id;
   }
   EXPECT_LE(suite.mape, 0.090);
