@@ -5,10 +5,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
+
+#include "base/text_file.h"
 
 namespace trainsim::validate {
 namespace {
@@ -332,17 +331,9 @@ Expected<AttentionBenchmark> parseAttentionBenchmarkCsv(std::string_view text, c
 }
 
 Expected<AttentionBenchmark> loadAttentionBenchmarkCsv(const std::string& path) {
-  std::error_code ignored;
-  if (std::filesystem::is_directory(path, ignored)) {
-    return Error{ExitCode::kInvalidInput, path, "", "is a directory, expected a cudnn-frontend sdpa benchmark CSV"};
-  }
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) return Error{ExitCode::kInvalidInput, path, "", "cannot read the sdpa benchmark CSV"};
-  std::ostringstream text;
-  // An empty file leaves failbit set with nothing read; badbit is a read error.
-  if (stream.peek() != std::ifstream::traits_type::eof()) text << stream.rdbuf();
-  if (stream.bad() || !text) return Error{ExitCode::kInvalidInput, path, "", "cannot read the sdpa benchmark CSV"};
-  return parseAttentionBenchmarkCsv(text.str(), path);
+  Expected<std::string> text = readTextFile(path, "a cudnn-frontend sdpa benchmark CSV");
+  if (!text.ok()) return text.error();
+  return parseAttentionBenchmarkCsv(*text, path);
 }
 
 }  // namespace trainsim::validate

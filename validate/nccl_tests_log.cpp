@@ -5,11 +5,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
+
+#include "base/text_file.h"
 
 namespace trainsim::validate {
 namespace {
@@ -638,17 +637,9 @@ Expected<NcclTestsLog> parseNcclTestsLog(std::string_view text, const std::strin
 }
 
 Expected<NcclTestsLog> loadNcclTestsLog(const std::string& path, std::optional<sim::CollectiveOp> op_hint) {
-  std::error_code ignored;
-  if (std::filesystem::is_directory(path, ignored)) {
-    return Error{ExitCode::kInvalidInput, path, "", "is a directory, expected an nccl-tests log file"};
-  }
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) return Error{ExitCode::kInvalidInput, path, "", "cannot read the nccl-tests log"};
-  std::ostringstream text;
-  // An empty file leaves failbit set with nothing read; badbit is a read error.
-  if (stream.peek() != std::ifstream::traits_type::eof()) text << stream.rdbuf();
-  if (stream.bad() || !text) return Error{ExitCode::kInvalidInput, path, "", "cannot read the nccl-tests log"};
-  return parseNcclTestsLog(text.str(), path, op_hint);
+  Expected<std::string> text = readTextFile(path, "an nccl-tests log file");
+  if (!text.ok()) return text.error();
+  return parseNcclTestsLog(*text, path, op_hint);
 }
 
 }  // namespace trainsim::validate
