@@ -204,6 +204,20 @@ Calibration sampleCalibration() {
   return c;
 }
 
+// The error parseCalibration gives for `good` with its first `from` replaced by `to`; the
+// edit must make it an input error (exit code 2).
+std::string errorAfterEdit(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at == std::string::npos) return "<text not found>";
+  text.replace(at, from.size(), to);
+  const auto read = parseCalibration(text, "bad.yaml");
+  EXPECT_FALSE(read.ok()) << to;
+  if (read.ok()) return "<no error>";
+  EXPECT_EQ(read.error().code, ExitCode::kInvalidInput) << to;
+  return read.error().toString();
+}
+
 TEST(CalibrationFileTest, WritesAndReadsBack) {
   const Calibration written = sampleCalibration();
   const auto read = parseCalibration(calibrationYaml(written), "calib.yaml");
@@ -263,15 +277,9 @@ TEST(CalibrationFileTest, RejectsWhatIsNotACalibration) {
       {"sms: 24", "cta: 24", "expected one of gpu or sms"},
   };
   for (const auto& c : cases) {
-    std::string text = good;
-    const auto at = text.find(c.from);
-    ASSERT_NE(at, std::string::npos) << c.from;
-    text.replace(at, c.from.size(), c.to);
-    const auto read = parseCalibration(text, "bad.yaml");
-    ASSERT_FALSE(read.ok()) << c.to;
-    EXPECT_EQ(read.error().code, ExitCode::kInvalidInput);
-    EXPECT_THAT(read.error().toString(), HasSubstr("bad.yaml:"));
-    EXPECT_THAT(read.error().toString(), HasSubstr(c.expected));
+    const std::string error = errorAfterEdit(good, c.from, c.to);
+    EXPECT_THAT(error, HasSubstr("bad.yaml:"));
+    EXPECT_THAT(error, HasSubstr(c.expected));
   }
   EXPECT_FALSE(loadCalibrationFile("/nonexistent/trainsim/calib.yaml").ok());
   // Regression test for a bug found in review (fixed): a directory was an internal error
@@ -354,18 +362,10 @@ TEST(CalibrationFileTest, RejectsABadAttentionRateAtItsPosition) {
        "bad.yaml:9:32: compute.attention_rates[0].precision: expected bf16 or fp16"},
   };
   for (const auto& c : cases) {
-    std::string text = good;
-    const auto at = text.find(c.from);
-    ASSERT_NE(at, std::string::npos) << c.from;
-    text.replace(at, c.from.size(), c.to);
-    const auto read = parseCalibration(text, "bad.yaml");
-    ASSERT_FALSE(read.ok()) << c.to;
-    EXPECT_EQ(read.error().code, ExitCode::kInvalidInput);
-    EXPECT_THAT(read.error().toString(), ::testing::StartsWith(c.expected)) << c.to;
+    EXPECT_THAT(errorAfterEdit(good, c.from, c.to), ::testing::StartsWith(c.expected)) << c.to;
   }
-  std::string unknown = good;
-  unknown.replace(unknown.find("backward_tflops: 1100.5"), 23, "backwards_tflops: 1100.5");
-  EXPECT_THAT(parseCalibration(unknown, "bad.yaml").error().toString(), HasSubstr("did you mean 'backward_tflops'"));
+  EXPECT_THAT(errorAfterEdit(good, "backward_tflops: 1100.5", "backwards_tflops: 1100.5"),
+              HasSubstr("did you mean 'backward_tflops'"));
 }
 
 TEST(HarnessResultsReaderTest, ReadsNcclAndGemmFilesStrictly) {
