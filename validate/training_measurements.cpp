@@ -12,6 +12,8 @@ constexpr const char* kMcore = "mcore-h100-weak";
 constexpr const char* kBridge = "bridge-h100-fp8";
 constexpr const char* kDgxc = "dgxc-h100";
 constexpr const char* kBridgeBlackwell = "bridge-blackwell";
+constexpr const char* kMlperfH100 = "mlperf-h100-gpt3";
+constexpr const char* kMlperfBlackwell = "mlperf-blackwell";
 
 // Transformer Engine userbuffers settings (parallelism.tp_comm_overlap_config) of the runs
 // that overlap tensor-parallel communication, per recipe:
@@ -55,6 +57,29 @@ constexpr const char* kLlama405bBf16Preset =
 constexpr const char* kLlama405bFp8Preset =
     "{qkv_dgrad: {num_sm: 2, set_sm_margin: 0}, qkv_wgrad: {num_sm: 24, set_sm_margin: 0}, "
     "fc1_dgrad: {num_sm: 2, set_sm_margin: 0}, fc1_wgrad: {num_sm: 2, set_sm_margin: 0}, "
+    "proj_fprop: {method: ring_exchange, num_sm: 1, set_sm_margin: 1}, "
+    "fc2_fprop: {method: ring_exchange, num_sm: 1, set_sm_margin: 1}}";
+
+// NVIDIA's MLPerf Training GPT-3 175B userbuffers files (NVIDIA/benchmarks/gpt3/implementations/
+// pytorch/conf/tp_overlap/): h100tp4pp8mbs1.yaml (v3.1: bulk overlaps on 4 / 8 / 2 / 4 SMs,
+// pipelined reduce-scatters on 24 and 4 SMs with margin, ring exchanges as the defaults) and
+// h100tp4mbs2.yaml (v4.0: bulk overlaps on 4 SMs each, proj_fprop pipelined on 24 SMs with
+// margin, fc2_fprop a ring exchange on 1 SM with margin; its atomic GEMM is not modelled).
+constexpr const char* kMlperfGpt3H100Mbs1Preset =
+    "{qkv_dgrad: {method: bulk, num_sm: 4, set_sm_margin: 0}, qkv_wgrad: {method: bulk, num_sm: 8, set_sm_margin: 0}, "
+    "fc1_dgrad: {method: bulk, num_sm: 2, set_sm_margin: 0}, fc1_wgrad: {method: bulk, num_sm: 4, set_sm_margin: 0}, "
+    "proj_fprop: {method: pipeline, num_sm: 24, num_splits: 4, set_sm_margin: 1}, "
+    "fc2_fprop: {method: pipeline, num_sm: 4, num_splits: 4, set_sm_margin: 1}}";
+constexpr const char* kMlperfGpt3H100Mbs2Preset =
+    "{qkv_dgrad: {method: bulk, num_sm: 4, set_sm_margin: 0}, qkv_wgrad: {method: bulk, num_sm: 4, set_sm_margin: 0}, "
+    "fc1_dgrad: {method: bulk, num_sm: 4, set_sm_margin: 0}, fc1_wgrad: {method: bulk, num_sm: 4, set_sm_margin: 0}, "
+    "proj_fprop: {method: pipeline, num_sm: 24, num_splits: 4, set_sm_margin: 1}, "
+    "fc2_fprop: {method: ring_exchange, num_sm: 1, set_sm_margin: 1}}";
+// The v4.1 B200 GPT-3 run's b100tp4mbs2.yaml: bulk overlaps on 4 SMs each, ring exchange
+// everywhere else (proj_fprop and fc2_fprop with FP8 output buffers, not modelled).
+constexpr const char* kMlperfGpt3B200Preset =
+    "{qkv_dgrad: {method: bulk, num_sm: 4, set_sm_margin: 0}, qkv_wgrad: {method: bulk, num_sm: 4, set_sm_margin: 0}, "
+    "fc1_dgrad: {method: bulk, num_sm: 4, set_sm_margin: 0}, fc1_wgrad: {method: bulk, num_sm: 4, set_sm_margin: 0}, "
     "proj_fprop: {method: ring_exchange, num_sm: 1, set_sm_margin: 1}, "
     "fc2_fprop: {method: ring_exchange, num_sm: 1, set_sm_margin: 1}}";
 
@@ -416,6 +441,75 @@ TrainingMeasurement nemotron4(const char* id, const char* model, int64_t layers,
   return row;
 }
 
+// NVIDIA's MLPerf Training closed-division submissions, NeMo with Transformer Engine FP8, every
+// setting from the submission's config_*.sh and yaml files and every step time from its
+// result_N.txt MLLOG lines: the wall time between a block_start and its block_stop (no
+// evaluation inside) over the steps in the block (GPT-3), or between per-step tracked_stats
+// lines of one block (Llama 3.1), averaged over the submission's runs. MLPerf reports time to
+// train; these are the steady step times inside it.
+//  - GPT-3 175B on DGX H100 (Eos): mlcommons/training_results_v3.1 (commit f33f9444, NeMo
+//    23.09) and mlcommons/training_results_v4.0 (commit 62f111b7, NeMo 24.04): 96 layers,
+//    hidden 12,288, 96 heads, sequence 2,048, no dropout, tied embeddings, sequence
+//    parallelism, userbuffers overlap, the distributed optimizer with overlapped bf16 gradient
+//    reduce-scatter and parameter all-gather (optim distributed_fused_adam: grad_sync_dtype bf16,
+//    overlap_grad_sync / overlap_param_sync), fused attention, FP8 (fp8_hybrid, delayed scaling).
+//    v3.1 runs micro-batch 1 with 12 model chunks (conf/custom.yaml's default), v4.0 at 64
+//    nodes micro-batch 2 with 4 (config_DGXH100_64x8x128x4x8_mbs2.sh; its log records global
+//    batch 2,304, 72 accumulation steps).
+// Assumed, not in the stored files (config_common.sh is not stored in any round): no
+// activation recomputation (conf/custom.yaml's default), the vocabulary (a C4 SentencePiece
+// model whose size no file states; 51,200 as GPT-3's padded vocabulary), Megatron's unfused
+// cross-entropy, and Megatron-Core's default gradient bucket.
+TrainingMeasurement mlperfGpt3(const char* id, const char* model, const char* source, const char* cluster, int64_t gpus,
+                               int64_t global_batch, int64_t micro_batch, int64_t virtual_stages, const char* preset,
+                               double step_seconds, bool slow) {
+  TrainingMeasurement row = dgxc(id, model, "gpt", 96, 12288, 49152, 96, 0, 51200, 2048, gpus, global_batch, 4, 8, 1,
+                                 virtual_stages, "fp8", step_seconds);
+  row.source = source;
+  row.cluster = cluster;
+  row.dropout = 0.0;
+  row.micro_batch_size = micro_batch;
+  row.tp_comm_overlap_config = preset;
+  row.slow = slow;
+  row.assumptions = "no recomputation, vocab 51,200, unfused cross-entropy; fp8 delayed scaling run as current scaling";
+  return row;
+}
+
+// Llama 3.1 on DGX GB200 (Tyche, NVL72 racks), MLPerf Training v5.0 (prishajain1/training_results_v5.0,
+// a copy of the round's results at commit 0fdc28f0; NeMo 25.04) and v5.1 (mlcommons/training_results_v5.1
+// commit 4da2d1cd, NeMo 25.09): the runs whose precision is FP8, not the "_fp4" configurations.
+//  - 405B (llama31_405b/.../config_GB200_64x4x112xtp4pp8cp2_cg.sh and _128x4x112x..._cg_dplast.sh):
+//    tp 4, pp 8, vp 8, cp 2, micro-batch 1, global batch 112 x dp, the embedding and the loss
+//    each counted as a layer of the pipeline split (ASYM_PP_EMBED / ASYM_PP_LOSS: 15 + 6 x 16 +
+//    15), userbuffers overlap, the distributed optimizer with both overlaps, FP8 delayed scaling
+//    (config_common_blackwell.sh). The benchmark's tokenizer is Mixtral 8x22B's, 32,768 tokens
+//    (mlcommons/training large_language_model/nemo/README.md). Not modelled: full-iteration CUDA
+//    graphs, FP8 parameter all-gathers. Assumed: the userbuffers settings of Megatron-Bridge's
+//    Blackwell 405B preset (the round's files do not store them), bf16 gradient reduction.
+//  - 8B, 72 GPUs (tyche_ngpu72, config_GB200_18x4x1xtp1pp1cp2_8b.sh, not stored: tp 1, cp 2 from
+//    its name; global batch 36 and one accumulation step from the log, so micro-batch 1): FP8
+//    tensorwise (current) scaling per the shared config_common.sh, vocabulary 128,256 (the
+//    reference downloads the Llama 3.1 tokenizer, small_llm_pretraining/nemo/utils/download_hf_llama3.sh).
+// And GPT-3 175B on 8 DGX B200 (MLPerf Training v4.1 preview, swsok/training_results_v4.1, a copy
+// of the round's results at commit 8821c703, b200_n8_preview_nemo,
+// config_DGXB200_8x8x1024x4x8_mbs2_cg.sh): tp 4, pp 8, vp 6, micro-batch 2, global batch 2,048,
+// the b100tp4mbs2 userbuffers file, FP8; as the H100 rows otherwise. Not modelled: per-layer CUDA
+// graphs and FP8 parameters.
+TrainingMeasurement mlperfLlama(const char* id, const char* model, int64_t layers, int64_t hidden, int64_t ffn,
+                                int64_t heads, int64_t vocab, int64_t gpus, int64_t global_batch, int64_t tp,
+                                int64_t pp, int64_t cp, int64_t virtual_stages, double step_seconds) {
+  TrainingMeasurement row = bridgeBlackwell(id, model, "dgx-gb200", layers, hidden, ffn, heads, gpus, global_batch, 1,
+                                            tp, pp, cp, virtual_stages, 0.0);
+  row.source = kMlperfBlackwell;
+  row.vocab_size = vocab;
+  row.sequence_parallel = tp > 1;
+  row.published = step_seconds;
+  row.assumptions = tp > 1 ? "the Bridge Blackwell 405B userbuffers preset; bf16 gradient reduction; fp8 delayed "
+                             "scaling run as current scaling"
+                           : "parallelism from the config's name; bf16 gradient reduction";
+  return row;
+}
+
 }  // namespace
 
 std::string_view trainingMetricName(TrainingMetric metric) {
@@ -470,6 +564,17 @@ const std::vector<TrainingSource>& trainingSources() {
        "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md and performance-summary-archive.md, DGX-B200 and "
        "DGX-GB200 pre-training tables of NeMo 25.09, 25.11 and 26.02",
        TrainingMetric::kTokensPerSecondPerGpu, "tokens per second per GPU"},
+      {kMlperfH100, "MLPerf Training GPT-3 175B, NVIDIA (H100)",
+       "mlcommons/training_results_v3.1 (commit f33f9444) and training_results_v4.0 (commit 62f111b7): "
+       "NVIDIA/results/eos*_nemo/gpt3/result_*.txt (step times) and NVIDIA/benchmarks/gpt3/implementations/pytorch "
+       "config_DGXH100_*.sh, conf/custom.yaml, conf/tp_overlap/*.yaml (settings)",
+       TrainingMetric::kIterationTime, "seconds per training step (steady state, no evaluation)"},
+      {kMlperfBlackwell, "MLPerf Training, NVIDIA (B200, GB200)",
+       "MLPerf Training v4.1 GPT-3 175B on 8 DGX B200 (swsok/training_results_v4.1, commit 8821c703), v5.0 Llama "
+       "3.1 405B on GB200 NVL72 (prishajain1/training_results_v5.0, commit 0fdc28f0), v5.1 Llama 3.1 8B on GB200 "
+       "(mlcommons/training_results_v5.1, commit 4da2d1cd): NVIDIA/results/*/result_*.txt and the submissions' "
+       "config_*.sh",
+       TrainingMetric::kIterationTime, "seconds per training step (steady state, no evaluation)"},
   };
   return sources;
 }
@@ -562,6 +667,17 @@ const std::vector<TrainingMeasurement>& trainingMeasurements() {
       bridgeBlackwell("bridge-blackwell-006", "GB200 Llama 3 8B",     "dgx-gb200",   32,  4096, 14336,   32,    8,   128,  2, 1,  1, 1, 1,  31508),  // 25.11
       bridgeBlackwell("bridge-blackwell-007", "GB200 Llama 3.1 405B", "dgx-gb200",  126, 16384, 53248,  128,  256,  1536,  1, 4, 16, 1, 4,    813),  // 25.11
       bridgeBlackwell("bridge-blackwell-008", "GB200 Llama 3.1 405B", "dgx-gb200",  126, 16384, 53248,  128,  256,  1536,  1, 4, 16, 1, 4,    793),  // 26.02
+      //         id                    model         source       cluster     gpus   gbs mbs vp  userbuffers             s/step  slow
+      mlperfGpt3("mlperf-h100-gpt3-001", "GPT-3 175B", kMlperfH100, "dgx-h100",   512, 2048, 1, 12, kMlperfGpt3H100Mbs1Preset, 11.071, false),  // v3.1, 64 nodes
+      mlperfGpt3("mlperf-h100-gpt3-002", "GPT-3 175B", kMlperfH100, "dgx-h100",   768, 3072, 1, 12, kMlperfGpt3H100Mbs1Preset, 11.107, false),  // v3.1, 96 nodes
+      mlperfGpt3("mlperf-h100-gpt3-003", "GPT-3 175B", kMlperfH100, "dgx-h100",   512, 2304, 2,  4, kMlperfGpt3H100Mbs2Preset, 10.956, false),  // v4.0, 64 nodes
+      mlperfGpt3("mlperf-h100-gpt3-004", "GPT-3 175B", kMlperfH100, "dgx-h100",  4096, 2048, 1, 12, kMlperfGpt3H100Mbs1Preset,  1.630, true),   // v3.1, 512 nodes
+      mlperfGpt3("mlperf-h100-gpt3-005", "GPT-3 175B", kMlperfH100, "dgx-h100", 10752, 2688, 1, 12, kMlperfGpt3H100Mbs1Preset,  0.960, true),   // v3.1, 1,344 nodes
+      mlperfGpt3("mlperf-blackwell-001", "B200 GPT-3 175B", kMlperfBlackwell, "dgx-b200", 64, 2048, 2, 6, kMlperfGpt3B200Preset, 36.19, false),  // v4.1
+      //          id                     model                  layers hidden   ffn heads  vocab  gpus  gbs tp pp cp vp s/step
+      mlperfLlama("mlperf-blackwell-002", "GB200 Llama 3.1 405B", 126, 16384, 53248, 128, 32768,  256, 448, 4, 8, 2, 8, 19.11),   // v5.0
+      mlperfLlama("mlperf-blackwell-003", "GB200 Llama 3.1 405B", 126, 16384, 53248, 128, 32768,  512, 896, 4, 8, 2, 8, 19.44),   // v5.0
+      mlperfLlama("mlperf-blackwell-004", "GB200 Llama 3.1 8B",    32,  4096, 14336,  32, 128256,  72,  36, 1, 1, 2, 1, 0.1681),  // v5.1
   };
   // clang-format on
   return rows;

@@ -42,8 +42,8 @@ TEST(TrainingMeasurementsTest, RowsAreUniqueCitedAndConsistent) {
   }
   // training.yaml's 29 rows less the two strong-scaling ones, 8 Megatron-Bridge H100 rows, 12
   // DGX Cloud Benchmarking rows, Korthikanti et al.'s 5 per-layer times and 8 Megatron-Bridge
-  // B200 / GB200 rows.
-  EXPECT_EQ(ids.size(), 60u);
+  // B200 / GB200 rows, 5 MLPerf Training GPT-3 H100 rows and 4 MLPerf Training Blackwell rows.
+  EXPECT_EQ(ids.size(), 69u);
   for (const auto& source : trainingSources()) EXPECT_FALSE(source.citation.empty()) << source.id;
 }
 
@@ -155,9 +155,12 @@ TEST(TrainingSuiteTest, MapeIsTheMeanAbsoluteErrorPerSourceAndOverall) {
 // InfiniBand routes adaptively instead of by ECMP hash (change 17), which had slowed rows
 // 005-010's data-parallel all-reduce. Megatron-Bridge's B200 / GB200 rows (Llama 3 8B and
 // Llama 3.1 405B in FP8) are at 18.5%, every row 15-21% fast, on both parts alike; they take
-// the default rows' overall from 7.4% (the 50 A100 and H100 rows) to 8.9%. Neither DGX
-// Cloud's nor Blackwell's per-source goal is met, nor the overall one. The bounds guard the
-// current figures.
+// the default rows' overall from 7.4% (the 50 A100 and H100 rows) to 8.9%. NVIDIA's MLPerf
+// Training submissions (change 27) confirm both offsets with their own configurations: GPT-3
+// 175B on H100 at 14.8% (micro-batch 1 with 12 chunks -17.6 / -17.9%, micro-batch 2 with 4
+// chunks -8.9%), B200 / GB200 at 12.9% (every row 7-18% short); with them the overall is 9.3%
+// over 65 rows. Neither DGX Cloud's, Blackwell's nor MLPerf's per-source goal is met, nor the
+// overall one. The bounds guard the current figures.
 TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   TrainingSuiteOptions options;
   for (const auto& row : trainingMeasurements()) {
@@ -166,11 +169,11 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   const auto result = runTrainingSuite(kPaths, options);
   ASSERT_TRUE(result.ok()) << result.error().toString();
   const auto& suite = *result;
-  ASSERT_EQ(suite.rows.size(), 58u);
+  ASSERT_EQ(suite.rows.size(), 65u);
   EXPECT_EQ(suite.failed, 0);
-  ASSERT_EQ(suite.sources.size(), 7u);
+  ASSERT_EQ(suite.sources.size(), 9u);
   for (const auto& accuracy : suite.sources) {
-    EXPECT_GE(accuracy.compared, 5) << accuracy.source->id;
+    EXPECT_GE(accuracy.compared, 3) << accuracy.source->id;
     const std::string& id = accuracy.source->id;
     const double bound = id.starts_with("megatron-sc21")      ? 0.104
                          : id.starts_with("korthikanti-t4")   ? 0.015
@@ -178,10 +181,12 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
                          : id.starts_with("bridge-blackwell") ? 0.18
                          : id.starts_with("bridge")           ? 0.090
                          : id.starts_with("dgxc")             ? 0.102
+                         : id.starts_with("mlperf-h100")      ? 0.15
+                         : id.starts_with("mlperf-blackwell") ? 0.13
                                                               : 0.10;
     EXPECT_LE(accuracy.mape, bound) << id;
   }
-  EXPECT_LE(suite.mape, 0.089);
+  EXPECT_LE(suite.mape, 0.094);
 }
 
 // The DGX Cloud Benchmarking rows come in pairs, one plan run in BF16 and in FP8: the
