@@ -460,6 +460,11 @@ TrainingMeasurement nemotron4(const char* id, const char* model, int64_t layers,
 // activation recomputation (conf/custom.yaml's default), the vocabulary (a C4 SentencePiece
 // model whose size no file states; 51,200 as GPT-3's padded vocabulary), Megatron's unfused
 // cross-entropy, and Megatron-Core's default gradient bucket.
+//  - GPT-3 175B on 8 DGX B200 (MLPerf Training v4.1 preview, swsok/training_results_v4.1, a
+//    copy of the round's results at commit 8821c703, b200_n8_preview_nemo,
+//    config_DGXB200_8x8x1024x4x8_mbs2_cg.sh): tp 4, pp 8, vp 6, micro-batch 2, global batch
+//    2,048, the b100tp4mbs2 userbuffers file, FP8; as the H100 rows otherwise. Not modelled:
+//    per-layer CUDA graphs and FP8 parameters.
 TrainingMeasurement mlperfGpt3(const char* id, const char* model, const char* source, const char* cluster, int64_t gpus,
                                int64_t global_batch, int64_t micro_batch, int64_t virtual_stages, const char* preset,
                                double step_seconds, bool slow) {
@@ -490,11 +495,6 @@ TrainingMeasurement mlperfGpt3(const char* id, const char* model, const char* so
 //    its name; global batch 36 and one accumulation step from the log, so micro-batch 1): FP8
 //    tensorwise (current) scaling per the shared config_common.sh, vocabulary 128,256 (the
 //    reference downloads the Llama 3.1 tokenizer, small_llm_pretraining/nemo/utils/download_hf_llama3.sh).
-// And GPT-3 175B on 8 DGX B200 (MLPerf Training v4.1 preview, swsok/training_results_v4.1, a copy
-// of the round's results at commit 8821c703, b200_n8_preview_nemo,
-// config_DGXB200_8x8x1024x4x8_mbs2_cg.sh): tp 4, pp 8, vp 6, micro-batch 2, global batch 2,048,
-// the b100tp4mbs2 userbuffers file, FP8; as the H100 rows otherwise. Not modelled: per-layer CUDA
-// graphs and FP8 parameters.
 TrainingMeasurement mlperfLlama(const char* id, const char* model, int64_t layers, int64_t hidden, int64_t ffn,
                                 int64_t heads, int64_t vocab, int64_t gpus, int64_t global_batch, int64_t tp,
                                 int64_t pp, int64_t cp, int64_t virtual_stages, double step_seconds) {
