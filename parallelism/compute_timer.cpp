@@ -5,6 +5,18 @@
 
 namespace trainsim::parallelism {
 
+namespace {
+
+// The problem of a fused attention kernel, from the score matmul its op records
+// (WorkloadBuilder::coreAttention: queries x keys for each of micro-batch x heads pairs).
+sim::AttentionShape fusedAttentionShape(const Op& op) {
+  if (op.forward_gemms.empty()) return {};
+  const GemmShape& scores = op.forward_gemms.front();
+  return {static_cast<double>(scores.batch), static_cast<double>(scores.m), static_cast<double>(scores.n)};
+}
+
+}  // namespace
+
 double ComputeTimer::seconds(const Op& op, PassKind pass) const {
   const bool backward = pass == PassKind::kBackward;
   const OpCost& cost = backward ? op.backward : op.forward;
@@ -15,7 +27,8 @@ double ComputeTimer::seconds(const Op& op, PassKind pass) const {
   if (op.kind == OpKind::kAttention && (gemms.empty() || op.name == "flash_attention")) {
     // The recomputation of a forward pass runs the forward kernel.
     return model_.attentionTime(flops, cost.bytes,
-                                backward ? sim::AttentionPass::kBackward : sim::AttentionPass::kForward);
+                                backward ? sim::AttentionPass::kBackward : sim::AttentionPass::kForward,
+                                fusedAttentionShape(op));
   }
   if (!gemms.empty() && (op.kind == OpKind::kGemm || op.kind == OpKind::kAttention)) {
     double seconds = 0.0;

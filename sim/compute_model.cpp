@@ -65,6 +65,23 @@ std::string invalidReason(const GpuSpec& gpu, Precision precision, const Compute
       return "compute parameters: attention rates of '" + rate.gpu_key + "' must be positive";
     }
   }
+  for (const MeasuredAttentionRate& rate : p.attention_rates) {
+    const AttentionShape& at = rate.measured_at;
+    if (!non_negative(at.sequences) || !non_negative(at.queries) || !non_negative(at.keys)) {
+      return "compute parameters: the attention problem of '" + rate.gpu_key + "' must have sizes >= 0";
+    }
+  }
+  const auto overhead_valid = [&](const AttentionTileOverhead& o) {
+    return non_negative(o.forward) && non_negative(o.backward);
+  };
+  if (!overhead_valid(p.attention_tile_overhead_default)) {
+    return "compute parameters: attention_tile_overhead_default must be >= 0";
+  }
+  for (const MeasuredAttentionTileOverhead& row : p.attention_tile_overheads) {
+    if (!overhead_valid(row.overhead)) {
+      return "compute parameters: attention tile overhead of '" + row.gpu_key + "' must be >= 0";
+    }
+  }
   for (const GemmShapeEfficiency& e : p.gemm_shape_efficiency) {
     if (!fraction(e.efficiency)) return "compute parameters: GEMM efficiency of '" + e.gpu_key + "' must lie in (0, 1]";
   }
@@ -168,16 +185,38 @@ double ComputeParameters::collectiveComputeShare(const GpuSpec& gpu, int units) 
   return collective_compute_share_default;
 }
 
+namespace {
+
+// The attention rate row the model reads for `gpu`: its first with a peak at that precision.
+const MeasuredAttentionRate* attentionRateOf(const ComputeParameters& p, const GpuSpec& gpu) {
+  for (const MeasuredAttentionRate& rate : p.attention_rates) {
+    if (rate.gpu_key == gpu.key && peakOf(gpu, rate.precision) > 0.0) return &rate;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 AttentionEfficiency ComputeParameters::attentionEfficiency(const GpuSpec& gpu, Precision precision) const {
-  for (const MeasuredAttentionRate& rate : attention_rates) {
-    const double rate_peak = peakOf(gpu, rate.precision);
-    if (rate.gpu_key == gpu.key && rate_peak > 0.0) {
-      return {std::min(1.0, rate.forward_tflops * 1e12 / rate_peak),
-              std::min(1.0, rate.backward_tflops * 1e12 / rate_peak)};
-    }
+  if (const MeasuredAttentionRate* rate = attentionRateOf(*this, gpu)) {
+    const double rate_peak = peakOf(gpu, rate->precision);
+    return {std::min(1.0, rate->forward_tflops * 1e12 / rate_peak),
+            std::min(1.0, rate->backward_tflops * 1e12 / rate_peak)};
   }
   const double fraction = attention_to_matmul_default * matmulCeiling(gpu, precision);
   return {fraction, fraction};
+}
+
+AttentionShape ComputeParameters::attentionMeasuredAt(const GpuSpec& gpu) const {
+  const MeasuredAttentionRate* rate = attentionRateOf(*this, gpu);
+  return rate != nullptr ? rate->measured_at : attention_default_measured_at;
+}
+
+AttentionTileOverhead ComputeParameters::attentionTileOverhead(std::string_view gpu_key) const {
+  for (const MeasuredAttentionTileOverhead& row : attention_tile_overheads) {
+    if (row.gpu_key == gpu_key) return row.overhead;
+  }
+  return attention_tile_overhead_default;
 }
 
 // ---- ComputeModel ----------------------------------------------------------------------------
@@ -203,6 +242,12 @@ ComputeModel::ComputeModel(const GpuSpec& gpu, Precision precision, ComputeParam
   matmul_ceiling_ = parameters_.matmulCeiling(gpu, precision);
   sixteen_bit_ = {sixteen_bit, peakOf(gpu, sixteen_bit), parameters_.matmulCeiling(gpu, sixteen_bit)};
   attention_efficiency_ = parameters_.attentionEfficiency(gpu, sixteen_bit);
+  attention_tile_overhead_ = parameters_.attentionTileOverhead(gpu.key);
+  const AttentionShape measured_at = parameters_.attentionMeasuredAt(gpu);
+  for (const AttentionPass pass : {AttentionPass::kForward, AttentionPass::kBackward}) {
+    const double tiles = attentionTileEfficiency(measured_at, pass, compute_units_, attention_tile_overhead_.of(pass));
+    (pass == AttentionPass::kForward ? attention_measured_tiles_.forward : attention_measured_tiles_.backward) = tiles;
+  }
   achievable_bandwidth_ = gpu.memory_bandwidth_GBps * 1e9 * parameters_.memoryEfficiency(gpu.key);
   launch_overhead_s_ = parameters_.launch_overhead_us * 1e-6;
   gemm_epilogue_exposed_ = parameters_.gemmEpilogueExposed(gpu.key);
@@ -266,9 +311,17 @@ double ComputeModel::gemmTime(const GemmShape& shape, double bytes, double epilo
   return finish(gemmPlan(shape, precision, sms).seconds + epilogue, bytes);
 }
 
-double ComputeModel::attentionTime(double flops, double bytes, AttentionPass pass) const {
+double ComputeModel::attentionShapeFactor(const AttentionShape& shape, AttentionPass pass) const {
+  if (shape.empty()) return 1.0;
+  return attentionTileEfficiency(shape, pass, compute_units_, attention_tile_overhead_.of(pass)) /
+         attention_measured_tiles_.of(pass);
+}
+
+double ComputeModel::attentionTime(double flops, double bytes, AttentionPass pass, const AttentionShape& shape) const {
   assert(flops >= 0.0);
-  return finish(flops / (attention_peak_flops_ * attention_efficiency_.of(pass)), bytes);
+  // A larger problem than the measured one runs faster, never above the peak.
+  const double efficiency = std::min(1.0, attention_efficiency_.of(pass) * attentionShapeFactor(shape, pass));
+  return finish(flops / (attention_peak_flops_ * efficiency), bytes);
 }
 
 double ComputeModel::elementwiseTime(double bytes, double flops) const {

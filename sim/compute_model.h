@@ -113,8 +113,13 @@ class ComputeModel {
   // concurrent kernel holds the rest, see gemmPlan).
   [[nodiscard]] double gemmTime(const GemmShape& shape, double bytes, double epilogue_bytes = 0.0,
                                 GemmPrecision precision = GemmPrecision::kTraining, int sms = 0) const;
-  // A fused attention kernel of `pass` (ComputeParameters::attention_rates).
-  [[nodiscard]] double attentionTime(double flops, double bytes, AttentionPass pass = AttentionPass::kForward) const;
+  // A fused attention kernel of `pass` on `shape` (ComputeParameters::attention_rates): the
+  // measured rate scaled by the shape's tile efficiency over that of the problem it was
+  // measured on (sim/attention_tiles.h). An empty shape runs at the measured rate.
+  [[nodiscard]] double attentionTime(double flops, double bytes, AttentionPass pass = AttentionPass::kForward,
+                                     const AttentionShape& shape = {}) const;
+  // The attention rate on `shape` over the measured one (> 1 for a larger problem).
+  [[nodiscard]] double attentionShapeFactor(const AttentionShape& shape, AttentionPass pass) const;
   [[nodiscard]] double elementwiseTime(double bytes, double flops = 0.0) const;
 
   // The tile and wave plan on `sms` SMs (0: all). A GEMM told to leave SMs to a concurrent
@@ -162,6 +167,8 @@ class ComputeModel {
   double matmul_ceiling_ = 0.0;
   MatmulRate sixteen_bit_;  // GemmPrecision::kSixteenBit (the training precision's own rate unless fp8)
   AttentionEfficiency attention_efficiency_;
+  AttentionTileOverhead attention_tile_overhead_;
+  AttentionEfficiency attention_measured_tiles_;  // tile efficiency of the measured problem, per pass
   double achievable_bandwidth_ = 0.0;
   double launch_overhead_s_ = 0.0;
   double gemm_epilogue_exposed_ = 0.0;

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/attention_tiles.h"
 #include "topology/gpu_spec.h"
 
 namespace trainsim::sim {
@@ -23,18 +24,24 @@ struct MeasuredRate {
   double tflops;
 };
 
-// Which pass a fused attention kernel runs: forward, or backward (which recomputes the scores
-// and does 2.5x the forward's matmul FLOPs at a rate of its own).
-enum class AttentionPass : uint8_t { kForward, kBackward };
-
 // Measured fused-attention rates of one GPU at one precision, TFLOP/s of the kernels'
 // executed FLOPs (the causal half where masked; the backward's 2.5x the forward's), as
-// attention benchmarks count them (cudnn-frontend sdpa_benchmark_training, FlashAttention).
+// attention benchmarks count them (cudnn-frontend sdpa_benchmark_training, FlashAttention),
+// on the problem `measured_at` (sim/attention_tiles.h); other problems run at this rate times
+// their tile efficiency over that one's. No shape: the kernel's full rate (an unbounded
+// problem), as `trainsim calibrate --attention` writes it.
 struct MeasuredAttentionRate {
   std::string gpu_key;
   topology::Precision precision;
   double forward_tflops;
   double backward_tflops;
+  AttentionShape measured_at{};
+};
+
+// Fixed cost of one attention CTA of one GPU (AttentionTileOverhead).
+struct MeasuredAttentionTileOverhead {
+  std::string gpu_key;
+  AttentionTileOverhead overhead;
 };
 
 // Fractions of peak a fused attention kernel reaches, per pass.
@@ -252,17 +259,43 @@ struct ComputeParameters {
   // The backward runs at 0.72-0.76 of the forward's rate: one rate for both (1,241, from
   // FlashAttention-4's "up to 1.3x" over cuDNN 9.13, before this split) had B200's backward
   // 25% fast.
+  // Each measured on its problem (measured_at): the Azure runs are flash-attention's
+  // benchmarks/benchmark_flash_attention.py (Azure Benchmarks/NVIDIA/FlashAttention.py takes
+  // its causal "fwd + bwd" line at batch 2, seq 8192; dim 2,048, so 16 heads at head dim 128
+  // and 32 at 64); cudnn-frontend's are batch 1 x 128 heads at seq 8192.
   std::vector<MeasuredAttentionRate> attention_rates = {
-      {"a100-sxm-80gb", topology::Precision::kBf16, 179.5, 179.5},
-      {"a100-sxm-40gb", topology::Precision::kBf16, 179.5, 179.5},
-      {"h100-sxm", topology::Precision::kBf16, 327.9, 327.9},
-      {"h200", topology::Precision::kBf16, 329.3, 329.3},
-      {"b200", topology::Precision::kBf16, 1384.2, 994.9},
-      {"gb200", topology::Precision::kBf16, 1584.0, 1211.0},
+      {"a100-sxm-80gb", topology::Precision::kBf16, 179.5, 179.5, {64.0, 8192.0, 8192.0}},
+      {"a100-sxm-40gb", topology::Precision::kBf16, 179.5, 179.5, {64.0, 8192.0, 8192.0}},
+      {"h100-sxm", topology::Precision::kBf16, 327.9, 327.9, {32.0, 8192.0, 8192.0}},
+      {"h200", topology::Precision::kBf16, 329.3, 329.3, {32.0, 8192.0, 8192.0}},
+      {"b200", topology::Precision::kBf16, 1384.2, 994.9, {128.0, 8192.0, 8192.0}},
+      {"gb200", topology::Precision::kBf16, 1584.0, 1211.0, {128.0, 8192.0, 8192.0}},
   };
   // Elsewhere: this fraction of the GPU's own matmul ceiling, the mean of the measured ratios
-  // (A100 0.575 / 0.869 = 0.66, H100 0.331 / 0.803 = 0.41, H200 0.333 / 0.803 = 0.41).
+  // (A100 0.575 / 0.869 = 0.66, H100 0.331 / 0.803 = 0.41, H200 0.333 / 0.803 = 0.41), on
+  // the problem those were measured on (the H100 one).
   double attention_to_matmul_default = 0.5;
+  AttentionShape attention_default_measured_at = {32.0, 8192.0, 8192.0};
+  // Fixed cost of one attention CTA beside its loop, in loop iterations, per pass
+  // (sim/attention_tiles.h), fitted to cuDNN's causal BF16 rates over sequence length
+  // (least squares on log rate, one full rate per pass; mean absolute error of the fit):
+  //  - Hopper forward 2: H200, cuDNN 9.27, batch 1, 8-64 heads, seq 2,048-16,384
+  //    (cudnn-frontend benchmark/attention_inference/results/prefill_sweep/h200, 1.4%).
+  //    No Hopper backward sweep is published: the backward is taken at 1.5x the forward's,
+  //    the ratio both Blackwell fits give (B200 8 / 5, GB200 6 / 4).
+  //  - B200 5 / 8 (2.4% / 2.6%) and GB200 4 / 6 (1.9% / 5.2%): batch 1, 128 heads, seq
+  //    1,024-32,768 (cudnn-frontend benchmark/sdpa_benchmark_training/artifacts: the
+  //    B200 file's bf16 rows, the GB200 file's cudnn_fe rows; 512 and >= 65,536 left out,
+  //    where other limits show: launch time, and a slowdown at 64k+ no tile count explains).
+  // The fixed cost grows with the tensor cores' speed, as a fixed time would: the loop runs
+  // faster, the loads and epilogue do not. Elsewhere the Hopper figures.
+  std::vector<MeasuredAttentionTileOverhead> attention_tile_overheads = {
+      {"h100-sxm", {2.0, 3.0}},
+      {"h200", {2.0, 3.0}},
+      {"b200", {5.0, 8.0}},
+      {"gb200", {4.0, 6.0}},
+  };
+  AttentionTileOverhead attention_tile_overhead_default = {2.0, 3.0};
 
   // ---- Collectives beside compute ---------------------------------------------------------
   // SMs an NCCL collective holds while it runs beside compute kernels (a data-parallel
@@ -316,9 +349,12 @@ struct ComputeParameters {
   // Share of `gpu`'s compute units an overlapped collective holds (collective_sms, else
   // the vendor rules above); `units`: its compute units.
   [[nodiscard]] double collectiveComputeShare(const topology::GpuSpec& gpu, int units) const;
-  // Fractions of `gpu`'s peak at `precision` (a 16-bit one) reached by fused attention.
+  // Fractions of `gpu`'s peak at `precision` (a 16-bit one) reached by fused attention, on
+  // the problem they were measured on (attentionMeasuredAt).
   [[nodiscard]] AttentionEfficiency attentionEfficiency(const topology::GpuSpec& gpu,
                                                         topology::Precision precision) const;
+  [[nodiscard]] AttentionShape attentionMeasuredAt(const topology::GpuSpec& gpu) const;
+  [[nodiscard]] AttentionTileOverhead attentionTileOverhead(std::string_view gpu_key) const;
 };
 
 }  // namespace trainsim::sim

@@ -97,7 +97,8 @@ IterationResult simulateGatherBound(bool overlap_param_gather) {
 TEST(ZeroShardingTest, OverlappedParameterGatherHidesAtMostTheFirstForward) {
   const IterationResult after_step = simulateGatherBound(false);
   const IterationResult overlapped = simulateGatherBound(true);
-  EXPECT_EQ(after_step.breakdown.compute, overlapped.breakdown.compute);
+  // The same kernels (summed in another order: a picosecond apart at most).
+  EXPECT_NEAR(after_step.breakdown.compute, overlapped.breakdown.compute, 1e-9);
   const double hidden = after_step.breakdown.dp_comm_exposed - overlapped.breakdown.dp_comm_exposed;
   // 4 micro-batches; a forward pass (its compute and tensor-parallel collectives) is under a
   // third of a micro-batch's time.

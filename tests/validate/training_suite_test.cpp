@@ -144,23 +144,16 @@ TEST(TrainingSuiteTest, MapeIsTheMeanAbsoluteErrorPerSourceAndOverall) {
   EXPECT_NEAR(suite.mape, total / suite.compared, 1e-12);
 }
 
-// Issue 4's goal is MAPE <= 10% on each source and <= 5% over all rows. With every row
-// (`validate training --all`): SC21 9.6%, Korthikanti 1.1%, Megatron-Core H100 9.0% (rows 004
-// and 005, 32B and 70B at tp 8 with an unpublished micro-batch size, -27% and -10%),
-// Megatron-Bridge H100 FP8 8.8% (Llama 3.1 405B +14..+18%), DGX Cloud Benchmarking (NeMo
-// 24.09 / 24.05, H100) 10.1% (GPT-3 175B -18..-19%, Nemotron-4 -9..-13%, Llama 3.1 70B
-// -11..-13%), since each row runs its recipe's userbuffers settings (tp_comm_overlap_config;
-// docs/training-validation.md change 23). On the default rows checked here (the two slowest
-// SC21 rows skipped) SC21 is at 10.1% and the overall 8.1%: every SC21 row is 6-15% fast since
-// InfiniBand routes adaptively instead of by ECMP hash (change 17), which had slowed rows
-// 005-010's data-parallel all-reduce. Megatron-Bridge's B200 / GB200 rows (Llama 3 8B and
-// Llama 3.1 405B in FP8) are at 18.5%, every row 15-21% fast, on both parts alike; they take
-// the default rows' overall from 7.4% (the 50 A100 and H100 rows) to 8.9%. NVIDIA's MLPerf
-// Training submissions (change 27) confirm both offsets with their own configurations: GPT-3
-// 175B on H100 at 14.8% (micro-batch 1 with 12 chunks -17.6 / -17.9%, micro-batch 2 with 4
-// chunks -8.9%), B200 / GB200 at 12.9% (every row 7-18% short); with them the overall is 9.3%
-// over 65 rows. Neither DGX Cloud's, Blackwell's nor MLPerf's per-source goal is met, nor the
-// overall one. The bounds guard the current figures.
+// Issue 4's goal is MAPE <= 10% on each source and <= 5% over all rows. On the default rows
+// (the four slowest skipped), since fused attention runs at its problem's tile efficiency
+// (sim/attention_tiles.h; docs/training-validation.md change 28): SC21 10.1% (every row 6-15%
+// fast), Korthikanti 1.1% / 1.2%, Megatron-Core H100 9.3% (rows 004 and 005, 32B and 70B at
+// tp 8 with an unpublished micro-batch size, -30% and -14%), Megatron-Bridge H100 FP8 7.4%
+// (Llama 3.1 405B +11..+15%), DGX Cloud Benchmarking 8.3% (GPT-3 175B -14..-17%), Megatron-
+// Bridge B200 / GB200 16.6% (every row 13-19% fast), MLPerf Training GPT-3 175B on H100 12.6%
+// (micro-batch 1 -15%, micro-batch 2 -7%), MLPerf B200 / GB200 11.0% (5-17% short); overall
+// 8.5% over 65 rows. Neither Blackwell source, MLPerf H100 nor the overall goal is met. The
+// bounds guard the current figures.
 TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   TrainingSuiteOptions options;
   for (const auto& row : trainingMeasurements()) {
@@ -177,22 +170,22 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
     const std::string& id = accuracy.source->id;
     const double bound = id.starts_with("megatron-sc21")      ? 0.104
                          : id.starts_with("korthikanti-t4")   ? 0.015
-                         : id.starts_with("mcore")            ? 0.092
-                         : id.starts_with("bridge-blackwell") ? 0.18
-                         : id.starts_with("bridge")           ? 0.090
-                         : id.starts_with("dgxc")             ? 0.102
-                         : id.starts_with("mlperf-h100")      ? 0.15
-                         : id.starts_with("mlperf-blackwell") ? 0.13
+                         : id.starts_with("mcore")            ? 0.095
+                         : id.starts_with("bridge-blackwell") ? 0.17
+                         : id.starts_with("bridge")           ? 0.076
+                         : id.starts_with("dgxc")             ? 0.085
+                         : id.starts_with("mlperf-h100")      ? 0.13
+                         : id.starts_with("mlperf-blackwell") ? 0.115
                                                               : 0.10;
     EXPECT_LE(accuracy.mape, bound) << id;
   }
-  EXPECT_LE(suite.mape, 0.094);
+  EXPECT_LE(suite.mape, 0.087);
 }
 
 // The DGX Cloud Benchmarking rows come in pairs, one plan run in BF16 and in FP8: the
 // measured ratio of their step times is what FP8 buys on that plan (1.34 for Llama 3.1 8B
 // and 70B, 1.53 for 405B, 1.51 for GPT-3 175B, 1.36 for Nemotron-4 15B, 1.46 for 340B). The
-// model's ratio stays within 7% of it (8B: 1.25, the farthest).
+// model's ratio stays within 7.5% of it (8B: 1.24, the farthest).
 TEST(TrainingSuiteTest, Fp8SpeedUpMatchesTheMeasuredPairs) {
   TrainingSuiteOptions options;
   for (const auto& row : trainingMeasurements()) {
@@ -212,7 +205,7 @@ TEST(TrainingSuiteTest, Fp8SpeedUpMatchesTheMeasuredPairs) {
       const double published = a.published / b.published;
       const double predicted = bf16.predicted / fp8.predicted;
       EXPECT_GT(predicted, 1.0) << a.id;
-      EXPECT_NEAR(predicted / published, 1.0, 0.07) << a.id << " / " << b.id;
+      EXPECT_NEAR(predicted / published, 1.0, 0.075) << a.id << " / " << b.id;
       ++pairs;
     }
   }
