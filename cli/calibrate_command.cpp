@@ -143,17 +143,29 @@ std::string attentionReport(const validate::CalibrationResult& result) {
                     fit.causal ? "causal" : "non-causal", fit.rows == 1 ? "" : "s", fit.min_q_seqlen, fit.max_q_seqlen);
     for (const auto& note : fit.notes) text += "  note: " + note + "\n";
   }
-  for (const auto& rate : result.calibration.compute.attention_rates) {
-    std::string before = "none: attention_to_matmul_default x the matmul ceiling";
-    for (const auto& row : sim::ComputeParameters{}.attention_rates) {
-      if (row.gpu_key == rate.gpu_key && row.precision == rate.precision) {
-        before = fmt::format("forward {:.1f}, backward {:.1f}", row.forward_tflops, row.backward_tflops);
-      }
-    }
-    text += fmt::format("  {} {}{}: forward {:.1f} TFLOP/s, backward {:.1f} TFLOP/s (default row: {})\n", rate.gpu_key,
-                        topology::precisionName(rate.precision),
-                        result.attention_fits.size() > 1 ? ", the files pooled" : "", rate.forward_tflops,
-                        rate.backward_tflops, before);
+  if (!result.attention) return text;
+  const validate::AttentionCalibration& fit = *result.attention;
+  const auto pass = [](double tflops, double overhead, bool fitted, double error) {
+    return fmt::format("{:.1f} TFLOP/s, {:.2f} iterations per CTA ({}), rows within {:.1f}% on average", tflops,
+                       overhead, fitted ? "fitted" : "default: fewer than 3 problems", 100.0 * error);
+  };
+  text += fmt::format("  {} {} tile model{} (sim/attention_tiles.h), full rate and fixed cost:\n", fit.rate.gpu_key,
+                      topology::precisionName(fit.rate.precision),
+                      result.attention_fits.size() > 1 ? ", the files pooled" : "");
+  text += "    forward:  " +
+          pass(fit.rate.forward_tflops, fit.overhead.forward, fit.forward_overhead_fitted, fit.forward_error) + "\n";
+  text += "    backward: " +
+          pass(fit.rate.backward_tflops, fit.overhead.backward, fit.backward_overhead_fitted, fit.backward_error) +
+          "\n";
+  const sim::ComputeParameters defaults;
+  for (const auto& row : defaults.attention_rates) {
+    if (row.gpu_key != fit.rate.gpu_key || row.precision != fit.rate.precision) continue;
+    const sim::AttentionTileOverhead overhead = defaults.attentionTileOverhead(row.gpu_key);
+    text += fmt::format(
+        "    default row: forward {:.1f}, backward {:.1f} TFLOP/s measured at {:g} pairs x {:g} queries x {:g} keys; "
+        "{:g} / {:g} iterations per CTA\n",
+        row.forward_tflops, row.backward_tflops, row.measured_at.sequences, row.measured_at.queries,
+        row.measured_at.keys, overhead.forward, overhead.backward);
   }
   return text;
 }

@@ -53,6 +53,7 @@ struct AttentionTileOverhead {
   double forward = 0.0;
   double backward = 0.0;
   [[nodiscard]] double of(AttentionPass pass) const { return pass == AttentionPass::kBackward ? backward : forward; }
+  bool operator==(const AttentionTileOverhead&) const = default;
 };
 
 // The fraction of the full rate (see above) that `shape` reaches on `sms` SMs, in (0, 1].

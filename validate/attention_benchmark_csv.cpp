@@ -247,6 +247,8 @@ AttentionBenchmark read(std::string_view text, const std::string& name) {
   const std::size_t backward_time = columns.require(results ? "bwd_time_ms" : "backward_time", layout);
   const std::size_t forward_tflops = columns.require(results ? "fwd_tflops" : "fwd_tflops_per_sec", layout);
   const std::size_t backward_tflops = columns.require(results ? "bwd_tflops" : "bwd_tflops_per_sec", layout);
+  const std::optional<std::size_t> batch = columns.find("batch_size");
+  const std::optional<std::size_t> q_heads = columns.find("num_q_heads");
   std::optional<std::size_t> backend = columns.find("backend");
   std::optional<std::size_t> data_type = columns.find(results ? "data_type" : "precision");
   std::optional<std::size_t> mask;
@@ -305,6 +307,7 @@ AttentionBenchmark read(std::string_view text, const std::string& name) {
     }
     row.q_seqlen = cells.positiveWholeNumber(q_seqlen);
     row.kv_seqlen = cells.positiveWholeNumber(kv_seqlen);
+    if (batch && q_heads) row.sequences = cells.positiveWholeNumber(*batch) * cells.positiveWholeNumber(*q_heads);
     if (deterministic) row.deterministic_backward = cells.boolean(*deterministic);
     if (sliding_window) {
       const std::string value = lower(cells.text(*sliding_window));

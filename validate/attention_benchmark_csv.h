@@ -52,6 +52,7 @@ struct AttentionBenchmarkRow {
   AttentionMask mask = AttentionMask::kCausal;
   int64_t q_seqlen = 0;
   int64_t kv_seqlen = 0;
+  int64_t sequences = 0;                // batch_size x num_q_heads: the kernel's (sequence, head) pairs; 0 if not given
   bool deterministic_backward = false;  // results layout: deterministic_bwd
   bool sliding_window = false;          // results layout: a sliding_window_size is set
   std::optional<AttentionPassSample> forward;

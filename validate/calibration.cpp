@@ -35,6 +35,11 @@ void applyCalibration(const Calibration& calibration, sim::ComputeParameters& pa
     // default bf16 one of the same GPU, so that it is the one in force.
     rows.insert(rows.begin(), rate);
   }
+  for (const auto& overhead : calibration.compute.attention_tile_overheads) {
+    auto& rows = parameters.attention_tile_overheads;
+    std::erase_if(rows, [&](const sim::MeasuredAttentionTileOverhead& row) { return row.gpu_key == overhead.gpu_key; });
+    rows.push_back(overhead);
+  }
   for (const auto& fraction : calibration.compute.memory_efficiency) {
     auto& rows = parameters.memory_efficiency;
     std::erase_if(rows, [&](const sim::MeasuredFraction& row) { return row.gpu_key == fraction.gpu_key; });
@@ -80,6 +85,7 @@ std::string describeCalibration(const Calibration& calibration) {
                                 compute.gemm_efficiency.size() == 1 ? "" : "es"));
   }
   if (!compute.attention_rates.empty()) parts.push_back("attention rates");
+  if (!compute.attention_tile_overheads.empty()) parts.push_back("attention tile overheads");
   if (!compute.memory_efficiency.empty()) parts.push_back("memory efficiency");
   if (!compute.collective_sms.empty()) parts.push_back("collective SMs");
   if (!calibration.corrections.empty()) {

@@ -72,9 +72,11 @@ struct ComputeCalibration {
   // Fused-attention rates (cudnn-frontend sdpa benchmarks, validate/attention_fit.h); replace
   // the rows of the same GPU and precision.
   std::vector<sim::MeasuredAttentionRate> attention_rates;
+  // Fixed cost of one attention CTA per GPU (sim/attention_tiles.h); replace that GPU's row.
+  std::vector<sim::MeasuredAttentionTileOverhead> attention_tile_overheads;
   [[nodiscard]] bool empty() const {
     return matmul_ceilings.empty() && memory_efficiency.empty() && gemm_efficiency.empty() && collective_sms.empty() &&
-           attention_rates.empty();
+           attention_rates.empty() && attention_tile_overheads.empty();
   }
 };
 

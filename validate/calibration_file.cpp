@@ -94,8 +94,8 @@ Calibration read(const ConfigNode& root) {
     calibration.communication_fit = quality;
   }
   if (auto compute = root.optionalChild("compute")) {
-    compute->allowKeys(
-        {"matmul_ceilings", "memory_efficiency", "gemm_efficiency", "collective_sms", "attention_rates"});
+    compute->allowKeys({"matmul_ceilings", "memory_efficiency", "gemm_efficiency", "collective_sms", "attention_rates",
+                        "attention_tile_overheads"});
     if (auto ceilings = compute->optionalChild("matmul_ceilings")) {
       for (const auto& entry : ceilings->elements()) {
         entry.allowKeys({"gpu", "precision", "tflops"});
@@ -106,10 +106,25 @@ Calibration read(const ConfigNode& root) {
     }
     if (auto attention = compute->optionalChild("attention_rates")) {
       for (const auto& entry : attention->elements()) {
-        entry.allowKeys({"gpu", "precision", "forward_tflops", "backward_tflops"});
-        calibration.compute.attention_rates.push_back(
-            {entry.child("gpu").asString(), readSixteenBitPrecision(entry.child("precision")),
-             entry.child("forward_tflops").asPositiveNumber(), entry.child("backward_tflops").asPositiveNumber()});
+        entry.allowKeys({"gpu", "precision", "forward_tflops", "backward_tflops", "measured_at"});
+        sim::MeasuredAttentionRate rate{
+            entry.child("gpu").asString(), readSixteenBitPrecision(entry.child("precision")),
+            entry.child("forward_tflops").asPositiveNumber(), entry.child("backward_tflops").asPositiveNumber()};
+        // The problem the rates were measured on; without it they are the kernel's full rate.
+        if (auto at = entry.optionalChild("measured_at")) {
+          at->allowKeys({"sequences", "queries", "keys"});
+          rate.measured_at = {at->child("sequences").asPositiveNumber(), at->child("queries").asPositiveNumber(),
+                              at->child("keys").asPositiveNumber()};
+        }
+        calibration.compute.attention_rates.push_back(std::move(rate));
+      }
+    }
+    if (auto overheads = compute->optionalChild("attention_tile_overheads")) {
+      for (const auto& entry : overheads->elements()) {
+        entry.allowKeys({"gpu", "forward", "backward"});
+        calibration.compute.attention_tile_overheads.push_back(
+            {entry.child("gpu").asString(),
+             {entry.child("forward").asNonNegativeNumber(), entry.child("backward").asNonNegativeNumber()}});
       }
     }
     if (auto memory = compute->optionalChild("memory_efficiency")) {
@@ -238,9 +253,22 @@ std::string calibrationYaml(const Calibration& c) {
     if (!c.compute.attention_rates.empty()) {
       out += "  attention_rates:  # TFLOP/s of executed FLOPs, as cudnn-frontend's sdpa benchmark counts them\n";
       for (const auto& rate : c.compute.attention_rates) {
-        out += fmt::format("    - {{gpu: {}, precision: {}, forward_tflops: {}, backward_tflops: {}}}\n",
+        std::string measured_at;
+        if (!rate.measured_at.empty()) {
+          measured_at =
+              fmt::format(", measured_at: {{sequences: {}, queries: {}, keys: {}}}", number(rate.measured_at.sequences),
+                          number(rate.measured_at.queries), number(rate.measured_at.keys));
+        }
+        out += fmt::format("    - {{gpu: {}, precision: {}, forward_tflops: {}, backward_tflops: {}{}}}\n",
                            quoted(rate.gpu_key), topology::precisionName(rate.precision), number(rate.forward_tflops),
-                           number(rate.backward_tflops));
+                           number(rate.backward_tflops), measured_at);
+      }
+    }
+    if (!c.compute.attention_tile_overheads.empty()) {
+      out += "  attention_tile_overheads:  # loop iterations per attention CTA (sim/attention_tiles.h)\n";
+      for (const auto& row : c.compute.attention_tile_overheads) {
+        out += fmt::format("    - {{gpu: {}, forward: {}, backward: {}}}\n", quoted(row.gpu_key),
+                           number(row.overhead.forward), number(row.overhead.backward));
       }
     }
     if (!c.compute.memory_efficiency.empty()) {

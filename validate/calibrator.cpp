@@ -116,7 +116,12 @@ Expected<CalibrationResult> runCalibration(const topology::Cluster& cluster, con
       result.attention_fits.push_back(valueOrThrow(fitAttention(benchmark)));
     }
     if (!result.attention_fits.empty()) {
-      calibration.compute.attention_rates.push_back(calibrationRate(result.attention_fits, calibration.gpu));
+      const topology::GpuSpec& gpu = cluster.spec().gpu;
+      const int sms = gpu.compute_units > 0 ? gpu.compute_units : options.compute_start.fallback_compute_units;
+      result.attention = calibrateAttention(result.attention_fits, calibration.gpu, sms,
+                                            options.compute_start.attentionTileOverhead(gpu.key));
+      calibration.compute.attention_rates.push_back(result.attention->rate);
+      calibration.compute.attention_tile_overheads.push_back({calibration.gpu, result.attention->overhead});
     }
     return result;
   });

@@ -8,8 +8,8 @@
 //      the loop (communication_fit.h), starting from the defaults.
 //   3. GEMM results give the matmul ceiling, per-shape-class efficiencies and the memory
 //      efficiency (gemm_fit.h).
-//   4. cudnn-frontend sdpa benchmark CSVs give the forward and backward attention rates of
-//      the cluster's GPU (attention_fit.h), pooled over the files.
+//   4. cudnn-frontend sdpa benchmark CSVs give the forward and backward attention full rates
+//      and fixed costs per CTA of the cluster's GPU (attention_fit.h), over all the files.
 #pragma once
 
 #include <optional>
@@ -44,6 +44,7 @@ struct CalibrationResult {
   std::optional<CommunicationFit> communication_fit;  // absent without collective measurements
   std::vector<GemmFit> gemm_fits;                     // one per GEMM results input
   std::vector<AttentionFit> attention_fits;           // one per attention benchmark input
+  std::optional<AttentionCalibration> attention;      // the tile model over all of them
 };
 
 [[nodiscard]] Expected<CalibrationResult> runCalibration(const topology::Cluster& cluster,

@@ -191,9 +191,11 @@ TEST_F(CalibrateCommand, FitsAttentionRatesFromAnSdpaBenchmarkAlone) {
   const CommandResult yaml = runTrainsim("calibrate --cluster dgx-gb200 --attention " + path("sdpa.csv") + " --out -");
   ASSERT_EQ(yaml.exit_code, 0) << yaml.out;
   EXPECT_NE(yaml.out.find("  attention_rates:"), std::string::npos) << yaml.out;
-  EXPECT_NE(yaml.out.find("    - {gpu: \"gb200\", precision: bf16, forward_tflops: 1650, backward_tflops: 1225}\n"),
-            std::string::npos)
-      << yaml.out;
+  // The full rates (above the rows' 1650 / 1225 pooled, which their tile efficiencies hold
+  // back) and, with 2 problems only, GB200's default fixed costs per CTA.
+  EXPECT_NE(yaml.out.find("    - {gpu: \"gb200\", precision: bf16, forward_tflops: 18"), std::string::npos) << yaml.out;
+  EXPECT_NE(yaml.out.find("  attention_tile_overheads:"), std::string::npos) << yaml.out;
+  EXPECT_NE(yaml.out.find("    - {gpu: \"gb200\", forward: 4, backward: 6}\n"), std::string::npos) << yaml.out;
   EXPECT_NE(yaml.out.find("{file: \"sdpa.csv\", kind: cudnn-sdpa-benchmark, entries: 5}"), std::string::npos)
       << yaml.out;
 
@@ -207,7 +209,9 @@ TEST_F(CalibrateCommand, FitsAttentionRatesFromAnSdpaBenchmarkAlone) {
   const CommandResult validate =
       runTrainsim("validate training --row bridge-blackwell-005 --calibration " + path("calib.yaml"));
   ASSERT_EQ(validate.exit_code, 0) << validate.out;
-  EXPECT_NE(validate.out.find("calibration in force: calib.yaml (measured on dgx-gb200, gb200: attention rates)"),
+  EXPECT_NE(report.out.find("gb200 bf16 tile model"), std::string::npos) << report.out;
+  EXPECT_NE(validate.out.find("calibration in force: calib.yaml (measured on dgx-gb200, gb200: attention rates, "
+                              "attention tile overheads)"),
             std::string::npos)
       << validate.out;
 }

@@ -2,6 +2,7 @@
 // attention-rate fit over them: which rows it takes, and its arithmetic.
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -194,17 +195,57 @@ TEST_F(AttentionBenchmarkFile, FitIsTotalFlopsOverTotalTimeOnTheInclusiveSeqRang
   EXPECT_DOUBLE_EQ(fit->forwardTflops(), 1650.0);
   EXPECT_DOUBLE_EQ(fit->backwardTflops(), 1225.0);
 
-  // Several files pool the same way: with a second file of one row, 1,000 TFLOP/s for 4 ms
-  // forward and 8 ms backward, (6600 + 4000) / 8 = 1325 and (9800 + 8000) / 16 = 1112.5.
-  const auto other = load("one.csv", header + "1,8192,8192,8,8,128,True,cudnn_fe,4,8,1000,1000\n");
+  // Calibration pools the files' rows; with only 2 distinct problems (8 pairs of 4,096 and of
+  // 16,384) the GPU's default fixed cost stays and the full rate is the time-weighted mean of
+  // each row's rate over its tile efficiency.
+  const auto other = load("one.csv", header + "1,4096,4096,8,8,128,True,cudnn_fe,4,8,1000,1000\n");
   ASSERT_TRUE(other.ok()) << other.error().toString();
   const auto second = fitAttention(*other);
   ASSERT_TRUE(second.ok()) << second.error().toString();
-  const sim::MeasuredAttentionRate rate = calibrationRate({*fit, *second}, "gb200");
-  EXPECT_EQ(rate.gpu_key, "gb200");
-  EXPECT_EQ(rate.precision, topology::Precision::kBf16);
-  EXPECT_DOUBLE_EQ(rate.forward_tflops, 1325.0);
-  EXPECT_DOUBLE_EQ(rate.backward_tflops, 1112.5);
+  const sim::AttentionTileOverhead start{4.0, 6.0};
+  const AttentionCalibration calibration = calibrateAttention({*fit, *second}, "gb200", 148, start);
+  EXPECT_EQ(calibration.rate.gpu_key, "gb200");
+  EXPECT_EQ(calibration.rate.precision, topology::Precision::kBf16);
+  EXPECT_TRUE(calibration.rate.measured_at.empty());
+  EXPECT_FALSE(calibration.forward_overhead_fitted);
+  EXPECT_EQ(calibration.overhead, start);
+  const auto full = [](double tflops, double seq, sim::AttentionPass pass, double overhead) {
+    return tflops / sim::attentionTileEfficiency({8.0, seq, seq}, pass, 148, overhead);
+  };
+  const auto f = sim::AttentionPass::kForward;
+  const auto b = sim::AttentionPass::kBackward;
+  EXPECT_NEAR(calibration.rate.forward_tflops,
+              (full(1500, 4096, f, 4) * 1 + full(1700, 16384, f, 4) * 3 + full(1000, 4096, f, 4) * 4) / 8, 1e-9);
+  EXPECT_NEAR(calibration.rate.backward_tflops,
+              (full(1000, 4096, b, 6) * 2 + full(1300, 16384, b, 6) * 6 + full(1000, 4096, b, 6) * 8) / 16, 1e-9);
+}
+
+// Rows the tile model itself generates (full rate 1,500 / 1,100 TFLOP/s, 3 / 5 iterations per
+// CTA, 148 SMs, 16 and 64 pairs at 4,096 to 16,384) give those parameters back.
+TEST_F(AttentionBenchmarkFile, CalibrationFitsTheFixedCostPerCtaWhereTheRowsVary) {
+  std::string text =
+      "batch_size,q_seqlen,kv_seqlen,num_q_heads,num_kv_heads,head_dim,is_causal,backend,forward_time,"
+      "backward_time,fwd_tflops_per_sec,bwd_tflops_per_sec\n";
+  for (const int heads : {16, 64}) {
+    for (const double seq : {4096.0, 8192.0, 16384.0}) {
+      const sim::AttentionShape shape{static_cast<double>(heads), seq, seq};
+      const double forward = 1500.0 * sim::attentionTileEfficiency(shape, sim::AttentionPass::kForward, 148, 3.0);
+      const double backward = 1100.0 * sim::attentionTileEfficiency(shape, sim::AttentionPass::kBackward, 148, 5.0);
+      text += fmt::format("1,{},{},{},8,128,True,cudnn_fe,1,2,{:.9f},{:.9f}\n", seq, seq, heads, forward, backward);
+    }
+  }
+  const auto benchmark = load("generated.csv", text);
+  ASSERT_TRUE(benchmark.ok()) << benchmark.error().toString();
+  const auto fit = fitAttention(*benchmark);
+  ASSERT_TRUE(fit.ok()) << fit.error().toString();
+  const AttentionCalibration calibration = calibrateAttention({*fit}, "gb200", 148, {4.0, 6.0});
+  EXPECT_TRUE(calibration.forward_overhead_fitted);
+  EXPECT_TRUE(calibration.backward_overhead_fitted);
+  EXPECT_DOUBLE_EQ(calibration.overhead.forward, 3.0);
+  EXPECT_DOUBLE_EQ(calibration.overhead.backward, 5.0);
+  EXPECT_NEAR(calibration.rate.forward_tflops, 1500.0, 1e-6);
+  EXPECT_NEAR(calibration.rate.backward_tflops, 1100.0, 1e-6);
+  EXPECT_LT(calibration.forward_error, 1e-9);
 }
 
 TEST_F(AttentionBenchmarkFile, FallsBackToNonCausalRowsWithANote) {

@@ -343,6 +343,51 @@ TEST(CalibrationFileTest, AttentionRatesRoundTripAndReplaceTheDefaultRow) {
   EXPECT_DOUBLE_EQ(fp8.attentionEfficiency(sim::AttentionPass::kBackward), 1100.5 / peak);
 }
 
+// The problem a calibrated rate was measured on and the fixed costs per attention CTA
+// (sim/attention_tiles.h): written, read back exactly, in force. A rate with its problem is
+// reached on that problem; one without is the kernel's full rate.
+TEST(CalibrationFileTest, AttentionProblemAndTileOverheadsRoundTripAndApply) {
+  Calibration written;
+  written.cluster = "dgx-b200";
+  written.gpu = "b200";
+  sim::MeasuredAttentionRate rate{"b200", topology::Precision::kBf16, 1200.0, 900.0};
+  rate.measured_at = {32.0, 4096.0, 4096.0};
+  written.compute.attention_rates = {rate};
+  written.compute.attention_tile_overheads = {{"b200", {3.5, 7.25}}};
+  const std::string text = calibrationYaml(written);
+  EXPECT_THAT(text, HasSubstr("measured_at: {sequences: 32, queries: 4096, keys: 4096}"));
+  EXPECT_THAT(text, HasSubstr("    - {gpu: \"b200\", forward: 3.5, backward: 7.25}\n"));
+  const auto read = parseCalibration(text, "calib.yaml");
+  ASSERT_TRUE(read.ok()) << read.error().toString();
+  ASSERT_EQ(read->compute.attention_rates.size(), 1u);
+  EXPECT_EQ(read->compute.attention_rates[0].measured_at, rate.measured_at);
+  ASSERT_EQ(read->compute.attention_tile_overheads.size(), 1u);
+  EXPECT_EQ(read->compute.attention_tile_overheads[0].overhead, (sim::AttentionTileOverhead{3.5, 7.25}));
+  EXPECT_EQ(calibrationYaml(*read), text);
+  EXPECT_THAT(describeCalibration(*read), HasSubstr("attention rates, attention tile overheads"));
+
+  const auto catalog =
+      valueOrThrow(topology::GpuCatalog::load(std::string(TRAINSIM_CONFIG_DIR_FOR_TESTS) + "/gpus.yaml"));
+  const topology::GpuSpec* b200 = catalog.find("b200");
+  ASSERT_NE(b200, nullptr);
+  sim::ComputeParameters parameters;
+  applyCalibration(*read, parameters);
+  EXPECT_EQ(parameters.attentionTileOverhead("b200"), (sim::AttentionTileOverhead{3.5, 7.25}));
+  const sim::ComputeModel model(*b200, topology::Precision::kBf16, parameters);
+  EXPECT_DOUBLE_EQ(model.attentionShapeFactor(rate.measured_at, sim::AttentionPass::kForward), 1.0);
+  const sim::AttentionShape longer{32.0, 16384.0, 16384.0};
+  EXPECT_DOUBLE_EQ(model.attentionShapeFactor(longer, sim::AttentionPass::kBackward),
+                   sim::attentionTileEfficiency(longer, sim::AttentionPass::kBackward, 148, 7.25) /
+                       sim::attentionTileEfficiency(rate.measured_at, sim::AttentionPass::kBackward, 148, 7.25));
+
+  // A negative fixed cost is an input error at its position.
+  std::string bad = text;
+  bad.replace(bad.find("forward: 3.5"), 12, "forward: -1");
+  const auto rejected = parseCalibration(bad, "bad.yaml");
+  ASSERT_FALSE(rejected.ok());
+  EXPECT_THAT(rejected.error().toString(), HasSubstr("compute.attention_tile_overheads[0].forward"));
+}
+
 TEST(CalibrationFileTest, RejectsABadAttentionRateAtItsPosition) {
   Calibration calibration;
   calibration.cluster = "dgx-b200";
