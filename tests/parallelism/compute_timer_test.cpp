@@ -29,13 +29,15 @@ Op qkv(int64_t chunks, int64_t concurrent) {
   return op;
 }
 
-// The fused attention kernel: its forward pass (and a recomputed forward) at the forward
-// rate, its backward at the backward rate, each measured on its own (B200: cuDNN 1,384.2
-// and 994.9 TFLOP/s at batch 1 x 128 heads, seq 8192, the problem given here).
-TEST(ComputeTimer, FusedAttentionRunsEachPassAtItsRate) {
+const sim::ComputeModel& b200Model() {
   static const auto catalog = topology::GpuCatalog::load(std::string(TRAINSIM_CONFIG_DIR_FOR_TESTS) + "/gpus.yaml");
-  const sim::ComputeModel model(*catalog->find("b200"), topology::Precision::kFp8);
-  const ComputeTimer timer(model);
+  static const sim::ComputeModel model(*catalog->find("b200"), topology::Precision::kFp8);
+  return model;
+}
+
+// A fused attention op: 1 TFLOP executed forward, 2.5 backward, on `pairs` (sequence, head)
+// pairs of seq x seq.
+Op flashAttention(int64_t pairs, int64_t seq) {
   Op op;
   op.name = "flash_attention";
   op.kind = OpKind::kAttention;
@@ -44,8 +46,18 @@ TEST(ComputeTimer, FusedAttentionRunsEachPassAtItsRate) {
   op.forward.executed_flops = 1.0e12;
   op.backward.flops = 4.0e12;
   op.backward.executed_flops = 2.5e12;
-  op.forward_gemms = {GemmShape{8192, 8192, 128, 128}};
-  op.backward_gemms = {GemmShape{8192, 8192, 128, 128}};
+  op.forward_gemms = {GemmShape{seq, seq, 128, pairs}};
+  op.backward_gemms = {GemmShape{seq, seq, 128, pairs}};
+  return op;
+}
+
+// The fused attention kernel: its forward pass (and a recomputed forward) at the forward
+// rate, its backward at the backward rate, each measured on its own (B200: cuDNN 1,384.2
+// and 994.9 TFLOP/s at batch 1 x 128 heads, seq 8192, the problem given here).
+TEST(ComputeTimer, FusedAttentionRunsEachPassAtItsRate) {
+  const sim::ComputeModel& model = b200Model();
+  const ComputeTimer timer(model);
+  const Op op = flashAttention(128, 8192);
   EXPECT_NEAR(timer.seconds(op, PassKind::kForward), 1.0e12 / 1384.2e12 + model.launchOverhead(), 1e-12);
   EXPECT_NEAR(timer.seconds(op, PassKind::kBackward), 2.5e12 / 994.9e12 + model.launchOverhead(), 1e-12);
 }
@@ -54,22 +66,16 @@ TEST(ComputeTimer, FusedAttentionRunsEachPassAtItsRate) {
 // queries x keys): the same FLOPs on fewer, shorter pairs take longer, by the tile model's
 // efficiency ratio (sim/attention_tiles.h).
 TEST(ComputeTimer, FusedAttentionRunsAtItsProblemsTileEfficiency) {
-  static const auto catalog = topology::GpuCatalog::load(std::string(TRAINSIM_CONFIG_DIR_FOR_TESTS) + "/gpus.yaml");
-  const sim::ComputeModel model(*catalog->find("b200"), topology::Precision::kFp8);
+  const sim::ComputeModel& model = b200Model();
   const ComputeTimer timer(model);
-  Op op;
-  op.name = "flash_attention";
-  op.kind = OpKind::kAttention;
-  op.matmul = true;
-  op.forward.executed_flops = 1.0e12;
-  op.forward_gemms = {GemmShape{2048, 2048, 128, 24}};
   const sim::AttentionShape short_narrow{24.0, 2048.0, 2048.0};
   const sim::AttentionShape measured{128.0, 8192.0, 8192.0};
   const double overhead = model.parameters().attentionTileOverhead("b200").forward;
   const double ratio = sim::attentionTileEfficiency(short_narrow, sim::AttentionPass::kForward, 148, overhead) /
                        sim::attentionTileEfficiency(measured, sim::AttentionPass::kForward, 148, overhead);
   EXPECT_LT(ratio, 0.7);
-  EXPECT_NEAR(timer.seconds(op, PassKind::kForward), 1.0e12 / (1384.2e12 * ratio) + model.launchOverhead(), 1e-12);
+  EXPECT_NEAR(timer.seconds(flashAttention(24, 2048), PassKind::kForward),
+              1.0e12 / (1384.2e12 * ratio) + model.launchOverhead(), 1e-12);
 }
 
 TEST(ComputeTimer, ChunkedGemmsRunAsTheirConcurrentChunksTogether) {
