@@ -165,6 +165,13 @@ class WorkloadBuilder {
     workload_.communications.push_back({std::move(name), op, group, backward, bytes, count, beside});
   }
 
+  // A context-parallel ring exchange: `steps` send/recv calls of `bytes`, each beside one step
+  // of the core attention.
+  void ringExchange(std::string name, bool backward, double bytes, int64_t steps) {
+    communicate(std::move(name), CollectiveOp::kSendRecv, ParallelGroup::kContext, backward, bytes, steps);
+    if (steps > 0) workload_.communications.back().beside_attention = true;
+  }
+
   // Tensor-parallel communication around a column-parallel GEMM that reads the block input
   // (`gather`: QKV, MLP fc1) and a row-parallel GEMM that writes the block output (`reduce`).
   // Without SP: all-reduce of the output (forward) and of the input gradient (backward).
@@ -348,12 +355,15 @@ void WorkloadBuilder::attentionBlock() {
   if (shard_.cp > 1) {
     // Ring attention (Megatron-Core / Transformer Engine context parallelism): each of the
     // cp - 1 steps passes this rank's K and V chunk to the next rank; backward passes K, V
-    // and the partial dK, dV around the ring.
+    // and the partial dK, dV around the ring. Each exchange runs beside an attention step,
+    // except the dK, dV hop that takes the finished sum back to the rank owning the chunk:
+    // it follows the last step, and the input-gradient GEMM of QKV waits for it.
     const double kv_chunk = 2.0 * t * (kv / tp_) * e_;
     const int64_t steps = shard_.cp - 1;
-    communicate("ring_attention_kv", CollectiveOp::kSendRecv, ParallelGroup::kContext, false, kv_chunk, steps);
-    communicate("ring_attention_kv", CollectiveOp::kSendRecv, ParallelGroup::kContext, true, kv_chunk, steps);
-    communicate("ring_attention_dkv", CollectiveOp::kSendRecv, ParallelGroup::kContext, true, kv_chunk, steps);
+    ringExchange("ring_attention_kv", false, kv_chunk, steps);
+    ringExchange("ring_attention_kv", true, kv_chunk, steps);
+    ringExchange("ring_attention_dkv", true, kv_chunk, steps);
+    communicate("ring_attention_dkv_return", CollectiveOp::kSendRecv, ParallelGroup::kContext, true, kv_chunk);
   }
 }
 

@@ -272,6 +272,9 @@ struct Communication {
   // outside Transformer Engine's linear layers (embedding, output layer, loss, MoE token
   // exchange), which Megatron runs on the compute stream after the kernels they follow.
   std::optional<GemmOverlap> beside;
+  // A context-parallel ring exchange, which Transformer Engine runs beside the steps of the
+  // core attention (ring_attention_exposure.h) instead of after the pass's compute.
+  bool beside_attention = false;
 };
 
 // The operations of one part of the model for one micro-batch on one GPU, in execution order.

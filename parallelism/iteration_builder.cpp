@@ -8,7 +8,11 @@
 #include "parallelism/chunk_workload.h"
 #include "parallelism/memory_model.h"
 #include "parallelism/micro_batch_shard.h"
+#include "parallelism/ring_attention_exposure.h"
 #include "parallelism/tp_overlap_exposure.h"
+#include "sim/engine.h"
+#include "sim/flow_network.h"
+#include "sim/task_executor.h"
 
 namespace trainsim::parallelism {
 namespace {
@@ -98,7 +102,7 @@ void IterationBuilder::addWorkload(PassWork& work, const ChunkPart& part) const 
     }
   }
   for (const Communication& comm : workload.communications) {
-    const bool overlapped = comm.beside.has_value();
+    const bool overlapped = comm.beside.has_value() || comm.beside_attention;
     auto same = std::find_if(work.comms.begin(), work.comms.end(), [&](const PassWork::Comm& c) {
       return c.group == comm.group && c.op == comm.op && c.backward == comm.backward && c.overlapped == overlapped;
     });
@@ -110,31 +114,61 @@ void IterationBuilder::addWorkload(PassWork& work, const ChunkPart& part) const 
       same->bytes += bytes;
       same->count += count;
     }
-    // Full recomputation repeats the forward's tensor-parallel collectives in the backward.
-    if (recompute == Recompute::kFull && !comm.backward && comm.group == ParallelGroup::kTensor) {
-      work.comms.push_back({comm.group, comm.op, true, bytes, count, overlapped});
-    }
+    // Full recomputation repeats the forward's tensor-parallel collectives in the backward;
+    // full and selective both rerun the core attention, and with it its ring exchanges.
+    const bool recomputed = (recompute == Recompute::kFull && comm.group == ParallelGroup::kTensor) ||
+                            (recompute != Recompute::kNone && comm.group == ParallelGroup::kContext);
+    if (recomputed && !comm.backward) work.comms.push_back({comm.group, comm.op, true, bytes, count, overlapped});
   }
-  const OverlapExposure exposure = tpOverlapExposure(
-      workload, timer_, [this](const Communication& comm) { return tensorCollectiveSeconds(comm); },
-      communication_.channel_bandwidth_GBps * 1e9);
-  work.forward_exposed_s += layers * exposure.forward_s;
-  work.backward_exposed_s += layers * exposure.backward_s;
-  // ... and the recomputed forward's collectives beside the recomputed GEMMs.
-  if (recompute == Recompute::kFull) work.backward_exposed_s += layers * exposure.forward_s;
+  const auto collective_seconds = [this](const Communication& comm) { return groupCollectiveSeconds(comm); };
+  const OverlapExposure tensor =
+      tpOverlapExposure(workload, timer_, collective_seconds, communication_.channel_bandwidth_GBps * 1e9);
+  const OverlapExposure ring = ringAttentionExposure(workload, timer_, experiment_.plan.cp, collective_seconds);
+  work.forward_exposed_s += layers * (tensor.forward_s + ring.forward_s);
+  work.backward_exposed_s += layers * (tensor.backward_s + ring.backward_s);
+  // ... and the recomputed forward's collectives beside the recomputed GEMMs and attention.
+  if (recompute == Recompute::kFull) work.backward_exposed_s += layers * (tensor.forward_s + ring.forward_s);
+  if (recompute == Recompute::kSelective) work.backward_exposed_s += layers * ring.forward_s;
+}
+
+double IterationBuilder::groupCollectiveSeconds(const Communication& comm) const {
+  const auto key = std::make_tuple(static_cast<int>(comm.group), static_cast<int>(comm.op), comm.bytes);
+  auto cached = group_collective_seconds_.find(key);
+  if (cached == group_collective_seconds_.end()) {
+    const double seconds =
+        comm.group == ParallelGroup::kContext ? concurrentContextSeconds(comm) : tensorCollectiveSeconds(comm);
+    cached = group_collective_seconds_.emplace(key, seconds).first;
+  }
+  return cached->second;
 }
 
 double IterationBuilder::tensorCollectiveSeconds(const Communication& comm) const {
-  const auto key = std::make_pair(static_cast<int>(comm.op), comm.bytes);
-  auto cached = tensor_collective_seconds_.find(key);
-  if (cached == tensor_collective_seconds_.end()) {
-    sim::TaskGraph scratch;
-    const sim::CollectiveBuilder builder(cluster_, router_, scratch, communication_);
-    const std::vector<int64_t> group = layout_.tensorGroup(layout_.coordinate(0));
+  sim::TaskGraph scratch;
+  const sim::CollectiveBuilder builder(cluster_, router_, scratch, communication_);
+  const sim::CollectiveRequest request{comm.op, layout_.tensorGroup(layout_.coordinate(0)), comm.bytes, {}, {}};
+  return valueOrThrow(builder.choose(request)).estimated_time_s;
+}
+
+double IterationBuilder::concurrentContextSeconds(const Communication& comm) const {
+  sim::TaskGraph graph;
+  sim::CollectiveBuilder builder(cluster_, router_, graph, communication_);
+  std::optional<sim::CollectiveChoice> choice;  // the groups are symmetric: chosen once
+  for (int64_t r = 0; r < layout_.ranks(); ++r) {
+    const RankCoordinate coordinate = layout_.coordinate(r);
+    if (coordinate.pp != 0) continue;
+    const std::vector<int64_t> group = layout_.contextGroup(coordinate);
+    if (group.size() < 2 || group.front() != r) continue;
     const sim::CollectiveRequest request{comm.op, group, comm.bytes, {}, {}};
-    cached = tensor_collective_seconds_.emplace(key, valueOrThrow(builder.choose(request)).estimated_time_s).first;
+    if (!choice) choice = valueOrThrow(builder.choose(request));
+    builder.add(request, *choice);
   }
-  return cached->second;
+  if (!choice) return 0.0;
+  if (context_capacities_.empty())
+    context_capacities_ = sim::CollectiveBuilder::effectiveCapacities(cluster_, communication_);
+  sim::Engine engine;
+  sim::FlowNetwork network(engine, context_capacities_);
+  sim::TaskExecutor executor(engine, network, graph);
+  return sim::simTimeToSeconds(executor.run());
 }
 
 IterationBuilder::PassWork IterationBuilder::chunkWork(int64_t stage, int64_t chunk) const {
@@ -219,6 +253,7 @@ IterationGraph IterationBuilder::build() {
   }
 
   const bool overlap_tp = plan.tp_comm_overlap && plan.tp > 1;
+  const bool ring_attention = plan.cp > 1;
   // ZeRO's parameter all-gathers overlap a chunk's first forward, which waits for each
   // bucket as it reaches the bucket's layers (step 5).
   const bool gathered_forward = data_parallel && plan.zero >= 1 && (plan.overlap_param_gather || zero3);
@@ -249,10 +284,11 @@ IterationGraph IterationBuilder::build() {
       const int64_t parts = split || split_gathered ? buckets(stage) : 1;
       TaskId first = sim::kNoTask;
       TaskId last = sim::kNoTask;
-      if (overlap_tp || zero3) {
+      if (overlap_tp || zero3 || ring_attention) {
         // A zero-length marker where the pass starts: the overlapped tensor-parallel
-        // collectives start with the pass instead of after it, and ZeRO-3's prefetch of the
-        // next pass's parameters is issued there (step 5).
+        // collectives and the ring attention's exchanges start with the pass instead of
+        // after it, and ZeRO-3's prefetch of the next pass's parameters is issued there
+        // (step 5).
         first = graph.addCompute(0, {}, tagged(TaskCategory::kCompute, rank.compute_stream));
       }
       for (int64_t part = 0; part < parts; ++part) {
@@ -268,7 +304,7 @@ IterationGraph IterationBuilder::build() {
           sim::scaledDuration(sim::secondsToSimTime(seconds / static_cast<double>(parts)), parts));
       rank.step_compute.push_back(first);
       rank.step_compute_last.push_back(last);
-      // What the overlapped tensor-parallel collectives leave exposed beside their GEMMs.
+      // What the overlapped collectives leave exposed beside their GEMMs and attention steps.
       const double exposed = step.pass == PassKind::kForward ? pass.forward_exposed_s : pass.backward_exposed_s;
       rank.step_end.push_back(
           exposed > 0.0 ? graph.addCompute(sim::secondsToSimTime(exposed), {last}, tagged(TaskCategory::kTensorComm))
@@ -308,9 +344,11 @@ IterationGraph IterationBuilder::build() {
         }
         // Build each group's collective once, from its first member.
         if (group.size() < 2 || group.front() != r) continue;
-        // Overlapped TP collectives run beside the pass's GEMMs (from its start); the pass
-        // ends when both are done. Others follow the pass's compute.
-        const bool overlapped = overlap_tp && comm.group == ParallelGroup::kTensor && comm.overlapped;
+        // Overlapped TP collectives and ring-attention exchanges run beside the pass's GEMMs
+        // and attention (from its start); the pass ends when both are done. Others follow the
+        // pass's compute.
+        const bool overlapped = comm.overlapped && (comm.group == ParallelGroup::kContext ||
+                                                    (overlap_tp && comm.group == ParallelGroup::kTensor));
         std::vector<TaskId> dependencies;
         for (int64_t member : group) {
           const RankTasks& rank = result.ranks[static_cast<std::size_t>(member)];

@@ -123,8 +123,9 @@ class IterationBuilder {
       bool backward;
       double bytes;
       int64_t count;
-      // Beside a GEMM under tp_comm_overlap (Communication::beside): issued as the pass
-      // starts instead of after its compute.
+      // Beside a GEMM under tp_comm_overlap (Communication::beside) or beside the attention
+      // steps (Communication::beside_attention): issued as the pass starts instead of after
+      // its compute.
       bool overlapped = false;
     };
     std::vector<Comm> comms;
@@ -135,9 +136,15 @@ class IterationBuilder {
   };
   [[nodiscard]] PassWork chunkWork(int64_t stage, int64_t chunk) const;
   void addWorkload(PassWork& work, const ChunkPart& part) const;
-  // One call of a tensor-parallel collective on a tensor-parallel group, alone (the tuner's
-  // closed-form estimate; the groups are symmetric).
+  // One call of a tensor- or context-parallel collective on a group of its kind, cached.
+  [[nodiscard]] double groupCollectiveSeconds(const Communication& comm) const;
+  // A tensor-parallel group's call alone: the tuner's closed-form estimate (the groups are
+  // symmetric and, inside a node, do not share links).
   [[nodiscard]] double tensorCollectiveSeconds(const Communication& comm) const;
+  // A ring-attention exchange as every context-parallel group of the first stage runs it at
+  // once, simulated on the flow network: rings that cross nodes share the NICs and the
+  // fabric, which the tuner's estimate for one group alone does not see.
+  [[nodiscard]] double concurrentContextSeconds(const Communication& comm) const;
   sim::TaskId addCollective(IterationGraph& result, sim::CollectiveOp op, const std::vector<int64_t>& ranks,
                             double bytes, int64_t count, std::vector<sim::TaskId> dependencies, TaskCategory category);
 
@@ -154,7 +161,8 @@ class IterationBuilder {
   using CollectiveKey = std::tuple<int, std::size_t, double, int>;
   std::map<CollectiveKey, sim::CollectiveChoice> choices_;
   std::map<CollectiveKey, double> empty_latency_;
-  mutable std::map<std::pair<int, double>, double> tensor_collective_seconds_;
+  mutable std::map<std::tuple<int, int, double>, double> group_collective_seconds_;
+  mutable std::vector<double> context_capacities_;  // effective link capacities, for concurrentContextSeconds
 };
 
 }  // namespace trainsim::parallelism

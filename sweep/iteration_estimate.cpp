@@ -11,6 +11,7 @@
 #include "parallelism/micro_batch_shard.h"
 #include "parallelism/pipeline_schedule.h"
 #include "parallelism/rank_layout.h"
+#include "parallelism/ring_attention_exposure.h"
 #include "parallelism/tp_overlap_exposure.h"
 #include "sim/collective_builder.h"
 
@@ -27,27 +28,28 @@ struct ChunkTimes {
   double backward_compute = 0.0;  // recomputation included
   double forward_comm = 0.0;      // tensor/context/expert-parallel collectives
   double backward_comm = 0.0;
-  double tensor_forward_comm = 0.0;  // the part tp_comm_overlap can hide (Communication::beside)
-  double tensor_backward_comm = 0.0;
+  // The part that runs beside the pass's compute: tensor-parallel collectives bound to a
+  // GEMM under tp_comm_overlap (Communication::beside) and ring-attention exchanges
+  // (Communication::beside_attention).
+  double beside_forward_comm = 0.0;
+  double beside_backward_comm = 0.0;
 
   void add(const ChunkTimes& other) {
     forward_compute += other.forward_compute;
     backward_compute += other.backward_compute;
     forward_comm += other.forward_comm;
     backward_comm += other.backward_comm;
-    tensor_forward_comm += other.tensor_forward_comm;
-    tensor_backward_comm += other.tensor_backward_comm;
+    beside_forward_comm += other.beside_forward_comm;
+    beside_backward_comm += other.beside_backward_comm;
   }
-  // One pass; overlapped tensor-parallel collectives cost only what exceeds the pass's compute.
-  [[nodiscard]] double forward(bool overlap_tensor) const {
-    if (!overlap_tensor) return forward_compute + forward_comm;
-    return std::max(forward_compute, tensor_forward_comm) + forward_comm - tensor_forward_comm;
+  // One pass; the collectives beside the compute cost only what exceeds it.
+  [[nodiscard]] double forward() const {
+    return std::max(forward_compute, beside_forward_comm) + forward_comm - beside_forward_comm;
   }
-  [[nodiscard]] double backward(bool overlap_tensor) const {
-    if (!overlap_tensor) return backward_compute + backward_comm;
-    return std::max(backward_compute, tensor_backward_comm) + backward_comm - tensor_backward_comm;
+  [[nodiscard]] double backward() const {
+    return std::max(backward_compute, beside_backward_comm) + backward_comm - beside_backward_comm;
   }
-  [[nodiscard]] double total(bool overlap_tensor) const { return forward(overlap_tensor) + backward(overlap_tensor); }
+  [[nodiscard]] double total() const { return forward() + backward(); }
 };
 
 // Bytes of the requests the link load is measured with: every flow's bytes are proportional
@@ -281,6 +283,7 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
     }
     return GroupKind::kTensor;
   };
+  const bool overlap_tensor = plan.tp_comm_overlap && plan.tp > 1;
   // As IterationBuilder::addWorkload: `repeats` copies of the part's workload (recomputed
   // when it is the transformer layers), each collective kind summed into one call plus the
   // fixed latency of the others.
@@ -305,24 +308,30 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
       const double seconds =
           collectiveSeconds(plan, kind, comm.op, group, layers * comm.bytes * static_cast<double>(comm.count)) +
           std::max(0.0, count - 1.0) * collectiveSeconds(plan, kind, comm.op, group, 0.0);
-      const bool tensor = comm.group == ParallelGroup::kTensor;
-      const int repeats = recompute == Recompute::kFull && !comm.backward && tensor ? 2 : 1;
-      for (int repeat = 0; repeat < repeats; ++repeat) {
+      // Recomputation repeats the forward's collectives as IterationBuilder::addWorkload does.
+      const bool recomputed =
+          !comm.backward && ((recompute == Recompute::kFull && comm.group == ParallelGroup::kTensor) ||
+                             (recompute != Recompute::kNone && comm.group == ParallelGroup::kContext));
+      const bool beside = (overlap_tensor && comm.beside) || comm.beside_attention;
+      for (int repeat = 0; repeat < (recomputed ? 2 : 1); ++repeat) {
         const bool backward = comm.backward || repeat == 1;
         (backward ? times.backward_comm : times.forward_comm) += seconds;
-        if (comm.beside) (backward ? times.tensor_backward_comm : times.tensor_forward_comm) += seconds;
+        if (beside) (backward ? times.beside_backward_comm : times.beside_forward_comm) += seconds;
       }
     }
-    // What the overlapped collectives leave exposed beside their GEMMs, after the compute.
-    const parallelism::OverlapExposure exposure = parallelism::tpOverlapExposure(
-        workload, timer,
-        [&](const parallelism::Communication& comm) {
-          return collectiveSeconds(plan, GroupKind::kTensor, comm.op, groupOf(comm.group), comm.bytes);
-        },
-        options_.communication.channel_bandwidth_GBps * 1e9);
-    times.forward_compute += layers * exposure.forward_s;
-    times.backward_compute += layers * exposure.backward_s;
-    if (recompute == Recompute::kFull) times.backward_compute += layers * exposure.forward_s;
+    // What the overlapped collectives leave exposed beside their GEMMs and attention steps,
+    // after the compute.
+    const auto collective_seconds = [&](const parallelism::Communication& comm) {
+      return collectiveSeconds(plan, kindOf(comm.group), comm.op, groupOf(comm.group), comm.bytes);
+    };
+    const parallelism::OverlapExposure tensor = parallelism::tpOverlapExposure(
+        workload, timer, collective_seconds, options_.communication.channel_bandwidth_GBps * 1e9);
+    const parallelism::OverlapExposure ring =
+        parallelism::ringAttentionExposure(workload, timer, plan.cp, collective_seconds);
+    times.forward_compute += layers * (tensor.forward_s + ring.forward_s);
+    times.backward_compute += layers * (tensor.backward_s + ring.backward_s);
+    if (recompute == Recompute::kFull) times.backward_compute += layers * (tensor.forward_s + ring.forward_s);
+    if (recompute == Recompute::kSelective) times.backward_compute += layers * ring.forward_s;
     return times;
   };
 
@@ -354,11 +363,10 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
     }
     return times;
   };
-  const bool overlap_tensor = plan.tp_comm_overlap && plan.tp > 1;
   // One micro-batch through every chunk of a stage, each chunk's passes priced on their own.
   auto stageTime = [&](int64_t stage) {
     double total = 0.0;
-    for (int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) total += chunkOf(stage, chunk).total(overlap_tensor);
+    for (int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) total += chunkOf(stage, chunk).total();
     return total;
   };
   const ChunkTimes first_chunk = chunkOf(0, 0);
@@ -439,8 +447,8 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
       const double gather_bucket = gathering(chunk_parameters / buckets);
       const double whole = reduction(chunk_parameters);
       const auto order = parallelism::stageOrder(plan.schedule, 1, 1, plan.microbatches(training), 0);
-      const Zero3Pass forward{last_chunk.forward_compute, last_chunk.forward(overlap_tensor)};
-      const Zero3Pass backward{last_chunk.backward_compute, last_chunk.backward(overlap_tensor)};
+      const Zero3Pass forward{last_chunk.forward_compute, last_chunk.forward()};
+      const Zero3Pass backward{last_chunk.backward_compute, last_chunk.backward()};
       // The prefetch is issued when the pass before starts (IterationBuilder's start marker).
       const Zero3Timeline timeline =
           zero3Timeline(order, forward, backward, true, gather_bucket, buckets, gathering(chunk_parameters), whole);
@@ -455,7 +463,7 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
         // Overlapped with the next iteration's first forward of the chunk, which waits for
         // each bucket as it reaches it (gatheredPassEnd); else after the optimizer step.
         const double gather_bucket = gathering(chunk_parameters / buckets);
-        const double forward = first_chunk.forward(overlap_tensor);
+        const double forward = first_chunk.forward();
         seconds += plan.overlap_param_gather ? gatheredPassEnd(forward, buckets, gather_bucket) - forward +
                                                    contended(chunks * buckets * gather_bucket, forward)
                                              : chunks * buckets * gather_bucket;

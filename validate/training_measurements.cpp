@@ -1,6 +1,7 @@
 #include "validate/training_measurements.h"
 
 #include <stdexcept>
+#include <string_view>
 
 namespace trainsim::validate {
 namespace {
@@ -14,6 +15,7 @@ constexpr const char* kDgxc = "dgxc-h100";
 constexpr const char* kBridgeBlackwell = "bridge-blackwell";
 constexpr const char* kMlperfH100 = "mlperf-h100-gpt3";
 constexpr const char* kMlperfBlackwell = "mlperf-blackwell";
+constexpr const char* kNemoLongContext = "nemo-long-context";
 
 // Transformer Engine userbuffers settings (parallelism.tp_comm_overlap_config) of the runs
 // that overlap tensor-parallel communication, per recipe:
@@ -510,6 +512,39 @@ TrainingMeasurement mlperfLlama(const char* id, const char* model, int64_t layer
   return row;
 }
 
+// NeMo's long-sequence tables (NVIDIA/NeMo docs/source/performance/performance_long_sequence.md,
+// commit 9421f21a): pre-training with context parallelism from 4K to 1M tokens per sequence,
+// FP8, one table per GPU, every row 4M tokens (global batch x sequence) per step:
+//  - Llama 3 8B on DGX B200, NeMo 25.04.rc2: 8K-1M tokens on 2-256 GPUs. The table's "# of
+//    GPUs" column repeats the sequence length in K there; the GPUs are TP x PP x DP x CP, as a
+//    later revision of the page writes them.
+//  - Llama 2 7B on DGX H100, NeMo 24.03.01: 4K-1M tokens on 4-1,024 GPUs.
+// TFLOP/s per GPU by NeMo's llama2 / llama3 formulas (nemo/utils/flops_formulas.py), which
+// count causal attention in full as this suite does. The page gives sequence length, global
+// batch, TP / PP / DP / CP and precision. Settings from the recipes' defaults (NeMo-Framework-
+// Launcher conf/training/llama/llama2_7b.yaml for 24.03; NeMo 2.0's llama3_8b recipes for
+// 25.04): micro-batch 1, no recomputation, the distributed optimizer with overlapped gradient
+// reduce-scatter and parameter all-gather, sequence parallelism where tp > 1 without
+// userbuffers overlap (ub_tp_comm_overlap false), flash attention, fused cross-entropy.
+TrainingMeasurement nemoLongContext(const char* id, const char* model, int64_t seq_k, int64_t global_batch, int64_t tp,
+                                    int64_t pp, int64_t dp, int64_t cp, double tflops_per_gpu) {
+  const bool b200 = std::string_view(model).starts_with("B200");
+  const int64_t gpus = tp * pp * dp * cp;
+  TrainingMeasurement row = b200 ? dgxc(id, model, "llama", 32, 4096, 14336, 32, 8, 128256, seq_k * 1024, gpus,
+                                        global_batch, tp, pp, cp, 1, "fp8", tflops_per_gpu)
+                                 : dgxc(id, model, "llama", 32, 4096, 11008, 32, 32, 32000, seq_k * 1024, gpus,
+                                        global_batch, tp, pp, cp, 1, "fp8", tflops_per_gpu);
+  row.source = kNemoLongContext;
+  row.cluster = b200 ? "dgx-b200" : "dgx-h100";
+  row.tied_embeddings = false;
+  row.tp_comm_overlap = false;
+  row.tp_comm_overlap_config.clear();
+  row.fused_cross_entropy = true;
+  row.assumptions =
+      "micro-batch 1, no recomputation, no userbuffers overlap; fp8 delayed scaling run as current scaling";
+  return row;
+}
+
 }  // namespace
 
 std::string_view trainingMetricName(TrainingMetric metric) {
@@ -575,6 +610,11 @@ const std::vector<TrainingSource>& trainingSources() {
        "(mlcommons/training_results_v5.1, commit 4da2d1cd): NVIDIA/results/*/result_*.txt and the submissions' "
        "config_*.sh",
        TrainingMetric::kIterationTime, "seconds per training step (steady state, no evaluation)"},
+      {kNemoLongContext, "NeMo long-sequence context parallelism (H100, B200)",
+       "NVIDIA/NeMo docs/source/performance/performance_long_sequence.md (commit 9421f21a): Llama 2 7B FP8 on "
+       "DGX H100 (NeMo 24.03.01) and Llama 3 8B FP8 on DGX B200 (NeMo 25.04.rc2), 4K-1M tokens per sequence",
+       TrainingMetric::kModelTflopsPerGpu,
+       "TFLOP/s per GPU of model FLOPs (NeMo's formulas: causal attention counted in full, no recomputation)"},
   };
   return sources;
 }
@@ -680,6 +720,24 @@ const std::vector<TrainingMeasurement>& trainingMeasurements() {
       mlperfLlama("mlperf-blackwell-002", "GB200 Llama 3.1 405B", 126, 16384, 53248, 128, 32768,  256, 448, 4, 8, 2, 8, 19.11),   // v5.0
       mlperfLlama("mlperf-blackwell-003", "GB200 Llama 3.1 405B", 126, 16384, 53248, 128, 32768,  512, 896, 4, 8, 2, 8, 19.44),   // v5.0
       mlperfLlama("mlperf-blackwell-004", "GB200 Llama 3.1 8B",    32,  4096, 14336,  32, 128256,  72,  36, 1, 1, 2, 1, 0.1681),  // v5.1
+      //              id                       model              seq (K)   gbs tp pp dp  cp  TFLOP/s
+      nemoLongContext("nemo-long-context-001", "H100 Llama 2 7B",      4, 1024, 1, 1, 4,  1,  768),
+      nemoLongContext("nemo-long-context-002", "H100 Llama 2 7B",      8,  512, 1, 2, 4,  1,  730),
+      nemoLongContext("nemo-long-context-003", "H100 Llama 2 7B",     16,  256, 2, 1, 8,  1,  660),
+      nemoLongContext("nemo-long-context-004", "H100 Llama 2 7B",     32,  128, 2, 1, 8,  2,  610),
+      nemoLongContext("nemo-long-context-005", "H100 Llama 2 7B",     64,   64, 4, 1, 8,  2,  574),
+      nemoLongContext("nemo-long-context-006", "H100 Llama 2 7B",    128,   32, 4, 1, 8,  4,  555),
+      nemoLongContext("nemo-long-context-007", "H100 Llama 2 7B",    256,   16, 4, 1, 8,  8,  549),
+      nemoLongContext("nemo-long-context-008", "H100 Llama 2 7B",    512,    8, 8, 1, 4, 16,  549),
+      nemoLongContext("nemo-long-context-009", "H100 Llama 2 7B",   1024,    4, 8, 1, 4, 32,  536),
+      nemoLongContext("nemo-long-context-010", "B200 Llama 3 8B",      8,  512, 1, 1, 2,  1, 1671),
+      nemoLongContext("nemo-long-context-011", "B200 Llama 3 8B",     16,  256, 1, 1, 4,  1, 1717),
+      nemoLongContext("nemo-long-context-012", "B200 Llama 3 8B",     32,  128, 1, 1, 4,  2, 1624),
+      nemoLongContext("nemo-long-context-013", "B200 Llama 3 8B",     64,   64, 1, 1, 4,  4, 1600),
+      nemoLongContext("nemo-long-context-014", "B200 Llama 3 8B",    128,   32, 2, 1, 4,  4, 1588),
+      nemoLongContext("nemo-long-context-015", "B200 Llama 3 8B",    256,   16, 4, 1, 4,  4, 1590),
+      nemoLongContext("nemo-long-context-016", "B200 Llama 3 8B",    512,    8, 4, 1, 4,  8, 1619),
+      nemoLongContext("nemo-long-context-017", "B200 Llama 3 8B",   1024,    4, 4, 1, 4, 16, 1608),
   };
   // clang-format on
   return rows;

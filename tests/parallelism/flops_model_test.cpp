@@ -290,14 +290,25 @@ TEST(FlopsModel, TensorParallelCommunication) {
 TEST(FlopsModel, ContextParallelRingPassesKeysAndValues) {
   const ModelSpec model = llama3_8bModel();
   const Workload layer = transformerLayer(model, shard(1, 8192, 1, false, 4));
-  int found = 0;
+  int beside = 0;
+  int returns = 0;
   for (const auto& comm : layer.communications) {
     EXPECT_EQ(comm.group, ParallelGroup::kContext);
-    EXPECT_EQ(comm.count, 3);
+    EXPECT_EQ(comm.op, sim::CollectiveOp::kSendRecv);
     EXPECT_DOUBLE_EQ(comm.bytes, 2.0 * 2048 * 1024 * 2);  // K and V of 2048 tokens, 8 x 128 wide, bf16
-    ++found;
+    if (comm.beside_attention) {
+      EXPECT_EQ(comm.count, 3);  // one per step after the first
+      ++beside;
+    } else {
+      // The finished dK, dV back to the chunk's rank, after the last step.
+      EXPECT_EQ(comm.name, "ring_attention_dkv_return");
+      EXPECT_TRUE(comm.backward);
+      EXPECT_EQ(comm.count, 1);
+      ++returns;
+    }
   }
-  EXPECT_EQ(found, 3);
+  EXPECT_EQ(beside, 3);  // K, V forward; K, V and dK, dV backward
+  EXPECT_EQ(returns, 1);
   // Queries s / cp against all s keys.
   EXPECT_EQ(layer.find("flash_attention")->forward_gemms.front(), (GemmShape{2048, 8192, 128, 32}));
 }

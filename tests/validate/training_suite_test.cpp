@@ -42,8 +42,9 @@ TEST(TrainingMeasurementsTest, RowsAreUniqueCitedAndConsistent) {
   }
   // training.yaml's 29 rows less the two strong-scaling ones, 8 Megatron-Bridge H100 rows, 12
   // DGX Cloud Benchmarking rows, Korthikanti et al.'s 5 per-layer times and 8 Megatron-Bridge
-  // B200 / GB200 rows, 5 MLPerf Training GPT-3 H100 rows and 4 MLPerf Training Blackwell rows.
-  EXPECT_EQ(ids.size(), 69u);
+  // B200 / GB200 rows, 5 MLPerf Training GPT-3 H100 rows, 4 MLPerf Training Blackwell rows and
+  // NeMo's 17 long-sequence rows.
+  EXPECT_EQ(ids.size(), 86u);
   for (const auto& source : trainingSources()) EXPECT_FALSE(source.citation.empty()) << source.id;
 }
 
@@ -145,15 +146,16 @@ TEST(TrainingSuiteTest, MapeIsTheMeanAbsoluteErrorPerSourceAndOverall) {
 }
 
 // Issue 4's goal is MAPE <= 10% on each source and <= 5% over all rows. On the default rows
-// (the four slowest skipped), since fused attention runs at its problem's tile efficiency
-// (sim/attention_tiles.h; docs/training-validation.md change 28): SC21 10.1% (every row 6-15%
-// fast), Korthikanti 1.1% / 1.2%, Megatron-Core H100 9.3% (rows 004 and 005, 32B and 70B at
-// tp 8 with an unpublished micro-batch size, -30% and -14%), Megatron-Bridge H100 FP8 7.4%
-// (Llama 3.1 405B +11..+15%), DGX Cloud Benchmarking 8.3% (GPT-3 175B -14..-17%), Megatron-
-// Bridge B200 / GB200 16.6% (every row 13-19% fast), MLPerf Training GPT-3 175B on H100 12.6%
-// (micro-batch 1 -15%, micro-batch 2 -7%), MLPerf B200 / GB200 11.0% (5-17% short); overall
-// 8.5% over 65 rows. Neither Blackwell source, MLPerf H100 nor the overall goal is met. The
-// bounds guard the current figures.
+// (the four slowest skipped), since ring-attention exchanges overlap the attention steps
+// (parallelism/ring_attention_exposure.h; docs/training-validation.md change 29): SC21 10.1%
+// (every row 6-15% fast), Korthikanti 1.1% / 1.2%, Megatron-Core H100 9.3% (rows 004 and 005,
+// 32B and 70B at tp 8 with an unpublished micro-batch size, -30% and -14%), Megatron-Bridge
+// H100 FP8 7.9% (Llama 3.1 405B +14..+18%), DGX Cloud Benchmarking 8.7% (GPT-3 175B
+// -14..-17%), Megatron-Bridge B200 / GB200 16.7% (every row 13-19% fast), MLPerf Training
+// GPT-3 175B on H100 12.6% (micro-batch 1 -15%, micro-batch 2 -7%), MLPerf B200 / GB200 11.6%
+// (7-18% short), NeMo long-sequence 19.8% (H100 NeMo 24.03 +10..+15%, B200 NeMo 25.04
+// +18..+37%); overall 11.0% over 82 rows. Neither Blackwell source, MLPerf H100, the NeMo
+// long-sequence source nor the overall goal is met. The bounds guard the current figures.
 TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   TrainingSuiteOptions options;
   for (const auto& row : trainingMeasurements()) {
@@ -162,24 +164,25 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   const auto result = runTrainingSuite(kPaths, options);
   ASSERT_TRUE(result.ok()) << result.error().toString();
   const auto& suite = *result;
-  ASSERT_EQ(suite.rows.size(), 65u);
+  ASSERT_EQ(suite.rows.size(), 82u);
   EXPECT_EQ(suite.failed, 0);
-  ASSERT_EQ(suite.sources.size(), 9u);
+  ASSERT_EQ(suite.sources.size(), 10u);
   for (const auto& accuracy : suite.sources) {
     EXPECT_GE(accuracy.compared, 3) << accuracy.source->id;
     const std::string& id = accuracy.source->id;
-    const double bound = id.starts_with("megatron-sc21")      ? 0.104
-                         : id.starts_with("korthikanti-t4")   ? 0.015
-                         : id.starts_with("mcore")            ? 0.095
-                         : id.starts_with("bridge-blackwell") ? 0.17
-                         : id.starts_with("bridge")           ? 0.076
-                         : id.starts_with("dgxc")             ? 0.085
-                         : id.starts_with("mlperf-h100")      ? 0.13
-                         : id.starts_with("mlperf-blackwell") ? 0.115
-                                                              : 0.10;
+    const double bound = id.starts_with("megatron-sc21")       ? 0.104
+                         : id.starts_with("korthikanti-t4")    ? 0.015
+                         : id.starts_with("mcore")             ? 0.095
+                         : id.starts_with("bridge-blackwell")  ? 0.17
+                         : id.starts_with("bridge")            ? 0.08
+                         : id.starts_with("dgxc")              ? 0.088
+                         : id.starts_with("mlperf-h100")       ? 0.13
+                         : id.starts_with("mlperf-blackwell")  ? 0.117
+                         : id.starts_with("nemo-long-context") ? 0.2
+                                                               : 0.10;
     EXPECT_LE(accuracy.mape, bound) << id;
   }
-  EXPECT_LE(suite.mape, 0.087);
+  EXPECT_LE(suite.mape, 0.111);
 }
 
 // The DGX Cloud Benchmarking rows come in pairs, one plan run in BF16 and in FP8: the
@@ -210,6 +213,25 @@ TEST(TrainingSuiteTest, Fp8SpeedUpMatchesTheMeasuredPairs) {
     }
   }
   EXPECT_EQ(pairs, 6);
+}
+
+// NeMo's long-sequence H100 table holds 4M tokens per step from 128K tokens on cp 4 to 1M
+// tokens on cp 32: 555 -> 536 TFLOP/s per GPU (-3.4%), as each ring exchange of K and V
+// hides under an attention step. The model follows (-0.1%); with the exchanges run after
+// the pass instead, it lost 13% over the same rows (513 -> 448).
+TEST(TrainingSuiteTest, LongSequenceThroughputHoldsAsContextParallelismGrows) {
+  TrainingSuiteOptions options;
+  options.only = {"nemo-long-context-006", "nemo-long-context-009"};
+  const auto result = runTrainingSuite(kPaths, options);
+  ASSERT_TRUE(result.ok()) << result.error().toString();
+  const auto& rows = result->rows;
+  ASSERT_EQ(rows.size(), 2u);
+  ASSERT_TRUE(rows[0].ran && rows[1].ran);
+  EXPECT_EQ(rows[0].row->cp, 4);
+  EXPECT_EQ(rows[1].row->cp, 32);
+  const double published = rows[1].row->published / rows[0].row->published;
+  const double predicted = rows[1].predicted / rows[0].predicted;
+  EXPECT_NEAR(predicted, published, 0.04);
 }
 
 TEST(TrainingSuiteTest, OnlyTheLargestRowsAreMarkedSlow) {
