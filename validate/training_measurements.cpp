@@ -16,6 +16,7 @@ constexpr const char* kBridgeBlackwell = "bridge-blackwell";
 constexpr const char* kMlperfH100 = "mlperf-h100-gpt3";
 constexpr const char* kMlperfBlackwell = "mlperf-blackwell";
 constexpr const char* kNemoLongContext = "nemo-long-context";
+constexpr const char* kNemoSummary = "nemo-2407";
 
 // Transformer Engine userbuffers settings (parallelism.tp_comm_overlap_config) of the runs
 // that overlap tensor-parallel communication, per recipe:
@@ -84,6 +85,38 @@ constexpr const char* kMlperfGpt3B200Preset =
     "fc1_dgrad: {method: bulk, num_sm: 4, set_sm_margin: 0}, fc1_wgrad: {method: bulk, num_sm: 4, set_sm_margin: 0}, "
     "proj_fprop: {method: ring_exchange, num_sm: 1, set_sm_margin: 1}, "
     "fc2_fprop: {method: ring_exchange, num_sm: 1, set_sm_margin: 1}}";
+
+// The NeMo-Framework-Launcher userbuffers files (launcher_scripts/conf/training/tp_overlap/,
+// chosen by name ub_cfg_<gpu>_h<hidden>_tp<tp>_mbs<mbs>_seqlen<seq>:
+// nemo_launcher/core/stages.py, Training._get_ub_cfg_override) of NeMo's 24.07 performance
+// summary plans that no preset above holds (cga_size, aggregate and fp8_buf are not modelled):
+//  - GPT-3 20B at tp 2, micro-batch 2 (ub_cfg_h100_h6144_tp2_mbs2_seqlen2048.yaml, commit
+//    273c9427, "H100/20B/TP2/MBS2/SeqLen2K/FP8"): bulk overlaps on 8 / 16 / 4 / 16 SMs without
+//    margin, pipelined reduce-scatters on 16 (proj) and 24 (fc2) SMs with margin.
+constexpr const char* kGpt3_20bTp2Mbs2Preset =
+    "{qkv_dgrad: {method: bulk, num_sm: 8, set_sm_margin: 0}, qkv_wgrad: {method: bulk, num_sm: 16, set_sm_margin: 0}, "
+    "fc1_dgrad: {method: bulk, num_sm: 4, set_sm_margin: 0}, fc1_wgrad: {method: bulk, num_sm: 16, set_sm_margin: 0}, "
+    "proj_fprop: {method: pipeline, num_sm: 24, num_splits: 4, set_sm_margin: 1}, "
+    "fc2_fprop: {method: pipeline, num_sm: 24, num_splits: 4, set_sm_margin: 1}}";
+//  - GPT-3 175B at tp 4 (ub_cfg_h100_h12288_tp4_mbs2_seqlen2048.yaml, commit 5d302f86; the
+//    launcher's mbs1 file is not stored, and NeMo's nemo/collections/llm/recipes/
+//    tp_overlap_configs/userbuffers.py, commit 0594a700, carries the same values as
+//    userbuffers_{bf16,fp8}_h100_h12288_tp4_mbs1_seqlen2048): bulk overlaps on 4 / 4 / 2 / 4
+//    SMs without margin, proj_fprop pipelined on 24 SMs with margin, fc2_fprop a ring exchange
+//    on 1 SM with margin.
+constexpr const char* kGpt3_175bTp4Preset =
+    "{qkv_dgrad: {method: bulk, num_sm: 4, set_sm_margin: 0}, qkv_wgrad: {method: bulk, num_sm: 4, set_sm_margin: 0}, "
+    "fc1_dgrad: {method: bulk, num_sm: 2, set_sm_margin: 0}, fc1_wgrad: {method: bulk, num_sm: 4, set_sm_margin: 0}, "
+    "proj_fprop: {method: pipeline, num_sm: 24, num_splits: 4, set_sm_margin: 1}, "
+    "fc2_fprop: {method: ring_exchange, num_sm: 1, set_sm_margin: 1}}";
+//  - Llama 2 70B at tp 4, sequence 4,096 (ub_cfg_h100_h8192_tp4_mbs1_seqlen4096.yaml, commit
+//    e5abe838, the default of llama/llama2_70b.yaml): bulk overlaps on 8 / 16 / 2 / 4 SMs
+//    without margin, pipelined reduce-scatters on 24 (proj) and 16 (fc2) SMs with margin.
+constexpr const char* kLlama2_70bTp4Preset =
+    "{qkv_dgrad: {method: bulk, num_sm: 8, set_sm_margin: 0}, qkv_wgrad: {method: bulk, num_sm: 16, set_sm_margin: 0}, "
+    "fc1_dgrad: {method: bulk, num_sm: 2, set_sm_margin: 0}, fc1_wgrad: {method: bulk, num_sm: 4, set_sm_margin: 0}, "
+    "proj_fprop: {method: pipeline, num_sm: 24, num_splits: 4, set_sm_margin: 1}, "
+    "fc2_fprop: {method: pipeline, num_sm: 16, num_splits: 4, set_sm_margin: 1}}";
 
 // Megatron-Bridge's userbuffers_fp8_b200_h16384_tp4_cp2_mbs1_seqlen8192
 // (src/megatron/bridge/training/comm_overlap.py), which its Llama 3.1 405B recipes run on
@@ -545,6 +578,81 @@ TrainingMeasurement nemoLongContext(const char* id, const char* model, int64_t s
   return row;
 }
 
+// NVIDIA/NeMo docs/source/performance/performance_summary.md (commit 070a0bb1), "Pretraining":
+// NeMo 24.07 on DGX-H100 in FP8, tokens per second per GPU for twelve plans, every plan
+// setting published (GPUs, global and micro-batch, sequence length, TP / PP / CP / VP). The
+// rest comes from the NeMo-Framework-Launcher recipes of that era (launcher_scripts/conf/
+// training/, the stored versions that carry the 2024 settings: Megatron-Core models, the
+// tp_overlap defaults entry), one family at a time:
+//  - GPT-3 5B / 20B / 175B: gpt3/5b.yaml and 20b.yaml (commit f4761e62), gpt3/175b.yaml
+//    (commit 6c9e5c0d): LayerNorm, GELU MLP of 4 x hidden, learned positions, tied embeddings,
+//    dropout 0 (hidden_dropout, attention_dropout 0.0), no recomputation
+//    (activations_checkpoint_granularity null), sequence parallelism at tp > 1, the
+//    distributed optimizer (distributed_fused_adam with overlap_grad_sync / overlap_param_sync),
+//    no cross_entropy_loss_fusion. Vocabulary 51,200 as the DGX Cloud and MLPerf GPT-3 rows
+//    (GPT-2's 50,257 padded), which the published TFLOP/s agree with.
+//  - Llama 2 7B / 13B / 70B: llama/llama2_7b.yaml (commit 064e6769), llama2_13b.yaml and
+//    llama2_70b.yaml (commit 0446d2c0): RMSNorm, SwiGLU, RoPE, untied embeddings, no dropout,
+//    grouped-query attention with 8 groups for 70B (num_query_groups 8; 7B and 13B
+//    multi-head), vocabulary 32,000 padded to 128 x tp (32,256 at tp 4), no recomputation,
+//    sequence parallelism at tp > 1, distributed_fused_adam with both overlaps; fused
+//    cross-entropy in the 7B recipe only (cross_entropy_loss_fusion).
+//  - Llama 3 8B / 70B: llama/llama3_8b.yaml (commit 157ea78b) and llama3_70b.yaml (commit
+//    b2985242): as Llama 2 with 8 query groups, vocabulary 128,256 (128,512 padded at tp 4),
+//    context parallelism 2, no cross_entropy_loss_fusion.
+//  - Nemotron 8B / 22B (Nemotron-3) and 340B (Nemotron-4): nemotron/nemotron_8b.yaml (commit
+//    329df4af), nemotron_22b.yaml (commit 3dd35614), nemotron_340b.yaml (commit 3be81fc1, the
+//    version with the table's tp 8, pp 8, vp 12): squared-ReLU MLP of 4 x hidden, LayerNorm
+//    (layernorm1p), RoPE on half of each head, untied embeddings, no dropout, vocabulary 256,000
+//    (the table's model TFLOP/s match it), multi-head attention for 8B and 22B
+//    (num_query_groups null: 32 and 48 key/value heads, which the table's TFLOP/s also
+//    match) and 8 query groups for 340B, no recomputation, sequence parallelism, fused
+//    cross-entropy. Optimizer: 8B distributed_fused_adam, 22B and 340B mcore_distributed_optim,
+//    340B with bf16 states (optim.dtype bf16). Modelled as nemotron4() does: architecture gpt
+//    without dropout.
+// Gradients: the stored recipes set no grad_sync_dtype but 340B's (bf16), which NeMo reads as
+// fp32 gradient buffers and reduce-scatters; with those the GPT-3 20B, GPT-3 175B on 512 GPUs
+// and Llama 3 8B plans do not fit in 80 GB, so every row reduces bf16 gradients, as the DGX
+// Cloud recipes of NeMo 24.05 / 24.09 set (grad_sync_dtype bf16; dgxc-benchmarking CHANGELOG
+// v24.05, "Add grad_sync_dtype to config"). On the rows that fit either way the choice moves
+// the prediction by 0.3-1.4%.
+// Userbuffers (ub_tp_comm_overlap) wherever tp > 1, with the launcher's file for the plan where
+// one is stored (GPT-3 20B and 175B, Llama 2 70B, and Llama 3 70B's
+// ub_cfg_h100_h8192_tp4_mbs1_seqlen8192.yaml, commit a3f31000, which is kLlama70bBf16Preset);
+// Nemotron's recipes name no file and none is stored for their shapes, so Transformer Engine
+// 1.x's defaults, as the DGX Cloud Nemotron-4 rows. Assumed as the DGX Cloud rows: flash
+// attention (TE fused attention), FP8 delayed scaling (fp8_hybrid) run as current scaling.
+// The recipes' ub setting is off in the stored Llama 2 70B version although its default
+// names the plan's file; the row assumes the performance run turned it on, as every other
+// tp > 1 plan of the table.
+TrainingMeasurement nemoSummary(const char* id, const char* model, std::string_view family, int64_t layers,
+                                int64_t hidden, int64_t ffn, int64_t heads, int64_t kv_heads, int64_t vocab,
+                                int64_t seq, int64_t gpus, int64_t global_batch, int64_t micro_batch, int64_t tp,
+                                int64_t pp, int64_t cp, int64_t virtual_stages, const char* optimizer_states,
+                                const char* grad_reduce, bool fused_cross_entropy, const char* preset,
+                                double tokens_per_s_per_gpu) {
+  const bool llama = family == "llama";
+  TrainingMeasurement row = dgxc(id, model, llama ? "llama" : "gpt", layers, hidden, ffn, heads, kv_heads, vocab, seq,
+                                 gpus, global_batch, tp, pp, cp, virtual_stages, "fp8", tokens_per_s_per_gpu);
+  row.source = kNemoSummary;
+  row.tied_embeddings = family == "gpt3";
+  if (!llama) row.dropout = 0.0;
+  row.micro_batch_size = micro_batch;
+  row.optimizer_state_precision = optimizer_states;
+  row.grad_reduce_precision = grad_reduce;
+  row.fused_cross_entropy = fused_cross_entropy;
+  row.tp_comm_overlap = tp > 1;
+  row.tp_comm_overlap_config = row.tp_comm_overlap ? preset : "";
+  row.assumptions = "bf16 gradient reduction; fp8 delayed scaling run as current scaling";
+  if (family == "nemotron") {
+    row.assumptions = "squared ReLU as GELU, RoPE as a learned-position add; " + row.assumptions;
+  }
+  if (row.tp_comm_overlap && std::string_view(preset) == kTeOneDefaults) {
+    row.assumptions += "; Transformer Engine 1.x userbuffers defaults (no ub file for the shape)";
+  }
+  return row;
+}
+
 }  // namespace
 
 std::string_view trainingMetricName(TrainingMetric metric) {
@@ -615,6 +723,11 @@ const std::vector<TrainingSource>& trainingSources() {
        "DGX H100 (NeMo 24.03.01) and Llama 3 8B FP8 on DGX B200 (NeMo 25.04.rc2), 4K-1M tokens per sequence",
        TrainingMetric::kModelTflopsPerGpu,
        "TFLOP/s per GPU of model FLOPs (NeMo's formulas: causal attention counted in full, no recomputation)"},
+      {kNemoSummary, "NeMo 24.07 performance summary, FP8 (H100)",
+       "NVIDIA/NeMo docs/source/performance/performance_summary.md (commit 070a0bb1), Pretraining table: NeMo "
+       "24.07, DGX-H100, FP8; settings from NVIDIA/NeMo-Framework-Launcher launcher_scripts/conf/training/"
+       "{gpt3,llama,nemotron}/*.yaml and tp_overlap/ub_cfg_h100_*.yaml",
+       TrainingMetric::kTokensPerSecondPerGpu, "tokens per second per GPU"},
   };
   return sources;
 }
@@ -738,6 +851,19 @@ const std::vector<TrainingMeasurement>& trainingMeasurements() {
       nemoLongContext("nemo-long-context-015", "B200 Llama 3 8B",    256,   16, 4, 1, 4,  4, 1590),
       nemoLongContext("nemo-long-context-016", "B200 Llama 3 8B",    512,    8, 4, 1, 4,  8, 1619),
       nemoLongContext("nemo-long-context-017", "B200 Llama 3 8B",   1024,    4, 4, 1, 4, 16, 1608),
+      //          id               model           family      layers hidden   ffn heads kv   vocab   seq gpus  gbs mbs tp pp cp vp  states  grads   fused CE userbuffers              tokens/s/GPU
+      nemoSummary("nemo-2407-001", "GPT3-5B",       "gpt3",      24,  4096, 16384,  32, 0,  51200, 2048,  64, 2048, 4, 1, 1, 1, 1,  "fp32", "bf16", false, "",                     22521),  // gpt3/5b.yaml; tp 1: no userbuffers
+      nemoSummary("nemo-2407-002", "GPT3-20B",      "gpt3",      44,  6144, 24576,  48, 0,  51200, 2048,  64,  256, 2, 2, 1, 1, 1,  "fp32", "bf16", false, kGpt3_20bTp2Mbs2Preset,  5851),  // gpt3/20b.yaml; ub_cfg_h100_h6144_tp2_mbs2_seqlen2048
+      nemoSummary("nemo-2407-003", "GPT3-175B",     "gpt3",      96, 12288, 49152,  96, 0,  51200, 2048, 128,  256, 1, 4, 8, 1, 6,  "fp32", "bf16", false, kGpt3_175bTp4Preset,      726),  // gpt3/175b.yaml; the mbs2 file's values (NeMo userbuffers.py mbs1)
+      nemoSummary("nemo-2407-004", "GPT3-175B",     "gpt3",      96, 12288, 49152,  96, 0,  51200, 2048, 512, 2048, 2, 4, 8, 1, 6,  "fp32", "bf16", false, kGpt3_175bTp4Preset,      782),  // gpt3/175b.yaml; ub_cfg_h100_h12288_tp4_mbs2_seqlen2048
+      nemoSummary("nemo-2407-005", "LLAMA2-7B",     "llama",     32,  4096, 11008,  32, 0,  32000, 4096,   8,  128, 1, 1, 1, 1, 1,  "fp32", "bf16", true,  "",                     16847),  // llama2_7b.yaml (fused cross-entropy)
+      nemoSummary("nemo-2407-006", "LLAMA2-13B",    "llama",     40,  5120, 13824,  40, 0,  32000, 4096,  16,  128, 1, 1, 4, 1, 10, "fp32", "bf16", false, "",                      8646),  // llama2_13b.yaml; tp 1
+      nemoSummary("nemo-2407-007", "LLAMA2-70B",    "llama",     80,  8192, 28672,  64, 8,  32256, 4096,  64,  128, 1, 4, 4, 1, 20, "fp32", "bf16", false, kLlama2_70bTp4Preset,     1707),  // llama2_70b.yaml; ub assumed on (the recipe names the file)
+      nemoSummary("nemo-2407-008", "Nemotron-8B",   "nemotron",  32,  4096, 16384,  32, 0, 256000, 4096,  64,  256, 4, 2, 1, 1, 1,  "fp32", "bf16", true,  kTeOneDefaults,         12701),  // nemotron_8b.yaml; no ub file for h4096 tp2 mbs4
+      nemoSummary("nemo-2407-009", "Nemotron-22B",  "nemotron",  40,  6144, 24576,  48, 0, 256000, 4096,  64,  256, 2, 2, 4, 1, 10, "fp32", "bf16", true,  kTeOneDefaults,          4256),  // nemotron_22b.yaml; no ub file for h6144 tp2 mbs2 seq 4096
+      nemoSummary("nemo-2407-010", "Nemotron-340B", "nemotron",  96, 18432, 73728,  96, 8, 256000, 4096, 128,   32, 1, 8, 8, 1, 12, "bf16", "bf16", true,  kTeOneDefaults,           322),  // nemotron_340b.yaml; bf16 states and gradients
+      nemoSummary("nemo-2407-011", "LLAMA3-8B",     "llama",     32,  4096, 14336,  32, 8, 128256, 8192,   8,  128, 1, 1, 1, 2, 1,  "fp32", "bf16", false, "",                     12036),  // llama3_8b.yaml; tp 1
+      nemoSummary("nemo-2407-012", "LLAMA3-70B",    "llama",     80,  8192, 28672,  64, 8, 128512, 8192,  64,  128, 1, 4, 4, 2, 5,  "fp32", "bf16", false, kLlama70bBf16Preset,      1533),  // llama3_70b.yaml; ub_cfg_h100_h8192_tp4_mbs1_seqlen8192
   };
   // clang-format on
   return rows;

@@ -42,9 +42,9 @@ TEST(TrainingMeasurementsTest, RowsAreUniqueCitedAndConsistent) {
   }
   // training.yaml's 29 rows less the two strong-scaling ones, 8 Megatron-Bridge H100 rows, 12
   // DGX Cloud Benchmarking rows, Korthikanti et al.'s 5 per-layer times and 8 Megatron-Bridge
-  // B200 / GB200 rows, 5 MLPerf Training GPT-3 H100 rows, 4 MLPerf Training Blackwell rows and
-  // NeMo's 17 long-sequence rows.
-  EXPECT_EQ(ids.size(), 86u);
+  // B200 / GB200 rows, 5 MLPerf Training GPT-3 H100 rows, 4 MLPerf Training Blackwell rows,
+  // NeMo's 17 long-sequence rows and the 12 pre-training rows of NeMo 24.07's performance summary.
+  EXPECT_EQ(ids.size(), 98u);
   for (const auto& source : trainingSources()) EXPECT_FALSE(source.citation.empty()) << source.id;
 }
 
@@ -154,8 +154,10 @@ TEST(TrainingSuiteTest, MapeIsTheMeanAbsoluteErrorPerSourceAndOverall) {
 // -14..-17%), Megatron-Bridge B200 / GB200 16.7% (every row 13-19% fast), MLPerf Training
 // GPT-3 175B on H100 12.6% (micro-batch 1 -15%, micro-batch 2 -7%), MLPerf B200 / GB200 11.6%
 // (7-18% short), NeMo long-sequence 19.8% (H100 NeMo 24.03 +10..+15%, B200 NeMo 25.04
-// +18..+37%); overall 11.0% over 82 rows. Neither Blackwell source, MLPerf H100, the NeMo
-// long-sequence source nor the overall goal is met. The bounds guard the current figures.
+// +18..+37%), NeMo 24.07 performance summary 13.8% (every row fast: Llama 2 / 3 +8..+12%,
+// GPT-3 +10..+20%, Nemotron-3 8B and 22B +21..+23%, Nemotron-4 340B +10%); overall 11.4% over
+// 94 rows. Neither Blackwell source, MLPerf H100, either NeMo performance-page source nor the
+// overall goal is met. The bounds guard the current figures.
 TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   TrainingSuiteOptions options;
   for (const auto& row : trainingMeasurements()) {
@@ -164,9 +166,9 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   const auto result = runTrainingSuite(kPaths, options);
   ASSERT_TRUE(result.ok()) << result.error().toString();
   const auto& suite = *result;
-  ASSERT_EQ(suite.rows.size(), 82u);
+  ASSERT_EQ(suite.rows.size(), 94u);
   EXPECT_EQ(suite.failed, 0);
-  ASSERT_EQ(suite.sources.size(), 10u);
+  ASSERT_EQ(suite.sources.size(), 11u);
   for (const auto& accuracy : suite.sources) {
     EXPECT_GE(accuracy.compared, 3) << accuracy.source->id;
     const std::string& id = accuracy.source->id;
@@ -179,10 +181,11 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
                          : id.starts_with("mlperf-h100")       ? 0.13
                          : id.starts_with("mlperf-blackwell")  ? 0.117
                          : id.starts_with("nemo-long-context") ? 0.2
+                         : id.starts_with("nemo-2407")         ? 0.14
                                                                : 0.10;
     EXPECT_LE(accuracy.mape, bound) << id;
   }
-  EXPECT_LE(suite.mape, 0.111);
+  EXPECT_LE(suite.mape, 0.114);
 }
 
 // The DGX Cloud Benchmarking rows come in pairs, one plan run in BF16 and in FP8: the
