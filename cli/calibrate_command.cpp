@@ -10,6 +10,7 @@
 #include "cli/collective_command.h"
 #include "cli/input_file.h"
 #include "cli/output_file.h"
+#include "parallelism/experiment_loader.h"
 #include "topology/cluster.h"
 #include "topology/cluster_loader.h"
 #include "validate/attention_benchmark_csv.h"
@@ -170,10 +171,54 @@ std::string attentionReport(const validate::CalibrationResult& result) {
   return text;
 }
 
+std::string trainingStepReport(const validate::TrainingStepFit& fit) {
+  std::string text = fmt::format(
+      "\ntraining steps: the fraction of the kernels' rates reached inside a step, fitted to {} measured step{} "
+      "({} simulations)\n",
+      fit.steps.size(), fit.steps.size() == 1 ? "" : "s", fit.simulations);
+  text += fmt::format("  {}: {:.4f} (every compute kernel's time / {:.4f}; communication as calibrated)\n", fit.gpu_key,
+                      fit.fraction, fit.fraction);
+  text += fmt::format("  {:<40} {:>11} {:>11} {:>8} {:>11} {:>8}\n", "step", "measured s", "before s", "error",
+                      "after s", "error");
+  for (const auto& step : fit.steps) {
+    text += fmt::format("  {:<40} {:>11.4f} {:>11.4f} {:>8} {:>11.4f} {:>8}\n", step.source, step.measured_s,
+                        step.before_s, percent(step.before_s / step.measured_s - 1.0), step.after_s,
+                        percent(step.after_s / step.measured_s - 1.0));
+  }
+  text += fmt::format("  RMS relative step-time error: {:.1f}% before, {:.1f}% calibrated\n",
+                      100.0 * fit.rms_relative_error_before, 100.0 * fit.rms_relative_error_after);
+  return text;
+}
+
+// "EXPERIMENT=SECONDS": the experiment (file or preset) and one measured training step of it.
+std::pair<std::string, double> parseTrainingStep(const std::string& text) {
+  const auto equals = text.rfind('=');
+  const std::string expected =
+      "EXPERIMENT=SECONDS: an experiment file or preset and the measured seconds of one training step, found \"" +
+      text + "\"";
+  if (equals == std::string::npos || equals == 0 || equals + 1 == text.size()) {
+    throwInputError("--training-step", "", expected);
+  }
+  const std::string number = text.substr(equals + 1);
+  std::size_t used = 0;
+  double seconds = 0.0;
+  try {
+    seconds = std::stod(number, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != number.size() || !std::isfinite(seconds) || seconds <= 0.0) {
+    throwInputError("--training-step", "", "expected a positive number of seconds after '=', found \"" + number + "\"");
+  }
+  return {text.substr(0, equals), seconds};
+}
+
 int run(const CalibrateOptions& options, const CommandContext& context) {
-  if (options.nccl_tests_logs.empty() && options.harness_files.empty() && options.attention_files.empty()) {
+  if (options.nccl_tests_logs.empty() && options.harness_files.empty() && options.attention_files.empty() &&
+      options.training_steps.empty()) {
     throwInputError("--nccl-tests", "",
-                    "give at least one --nccl-tests LOG, --harness RESULTS or --attention CSV file");
+                    "give at least one --nccl-tests LOG, --harness RESULTS, --attention CSV or --training-step "
+                    "EXPERIMENT=SECONDS");
   }
   std::optional<sim::CollectiveOp> hint;
   if (!options.op_hint.empty()) {
@@ -245,11 +290,28 @@ int run(const CalibrateOptions& options, const CommandContext& context) {
     inputs.attention.push_back(std::move(benchmark));
   }
 
+  // The measured steps ran on the calibrated cluster: its --set overrides reach their
+  // experiments' cluster too (as cluster.KEY=VALUE).
+  std::vector<Override> step_overrides;
+  for (const auto& text : options.overrides) step_overrides.push_back(parseOverride("cluster." + text));
+  for (const auto& text : options.training_steps) {
+    const auto [experiment_path, seconds] = parseTrainingStep(text);
+    auto experiment = valueOrThrow(parallelism::loadExperiment(experiment_path, context.paths, step_overrides));
+    if (experiment.cluster.name != spec.name) {
+      notes.push_back(fmt::format("{}: its experiment runs on cluster {}, calibrated here as {}", text,
+                                  experiment.cluster.name, spec.name));
+    }
+    record_source(experiment_path, "training-step", 1);
+    inputs.training_steps.push_back({std::move(experiment), seconds, text});
+  }
+
   const auto result = valueOrThrow(validate::runCalibration(cluster, inputs, calibration_options));
   std::string text = fmt::format(
-      "trainsim calibrate: cluster {} ({}), {} measured collective curve{}, {} GEMM file{}, {} attention file{}\n",
+      "trainsim calibrate: cluster {} ({}), {} measured collective curve{}, {} GEMM file{}, {} attention file{}, {} "
+      "training step{}\n",
       spec.name, spec.gpu.key, inputs.collectives.size(), inputs.collectives.size() == 1 ? "" : "s", inputs.gemm.size(),
-      inputs.gemm.size() == 1 ? "" : "s", inputs.attention.size(), inputs.attention.size() == 1 ? "" : "s");
+      inputs.gemm.size() == 1 ? "" : "s", inputs.attention.size(), inputs.attention.size() == 1 ? "" : "s",
+      inputs.training_steps.size(), inputs.training_steps.size() == 1 ? "" : "s");
   for (const auto& note : notes) text += "note: " + note + "\n";
   if (result.communication_fit) {
     text += curvesReport(result);
@@ -260,6 +322,7 @@ int run(const CalibrateOptions& options, const CommandContext& context) {
     for (const auto& warning : result.gemm_fits[i].warnings) text += "  warning: " + warning + "\n";
   }
   if (!result.attention_fits.empty()) text += attentionReport(result);
+  if (result.training_step_fit) text += trainingStepReport(*result.training_step_fit);
   writeOutput(options.out, [&](std::ostream& out) { out << validate::calibrationYaml(result.calibration); });
   if (options.out != "-") {
     text += fmt::format("\nwrote {}; apply it with --calibration {}\n", options.out, options.out);
@@ -276,6 +339,8 @@ void addCalibrateCommand(CLI::App& app, CalibrateOptions& options) {
   command->add_option("--harness", options.harness_files, "trainsim-calib-nccl / -gemm results file, repeatable");
   command->add_option("--attention", options.attention_files,
                       "cudnn-frontend sdpa_benchmark_training CSV (attention rates), repeatable");
+  command->add_option("--training-step", options.training_steps,
+                      "EXPERIMENT=SECONDS: a measured training step of an experiment on this cluster, repeatable");
   command->add_option("--cluster", options.cluster, "The measured cluster: preset name or YAML file")->required();
   command->add_option("--set", options.overrides, "Override a cluster key: KEY=VALUE (repeatable)");
   command->add_option("--out", options.out, "The calibration file to write (- = stdout, then nothing else)")

@@ -1,6 +1,7 @@
-// `trainsim calibrate [--nccl-tests LOG ...] [--harness RESULTS ...] [--attention CSV ...] --cluster C
-// --out calib.yaml`: fits communication and compute parameters to measurements of a cluster
-// (validate/calibrator.h), prints the fit quality and writes calib.yaml (docs/calibration.md).
+// `trainsim calibrate [--nccl-tests LOG ...] [--harness RESULTS ...] [--attention CSV ...]
+// [--training-step EXPERIMENT=SECONDS ...] --cluster C --out calib.yaml`: fits communication and compute parameters to
+// measurements of a cluster (validate/calibrator.h), prints the fit quality and writes calib.yaml
+// (docs/calibration.md).
 #pragma once
 
 #include <string>
@@ -16,6 +17,7 @@ struct CalibrateOptions {
   std::vector<std::string> nccl_tests_logs;
   std::vector<std::string> harness_files;
   std::vector<std::string> attention_files;  // cudnn-frontend sdpa benchmark CSVs
+  std::vector<std::string> training_steps;   // EXPERIMENT=SECONDS: measured training steps
   std::string cluster;
   std::vector<std::string> overrides;
   std::string out;

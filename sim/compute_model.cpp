@@ -88,6 +88,12 @@ std::string invalidReason(const GpuSpec& gpu, Precision precision, const Compute
   for (const MeasuredFraction& f : p.memory_efficiency) {
     if (!fraction(f.fraction)) return "compute parameters: memory efficiency of '" + f.gpu_key + "' must lie in (0, 1]";
   }
+  for (const MeasuredFraction& f : p.training_rate_fraction) {
+    if (!(std::isfinite(f.fraction) && f.fraction >= kMinTrainingRateFraction &&
+          f.fraction <= kMaxTrainingRateFraction)) {
+      return "compute parameters: training rate fraction of '" + f.gpu_key + "' must lie in [0.25, 4]";
+    }
+  }
   const auto share = [](double v) { return std::isfinite(v) && v >= 0.0 && v <= 1.0; };
   if (!share(p.gemm_epilogue_exposed_default))
     return "compute parameters: gemm_epilogue_exposed_default must lie in [0, 1]";
@@ -159,6 +165,13 @@ double ComputeParameters::memoryEfficiency(std::string_view gpu_key) const {
     if (f.gpu_key == gpu_key) return f.fraction;
   }
   return memory_efficiency_default;
+}
+
+double ComputeParameters::trainingRateFraction(std::string_view gpu_key) const {
+  for (const MeasuredFraction& f : training_rate_fraction) {
+    if (f.gpu_key == gpu_key) return f.fraction;
+  }
+  return 1.0;
 }
 
 double ComputeParameters::tileFixedOverheadSeconds(std::string_view gpu_key) const {
@@ -250,6 +263,7 @@ ComputeModel::ComputeModel(const GpuSpec& gpu, Precision precision, ComputeParam
   }
   achievable_bandwidth_ = gpu.memory_bandwidth_GBps * 1e9 * parameters_.memoryEfficiency(gpu.key);
   launch_overhead_s_ = parameters_.launch_overhead_us * 1e-6;
+  training_rate_fraction_ = parameters_.trainingRateFraction(gpu.key);
   gemm_epilogue_exposed_ = parameters_.gemmEpilogueExposed(gpu.key);
   tile_fixed_overhead_s_ = parameters_.tileFixedOverheadSeconds(gpu.key);
   collective_compute_share_ = parameters_.collectiveComputeShare(gpu, compute_units_);
@@ -301,7 +315,7 @@ GemmPlan ComputeModel::gemmPlan(const GemmShape& shape, GemmPrecision precision,
 double ComputeModel::finish(double compute_seconds, double bytes) const {
   assert(compute_seconds >= 0.0 && bytes >= 0.0);
   const double memory_seconds = bytes / achievable_bandwidth_;
-  return std::max(compute_seconds, memory_seconds) + launch_overhead_s_;
+  return (std::max(compute_seconds, memory_seconds) + launch_overhead_s_) / training_rate_fraction_;
 }
 
 double ComputeModel::gemmTime(const GemmShape& shape, double bytes, double epilogue_bytes, GemmPrecision precision,

@@ -171,6 +171,7 @@ class ComputeModel {
   AttentionEfficiency attention_measured_tiles_;  // tile efficiency of the measured problem, per pass
   double achievable_bandwidth_ = 0.0;
   double launch_overhead_s_ = 0.0;
+  double training_rate_fraction_ = 1.0;  // ComputeParameters::training_rate_fraction
   double gemm_epilogue_exposed_ = 0.0;
   double tile_fixed_overhead_s_ = 0.0;
   double collective_compute_share_ = 0.0;

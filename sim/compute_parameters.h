@@ -84,6 +84,11 @@ struct GemmTile {
   int64_t n;
 };
 
+// The range a training-step rate fraction may take (ComputeParameters::training_rate_fraction):
+// the kernels at a quarter of their measured rates to four times them.
+inline constexpr double kMinTrainingRateFraction = 0.25;
+inline constexpr double kMaxTrainingRateFraction = 4.0;
+
 struct ComputeParameters {
   // ---- GEMM ceiling --------------------------------------------------------------------
   // Best matmul rate a GPU sustains, TFLOP/s. Training runs GEMMs for hours, so the ceiling
@@ -336,12 +341,24 @@ struct ComputeParameters {
   // per-class figure exists. A shape whose class has a row for the GPU and precision
   // (fp16/bf16 one class) runs at that efficiency instead of the tile model's.
   std::vector<GemmShapeEfficiency> gemm_shape_efficiency;
+  // The rate a GPU's kernels reach inside a measured training step of one software stack,
+  // as a fraction of the rates above, which come from microbenchmarks that repeat one
+  // kernel: every compute kernel's time (GEMM, attention, memory-bound, optimizer) is
+  // divided by it. Fitted by `trainsim calibrate --training-step` from measured step times
+  // on the calibrated cluster (validate/training_step_fit.h); no row by default (1: the
+  // kernels run at their microbenchmark rates). It takes what the kernel-level model misses
+  // in a stack and nothing it can name: across the validation suite's H100 rows of NVIDIA's
+  // stacks the published step is 0.90 +- 0.05 of the default model's
+  // (docs/training-validation.md, change 31), which is why it is left to calibration.
+  std::vector<MeasuredFraction> training_rate_fraction;
 
   // Lookups (defined in compute_model.cpp).
   // Fraction of `gpu`'s peak at `precision` reached by the best-shaped GEMM (<= 1).
   [[nodiscard]] double matmulCeiling(const topology::GpuSpec& gpu, topology::Precision precision) const;
   // Fraction of `gpu`'s peak memory bandwidth reached by a streaming kernel.
   [[nodiscard]] double memoryEfficiency(std::string_view gpu_key) const;
+  // The fraction of its kernels' rates `gpu_key` reaches in a training step (training_rate_fraction, else 1).
+  [[nodiscard]] double trainingRateFraction(std::string_view gpu_key) const;
   // Fixed time per GEMM tile on `gpu_key`, seconds (tile_fixed_overhead, else tile_fixed_overhead_us).
   [[nodiscard]] double tileFixedOverheadSeconds(std::string_view gpu_key) const;
   // Share of a GEMM's epilogue traffic that adds to its time on `gpu_key` (gemm_epilogue_exposed).

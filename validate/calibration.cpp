@@ -50,6 +50,11 @@ void applyCalibration(const Calibration& calibration, sim::ComputeParameters& pa
     std::erase_if(rows, [&](const sim::MeasuredCount& row) { return row.gpu_key == count.gpu_key; });
     rows.push_back(count);
   }
+  for (const auto& fraction : calibration.compute.training_rate_fraction) {
+    auto& rows = parameters.training_rate_fraction;
+    std::erase_if(rows, [&](const sim::MeasuredFraction& row) { return row.gpu_key == fraction.gpu_key; });
+    rows.push_back(fraction);
+  }
   for (const auto& record : calibration.compute.gemm_efficiency) {
     auto& rows = parameters.gemm_shape_efficiency;
     std::erase_if(rows, [&](const sim::GemmShapeEfficiency& row) {
@@ -88,6 +93,7 @@ std::string describeCalibration(const Calibration& calibration) {
   if (!compute.attention_tile_overheads.empty()) parts.push_back("attention tile overheads");
   if (!compute.memory_efficiency.empty()) parts.push_back("memory efficiency");
   if (!compute.collective_sms.empty()) parts.push_back("collective SMs");
+  if (!compute.training_rate_fraction.empty()) parts.push_back("training-step rate fraction");
   if (!calibration.corrections.empty()) {
     parts.push_back(fmt::format("{} measured collective layout{}", calibration.corrections.size(),
                                 calibration.corrections.size() == 1 ? "" : "s"));

@@ -74,10 +74,21 @@ struct ComputeCalibration {
   std::vector<sim::MeasuredAttentionRate> attention_rates;
   // Fixed cost of one attention CTA per GPU (sim/attention_tiles.h); replace that GPU's row.
   std::vector<sim::MeasuredAttentionTileOverhead> attention_tile_overheads;
+  // The fraction of the kernels' rates reached inside measured training steps
+  // (sim::ComputeParameters::training_rate_fraction; validate/training_step_fit.h); replaces that GPU's row.
+  std::vector<sim::MeasuredFraction> training_rate_fraction;
   [[nodiscard]] bool empty() const {
     return matmul_ceilings.empty() && memory_efficiency.empty() && gemm_efficiency.empty() && collective_sms.empty() &&
-           attention_rates.empty() && attention_tile_overheads.empty();
+           attention_rates.empty() && attention_tile_overheads.empty() && training_rate_fraction.empty();
   }
+};
+
+// How well the simulator reproduces the measured training steps it was fitted to: RMS of
+// simulated / measured - 1 over the steps.
+struct TrainingStepFitQuality {
+  int steps = 0;
+  double rms_relative_error_before = 0.0;  // with the kernels at their full rates
+  double rms_relative_error_after = 0.0;   // with the fitted fraction
 };
 
 struct Calibration {
@@ -88,6 +99,7 @@ struct Calibration {
   std::vector<CommunicationValue> communication;
   std::optional<CommunicationFitQuality> communication_fit;
   ComputeCalibration compute;
+  std::optional<TrainingStepFitQuality> training_step_fit;
   std::vector<CollectiveCurveRecord> collectives;
   // Per measured (op, group layout): what the calibrated parameters still miss there.
   std::vector<CollectiveCorrection> corrections;

@@ -55,8 +55,8 @@ double readFraction(const ConfigNode& node) {
 }
 
 Calibration read(const ConfigNode& root) {
-  root.allowKeys({"format", "cluster", "gpu", "sources", "communication", "communication_fit", "compute", "collectives",
-                  "collective_corrections"});
+  root.allowKeys({"format", "cluster", "gpu", "sources", "communication", "communication_fit", "compute",
+                  "training_step_fit", "collectives", "collective_corrections"});
   const ConfigNode format = root.child("format");
   if (format.asString() != kCalibrationFormat) format.failExpected(std::string(kCalibrationFormat));
   Calibration calibration;
@@ -68,7 +68,7 @@ Calibration read(const ConfigNode& root) {
       CalibrationSource source;
       source.file = entry.child("file").asString();
       source.kind = entry.child("kind").asEnum(
-          {"nccl-tests", "trainsim-calib-nccl", "trainsim-calib-gemm", "cudnn-sdpa-benchmark"});
+          {"nccl-tests", "trainsim-calib-nccl", "trainsim-calib-gemm", "cudnn-sdpa-benchmark", "training-step"});
       source.entries = entry.child("entries").asNonNegativeInteger();
       calibration.sources.push_back(std::move(source));
     }
@@ -95,7 +95,15 @@ Calibration read(const ConfigNode& root) {
   }
   if (auto compute = root.optionalChild("compute")) {
     compute->allowKeys({"matmul_ceilings", "memory_efficiency", "gemm_efficiency", "collective_sms", "attention_rates",
-                        "attention_tile_overheads"});
+                        "attention_tile_overheads", "training_rate_fraction"});
+    if (auto fractions = compute->optionalChild("training_rate_fraction")) {
+      for (const auto& entry : fractions->elements()) {
+        entry.allowKeys({"gpu", "fraction"});
+        calibration.compute.training_rate_fraction.push_back(
+            {entry.child("gpu").asString(),
+             entry.child("fraction").asNumberIn(sim::kMinTrainingRateFraction, sim::kMaxTrainingRateFraction)});
+      }
+    }
     if (auto ceilings = compute->optionalChild("matmul_ceilings")) {
       for (const auto& entry : ceilings->elements()) {
         entry.allowKeys({"gpu", "precision", "tflops"});
@@ -155,6 +163,14 @@ Calibration read(const ConfigNode& root) {
         calibration.compute.gemm_efficiency.push_back(std::move(record));
       }
     }
+  }
+  if (auto fit = root.optionalChild("training_step_fit")) {
+    fit->allowKeys({"steps", "rms_relative_error_before", "rms_relative_error_after"});
+    TrainingStepFitQuality quality;
+    quality.steps = static_cast<int>(fit->child("steps").asPositiveInteger());
+    quality.rms_relative_error_before = fit->child("rms_relative_error_before").asNonNegativeNumber();
+    quality.rms_relative_error_after = fit->child("rms_relative_error_after").asNonNegativeNumber();
+    calibration.training_step_fit = quality;
   }
   if (auto collectives = root.optionalChild("collectives")) {
     for (const auto& entry : collectives->elements()) {
@@ -283,6 +299,12 @@ std::string calibrationYaml(const Calibration& c) {
         out += fmt::format("    - {{gpu: {}, sms: {}}}\n", quoted(count.gpu_key), number(count.count));
       }
     }
+    if (!c.compute.training_rate_fraction.empty()) {
+      out += "  training_rate_fraction:  # of the kernels' rates, inside the measured training steps\n";
+      for (const auto& fraction : c.compute.training_rate_fraction) {
+        out += fmt::format("    - {{gpu: {}, fraction: {}}}\n", quoted(fraction.gpu_key), number(fraction.fraction));
+      }
+    }
     if (!c.compute.gemm_efficiency.empty()) {
       out += "  gemm_efficiency:\n";
       for (const auto& record : c.compute.gemm_efficiency) {
@@ -291,6 +313,13 @@ std::string calibrationYaml(const Calibration& c) {
                            number(record.efficiency), record.shapes);
       }
     }
+  }
+  if (c.training_step_fit) {
+    const auto& fit = *c.training_step_fit;
+    out += "training_step_fit:  # simulator vs the measured training steps, relative time error\n";
+    out += fmt::format("  steps: {}\n", fit.steps);
+    out += fmt::format("  rms_relative_error_before: {}\n", number(fit.rms_relative_error_before));
+    out += fmt::format("  rms_relative_error_after: {}\n", number(fit.rms_relative_error_after));
   }
   if (!c.collectives.empty()) {
     out += "collectives:  # per (op, group layout): t(S) = latency + S / algbw, robust fit; model = calibrated sim\n";

@@ -1,5 +1,7 @@
 #include "validate/calibrator.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -40,10 +42,11 @@ void addCorrection(std::vector<CollectiveCorrection>& corrections, const Measure
 Expected<CalibrationResult> runCalibration(const topology::Cluster& cluster, const CalibrationInputs& inputs,
                                            const CalibrationOptions& options) {
   return catchInputErrors([&] {
-    if (inputs.collectives.empty() && inputs.gemm.empty() && inputs.attention.empty()) {
+    if (inputs.collectives.empty() && inputs.gemm.empty() && inputs.attention.empty() &&
+        inputs.training_steps.empty()) {
       throwInputError("", "",
-                      "nothing to calibrate from: give --nccl-tests logs, --harness results or --attention "
-                      "benchmarks");
+                      "nothing to calibrate from: give --nccl-tests logs, --harness results, --attention "
+                      "benchmarks or --training-step measurements");
     }
     CalibrationResult result;
     Calibration& calibration = result.calibration;
@@ -122,6 +125,26 @@ Expected<CalibrationResult> runCalibration(const topology::Cluster& cluster, con
                                             options.compute_start.attentionTileOverhead(gpu.key));
       calibration.compute.attention_rates.push_back(result.attention->rate);
       calibration.compute.attention_tile_overheads.push_back({calibration.gpu, result.attention->overhead});
+    }
+
+    if (!inputs.training_steps.empty()) {
+      for (const auto& step : inputs.training_steps) {
+        if (step.experiment.cluster.gpu.key != calibration.gpu) {
+          throwInputError(step.source, "",
+                          fmt::format("runs on {} GPUs, the calibrated cluster {} has {}",
+                                      step.experiment.cluster.gpu.key, calibration.cluster, calibration.gpu));
+        }
+      }
+      // Everything fitted above is in force for the steps.
+      parallelism::SimulationOptions simulation;
+      simulation.communication = options.communication_start;
+      simulation.compute = options.compute_start;
+      applyCalibration(calibration, simulation);
+      TrainingStepFit fit = valueOrThrow(fitTrainingRateFraction(inputs.training_steps, simulation));
+      calibration.compute.training_rate_fraction.push_back({fit.gpu_key, fit.fraction});
+      calibration.training_step_fit = TrainingStepFitQuality{
+          static_cast<int>(fit.steps.size()), fit.rms_relative_error_before, fit.rms_relative_error_after};
+      result.training_step_fit = std::move(fit);
     }
     return result;
   });

@@ -10,6 +10,8 @@
 //      efficiency (gemm_fit.h).
 //   4. cudnn-frontend sdpa benchmark CSVs give the forward and backward attention full rates
 //      and fixed costs per CTA of the cluster's GPU (attention_fit.h), over all the files.
+//   5. Measured training steps give the fraction of the kernels' rates reached inside a
+//      step (training_step_fit.h), simulated with everything fitted before it.
 #pragma once
 
 #include <optional>
@@ -23,6 +25,7 @@
 #include "validate/communication_fit.h"
 #include "validate/gemm_fit.h"
 #include "validate/measured_collective.h"
+#include "validate/training_step_fit.h"
 
 namespace trainsim::validate {
 
@@ -30,6 +33,7 @@ struct CalibrationInputs {
   std::vector<MeasuredCollective> collectives;
   std::vector<GemmResults> gemm;              // one per trainsim-calib-gemm file
   std::vector<AttentionBenchmark> attention;  // one per sdpa benchmark CSV
+  std::vector<MeasuredTrainingStep> training_steps;
   std::vector<CalibrationSource> sources;
 };
 
@@ -45,6 +49,7 @@ struct CalibrationResult {
   std::vector<GemmFit> gemm_fits;                     // one per GEMM results input
   std::vector<AttentionFit> attention_fits;           // one per attention benchmark input
   std::optional<AttentionCalibration> attention;      // the tile model over all of them
+  std::optional<TrainingStepFit> training_step_fit;   // absent without measured steps
 };
 
 [[nodiscard]] Expected<CalibrationResult> runCalibration(const topology::Cluster& cluster,

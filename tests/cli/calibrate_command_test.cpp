@@ -248,3 +248,36 @@ TEST_F(CalibrateCommand, AWriteErrorExitsOne) {
 }
 
 }  // namespace
+
+TEST_F(CalibrateCommand, FitsATrainingStepAndSimulateReproducesIt) {
+  // The shipped Llama 3 8B experiment measured at 1.2 x the model's step time.
+  const CommandResult plain = runTrainsim("simulate llama3-8b-dgx-h100 --json -");
+  ASSERT_EQ(plain.exit_code, 0) << plain.out;
+  const auto key = plain.out.find("\"iteration_time_s\": ");
+  ASSERT_NE(key, std::string::npos) << plain.out;
+  const double simulated = std::stod(plain.out.substr(key + 20));
+  const double measured = 1.2 * simulated;
+  const CommandResult calibrate =
+      runTrainsim("calibrate --cluster dgx-h100 --training-step llama3-8b-dgx-h100=" + std::to_string(measured) +
+                  " --out " + path("calib.yaml"));
+  ASSERT_EQ(calibrate.exit_code, 0) << calibrate.out;
+  EXPECT_NE(calibrate.out.find("training steps: the fraction of the kernels' rates"), std::string::npos)
+      << calibrate.out;
+  EXPECT_NE(calibrate.out.find("h100-sxm: 0."), std::string::npos) << calibrate.out;
+  const CommandResult calibrated =
+      runTrainsim("simulate llama3-8b-dgx-h100 --json - --calibration " + path("calib.yaml"));
+  ASSERT_EQ(calibrated.exit_code, 0) << calibrated.out;
+  const auto at = calibrated.out.find("\"iteration_time_s\": ");
+  ASSERT_NE(at, std::string::npos) << calibrated.out;
+  EXPECT_NEAR(std::stod(calibrated.out.substr(at + 20)), measured, 1e-3 * measured);
+}
+
+TEST_F(CalibrateCommand, AMalformedTrainingStepExitsTwo) {
+  for (const std::string bad :
+       {"llama3-8b-dgx-h100", "llama3-8b-dgx-h100=", "llama3-8b-dgx-h100=fast", "llama3-8b-dgx-h100=-3", "=4.0"}) {
+    const CommandResult run =
+        runTrainsim("calibrate --cluster dgx-h100 --training-step " + bad + " --out " + path("calib.yaml"));
+    EXPECT_EQ(run.exit_code, 2) << bad << "\n" << run.out;
+    EXPECT_NE(run.out.find("--training-step"), std::string::npos) << bad << "\n" << run.out;
+  }
+}

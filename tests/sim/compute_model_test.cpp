@@ -347,3 +347,37 @@ TEST(ComputeModel, CreateRejectsImpossibleArguments) {
 
 }  // namespace
 }  // namespace trainsim::sim
+
+namespace trainsim::sim {
+namespace {
+
+TEST(ComputeModelTest, TrainingRateFractionDividesEveryKernelOfItsGpuOnly) {
+  ComputeParameters slower;
+  slower.training_rate_fraction = {{"h100-sxm", 0.8}};
+  const ComputeModel base(gpu("h100-sxm"), Precision::kBf16);
+  const ComputeModel calibrated(gpu("h100-sxm"), Precision::kBf16, slower);
+  const GemmShape shape{8192, 8192, 8192};
+  const double bytes = 3.0 * 8192.0 * 8192.0 * 2.0;
+  EXPECT_NEAR(calibrated.gemmTime(shape, bytes) / base.gemmTime(shape, bytes), 1.25, 1e-12);
+  EXPECT_NEAR(calibrated.elementwiseTime(1e9) / base.elementwiseTime(1e9), 1.25, 1e-12);
+  EXPECT_NEAR(calibrated.attentionTime(1e12, 1e8, AttentionPass::kBackward) /
+                  base.attentionTime(1e12, 1e8, AttentionPass::kBackward),
+              1.25, 1e-12);
+  // Another GPU keeps its kernels' rates.
+  const ComputeModel other(gpu("a100-sxm-80gb"), Precision::kBf16, slower);
+  const ComputeModel other_base(gpu("a100-sxm-80gb"), Precision::kBf16);
+  EXPECT_DOUBLE_EQ(other.elementwiseTime(1e9), other_base.elementwiseTime(1e9));
+}
+
+TEST(ComputeModelTest, TrainingRateFractionOutsideItsRangeIsRejected) {
+  for (double fraction : {0.1, 5.0, std::nan("")}) {
+    ComputeParameters parameters;
+    parameters.training_rate_fraction = {{"h100-sxm", fraction}};
+    const auto model = ComputeModel::create(gpu("h100-sxm"), Precision::kBf16, parameters);
+    ASSERT_FALSE(model.ok()) << fraction;
+    EXPECT_NE(model.error().message.find("training rate fraction"), std::string::npos) << model.error().message;
+  }
+}
+
+}  // namespace
+}  // namespace trainsim::sim
