@@ -62,9 +62,10 @@ std::string reportText(const Experiment& experiment, const MemoryReport& report)
       plan.sequence_parallel ? ", sequence parallel" : "", plan.microbatches(training), training.micro_batch_size,
       training.seq_len, parallelism::scheduleName(plan.schedule), plan.zero, parallelism::recomputeName(plan.recompute),
       topology::precisionName(training.precision),
-      training.grad_reduce_precision
-          ? fmt::format(" ({} gradients)", topology::precisionName(*training.grad_reduce_precision))
-          : std::string(),
+      (training.fp8_param_gather ? std::string(" weights") : std::string()) +
+          (training.grad_reduce_precision
+               ? fmt::format(" ({} gradients)", topology::precisionName(*training.grad_reduce_precision))
+               : std::string()),
       parallelism::optimizerName(training.optimizer), training.flash_attention ? "" : ", unfused attention");
   text += "\nper-GPU memory (GiB)\n";
   text += fmt::format("{:>5} {:>6} {:>9} {:>8} {:>9} {:>9} {:>11} {:>7} {:>8}\n", "stage", "layers", "in-flight",

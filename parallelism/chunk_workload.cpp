@@ -9,7 +9,7 @@ std::vector<ChunkPart> chunkWorkloads(const Experiment& experiment, int64_t stag
   const auto& plan = experiment.plan;
   const MicroBatchShard shard = MicroBatchShard::of(experiment.training, plan);
   const auto layers = static_cast<double>(plan.layersOfChunk(experiment.model.layers, stage, chunk));
-  const FlopsOptions kernels = kernelsFor(experiment.training, base);  // training.flash_attention
+  const FlopsOptions kernels = kernelsFor(experiment, base);  // training.flash_attention
   FlopsOptions layer_kernels = kernels;
   layer_kernels.tp_comm_overlap = plan.tp_comm_overlap;
   layer_kernels.tp_overlap_config = plan.tp_comm_overlap_config;

@@ -26,10 +26,13 @@ struct Experiment {
 // attention runs fused only when both training.flash_attention and base.fused_attention say
 // so. The experiment's `flash_attention: false` thus wins over FlopsOptions' default (true),
 // and code that asks for the unfused path itself (the harness's --unfused-attention, tests)
-// still gets it. The cross-entropy kernel is the experiment's (training.fused_cross_entropy).
-[[nodiscard]] inline FlopsOptions kernelsFor(const TrainingSpec& training, FlopsOptions base) {
-  base.fused_attention = base.fused_attention && training.flash_attention;
-  base.fused_cross_entropy = training.fused_cross_entropy;
+// still gets it. The cross-entropy kernel is the experiment's (training.fused_cross_entropy),
+// and FP8 quantization writes a transposed copy only where the GPU's FP8 GEMMs need one
+// (topology::GpuSpec::fp8_gemm_any_layout).
+[[nodiscard]] inline FlopsOptions kernelsFor(const Experiment& experiment, FlopsOptions base) {
+  base.fused_attention = base.fused_attention && experiment.training.flash_attention;
+  base.fused_cross_entropy = experiment.training.fused_cross_entropy;
+  base.fp8_transposed_copies = !experiment.cluster.gpu.fp8_gemm_any_layout;
   return base;
 }
 

@@ -11,6 +11,8 @@ using sim::CollectiveOp;
 
 // The logsumexp of flash attention and the router's softmax are kept in fp32.
 constexpr double kFp32Bytes = 4.0;
+// One FP8 (e4m3 / e5m2) element: what a quantization writes per copy of its tensor.
+constexpr double kFp8ElementBytes = 1.0;
 
 int64_t shapeDim(double value) { return std::max<int64_t>(1, std::llround(value)); }
 
@@ -90,9 +92,11 @@ class WorkloadBuilder {
       const double input = batch * m * k / (holder == WeightGemm::kTransformerEngineGatheredInput ? shard : 1.0);
       const double grad_output =
           batch * m * n / (holder == WeightGemm::kTransformerEngineGatheredGradient ? shard : 1.0);
+      const double per_element =
+          options_.fp8_quantize_bytes_per_element - (options_.fp8_transposed_copies ? 0.0 : kFp8ElementBytes);
       Op cast = makeOp(name + "_fp8_quantize", OpKind::kElementwise, false, false);
-      cast.forward.bytes = input * options_.fp8_quantize_bytes_per_element;
-      cast.backward.bytes = grad_output * options_.fp8_quantize_bytes_per_element;
+      cast.forward.bytes = input * per_element;
+      cast.backward.bytes = grad_output * per_element;
       workload_.ops.push_back(std::move(cast));
     }
     Op op = makeOp(std::move(name), OpKind::kGemm, true, false);

@@ -163,6 +163,13 @@ struct FlopsOptions {
   // quantized on its own shard and gathered in FP8. The weights' casts are cached across
   // the micro-batches of an iteration (is_first_microbatch) and are not counted.
   double fp8_quantize_bytes_per_element = 6.0;
+  // Whether FP8 quantization writes the transposed (column-wise) copy counted above. Not on
+  // GPUs whose FP8 GEMMs take either operand layout (Blackwell, compute capability 10.x:
+  // Transformer Engine's is_non_tn_fp8_gemm_supported(); its per-tensor-scaled FP8 tensors
+  // then keep the row-wise data only, Float8TensorBase.update_usage), where the cast writes
+  // one byte per element less and the weights' FP8 cache holds one copy instead of two.
+  // Set from the experiment's GPU (topology::GpuSpec::fp8_gemm_any_layout) by kernelsFor.
+  bool fp8_transposed_copies = true;
   // Dropout masks are stored as one byte per element (torch.bool; Korthikanti et al. 2022, section 4.1).
   double dropout_mask_bytes = 1.0;
   // Token ids are int64 (Megatron's data loader; the "8 s b" term of

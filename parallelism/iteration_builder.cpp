@@ -19,6 +19,9 @@ namespace {
 
 using sim::TaskId;
 
+// One FP8 parameter as the distributed optimizer gathers it (training.fp8_param_gather).
+constexpr double kFp8ParameterBytes = 1.0;
+
 // Position of (pass, chunk, micro-batch) in a stage's order.
 class StepIndex {
  public:
@@ -499,7 +502,9 @@ IterationGraph IterationBuilder::build() {
     // NCCL stream, chunk after chunk, and the chunk's first forward waits for each bucket
     // as it reaches it (its parts of step 1). Without the overlap they follow the
     // optimizer step.
-    const double bytes_per_parameter = shard.activationBytes();
+    // FP8 parameters (training.fp8_param_gather) are gathered as they are held: 1 byte.
+    const double bytes_per_parameter =
+        experiment_.training.fp8_param_gather ? kFp8ParameterBytes : shard.activationBytes();
     for (int64_t r = 0; r < ranks; ++r) {
       const RankCoordinate coordinate = layout_.coordinate(r);
       if (coordinate.dp != 0 || coordinate.cp != 0) continue;  // one per data-parallel group

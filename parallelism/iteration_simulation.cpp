@@ -223,7 +223,7 @@ Expected<IterationResult> simulateIteration(const Experiment& experiment, const 
     result.tokens_per_s = tokens / result.iteration_time_s;
     // Counted FLOPs do not depend on the attention kernel; the experiment's choice is applied
     // anyway, as everywhere a workload is built from an experiment (kernelsFor).
-    const FlopsOptions kernels = kernelsFor(training, options.iteration.flops);
+    const FlopsOptions kernels = kernelsFor(experiment, options.iteration.flops);
     result.model_flops = modelFlopsPerIteration(experiment.model, training, kernels);
     result.hardware_flops = hardwareFlopsPerIteration(experiment.model, training, experiment.plan.recompute, kernels);
     result.tflops_per_gpu = result.model_flops / (gpus * result.iteration_time_s) / 1e12;

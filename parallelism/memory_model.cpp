@@ -108,7 +108,13 @@ StateBytes stateBytesPerParameter(const TrainingSpec& training, const MemoryOpti
     case Precision::kTf32: return {4.0, gradients, moments};
     case Precision::kFp16:
     case Precision::kBf16: return {2.0, gradients, 4.0 + moments + gradient_copy};
-    case Precision::kFp8: return {2.0 + options.fp8_weight_cache_bytes, gradients, 4.0 + moments + gradient_copy};
+    case Precision::kFp8: {
+      // The FP8 copies (weight, and its transpose where FP8 GEMMs are TN only), beside the
+      // 16-bit weights unless the weights are FP8 tensors themselves (fp8_param_gather).
+      const double copies = options.kernels.fp8_transposed_copies ? 2.0 : 1.0;
+      const double sixteen_bit = training.fp8_param_gather ? 0.0 : 2.0;
+      return {sixteen_bit + copies * options.fp8_weight_copy_bytes, gradients, 4.0 + moments + gradient_copy};
+    }
   }
   return {2.0, gradients, 4.0 + moments + gradient_copy};
 }
@@ -204,7 +210,7 @@ int64_t inFlightMicrobatches(const ParallelPlan& plan, int64_t microbatches, int
 
 MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& base_options) {
   MemoryOptions options = base_options;
-  options.kernels = kernelsFor(experiment.training, base_options.kernels);  // training.flash_attention
+  options.kernels = kernelsFor(experiment, base_options.kernels);  // training.flash_attention
   const ModelSpec& model = experiment.model;
   const TrainingSpec& training = experiment.training;
   const ParallelPlan& plan = experiment.plan;

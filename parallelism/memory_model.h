@@ -46,9 +46,11 @@ struct MemoryOptions {
   // dropout for gpt, one-byte dropout masks, int64 token ids, fp32 loss softmax.
   FlopsOptions kernels;
   // fp8 training (Transformer Engine) keeps bf16 parameters and caches an fp8 copy of each
-  // weight and of its transpose across the micro-batches of an iteration
-  // (te.Linear(..., is_first_microbatch) "cache the FP8 weights"): 2 more bytes per parameter.
-  double fp8_weight_cache_bytes = 2.0;
+  // weight across the micro-batches of an iteration (te.Linear(..., is_first_microbatch)
+  // "cache the FP8 weights"): one byte per parameter per copy, two copies (the weight and its
+  // transpose) where FP8 GEMMs take only the TN layout (Hopper), one where they take either
+  // (kernels.fp8_transposed_copies false: Blackwell).
+  double fp8_weight_copy_bytes = 1.0;
   // Transient tensors and caching-allocator fragmentation, as a share of the activations:
   // Megatron-LM's own estimate adds 5% to activation memory for "optimizer and miscellaneous
   // temporaries" (megatron/training/theoretical_memory_usage.py, overhead_factor = 1.05).
@@ -79,7 +81,8 @@ struct MemoryOptions {
 // (docs/source/api-guide/dist_optimizer.md: 20 for fp16 params and grads, 18 for bf16 params
 // with fp32 grads, 16 for fp32; the optimizer part is what the distributed optimizer shards):
 //   fp16:      weights 2, gradients 2, optimizer 16 (fp32 master 4, Adam moments 8, fp32 copy of the gradients 4)
-//   bf16, fp8: weights 2, gradients 4 (fp32 main gradients), optimizer 12 (master 4, moments 8)
+//   bf16, fp8: weights 2, gradients 4 (fp32 main gradients), optimizer 12 (master 4, moments 8);
+//              fp8 adds its cached FP8 weight copies to the weights (MemoryOptions::fp8_weight_copy_bytes)
 //   fp32/tf32: weights 4, gradients 4, optimizer 8 (moments; the weights are the master copy)
 // SGD with momentum keeps one moment (4 bytes) instead of Adam's two. A training spec's
 // grad_reduce_precision sets the gradients' size; 16-bit main gradients of a mixed-precision

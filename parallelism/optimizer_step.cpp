@@ -30,7 +30,10 @@ OptimizerStepBytes optimizerStepBytes(const TrainingSpec& training, const Optimi
     bytes.per_updated_parameter += options.grad_cast_bytes;
   }
   if (training.precision == topology::Precision::kFp16) bytes.per_updated_parameter += options.fp16_unscale_bytes;
-  if (mixedPrecision(training.precision)) bytes.per_updated_parameter += options.master_to_model_copy_bytes;
+  if (mixedPrecision(training.precision)) {
+    bytes.per_updated_parameter +=
+        training.fp8_param_gather ? options.master_to_fp8_model_copy_bytes : options.master_to_model_copy_bytes;
+  }
   return bytes;
 }
 

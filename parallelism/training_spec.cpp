@@ -22,7 +22,8 @@ constexpr double kMaxTrainingTokens = 1e18;
 
 TrainingSpec readTrainingSpec(const ConfigNode& section) {
   section.allowKeys({"seq_len", "global_batch_size", "micro_batch_size", "precision", "optimizer", "tokens",
-                     "flash_attention", "fused_cross_entropy", "grad_reduce_precision", "optimizer_state_precision"});
+                     "flash_attention", "fused_cross_entropy", "grad_reduce_precision", "optimizer_state_precision",
+                     "fp8_param_gather"});
   TrainingSpec training;
   training.seq_len = section.child("seq_len").asIntegerIn(1, kMaxSeqLen);
   training.global_batch_size = section.child("global_batch_size").asIntegerIn(1, kMaxGlobalBatchSize);
@@ -55,6 +56,12 @@ TrainingSpec readTrainingSpec(const ConfigNode& section) {
   }
   training.optimizer_state_precision =
       *topology::parsePrecision(section.enumeration("optimizer_state_precision", {"fp32", "bf16"}, "fp32"));
+  training.fp8_param_gather = section.boolean("fp8_param_gather", false);
+  if (training.fp8_param_gather && training.precision != topology::Precision::kFp8) {
+    section.child("fp8_param_gather")
+        .fail("FP8 parameters need precision fp8, found precision " +
+              std::string(topology::precisionName(training.precision)));
+  }
   return training;
 }
 

@@ -49,6 +49,14 @@ struct TrainingSpec {
   // copy of 16-bit main gradients. (Apex's also stores the master weights as 16-bit
   // remainders of the bf16 parameters: 2 bytes per parameter less than modelled.)
   topology::Precision optimizer_state_precision = topology::Precision::kFp32;
+  // fp8 only: the model's weights are FP8 tensors (Megatron-Core --fp8-param-gather,
+  // Transformer Engine's fp8_model_init; NeMo's fp8_params, Megatron-Bridge's FP8 recipes).
+  // No 16-bit copy of the weights is kept, only the FP8 data (and its transpose where FP8
+  // GEMMs are TN only), the distributed optimizer's parameter all-gather moves 1 byte per
+  // parameter instead of 2, and the optimizer step quantizes the updated fp32 master shard
+  // into FP8 instead of casting it to 16 bits. Applied by the memory model, the iteration
+  // builder and the optimizer step.
+  bool fp8_param_gather = false;
 
   [[nodiscard]] int64_t tokensPerIteration() const { return seq_len * global_batch_size; }
 };

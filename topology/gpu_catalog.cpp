@@ -13,8 +13,8 @@ IntraNodeFabric GpuCatalog::parseFabric(const ConfigNode& node) {
 
 GpuSpec GpuCatalog::parseEntry(const ConfigNode& node, const std::string& key) {
   node.allowKeys({"name", "vendor", "kind", "form_factor", "peak_tflops", "memory_GiB", "memory_bandwidth_GBps",
-                  "compute_units", "intra_node_bandwidth_GBps", "default_fabric", "nvls", "pcie_bandwidth_GBps",
-                  "tdp_W", "source"});
+                  "compute_units", "intra_node_bandwidth_GBps", "default_fabric", "nvls", "fp8_gemm_any_layout",
+                  "pcie_bandwidth_GBps", "tdp_W", "source"});
   GpuSpec gpu;
   gpu.key = key;
   gpu.name = node.string("name", key);
@@ -51,6 +51,10 @@ GpuSpec GpuCatalog::parseEntry(const ConfigNode& node, const std::string& key) {
   gpu.default_fabric = IntraNodeFabric::kPcie;
   if (auto fabric = node.optionalChild("default_fabric")) gpu.default_fabric = parseFabric(*fabric);
   gpu.nvls = node.boolean("nvls", false);
+  gpu.fp8_gemm_any_layout = node.boolean("fp8_gemm_any_layout", false);
+  if (gpu.fp8_gemm_any_layout && !gpu.peakTflops(Precision::kFp8)) {
+    node.child("fp8_gemm_any_layout").fail("needs an fp8 rate in peak_tflops");
+  }
   // PCIe Gen4 x16 (32 GB/s per direction) when a custom inline GPU does not say.
   gpu.pcie_bandwidth_GBps =
       node.numberIn("pcie_bandwidth_GBps", 32.0, limits::kMinBandwidthGBps, limits::kMaxBandwidthGBps);

@@ -30,7 +30,11 @@ struct GpuSpec {
   int compute_units = 0;                   // SMs / CUs; 0 = not published
   double intra_node_bandwidth_GBps = 0.0;  // per GPU per direction; 0 = none (PCIe only)
   IntraNodeFabric default_fabric = IntraNodeFabric::kPcie;
-  bool nvls = false;                 // NVLink SHARP capable
+  bool nvls = false;  // NVLink SHARP capable
+  // FP8 tensor-core GEMMs take either operand layout (NVIDIA compute capability 10.x,
+  // Blackwell), so FP8 training keeps no transposed FP8 copies of weights and activations
+  // (Transformer Engine's is_non_tn_fp8_gemm_supported()); Hopper's FP8 GEMMs are TN only.
+  bool fp8_gemm_any_layout = false;
   double pcie_bandwidth_GBps = 0.0;  // host interface per direction
   double tdp_W = 0.0;                // 0 = not given
   std::string source;

@@ -323,6 +323,9 @@ TrainingMeasurement bridge(const char* id, const char* model, int64_t layers, in
   row.micro_batch_size = 1;
   row.precision = "fp8";
   row.grad_reduce_precision = "bf16";
+  // FP8 weights (scripts/performance/utils/precision.py: "fp8_cs" is mixed_precision.py's
+  // bf16_with_fp8_current_scaling_mixed, which sets fp8_param_gather = True).
+  row.fp8_param_gather = true;
   row.gpus = gpus;
   row.tp = tp;
   row.pp = pp;
@@ -499,7 +502,10 @@ TrainingMeasurement nemotron4(const char* id, const char* model, int64_t layers,
 //    copy of the round's results at commit 8821c703, b200_n8_preview_nemo,
 //    config_DGXB200_8x8x1024x4x8_mbs2_cg.sh): tp 4, pp 8, vp 6, micro-batch 2, global batch
 //    2,048, the b100tp4mbs2 userbuffers file, FP8; as the H100 rows otherwise. Not modelled:
-//    per-layer CUDA graphs and FP8 parameters.
+//    per-layer CUDA graphs.
+// FP8 parameters (fp8_param_gather) on every row: FP8_PARAMS=True in the B200 round's
+// config_common.sh; for the H100 rounds, whose config_common.sh is not stored, in the copy of
+// the v4.0 file in a fork of the results (henrique/training_results_v4.0, commit c7a8e8f8).
 TrainingMeasurement mlperfGpt3(const char* id, const char* model, const char* source, const char* cluster, int64_t gpus,
                                int64_t global_batch, int64_t micro_batch, int64_t virtual_stages, const char* preset,
                                double step_seconds, bool slow) {
@@ -510,6 +516,7 @@ TrainingMeasurement mlperfGpt3(const char* id, const char* model, const char* so
   row.dropout = 0.0;
   row.micro_batch_size = micro_batch;
   row.tp_comm_overlap_config = preset;
+  row.fp8_param_gather = true;  // FP8_PARAMS=True (config_common.sh)
   row.slow = slow;
   row.assumptions = "no recomputation, vocab 51,200, unfused cross-entropy; fp8 delayed scaling run as current scaling";
   return row;
@@ -523,8 +530,9 @@ TrainingMeasurement mlperfGpt3(const char* id, const char* model, const char* so
 //    each counted as a layer of the pipeline split (ASYM_PP_EMBED / ASYM_PP_LOSS: 15 + 6 x 16 +
 //    15), userbuffers overlap, the distributed optimizer with both overlaps, FP8 delayed scaling
 //    (config_common_blackwell.sh). The benchmark's tokenizer is Mixtral 8x22B's, 32,768 tokens
-//    (mlcommons/training large_language_model/nemo/README.md). Not modelled: full-iteration CUDA
-//    graphs, FP8 parameter all-gathers. Assumed: the userbuffers settings of Megatron-Bridge's
+//    (mlcommons/training large_language_model/nemo/README.md). FP8 parameters
+//    (FP8_PARAM_GATHER=True, config_common.sh). Not modelled: full-iteration CUDA
+//    graphs. Assumed: the userbuffers settings of Megatron-Bridge's
 //    Blackwell 405B preset (the round's files do not store them), bf16 gradient reduction.
 //  - 8B, 72 GPUs (tyche_ngpu72, config_GB200_18x4x1xtp1pp1cp2_8b.sh, not stored: tp 1, cp 2 from
 //    its name; global batch 36 and one accumulation step from the log, so micro-batch 1): FP8

@@ -70,6 +70,7 @@ struct TrainingMeasurement {
   std::string precision;                  // fp16 / bf16 / fp8
   std::string optimizer_state_precision;  // fp32 / bf16; empty: the default (fp32)
   std::string grad_reduce_precision;      // training.grad_reduce_precision; empty: Megatron-LM's default
+  bool fp8_param_gather = false;          // training.fp8_param_gather: the recipe keeps FP8 weights
   // Parallel plan.
   int64_t gpus = 0;
   int64_t tp = 1;

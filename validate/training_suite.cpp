@@ -84,6 +84,7 @@ std::string trainingExperimentYaml(const TrainingMeasurement& row) {
   if (!row.grad_reduce_precision.empty()) {
     yaml += fmt::format("  grad_reduce_precision: {}\n", row.grad_reduce_precision);
   }
+  if (row.fp8_param_gather) yaml += "  fp8_param_gather: true\n";
   yaml += "  optimizer: adam\n";
   if (!row.optimizer_state_precision.empty()) {
     yaml += fmt::format("  optimizer_state_precision: {}\n", row.optimizer_state_precision);

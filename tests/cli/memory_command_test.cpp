@@ -90,6 +90,24 @@ TEST(MemoryCommand, UnfusedAttentionHoldsTheScoresInActivationMemory) {
   EXPECT_EQ(runTrainsim("memory llama3-8b-dgx-h100").out.find("unfused"), std::string::npos);
 }
 
+TEST(MemoryCommand, Fp8WeightsAreNamedAndHoldLess) {
+  // The shipped Llama 3 8B plan in FP8 on H100: bf16 weights with cached FP8 copies (4 bytes
+  // per parameter), or FP8 weights with their transposes (2).
+  const std::string fp8 = "memory llama3-8b-dgx-h100 --set training.precision=fp8";
+  const CommandResult copies = runTrainsim(fp8 + " --json -");
+  const CommandResult weights = runTrainsim(fp8 + " --set training.fp8_param_gather=true --json -");
+  // (Exit code 3 also prints the breakdown: with its 16-bit copy the plan is near the limit.)
+  ASSERT_TRUE(copies.exit_code == 0 || copies.exit_code == 3) << copies.out;
+  ASSERT_TRUE(weights.exit_code == 0 || weights.exit_code == 3) << weights.out;
+  const auto held = [](const CommandResult& run) {
+    return nlohmann::json::parse(run.out).at("memory").at("weights").get<double>();
+  };
+  EXPECT_NEAR(held(weights) / held(copies), 0.5, 1e-6);
+  EXPECT_NE(runTrainsim(fp8 + " --set training.fp8_param_gather=true").out.find(", fp8 weights"), std::string::npos);
+  EXPECT_EQ(runTrainsim(fp8).out.find("fp8 weights"), std::string::npos);
+  EXPECT_EQ(runTrainsim("memory llama3-8b-dgx-h100 --set training.fp8_param_gather=true").exit_code, 2);
+}
+
 TEST(MemoryCommand, InvalidPlanExitsWith2) {
   EXPECT_EQ(runTrainsim("memory gpt3-175b-selene --set parallelism.tp=5").exit_code, 2);
   EXPECT_EQ(runTrainsim("memory no-such-experiment").exit_code, 2);

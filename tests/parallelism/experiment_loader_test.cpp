@@ -296,7 +296,7 @@ TEST(ExperimentLoader, FusedCrossEntropy) {
       "true}\n");
   ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
   EXPECT_TRUE(experiment->training.fused_cross_entropy);
-  EXPECT_TRUE(kernelsFor(experiment->training, {}).fused_cross_entropy);
+  EXPECT_TRUE(kernelsFor(*experiment, {}).fused_cross_entropy);
   experiment = loadText(kValid, {"training.fused_cross_entropy=true"});
   ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
   EXPECT_TRUE(experiment->training.fused_cross_entropy);
@@ -324,6 +324,19 @@ TEST(ExperimentLoader, OptimizerStatePrecision) {
   EXPECT_EQ(errorText(loadText(kValid, {"training.optimizer_state_precision=fp8"})),
             "--set training.optimizer_state_precision=fp8: training.optimizer_state_precision: expected fp32 "
             "or bf16, found \"fp8\"");
+}
+
+TEST(ExperimentLoader, Fp8ParamGatherNeedsFp8) {
+  auto experiment = loadText(kValid);
+  ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
+  EXPECT_FALSE(experiment->training.fp8_param_gather);
+  experiment = loadText(kValid, {"cluster.gpu=h100-sxm", "training.precision=fp8", "training.fp8_param_gather=true"});
+  ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
+  EXPECT_TRUE(experiment->training.fp8_param_gather);
+  // FP8 weights in a bf16 run are a contradiction, not a default to fall back from.
+  EXPECT_EQ(errorText(loadText("model: llama3-8b\ncluster: dgx-a100\ntraining:\n  seq_len: 4096\n"
+                               "  global_batch_size: 64\n  fp8_param_gather: true\nparallelism: {tp: 8}\n")),
+            "bad.yaml:6:21: training.fp8_param_gather: FP8 parameters need precision fp8, found precision bf16");
 }
 
 TEST(ExperimentErrors, DdpBucketSizeNotPositive) {

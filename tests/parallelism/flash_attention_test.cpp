@@ -76,9 +76,9 @@ TEST(FlashAttentionTest, TheExperimentWinsOverTheDefaultAndCodeMayStillAskForUnf
   // ... and code asking for the unfused path gets it whatever the experiment says (kernelsFor: both must allow fusing).
   EXPECT_DOUBLE_EQ(estimateMemory(flash, unfused_in_code).peakBytes(), estimateMemory(no_flash).peakBytes());
   EXPECT_DOUBLE_EQ(estimateMemory(no_flash, unfused_in_code).peakBytes(), estimateMemory(no_flash).peakBytes());
-  EXPECT_TRUE(kernelsFor(flash.training, {}).fused_attention);
-  EXPECT_FALSE(kernelsFor(no_flash.training, {}).fused_attention);
-  EXPECT_FALSE(kernelsFor(flash.training, unfused_in_code.kernels).fused_attention);
+  EXPECT_TRUE(kernelsFor(flash, {}).fused_attention);
+  EXPECT_FALSE(kernelsFor(no_flash, {}).fused_attention);
+  EXPECT_FALSE(kernelsFor(flash, unfused_in_code.kernels).fused_attention);
 }
 
 }  // namespace

@@ -216,6 +216,15 @@ TEST(FlopsModel, Fp8QuantizesTransformerEngineLinearsAndKeepsTheOutputLayerSixte
   ASSERT_NE(output.find("logits"), nullptr);
   EXPECT_TRUE(output.find("logits")->sixteen_bit_matmul);
   EXPECT_EQ(output.find("logits_fp8_quantize"), nullptr);
+  // Where FP8 GEMMs take either layout (Blackwell) the cast writes no transposed copy: one
+  // byte per element less, and the same GEMMs.
+  FlopsOptions any_layout = options;
+  any_layout.fp8_transposed_copies = false;
+  const Workload blackwell = transformerLayer(model, fp8, any_layout);
+  EXPECT_DOUBLE_EQ(blackwell.find("mlp_fc2_fp8_quantize")->forward.bytes, (per_element - 1.0) * s * f / 2);
+  EXPECT_DOUBLE_EQ(blackwell.find("qkv_projection_fp8_quantize")->backward.bytes,
+                   (per_element - 1.0) * s * (q + 2 * kv) / 2);
+  EXPECT_DOUBLE_EQ(blackwell.forwardFlops(true), layer.forwardFlops(true));
   // bf16: nothing to quantize, and the same model FLOPs.
   const Workload bf16 = transformerLayer(model, shard(1, 4096, 2, true));
   for (const Op& op : bf16.ops) EXPECT_FALSE(op.name.ends_with("_fp8_quantize")) << op.name;

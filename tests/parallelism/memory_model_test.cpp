@@ -366,6 +366,29 @@ model: llama3-8b
   EXPECT_NEAR(saved / ((4.0 - 2.0) * logits), 1.0, 1e-9);
 }
 
+TEST(MemoryModel, Fp8WeightCacheHoldsATransposeOnlyWhereFp8GemmsAreTnOnly) {
+  // The same plan on Hopper (TN-only FP8 GEMMs: weight and transpose cached, 2 bytes per
+  // parameter) and on Blackwell (either layout: 1 byte), and in bf16 (no cache).
+  const std::string plan = R"(model: llama3-8b
+training: {seq_len: 4096, global_batch_size: 16, precision: PRECISION}
+parallelism: {gpus: 8, tp: 2, pp: 1, zero: 1, sequence_parallel: true}
+)";
+  const auto weights = [&](const std::string& cluster, const std::string& precision) {
+    std::string text = plan;
+    text.replace(text.find("PRECISION"), 9, precision);
+    const MemoryReport report = estimateMemory(loadShipped(text + "cluster: " + cluster + "\n"));
+    return report.peak().weights / report.peak().parameters.total();
+  };
+  EXPECT_NEAR(weights("dgx-h100", "bf16"), 2.0, 1e-12);
+  EXPECT_NEAR(weights("dgx-h100", "fp8"), 4.0, 1e-12);
+  EXPECT_NEAR(weights("dgx-b200", "fp8"), 3.0, 1e-12);
+  EXPECT_NEAR(weights("dgx-gb200", "fp8"), 3.0, 1e-12);
+  EXPECT_NEAR(weights("dgx-b200", "bf16"), 2.0, 1e-12);
+  // FP8 weights (fp8_param_gather) drop the 16-bit copy: the FP8 data and, on Hopper, its transpose.
+  EXPECT_NEAR(weights("dgx-h100", "fp8, fp8_param_gather: true"), 2.0, 1e-12);
+  EXPECT_NEAR(weights("dgx-b200", "fp8, fp8_param_gather: true"), 1.0, 1e-12);
+}
+
 TEST(MemoryModel, ShippedExperimentsFit) {
   for (const std::string name : {"gpt3-175b-selene", "llama3-405b-16k-h100", "llama3-8b-dgx-h100"}) {
     auto experiment = loadExperiment(name, kShippedPaths);

@@ -37,6 +37,13 @@ TEST(OptimizerStep, Bf16HasNoLossScalingAndFp32MainGradients) {
   }
 }
 
+TEST(OptimizerStep, Fp8ParametersAreQuantizedFromTheMasterShard) {
+  // FP8 weights: amax read 4 + cast read 4 + write 1 = 9 instead of the 16-bit copy's 6.
+  TrainingSpec fp8 = training(topology::Precision::kFp8);
+  fp8.fp8_param_gather = true;
+  EXPECT_DOUBLE_EQ(optimizerStepBytes(fp8, {}).per_updated_parameter, 28.0 + 4.0 + 9.0);
+}
+
 TEST(OptimizerStep, SixteenBitMainGradientsAreCastToFp32) {
   // bf16 main gradients: the cast to fp32 (6) and a 2-byte zero-fill, no unscale.
   TrainingSpec bf16 = training(topology::Precision::kBf16);

@@ -256,6 +256,19 @@ TEST(ClusterLoaderBounds, InlineGpuFigures) {
             "test.yaml:3:15: gpu.memory_GiB: expected a number between 0.001 and 1000000, found \"1e300\"");
   // A GPU without NVLink still says so with 0.
   EXPECT_EQ(loadError(gpu("100", "  intra_node_bandwidth_GBps: 0\n")), "(loaded without error)");
+  // FP8 GEMM layouts only mean something on a GPU that runs FP8.
+  EXPECT_EQ(loadError(gpu("100", "  fp8_gemm_any_layout: true\n")),
+            "test.yaml:5:24: gpu.fp8_gemm_any_layout: needs an fp8 rate in peak_tflops");
+  EXPECT_EQ(loadError(gpu("100, fp8: 200", "  fp8_gemm_any_layout: true\n")), "(loaded without error)");
+}
+
+TEST(ClusterLoaderTest, BlackwellFp8GemmsTakeAnyLayoutHopperOnlyTn) {
+  for (const auto& [preset, any_layout] :
+       std::vector<std::pair<std::string, bool>>{{"dgx-h100", false}, {"dgx-b200", true}, {"dgx-gb200", true}}) {
+    auto spec = loadClusterFile(preset, shippedConfigs());
+    ASSERT_TRUE(spec.ok()) << preset << ": " << spec.error().toString();
+    EXPECT_EQ(spec->gpu.fp8_gemm_any_layout, any_layout) << preset;
+  }
 }
 
 TEST(ClusterLoaderBounds, ExplicitGraphs) {

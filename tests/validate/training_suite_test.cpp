@@ -146,18 +146,18 @@ TEST(TrainingSuiteTest, MapeIsTheMeanAbsoluteErrorPerSourceAndOverall) {
 }
 
 // Issue 4's goal is MAPE <= 10% on each source and <= 5% over all rows. On the default rows
-// (the four slowest skipped), since ring-attention exchanges overlap the attention steps
-// (parallelism/ring_attention_exposure.h; docs/training-validation.md change 29): SC21 10.1%
-// (every row 6-15% fast), Korthikanti 1.1% / 1.2%, Megatron-Core H100 9.3% (rows 004 and 005,
-// 32B and 70B at tp 8 with an unpublished micro-batch size, -30% and -14%), Megatron-Bridge
-// H100 FP8 7.9% (Llama 3.1 405B +14..+18%), DGX Cloud Benchmarking 8.7% (GPT-3 175B
-// -14..-17%), Megatron-Bridge B200 / GB200 16.7% (every row 13-19% fast), MLPerf Training
-// GPT-3 175B on H100 12.6% (micro-batch 1 -15%, micro-batch 2 -7%), MLPerf B200 / GB200 11.6%
-// (7-18% short), NeMo long-sequence 19.8% (H100 NeMo 24.03 +10..+15%, B200 NeMo 25.04
-// +18..+37%), NeMo 24.07 performance summary 13.8% (every row fast: Llama 2 / 3 +8..+12%,
-// GPT-3 +10..+20%, Nemotron-3 8B and 22B +21..+23%, Nemotron-4 340B +10%); overall 11.4% over
-// 94 rows. Neither Blackwell source, MLPerf H100, either NeMo performance-page source nor the
-// overall goal is met. The bounds guard the current figures.
+// (the four slowest skipped), since FP8 weights and Blackwell's single FP8 copies are
+// modelled (docs/training-validation.md change 32): SC21 10.1% (every row 6-15% fast),
+// Korthikanti 1.1% / 1.2%, Megatron-Core H100 9.3% (rows 004 and 005, 32B and 70B at tp 8
+// with an unpublished micro-batch size, -30% and -14%), Megatron-Bridge H100 FP8 7.5% (Llama
+// 3.1 405B +13..+17%), DGX Cloud Benchmarking 8.7% (GPT-3 175B -14..-17%), Megatron-Bridge
+// B200 / GB200 17.9% (every row 14-21% fast), MLPerf Training GPT-3 175B on H100 12.8%
+// (micro-batch 1 -15%, micro-batch 2 -7%), MLPerf B200 / GB200 15.2% (8-18% short), NeMo
+// long-sequence 20.1% (H100 NeMo 24.03 +10..+15%, B200 NeMo 25.04 +19..+37%), NeMo 24.07
+// performance summary 13.8% (every row fast: Llama 2 / 3 +8..+12%, GPT-3 +10..+20%,
+// Nemotron-3 8B and 22B +21..+23%, Nemotron-4 340B +10%); overall 11.6% over 94 rows. Neither
+// Blackwell source, MLPerf H100, either NeMo performance-page source nor the overall goal is
+// met. The bounds guard the current figures.
 TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   TrainingSuiteOptions options;
   for (const auto& row : trainingMeasurements()) {
@@ -175,17 +175,17 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
     const double bound = id.starts_with("megatron-sc21")       ? 0.104
                          : id.starts_with("korthikanti-t4")    ? 0.015
                          : id.starts_with("mcore")             ? 0.095
-                         : id.starts_with("bridge-blackwell")  ? 0.17
-                         : id.starts_with("bridge")            ? 0.08
+                         : id.starts_with("bridge-blackwell")  ? 0.18
+                         : id.starts_with("bridge")            ? 0.076
                          : id.starts_with("dgxc")              ? 0.088
                          : id.starts_with("mlperf-h100")       ? 0.13
-                         : id.starts_with("mlperf-blackwell")  ? 0.117
-                         : id.starts_with("nemo-long-context") ? 0.2
+                         : id.starts_with("mlperf-blackwell")  ? 0.153
+                         : id.starts_with("nemo-long-context") ? 0.202
                          : id.starts_with("nemo-2407")         ? 0.14
                                                                : 0.10;
     EXPECT_LE(accuracy.mape, bound) << id;
   }
-  EXPECT_LE(suite.mape, 0.114);
+  EXPECT_LE(suite.mape, 0.117);
 }
 
 // The DGX Cloud Benchmarking rows come in pairs, one plan run in BF16 and in FP8: the

@@ -48,7 +48,7 @@ std::vector<HarnessGemmShape> referenceGemmShapes() {
 std::vector<HarnessGemmShape> experimentGemmShapes(const parallelism::Experiment& experiment,
                                                    const parallelism::FlopsOptions& options) {
   // Unfused when the experiment's training.flash_attention or the caller (--unfused-attention) asks.
-  parallelism::FlopsOptions flops = parallelism::kernelsFor(experiment.training, options);
+  parallelism::FlopsOptions flops = parallelism::kernelsFor(experiment, options);
   flops.tp_comm_overlap = experiment.plan.tp_comm_overlap;  // as the iteration builds its chunks
   flops.tp_overlap_config = experiment.plan.tp_comm_overlap_config;
   const auto shard = parallelism::MicroBatchShard::of(experiment.training, experiment.plan);
