@@ -27,12 +27,14 @@ struct Experiment {
 // so. The experiment's `flash_attention: false` thus wins over FlopsOptions' default (true),
 // and code that asks for the unfused path itself (the harness's --unfused-attention, tests)
 // still gets it. The cross-entropy kernel is the experiment's (training.fused_cross_entropy),
-// and FP8 quantization writes a transposed copy only where the GPU's FP8 GEMMs need one
-// (topology::GpuSpec::fp8_gemm_any_layout).
+// FP8 quantization writes a transposed copy only where the GPU's FP8 GEMMs need one
+// (topology::GpuSpec::fp8_gemm_any_layout) and reads its input once more for the amax under
+// current scaling (training.fp8_recipe).
 [[nodiscard]] inline FlopsOptions kernelsFor(const Experiment& experiment, FlopsOptions base) {
   base.fused_attention = base.fused_attention && experiment.training.flash_attention;
   base.fused_cross_entropy = experiment.training.fused_cross_entropy;
   base.fp8_transposed_copies = !experiment.cluster.gpu.fp8_gemm_any_layout;
+  base.fp8_current_scaling = experiment.training.fp8_recipe == Fp8Recipe::kCurrent;
   return base;
 }
 

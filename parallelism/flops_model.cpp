@@ -93,7 +93,8 @@ class WorkloadBuilder {
       const double grad_output =
           batch * m * n / (holder == WeightGemm::kTransformerEngineGatheredGradient ? shard : 1.0);
       const double per_element =
-          options_.fp8_quantize_bytes_per_element - (options_.fp8_transposed_copies ? 0.0 : kFp8ElementBytes);
+          options_.fp8_quantize_bytes_per_element - (options_.fp8_transposed_copies ? 0.0 : kFp8ElementBytes) +
+          (options_.fp8_current_scaling ? options_.fp8_current_scaling_amax_bytes_per_element : 0.0);
       Op cast = makeOp(name + "_fp8_quantize", OpKind::kElementwise, false, false);
       cast.forward.bytes = input * per_element;
       cast.backward.bytes = grad_output * per_element;

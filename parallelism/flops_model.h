@@ -156,13 +156,17 @@ struct FlopsOptions {
   // writes the tensor twice: row-wise (for fprop / dgrad) and column-wise, transposed (for
   // wgrad) (transformer_engine/pytorch/module/linear.py: the input quantizer's usage is
   // rowwise + columnwise when the weight needs a gradient; the grad-output quantizer's both).
-  // Current scaling (Float8CurrentScalingQuantizer; Megatron-Bridge's "FP8-CS" recipes)
-  // reads the tensor once for its absolute maximum, then casts it: read 2 + read 2, write
-  // 1 + 1 = 6 bytes per element. (Delayed scaling takes the scale from the amax history
-  // and computes the new amax inside the cast: 4.) With sequence parallelism the tensor is
-  // quantized on its own shard and gathered in FP8. The weights' casts are cached across
-  // the micro-batches of an iteration (is_first_microbatch) and are not counted.
-  double fp8_quantize_bytes_per_element = 6.0;
+  // Delayed scaling (DelayedScaling, Transformer Engine's and Megatron-Core's default
+  // recipe) takes the scale from the amax history and records the new amax inside the cast:
+  // read 2, write 1 + 1 = 4 bytes per element. Current scaling (Float8CurrentScalingQuantizer;
+  // Megatron-Bridge's "FP8-CS" recipes) first reads the tensor once more for its absolute
+  // maximum: 2 more, 6 (fp8_current_scaling, set from training.fp8_recipe by kernelsFor).
+  // With sequence parallelism the tensor is quantized on its own shard and gathered in FP8.
+  // The weights' casts are cached across the micro-batches of an iteration
+  // (is_first_microbatch) and are not counted.
+  double fp8_quantize_bytes_per_element = 4.0;
+  double fp8_current_scaling_amax_bytes_per_element = 2.0;
+  bool fp8_current_scaling = false;
   // Whether FP8 quantization writes the transposed (column-wise) copy counted above. Not on
   // GPUs whose FP8 GEMMs take either operand layout (Blackwell, compute capability 10.x:
   // Transformer Engine's is_non_tn_fp8_gemm_supported(); its per-tensor-scaled FP8 tensors

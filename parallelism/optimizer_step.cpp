@@ -31,8 +31,13 @@ OptimizerStepBytes optimizerStepBytes(const TrainingSpec& training, const Optimi
   }
   if (training.precision == topology::Precision::kFp16) bytes.per_updated_parameter += options.fp16_unscale_bytes;
   if (mixedPrecision(training.precision)) {
-    bytes.per_updated_parameter +=
-        training.fp8_param_gather ? options.master_to_fp8_model_copy_bytes : options.master_to_model_copy_bytes;
+    if (!training.fp8_param_gather) {
+      bytes.per_updated_parameter += options.master_to_model_copy_bytes;
+    } else {
+      bytes.per_updated_parameter += options.master_to_fp8_model_copy_bytes;
+      if (training.fp8_recipe == Fp8Recipe::kCurrent)
+        bytes.per_updated_parameter += options.fp8_current_scaling_master_amax_bytes;
+    }
   }
   return bytes;
 }

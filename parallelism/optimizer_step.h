@@ -34,11 +34,12 @@ struct OptimizerStepOptions {
   // the 16-bit model weights (_copy_main_params_to_model_params: read 4, write 2).
   double master_to_model_copy_bytes = 6.0;
   // FP8 parameters (training.fp8_param_gather): the updated fp32 master shard is quantized
-  // into the FP8 weights instead, with current scaling (Transformer Engine's
-  // cast_master_weights_to_fp8, called by Megatron-Core's quantize_param_shard): the shard is
-  // read once for its absolute maximum (4; the maxima are then all-reduced, a few bytes per
-  // tensor, not counted) and once more for the cast, which writes 1 byte: 4 + 4 + 1.
-  double master_to_fp8_model_copy_bytes = 9.0;
+  // into the FP8 weights instead (Transformer Engine's cast_master_weights_to_fp8, called by
+  // Megatron-Core's quantize_param_shard): read 4, write 1. With current scaling the shard is
+  // first read once more for its absolute maximum (4; the maxima are then all-reduced, a few
+  // bytes per tensor, not counted): 9.
+  double master_to_fp8_model_copy_bytes = 5.0;
+  double fp8_current_scaling_master_amax_bytes = 4.0;
 };
 
 // Bytes the step moves: `per_updated_parameter` for each parameter this rank updates (all of

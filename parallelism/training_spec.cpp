@@ -23,7 +23,7 @@ constexpr double kMaxTrainingTokens = 1e18;
 TrainingSpec readTrainingSpec(const ConfigNode& section) {
   section.allowKeys({"seq_len", "global_batch_size", "micro_batch_size", "precision", "optimizer", "tokens",
                      "flash_attention", "fused_cross_entropy", "grad_reduce_precision", "optimizer_state_precision",
-                     "fp8_param_gather"});
+                     "fp8_param_gather", "fp8_recipe"});
   TrainingSpec training;
   training.seq_len = section.child("seq_len").asIntegerIn(1, kMaxSeqLen);
   training.global_batch_size = section.child("global_batch_size").asIntegerIn(1, kMaxGlobalBatchSize);
@@ -61,6 +61,14 @@ TrainingSpec readTrainingSpec(const ConfigNode& section) {
     section.child("fp8_param_gather")
         .fail("FP8 parameters need precision fp8, found precision " +
               std::string(topology::precisionName(training.precision)));
+  }
+  if (auto recipe = section.optionalChild("fp8_recipe")) {
+    training.fp8_recipe =
+        recipe->asEnum({"delayed", "current"}) == "current" ? Fp8Recipe::kCurrent : Fp8Recipe::kDelayed;
+    if (training.precision != topology::Precision::kFp8) {
+      recipe->fail("an FP8 scaling recipe needs precision fp8, found precision " +
+                   std::string(topology::precisionName(training.precision)));
+    }
   }
   return training;
 }

@@ -15,6 +15,12 @@ namespace trainsim::parallelism {
 enum class Optimizer : uint8_t { kAdam, kSgd };
 [[nodiscard]] std::string_view optimizerName(Optimizer optimizer);
 
+// How FP8 training picks each tensor's scale (Transformer Engine recipes): delayed, from the
+// amax history of earlier iterations (DelayedScaling, TE's and Megatron-Core's default,
+// NeMo's fp8_hybrid), or current, from the tensor itself just before the cast
+// (Float8CurrentScaling, Megatron-Core --fp8-recipe tensorwise, Megatron-Bridge's FP8-CS).
+enum class Fp8Recipe : uint8_t { kDelayed, kCurrent };
+
 struct TrainingSpec {
   int64_t seq_len = 0;
   int64_t global_batch_size = 0;  // sequences per iteration, over all data-parallel replicas
@@ -57,6 +63,10 @@ struct TrainingSpec {
   // into FP8 instead of casting it to 16 bits. Applied by the memory model, the iteration
   // builder and the optimizer step.
   bool fp8_param_gather = false;
+  // fp8 only: the scaling recipe. Current scaling reads each quantized tensor once more for
+  // its absolute maximum (FlopsOptions::fp8_current_scaling_amax_bytes_per_element) and, with
+  // FP8 weights, the master shard once more in the optimizer step.
+  Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
 
   [[nodiscard]] int64_t tokensPerIteration() const { return seq_len * global_batch_size; }
 };

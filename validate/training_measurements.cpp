@@ -326,6 +326,7 @@ TrainingMeasurement bridge(const char* id, const char* model, int64_t layers, in
   // FP8 weights (scripts/performance/utils/precision.py: "fp8_cs" is mixed_precision.py's
   // bf16_with_fp8_current_scaling_mixed, which sets fp8_param_gather = True).
   row.fp8_param_gather = true;
+  row.fp8_recipe = "current";
   row.gpus = gpus;
   row.tp = tp;
   row.pp = pp;
@@ -396,8 +397,7 @@ TrainingMeasurement bridgeBlackwell(const char* id, const char* model, const cha
 // optimizer (ZeRO-1) with overlapped gradient reduce-scatter and parameter all-gather in bf16
 // (grad_sync_dtype bf16); sequence parallelism and Transformer Engine's userbuffers overlap
 // (ub_tp_comm_overlap) wherever tp > 1; no activation recomputation; fused attention. FP8 is
-// Transformer Engine's delayed scaling (fp8_hybrid), modelled with current scaling's extra
-// amax pass (under 1% of a layer's time). Llama 3.1 405B runs the GPT-2 tokenizer as a
+// Transformer Engine's delayed scaling (fp8_hybrid). Llama 3.1 405B runs the GPT-2 tokenizer as a
 // proxy (README_405b.md): 50,257 tokens padded to 51,200 (make_vocab_size_divisible_by
 // 128 x tp 8), and 16 query groups (the README's FLOP formula, 16/128). GPT-3 175B: vocab
 // 51,200, tied embeddings, dropout 0.1 (the hydra config). Assumed, not published: the loss
@@ -422,6 +422,7 @@ TrainingMeasurement dgxc(const char* id, const char* model, const char* architec
   row.global_batch_size = global_batch;
   row.micro_batch_size = 1;
   row.precision = precision;
+  if (row.precision == "fp8") row.fp8_recipe = "delayed";  // fp8_hybrid: Transformer Engine's DelayedScaling
   row.grad_reduce_precision = "bf16";
   row.gpus = gpus;
   row.tp = tp;
@@ -446,7 +447,7 @@ TrainingMeasurement dgxc(const char* id, const char* model, const char* architec
   row.cluster = "dgx-h100";
   row.published = step_seconds;
   row.slow = false;
-  row.assumptions = "unfused cross-entropy; fp8 delayed scaling run as current scaling";
+  row.assumptions = "unfused cross-entropy";
   return row;
 }
 
@@ -475,7 +476,7 @@ TrainingMeasurement nemotron4(const char* id, const char* model, int64_t layers,
   row.fused_cross_entropy = true;
   row.optimizer_state_precision = optimizer_states;
   row.grad_reduce_precision = grad_reduce;
-  row.assumptions = "squared ReLU as GELU, RoPE as a learned-position add; fp8 delayed scaling run as current scaling";
+  row.assumptions = "squared ReLU as GELU, RoPE as a learned-position add";
   return row;
 }
 
@@ -518,7 +519,7 @@ TrainingMeasurement mlperfGpt3(const char* id, const char* model, const char* so
   row.tp_comm_overlap_config = preset;
   row.fp8_param_gather = true;  // FP8_PARAMS=True (config_common.sh)
   row.slow = slow;
-  row.assumptions = "no recomputation, vocab 51,200, unfused cross-entropy; fp8 delayed scaling run as current scaling";
+  row.assumptions = "no recomputation, vocab 51,200, unfused cross-entropy";
   return row;
 }
 
@@ -547,8 +548,10 @@ TrainingMeasurement mlperfLlama(const char* id, const char* model, int64_t layer
   row.vocab_size = vocab;
   row.sequence_parallel = tp > 1;
   row.published = step_seconds;
-  row.assumptions = tp > 1 ? "the Bridge Blackwell 405B userbuffers preset; bf16 gradient reduction; fp8 delayed "
-                             "scaling run as current scaling"
+  // FP8_RECIPE: "delayed" for the v5.0 405B runs (config_common_blackwell.sh), "tensorwise"
+  // (current) for the v5.1 8B ones (config_common.sh).
+  row.fp8_recipe = tp > 1 ? "delayed" : "current";
+  row.assumptions = tp > 1 ? "the Bridge Blackwell 405B userbuffers preset; bf16 gradient reduction"
                            : "parallelism from the config's name; bf16 gradient reduction";
   return row;
 }
@@ -581,8 +584,7 @@ TrainingMeasurement nemoLongContext(const char* id, const char* model, int64_t s
   row.tp_comm_overlap = false;
   row.tp_comm_overlap_config.clear();
   row.fused_cross_entropy = true;
-  row.assumptions =
-      "micro-batch 1, no recomputation, no userbuffers overlap; fp8 delayed scaling run as current scaling";
+  row.assumptions = "micro-batch 1, no recomputation, no userbuffers overlap; fp8 delayed scaling";
   return row;
 }
 
@@ -629,7 +631,7 @@ TrainingMeasurement nemoLongContext(const char* id, const char* model, int64_t s
 // ub_cfg_h100_h8192_tp4_mbs1_seqlen8192.yaml, commit a3f31000, which is kLlama70bBf16Preset);
 // Nemotron's recipes name no file and none is stored for their shapes, so Transformer Engine
 // 1.x's defaults, as the DGX Cloud Nemotron-4 rows. Assumed as the DGX Cloud rows: flash
-// attention (TE fused attention), FP8 delayed scaling (fp8_hybrid) run as current scaling.
+// attention (TE fused attention), FP8 delayed scaling (fp8_hybrid).
 // The recipes' ub setting is off in the stored Llama 2 70B version although its default
 // names the plan's file; the row assumes the performance run turned it on, as every other
 // tp > 1 plan of the table.
@@ -651,7 +653,7 @@ TrainingMeasurement nemoSummary(const char* id, const char* model, std::string_v
   row.fused_cross_entropy = fused_cross_entropy;
   row.tp_comm_overlap = tp > 1;
   row.tp_comm_overlap_config = row.tp_comm_overlap ? preset : "";
-  row.assumptions = "bf16 gradient reduction; fp8 delayed scaling run as current scaling";
+  row.assumptions = "bf16 gradient reduction";
   if (family == "nemotron") {
     row.assumptions = "squared ReLU as GELU, RoPE as a learned-position add; " + row.assumptions;
   }

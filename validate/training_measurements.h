@@ -71,6 +71,7 @@ struct TrainingMeasurement {
   std::string optimizer_state_precision;  // fp32 / bf16; empty: the default (fp32)
   std::string grad_reduce_precision;      // training.grad_reduce_precision; empty: Megatron-LM's default
   bool fp8_param_gather = false;          // training.fp8_param_gather: the recipe keeps FP8 weights
+  std::string fp8_recipe;                 // training.fp8_recipe (delayed / current); empty: delayed
   // Parallel plan.
   int64_t gpus = 0;
   int64_t tp = 1;

@@ -85,6 +85,7 @@ std::string trainingExperimentYaml(const TrainingMeasurement& row) {
     yaml += fmt::format("  grad_reduce_precision: {}\n", row.grad_reduce_precision);
   }
   if (row.fp8_param_gather) yaml += "  fp8_param_gather: true\n";
+  if (!row.fp8_recipe.empty()) yaml += fmt::format("  fp8_recipe: {}\n", row.fp8_recipe);
   yaml += "  optimizer: adam\n";
   if (!row.optimizer_state_precision.empty()) {
     yaml += fmt::format("  optimizer_state_precision: {}\n", row.optimizer_state_precision);

@@ -333,6 +333,17 @@ TEST(ExperimentLoader, Fp8ParamGatherNeedsFp8) {
   experiment = loadText(kValid, {"cluster.gpu=h100-sxm", "training.precision=fp8", "training.fp8_param_gather=true"});
   ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
   EXPECT_TRUE(experiment->training.fp8_param_gather);
+  // The scaling recipe: delayed unless set, and only in an fp8 run.
+  EXPECT_EQ(experiment->training.fp8_recipe, Fp8Recipe::kDelayed);
+  experiment = loadText(kValid, {"cluster.gpu=h100-sxm", "training.precision=fp8", "training.fp8_recipe=current"});
+  ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
+  EXPECT_EQ(experiment->training.fp8_recipe, Fp8Recipe::kCurrent);
+  EXPECT_TRUE(kernelsFor(*experiment, {}).fp8_current_scaling);
+  EXPECT_EQ(errorText(loadText(kValid, {"training.fp8_recipe=current"})),
+            "--set training.fp8_recipe=current: training.fp8_recipe: an FP8 scaling recipe needs precision fp8, "
+            "found precision bf16");
+  EXPECT_EQ(errorText(loadText(kValid, {"cluster.gpu=h100-sxm", "training.precision=fp8", "training.fp8_recipe=mx"})),
+            "--set training.fp8_recipe=mx: training.fp8_recipe: expected delayed or current, found \"mx\"");
   // FP8 weights in a bf16 run are a contradiction, not a default to fall back from.
   EXPECT_EQ(errorText(loadText("model: llama3-8b\ncluster: dgx-a100\ntraining:\n  seq_len: 4096\n"
                                "  global_batch_size: 64\n  fp8_param_gather: true\nparallelism: {tp: 8}\n")),

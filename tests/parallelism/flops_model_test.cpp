@@ -225,6 +225,15 @@ TEST(FlopsModel, Fp8QuantizesTransformerEngineLinearsAndKeepsTheOutputLayerSixte
   EXPECT_DOUBLE_EQ(blackwell.find("qkv_projection_fp8_quantize")->backward.bytes,
                    (per_element - 1.0) * s * (q + 2 * kv) / 2);
   EXPECT_DOUBLE_EQ(blackwell.forwardFlops(true), layer.forwardFlops(true));
+  // Delayed scaling (the default: read 2, write 1 + 1) against current scaling, which reads
+  // the tensor once more for its amax first.
+  EXPECT_DOUBLE_EQ(per_element, 4.0);
+  FlopsOptions current = options;
+  current.fp8_current_scaling = true;
+  const Workload current_layer = transformerLayer(model, fp8, current);
+  EXPECT_DOUBLE_EQ(current_layer.find("mlp_fc2_fp8_quantize")->forward.bytes, (per_element + 2.0) * s * f / 2);
+  EXPECT_DOUBLE_EQ(current_layer.find("qkv_projection_fp8_quantize")->backward.bytes,
+                   (per_element + 2.0) * s * (q + 2 * kv) / 2);
   // bf16: nothing to quantize, and the same model FLOPs.
   const Workload bf16 = transformerLayer(model, shard(1, 4096, 2, true));
   for (const Op& op : bf16.ops) EXPECT_FALSE(op.name.ends_with("_fp8_quantize")) << op.name;

@@ -146,18 +146,18 @@ TEST(TrainingSuiteTest, MapeIsTheMeanAbsoluteErrorPerSourceAndOverall) {
 }
 
 // Issue 4's goal is MAPE <= 10% on each source and <= 5% over all rows. On the default rows
-// (the four slowest skipped), since FP8 weights and Blackwell's single FP8 copies are
-// modelled (docs/training-validation.md change 32): SC21 10.1% (every row 6-15% fast),
-// Korthikanti 1.1% / 1.2%, Megatron-Core H100 9.3% (rows 004 and 005, 32B and 70B at tp 8
-// with an unpublished micro-batch size, -30% and -14%), Megatron-Bridge H100 FP8 7.5% (Llama
-// 3.1 405B +13..+17%), DGX Cloud Benchmarking 8.7% (GPT-3 175B -14..-17%), Megatron-Bridge
-// B200 / GB200 17.9% (every row 14-21% fast), MLPerf Training GPT-3 175B on H100 12.8%
-// (micro-batch 1 -15%, micro-batch 2 -7%), MLPerf B200 / GB200 15.2% (8-18% short), NeMo
-// long-sequence 20.1% (H100 NeMo 24.03 +10..+15%, B200 NeMo 25.04 +19..+37%), NeMo 24.07
-// performance summary 13.8% (every row fast: Llama 2 / 3 +8..+12%, GPT-3 +10..+20%,
-// Nemotron-3 8B and 22B +21..+23%, Nemotron-4 340B +10%); overall 11.6% over 94 rows. Neither
-// Blackwell source, MLPerf H100, either NeMo performance-page source nor the overall goal is
-// met. The bounds guard the current figures.
+// (the four slowest skipped), since FP8 weights, Blackwell's single FP8 copies and delayed
+// scaling are modelled (docs/training-validation.md changes 32 and 33): SC21 10.1% (every
+// row 6-15% fast), Korthikanti 1.1% / 1.2%, Megatron-Core H100 9.3% (rows 004 and 005, 32B
+// and 70B at tp 8 with an unpublished micro-batch size, -30% and -14%), Megatron-Bridge H100
+// FP8 7.5% (Llama 3.1 405B +13..+17%), DGX Cloud Benchmarking 8.9% (GPT-3 175B -15..-17%),
+// Megatron-Bridge B200 / GB200 17.9% (every row 14-21% fast), MLPerf Training GPT-3 175B on
+// H100 13.8% (micro-batch 1 -16..-17%, micro-batch 2 -8%), MLPerf B200 / GB200 15.8% (9-19%
+// short), NeMo long-sequence 21.3% (H100 NeMo 24.03 +11..+15%, B200 NeMo 25.04 +22..+37%),
+// NeMo 24.07 performance summary 15.7% (every row fast: Llama 2 / 3 +9..+14%, GPT-3
+// +12..+23%, Nemotron-3 8B and 22B +23..+25%, Nemotron-4 340B +10%); overall 12.2% over 94
+// rows. Neither Blackwell source, MLPerf H100, either NeMo performance-page source nor the
+// overall goal is met. The bounds guard the current figures.
 TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   TrainingSuiteOptions options;
   for (const auto& row : trainingMeasurements()) {
@@ -177,21 +177,21 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
                          : id.starts_with("mcore")             ? 0.095
                          : id.starts_with("bridge-blackwell")  ? 0.18
                          : id.starts_with("bridge")            ? 0.076
-                         : id.starts_with("dgxc")              ? 0.088
-                         : id.starts_with("mlperf-h100")       ? 0.13
-                         : id.starts_with("mlperf-blackwell")  ? 0.153
-                         : id.starts_with("nemo-long-context") ? 0.202
-                         : id.starts_with("nemo-2407")         ? 0.14
+                         : id.starts_with("dgxc")              ? 0.09
+                         : id.starts_with("mlperf-h100")       ? 0.14
+                         : id.starts_with("mlperf-blackwell")  ? 0.16
+                         : id.starts_with("nemo-long-context") ? 0.214
+                         : id.starts_with("nemo-2407")         ? 0.158
                                                                : 0.10;
     EXPECT_LE(accuracy.mape, bound) << id;
   }
-  EXPECT_LE(suite.mape, 0.117);
+  EXPECT_LE(suite.mape, 0.122);
 }
 
 // The DGX Cloud Benchmarking rows come in pairs, one plan run in BF16 and in FP8: the
 // measured ratio of their step times is what FP8 buys on that plan (1.34 for Llama 3.1 8B
 // and 70B, 1.53 for 405B, 1.51 for GPT-3 175B, 1.36 for Nemotron-4 15B, 1.46 for 340B). The
-// model's ratio stays within 7.5% of it (8B: 1.24, the farthest).
+// model's ratio stays within 7.5% of it (8B: 1.27, the farthest).
 TEST(TrainingSuiteTest, Fp8SpeedUpMatchesTheMeasuredPairs) {
   TrainingSuiteOptions options;
   for (const auto& row : trainingMeasurements()) {
