@@ -19,9 +19,6 @@ namespace {
 
 using sim::TaskId;
 
-// One FP8 parameter as the distributed optimizer gathers it (training.fp8_param_gather).
-constexpr double kFp8ParameterBytes = 1.0;
-
 // Position of (pass, chunk, micro-batch) in a stage's order.
 class StepIndex {
  public:
@@ -503,8 +500,7 @@ IterationGraph IterationBuilder::build() {
     // as it reaches it (its parts of step 1). Without the overlap they follow the
     // optimizer step.
     // FP8 parameters (training.fp8_param_gather) are gathered as they are held: 1 byte.
-    const double bytes_per_parameter =
-        experiment_.training.fp8_param_gather ? kFp8ParameterBytes : shard.activationBytes();
+    const double bytes_per_parameter = shard.parameterGatherBytes();
     for (int64_t r = 0; r < ranks; ++r) {
       const RankCoordinate coordinate = layout_.coordinate(r);
       if (coordinate.dp != 0 || coordinate.cp != 0) continue;  // one per data-parallel group

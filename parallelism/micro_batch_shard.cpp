@@ -12,6 +12,7 @@ MicroBatchShard MicroBatchShard::of(const TrainingSpec& training, const Parallel
   shard.sequence_parallel = plan.sequence_parallel && plan.tp > 1;
   shard.precision = training.precision;
   shard.grad_reduce_precision = training.grad_reduce_precision;
+  shard.fp8_param_gather = training.fp8_param_gather;
   return shard;
 }
 
@@ -20,6 +21,7 @@ MicroBatchShard MicroBatchShard::wholeSequence(const TrainingSpec& training) {
   shard.seq_len = training.seq_len;
   shard.precision = training.precision;
   shard.grad_reduce_precision = training.grad_reduce_precision;
+  shard.fp8_param_gather = training.fp8_param_gather;
   return shard;
 }
 
@@ -59,6 +61,11 @@ double MicroBatchShard::mainGradientBytes() const {
 
 double MicroBatchShard::gemmOperandBytes() const {
   return precision == topology::Precision::kFp8 ? 1.0 : activationBytes();
+}
+
+double MicroBatchShard::parameterGatherBytes() const {
+  constexpr double kFp8Bytes = 1.0;
+  return fp8_param_gather ? kFp8Bytes : activationBytes();
 }
 
 }  // namespace trainsim::parallelism

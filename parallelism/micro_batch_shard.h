@@ -21,6 +21,7 @@ struct MicroBatchShard {
   bool sequence_parallel = false;
   topology::Precision precision = topology::Precision::kBf16;
   std::optional<topology::Precision> grad_reduce_precision;  // TrainingSpec::grad_reduce_precision
+  bool fp8_param_gather = false;                             // TrainingSpec::fp8_param_gather
 
   // The shard of a resolved plan (sequence_parallel as resolvePlan left it: off at tp = 1).
   [[nodiscard]] static MicroBatchShard of(const TrainingSpec& training, const ParallelPlan& plan);
@@ -50,6 +51,9 @@ struct MicroBatchShard {
   // experiment sets it, overrides that default. The memory model's gradient bytes per
   // parameter are the same (Megatron's distributed-optimizer table).
   [[nodiscard]] double mainGradientBytes() const;
+  // Elements of the parameters the distributed optimizer all-gathers after its step: the
+  // model weights' type, 1 byte with FP8 weights (fp8_param_gather), else the activation size.
+  [[nodiscard]] double parameterGatherBytes() const;
 };
 
 }  // namespace trainsim::parallelism

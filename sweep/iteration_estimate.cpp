@@ -417,7 +417,7 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
     const std::vector<int64_t> group = layout.dataGroup(first_rank);
     const auto reduce = plan.zero >= 1 ? sim::CollectiveOp::kReduceScatter : sim::CollectiveOp::kAllReduce;
     const bool overlap_grads = plan.overlap_grad_reduce;
-    const double parameter_bytes = shard.activationBytes();  // the all-gathered (updated) parameters
+    const double parameter_bytes = shard.parameterGatherBytes();  // the all-gathered (updated) parameters
     auto reduction = [&](double parameters) {
       return collectiveSeconds(plan, GroupKind::kData, reduce, group, parameters * grad_bytes);
     };

@@ -118,6 +118,16 @@ TEST(IterationEstimateTest, ZeroThreeTwoGpusPerNode) {
   EXPECT_LT(ratio, 1.1);
 }
 
+// The same ZeRO-3 plan on H100s in FP8 with FP8 weights: every gather moves 1 byte per
+// parameter in both the screen and the simulation (MicroBatchShard::parameterGatherBytes).
+TEST(IterationEstimateTest, ZeroThreeGathersFp8Weights) {
+  const double ratio = screenRatio(experimentOf(
+      "gpt-7.5b", 2048,
+      {"parallelism.zero=3", "cluster.gpu=h100-sxm", "training.precision=fp8", "training.fp8_param_gather=true"}));
+  EXPECT_GT(ratio, 0.9);
+  EXPECT_LT(ratio, 1.1);
+}
+
 // ZeRO-1 at dp 2 x tp 8: the gradient reduce-scatter and parameter all-gather on one NIC per
 // GPU (was 1.08).
 TEST(IterationEstimateTest, DataParallelRingOneGpuPerNode) {
