@@ -16,6 +16,7 @@
 #include "validate/calibration_file.h"
 #include "validate/collective_accuracy.h"
 #include "validate/gemm_accuracy.h"
+#include "validate/training_rate_fit.h"
 #include "validate/training_suite.h"
 
 namespace trainsim::cli {
@@ -243,6 +244,66 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
   return {text, json, suite.failed > 0 ? static_cast<int>(ExitCode::kInternal) : 0};
 }
 
+// `validate training --fit-rate-fraction`: the suite at a grid of training-rate fractions and
+// the fraction per GPU type that balances its sources (validate/training_rate_fit.h).
+SuiteOutput trainingRateFit(const ValidateOptions& options, const CommandContext& context,
+                            const CalibrationInForce& in_force) {
+  validate::TrainingSuiteOptions suite_options;
+  if (in_force.calibration) validate::applyCalibration(*in_force.calibration, suite_options.simulation);
+  suite_options.include_slow = options.include_slow;
+  suite_options.only = options.rows;
+  const std::vector<double> grid = validate::defaultRateFitGrid();
+  const auto fit = valueOrThrow(
+      validate::runRateFractionFit(context.paths, suite_options, grid, [&](double fraction, double seconds) {
+        std::cerr << fmt::format("trainsim: suite at fraction {:.2f} ran in {:.1f} s\n", fraction, seconds);
+      }));
+
+  auto percent = [](double fraction) { return fmt::format("{:.1f}%", 100.0 * fraction); };
+  std::string text = fmt::format(
+      "training-rate fraction per GPU type (sim::ComputeParameters::training_rate_fraction), fitted on {} rows\n"
+      "suite run at fractions {:.2f} to {:.2f} from the kernel-level model; each source weighs the same; MAPE at "
+      "1 = kernels at their microbenchmark rates; held out = the source's rows at the fraction fitted on the "
+      "GPU's other sources\n",
+      fit.rows, grid.front(), grid.back());
+  nlohmann::ordered_json gpus_json = nlohmann::ordered_json::array();
+  for (const auto& gpu : fit.gpus) {
+    text += fmt::format("\n{}: fraction {:.3f}{} over {} rows\n", gpu.gpu_key, gpu.fraction,
+                        gpu.at_grid_edge ? " (at the grid's end: the balance lies beyond it)" : "", gpu.rows);
+    text += fmt::format("  {:<22} {:>4} {:>10} {:>8} {:>10} {:>10}\n", "source", "rows", "MAPE at 1", "fitted",
+                        "held out", "fraction");
+    nlohmann::ordered_json sources_json = nlohmann::ordered_json::array();
+    for (const auto& source : gpu.sources) {
+      text += fmt::format("  {:<22} {:>4} {:>10} {:>8} {:>10} {:>10}\n", source.source, source.rows,
+                          percent(source.mape_kernel_rates), percent(source.mape_fitted),
+                          source.held_out_fraction ? percent(source.mape_held_out) : "-",
+                          source.held_out_fraction ? fmt::format("{:.3f}", *source.held_out_fraction) : "-");
+      nlohmann::ordered_json source_json = {{"source", source.source},
+                                            {"rows", source.rows},
+                                            {"mape_kernel_rates", source.mape_kernel_rates},
+                                            {"mape_fitted", source.mape_fitted}};
+      if (source.held_out_fraction) {
+        source_json["held_out_fraction"] = *source.held_out_fraction;
+        source_json["mape_held_out"] = source.mape_held_out;
+      }
+      sources_json.push_back(std::move(source_json));
+    }
+    gpus_json.push_back({{"gpu", gpu.gpu_key},
+                         {"fraction", gpu.fraction},
+                         {"at_grid_edge", gpu.at_grid_edge},
+                         {"rows", gpu.rows},
+                         {"sources", sources_json}});
+  }
+  text += fmt::format("\noverall over {} rows: MAPE at 1 {}, fitted {}, held out {}\n", fit.rows,
+                      percent(fit.mape_kernel_rates), percent(fit.mape_fitted), percent(fit.mape_held_out));
+  nlohmann::ordered_json json = {{"grid", grid},
+                                 {"rows", fit.rows},
+                                 {"mape_kernel_rates", fit.mape_kernel_rates},
+                                 {"mape_fitted", fit.mape_fitted},
+                                 {"mape_held_out", fit.mape_held_out},
+                                 {"gpus", gpus_json}};
+  return {text, json, 0};
+}
+
 int emit(const ValidateOptions& options, const std::vector<std::pair<std::string, SuiteOutput>>& suites,
          const CalibrationInForce& in_force) {
   int exit_code = 0;
@@ -299,6 +360,8 @@ void addValidateCommand(CLI::App& app, ValidateOptions& options) {
   command->add_option("--row", options.rows, "training: run only this row id (repeatable); slow rows included");
   command->add_option("--calibration", options.calibration_file,
                       "Apply a calibration (trainsim calibrate) to the model before comparing");
+  command->add_flag("--fit-rate-fraction", options.fit_rate_fraction,
+                    "training: fit the training-rate fraction of each GPU type to the suite (runs it 10 times)");
   command->add_flag("--print-experiment", options.print_experiment,
                     "training: print each --row's experiment YAML (what it simulates) instead of running it");
 }
@@ -314,6 +377,12 @@ int runValidate(const ValidateOptions& options, const CommandContext& context) {
       return emit(options, {{"collectives", collectiveSuite(context, in_force)}}, in_force);
     }
     if (options.print_experiment) return printExperiments(options);
+    if (options.fit_rate_fraction) {
+      if (options.suite != "training") {
+        throwInputError("validate", "--fit-rate-fraction", "expected the training suite");
+      }
+      return emit(options, {{"training_rate_fit", trainingRateFit(options, context, in_force)}}, in_force);
+    }
     if (options.suite == "training") {
       return emit(options, {{"training", trainingSuite(options, context, in_force)}}, in_force);
     }

@@ -13,10 +13,11 @@ namespace trainsim::cli {
 struct ValidateOptions {
   std::string suite = "all";
   std::string json_file;
-  bool include_slow = false;      // training: --all
-  std::vector<std::string> rows;  // training: --row
-  std::string calibration_file;   // --calibration calib.yaml
-  bool print_experiment = false;  // training: --print-experiment
+  bool include_slow = false;       // training: --all
+  std::vector<std::string> rows;   // training: --row
+  std::string calibration_file;    // --calibration calib.yaml
+  bool print_experiment = false;   // training: --print-experiment
+  bool fit_rate_fraction = false;  // training: --fit-rate-fraction
 };
 
 void addValidateCommand(CLI::App& app, ValidateOptions& options);

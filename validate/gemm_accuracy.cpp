@@ -18,7 +18,7 @@ Expected<std::vector<GemmSourceAccuracy>> compareGemms(const ConfigPaths& paths,
       for (const MeasuredGemm& row : source.rows) {
         const topology::GpuSpec* gpu = catalog.find(row.gpu);
         if (gpu == nullptr) throwInputError("", row.gpu, "the GEMM suite names a GPU the catalog does not have");
-        const auto model = valueOrThrow(sim::ComputeModel::create(*gpu, row.precision, parameters));
+        const auto model = valueOrThrow(sim::ComputeModel::create(*gpu, row.precision, parameters.atKernelRates()));
         const sim::GemmShape shape{row.m, row.n, row.k};
         const auto m = static_cast<double>(row.m), n = static_cast<double>(row.n), k = static_cast<double>(row.k);
         const GemmElementBytes element = gemmElementBytes(row.precision);

@@ -121,9 +121,10 @@ Expected<GemmFit> fitGemm(const topology::GpuSpec& gpu, const GemmResults& resul
   }
 
   // How the compute model does on the measured shapes, before and after.
-  auto before = sim::ComputeModel::create(gpu, results.precision, start);
+  // At the kernels' rates: the measured shapes ran one kernel repeated, as a microbenchmark.
+  auto before = sim::ComputeModel::create(gpu, results.precision, start.atKernelRates());
   if (!before.ok()) return before.error();
-  auto after = sim::ComputeModel::create(gpu, results.precision, applyGemmFit(fit, start));
+  auto after = sim::ComputeModel::create(gpu, results.precision, applyGemmFit(fit, start).atKernelRates());
   if (!after.ok()) return after.error();
   for (const auto& sample : results.gemm) {
     const sim::GemmShape shape{sample.m, sample.n, sample.k, sample.batch};

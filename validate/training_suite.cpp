@@ -151,6 +151,7 @@ Expected<TrainingSuiteResult> runTrainingSuite(const ConfigPaths& paths, const T
       if (!experiment.ok()) {
         comparison.failure = experiment.error().toString();
       } else {
+        comparison.gpu_key = experiment->cluster.gpu.key;
         try {
           auto result = parallelism::simulateIteration(*experiment, options.simulation);
           if (result.ok()) {

@@ -24,6 +24,7 @@ struct TrainingSuiteOptions {
 
 struct TrainingRowComparison {
   const TrainingMeasurement* row = nullptr;
+  std::string gpu_key;     // the catalog key of the row's GPU (empty when its experiment failed to load)
   bool ran = false;        // false: a slow row left out, or the simulation failed (failure set)
   std::string failure;     // why the row could not be simulated
   double predicted = 0.0;  // in the source's metric

@@ -31,7 +31,8 @@ Op qkv(int64_t chunks, int64_t concurrent) {
 
 const sim::ComputeModel& b200Model() {
   static const auto catalog = topology::GpuCatalog::load(std::string(TRAINSIM_CONFIG_DIR_FOR_TESTS) + "/gpus.yaml");
-  static const sim::ComputeModel model(*catalog->find("b200"), topology::Precision::kFp8);
+  static const sim::ComputeModel model(*catalog->find("b200"), topology::Precision::kFp8,
+                                       sim::ComputeParameters{}.atKernelRates());
   return model;
 }
 
@@ -79,7 +80,7 @@ TEST(ComputeTimer, FusedAttentionRunsAtItsProblemsTileEfficiency) {
 }
 
 TEST(ComputeTimer, ChunkedGemmsRunAsTheirConcurrentChunksTogether) {
-  const sim::ComputeModel model(h100(), topology::Precision::kFp8);
+  const sim::ComputeModel model(h100(), topology::Precision::kFp8, sim::ComputeParameters{}.atKernelRates());
   const ComputeTimer timer(model);
   const double whole = timer.seconds(qkv(1, 1), PassKind::kForward);
   // All eight chunks at once fill the GPU as the whole GEMM does.
@@ -100,7 +101,7 @@ TEST(ComputeTimer, ChunkedGemmsRunAsTheirConcurrentChunksTogether) {
 // bulk overlaps) the GEMM is planned for the SMs left; without it (ring exchange) it is
 // planned for the whole GPU and slowed in proportion to the SMs held.
 TEST(ComputeTimer, OverlappedCollectiveSmsSlowTheGemmByMarginOrInProportion) {
-  const sim::ComputeModel model(h100(), topology::Precision::kFp8);
+  const sim::ComputeModel model(h100(), topology::Precision::kFp8, sim::ComputeParameters{}.atKernelRates());
   const ComputeTimer timer(model);
   Op op = qkv(1, 1);
   const double alone = timer.seconds(op, PassKind::kForward);

@@ -38,6 +38,10 @@ const GpuSpec& gpu(const std::string& key) {
   return *spec;
 }
 
+// The kernel-level model: these tests check the kernels at their microbenchmark rates, with
+// no training-rate fraction (TrainingRateFraction* below test that).
+const ComputeParameters kKernelRates = ComputeParameters{}.atKernelRates();
+
 double gemmBytes(const GemmShape& s, double input_bytes, double output_bytes) {
   const auto m = static_cast<double>(s.m), n = static_cast<double>(s.n), k = static_cast<double>(s.k);
   return (m * k + k * n) * input_bytes + m * n * output_bytes;
@@ -51,12 +55,12 @@ TEST(ComputeModel, GemmEpilogueAddsOnAmpereAndHidesOnHopper) {
   const double output = 802816.0 * 192.0 * 2.0;
   const double bytes = gemmBytes(shape, 2.0, 2.0);
   // A100: the output tiles are stored after each tile's k-loop (CUTLASS-2-style kernels).
-  const ComputeModel a100(gpu("a100-sxm-80gb"), Precision::kFp16);
+  const ComputeModel a100(gpu("a100-sxm-80gb"), Precision::kFp16, kKernelRates);
   EXPECT_DOUBLE_EQ(a100.gemmEpilogueExposed(), 1.0);
   EXPECT_NEAR(a100.gemmTime(shape, bytes, output) - a100.gemmTime(shape, bytes), output / a100.achievableBandwidth(),
               1e-12);
   // H100: persistent ping-pong kernels overlap one tile's epilogue with the next's math.
-  const ComputeModel h100(gpu("h100-sxm"), Precision::kBf16);
+  const ComputeModel h100(gpu("h100-sxm"), Precision::kBf16, kKernelRates);
   EXPECT_DOUBLE_EQ(h100.gemmEpilogueExposed(), 0.0);
   EXPECT_DOUBLE_EQ(h100.gemmTime(shape, bytes, output), h100.gemmTime(shape, bytes));
 }
@@ -65,8 +69,8 @@ TEST(ComputeModel, SixteenBitGemmsOfAnFp8RunRunAtTheSixteenBitRate) {
   // Megatron's output layer stays bf16 in an fp8 run: the fp8 model times it as bf16 does.
   const GemmShape shape{8192, 128256, 4096};
   const double bytes = gemmBytes(shape, 2.0, 2.0);
-  const ComputeModel fp8(gpu("h100-sxm"), Precision::kFp8);
-  const ComputeModel bf16(gpu("h100-sxm"), Precision::kBf16);
+  const ComputeModel fp8(gpu("h100-sxm"), Precision::kFp8, kKernelRates);
+  const ComputeModel bf16(gpu("h100-sxm"), Precision::kBf16, kKernelRates);
   EXPECT_DOUBLE_EQ(fp8.gemmTime(shape, bytes, 0.0, GemmPrecision::kSixteenBit), bf16.gemmTime(shape, bytes));
   EXPECT_LT(fp8.gemmTime(shape, bytes), 0.6 * bf16.gemmTime(shape, bytes));
   // At a 16-bit training precision both rates are the same.
@@ -76,16 +80,16 @@ TEST(ComputeModel, SixteenBitGemmsOfAnFp8RunRunAtTheSixteenBitRate) {
 TEST(ComputeModel, CeilingsAreSteadyStateRatesWherePublishedElseMamf) {
   // Azure cuBLASLt steady state (best row per GPU and precision) where published, else the
   // stas00/ml-engineering MAMF table, against the catalog peaks.
-  EXPECT_NEAR(ComputeModel(gpu("a100-sxm-80gb"), Precision::kBf16).matmulCeiling(), 256.5 / 312.0, 1e-9);
-  EXPECT_NEAR(ComputeModel(gpu("a100-sxm-80gb"), Precision::kFp16).matmulCeiling(), 256.5 / 312.0, 1e-9);
-  EXPECT_NEAR(ComputeModel(gpu("h100-sxm"), Precision::kBf16).matmulCeiling(), 794.5 / 989.4, 1e-9);
-  EXPECT_NEAR(ComputeModel(gpu("h100-sxm"), Precision::kFp8).matmulCeiling(), 1382.2 / 1978.9, 1e-9);
-  EXPECT_NEAR(ComputeModel(gpu("h200"), Precision::kFp8).matmulCeiling(), 1366.3 / 1978.9, 1e-9);
-  EXPECT_NEAR(ComputeModel(gpu("mi300x"), Precision::kBf16).matmulCeiling(), 668.4 / 1307.4, 1e-9);
-  EXPECT_NEAR(ComputeModel(gpu("gaudi2"), Precision::kBf16).matmulCeiling(), 418.7 / 432.0, 1e-9);
+  EXPECT_NEAR(ComputeModel(gpu("a100-sxm-80gb"), Precision::kBf16, kKernelRates).matmulCeiling(), 256.5 / 312.0, 1e-9);
+  EXPECT_NEAR(ComputeModel(gpu("a100-sxm-80gb"), Precision::kFp16, kKernelRates).matmulCeiling(), 256.5 / 312.0, 1e-9);
+  EXPECT_NEAR(ComputeModel(gpu("h100-sxm"), Precision::kBf16, kKernelRates).matmulCeiling(), 794.5 / 989.4, 1e-9);
+  EXPECT_NEAR(ComputeModel(gpu("h100-sxm"), Precision::kFp8, kKernelRates).matmulCeiling(), 1382.2 / 1978.9, 1e-9);
+  EXPECT_NEAR(ComputeModel(gpu("h200"), Precision::kFp8, kKernelRates).matmulCeiling(), 1366.3 / 1978.9, 1e-9);
+  EXPECT_NEAR(ComputeModel(gpu("mi300x"), Precision::kBf16, kKernelRates).matmulCeiling(), 668.4 / 1307.4, 1e-9);
+  EXPECT_NEAR(ComputeModel(gpu("gaudi2"), Precision::kBf16, kKernelRates).matmulCeiling(), 418.7 / 432.0, 1e-9);
   // No fp8 row for MI300X: its bf16 fraction. No row at all for the L40S: the default.
-  EXPECT_NEAR(ComputeModel(gpu("mi300x"), Precision::kFp8).matmulCeiling(), 668.4 / 1307.4, 1e-9);
-  EXPECT_DOUBLE_EQ(ComputeModel(gpu("l40s"), Precision::kBf16).matmulCeiling(),
+  EXPECT_NEAR(ComputeModel(gpu("mi300x"), Precision::kFp8, kKernelRates).matmulCeiling(), 668.4 / 1307.4, 1e-9);
+  EXPECT_DOUBLE_EQ(ComputeModel(gpu("l40s"), Precision::kBf16, kKernelRates).matmulCeiling(),
                    ComputeParameters{}.matmul_ceiling_default);
 }
 
@@ -113,14 +117,16 @@ TEST(ComputeModel, EfficiencyNeverExceedsTheCeiling) {
 
 TEST(ComputeModel, CollectivesBesideComputeHoldTheirSms) {
   // NVIDIA/nccl #689: 16 SMs on DGX A100; 24 on H100 (ComputeParameters::collective_sms).
-  EXPECT_DOUBLE_EQ(ComputeModel(gpu("a100-sxm-80gb"), Precision::kFp16).collectiveComputeShare(), 16.0 / 108.0);
-  EXPECT_DOUBLE_EQ(ComputeModel(gpu("h100-sxm"), Precision::kBf16).collectiveComputeShare(), 24.0 / 132.0);
+  EXPECT_DOUBLE_EQ(ComputeModel(gpu("a100-sxm-80gb"), Precision::kFp16, kKernelRates).collectiveComputeShare(),
+                   16.0 / 108.0);
+  EXPECT_DOUBLE_EQ(ComputeModel(gpu("h100-sxm"), Precision::kBf16, kKernelRates).collectiveComputeShare(),
+                   24.0 / 132.0);
   // Unmeasured GPUs get DGX A100's share; Gaudi and TPUs move collective data on other engines.
-  EXPECT_DOUBLE_EQ(ComputeModel(gpu("mi300x"), Precision::kBf16).collectiveComputeShare(), 16.0 / 108.0);
-  EXPECT_EQ(ComputeModel(gpu("gaudi3"), Precision::kBf16).collectiveComputeShare(), 0.0);
-  EXPECT_EQ(ComputeModel(gpu("tpu-v5e"), Precision::kBf16).collectiveComputeShare(), 0.0);
+  EXPECT_DOUBLE_EQ(ComputeModel(gpu("mi300x"), Precision::kBf16, kKernelRates).collectiveComputeShare(), 16.0 / 108.0);
+  EXPECT_EQ(ComputeModel(gpu("gaudi3"), Precision::kBf16, kKernelRates).collectiveComputeShare(), 0.0);
+  EXPECT_EQ(ComputeModel(gpu("tpu-v5e"), Precision::kBf16, kKernelRates).collectiveComputeShare(), 0.0);
   // A collective may not hold every SM.
-  ComputeParameters parameters;
+  ComputeParameters parameters = kKernelRates;
   parameters.collective_sms = {{"h100-sxm", 132.0}};
   const auto model = ComputeModel::create(gpu("h100-sxm"), Precision::kBf16, parameters);
   ASSERT_FALSE(model.ok());
@@ -128,7 +134,7 @@ TEST(ComputeModel, CollectivesBesideComputeHoldTheirSms) {
 }
 
 TEST(ComputeModel, LargeGemmsApproachTheCeiling) {
-  const ComputeModel model(gpu("h100-sxm"), Precision::kBf16);
+  const ComputeModel model(gpu("h100-sxm"), Precision::kBf16, kKernelRates);
   const GemmPlan plan = model.gemmPlan({32768, 32768, 32768});
   EXPECT_GT(plan.efficiency, 0.97 * model.matmulCeiling());
   EXPECT_EQ(plan.tile.m * plan.tile.n, 256 * 128);
@@ -139,7 +145,7 @@ TEST(ComputeModel, LargeGemmsApproachTheCeiling) {
 TEST(ComputeModel, WaveQuantization) {
   // 108 SMs: 108 tiles of 256x128 fill one wave; a 109th tile needs a second wave of the
   // largest tile, or smaller tiles: either way the time jumps well above 109/108.
-  const ComputeModel model(gpu("a100-sxm-80gb"), Precision::kBf16);
+  const ComputeModel model(gpu("a100-sxm-80gb"), Precision::kBf16, kKernelRates);
   const GemmShape one_wave{256 * 12, 128 * 9, 8192};  // 12 x 9 = 108 tiles
   const GemmPlan full = model.gemmPlan(one_wave);
   EXPECT_EQ(full.tiles, 108);
@@ -155,7 +161,7 @@ TEST(ComputeModel, WaveQuantization) {
 // wave of an H100 take two on 116 SMs; smaller tiles do better, but still worse than the
 // proportional 132/116.
 TEST(ComputeModel, GemmPlannedForFewerSmsTakesTheirWaves) {
-  const ComputeModel model(gpu("h100-sxm"), Precision::kBf16);
+  const ComputeModel model(gpu("h100-sxm"), Precision::kBf16, kKernelRates);
   const GemmShape one_wave{256 * 12, 128 * 11, 8192};  // 12 x 11 = 132 tiles of 256 x 128
   const GemmPlan all = model.gemmPlan(one_wave);
   ASSERT_EQ(all.tiles, 132);
@@ -172,7 +178,7 @@ TEST(ComputeModel, GemmPlannedForFewerSmsTakesTheirWaves) {
 }
 
 TEST(ComputeModel, SmallKPaysThePipelineFill) {
-  const ComputeModel model(gpu("h100-sxm"), Precision::kFp8);
+  const ComputeModel model(gpu("h100-sxm"), Precision::kFp8, kKernelRates);
   const double deep = model.gemmEfficiency({8192, 8192, 16384});
   const double shallow = model.gemmEfficiency({8192, 8192, 256});
   EXPECT_LT(shallow, 0.6 * deep);
@@ -182,7 +188,7 @@ TEST(ComputeModel, BiggerGemmNeverTakesLessTime) {
   const std::vector<int64_t> sizes = {1,    50,   64,   127,  128,  129,  200,  256,   257,  1000,
                                       1024, 1500, 2048, 3000, 4096, 5000, 8192, 12288, 16384};
   for (const char* key : {"a100-sxm-80gb", "h100-sxm", "mi300x", "b200"}) {
-    const ComputeModel model(gpu(key), Precision::kBf16);
+    const ComputeModel model(gpu(key), Precision::kBf16, kKernelRates);
     for (std::size_t i = 0; i < sizes.size(); ++i) {
       for (std::size_t j = 0; j < sizes.size(); ++j) {
         for (int64_t k : {int64_t{64}, int64_t{1024}, int64_t{8192}}) {
@@ -220,7 +226,7 @@ TEST(ComputeModel, MemoryBoundKernelRunsAtAchievableBandwidth) {
                         Case{"gb200", ComputeParameters{}.memory_efficiency_default},
                         Case{"l40s", ComputeParameters{}.memory_efficiency_default}}) {
     const GpuSpec& spec = gpu(c.key);
-    const ComputeModel model(spec, Precision::kBf16);
+    const ComputeModel model(spec, Precision::kBf16, kKernelRates);
     const double bandwidth = spec.memory_bandwidth_GBps * 1e9 * c.fraction;
     EXPECT_DOUBLE_EQ(model.achievableBandwidth(), bandwidth) << c.key;
     const double expected = bytes / bandwidth + model.launchOverhead();
@@ -230,7 +236,7 @@ TEST(ComputeModel, MemoryBoundKernelRunsAtAchievableBandwidth) {
     EXPECT_DOUBLE_EQ(model.elementwiseTime(bytes, 4.0 * bytes), expected) << c.key;
   }
   // A memory-bound GEMM shape (matrix-vector) is limited by its bytes too.
-  const ComputeModel h100(gpu("h100-sxm"), Precision::kBf16);
+  const ComputeModel h100(gpu("h100-sxm"), Precision::kBf16, kKernelRates);
   const GemmShape gemv{16384, 1, 16384};
   const double gemv_bytes = gemmBytes(gemv, 2.0, 2.0);
   EXPECT_DOUBLE_EQ(h100.gemmTime(gemv, gemv_bytes), gemv_bytes / h100.achievableBandwidth() + h100.launchOverhead());
@@ -238,20 +244,20 @@ TEST(ComputeModel, MemoryBoundKernelRunsAtAchievableBandwidth) {
 
 TEST(ComputeModel, AttentionUsesTheFlashAttentionEfficiency) {
   // FlashAttention-2 forward on the Azure pages: A100 179.5, H100 327.9, H200 329.3 TFLOP/s.
-  const ComputeModel a100(gpu("a100-sxm-80gb"), Precision::kBf16);
+  const ComputeModel a100(gpu("a100-sxm-80gb"), Precision::kBf16, kKernelRates);
   EXPECT_NEAR(a100.attentionEfficiency(), 179.5 / 312.0, 1e-9);
-  const ComputeModel h100(gpu("h100-sxm"), Precision::kBf16);
+  const ComputeModel h100(gpu("h100-sxm"), Precision::kBf16, kKernelRates);
   EXPECT_NEAR(h100.attentionEfficiency(), 327.9 / 989.4, 1e-9);
   const double flops = 1.0e13;
   EXPECT_DOUBLE_EQ(h100.attentionTime(flops, 1.0e6), flops / 327.9e12 + h100.launchOverhead());
   EXPECT_DOUBLE_EQ(h100.time(KernelCost::attention(flops, 1.0e6)), h100.attentionTime(flops, 1.0e6));
   // An FP8 run keeps attention in 16 bits: same time as the bf16 model.
-  const ComputeModel h100_fp8(gpu("h100-sxm"), Precision::kFp8);
+  const ComputeModel h100_fp8(gpu("h100-sxm"), Precision::kFp8, kKernelRates);
   EXPECT_DOUBLE_EQ(h100_fp8.attentionPeakFlops(), 989.4e12);
   EXPECT_DOUBLE_EQ(h100_fp8.attentionTime(flops, 1.0e6), h100.attentionTime(flops, 1.0e6));
-  EXPECT_NEAR(ComputeModel(gpu("h200"), Precision::kFp8).attentionEfficiency(), 329.3 / 989.4, 1e-9);
+  EXPECT_NEAR(ComputeModel(gpu("h200"), Precision::kFp8, kKernelRates).attentionEfficiency(), 329.3 / 989.4, 1e-9);
   // No measurement: half of the GPU's matmul ceiling.
-  const ComputeModel mi300x(gpu("mi300x"), Precision::kBf16);
+  const ComputeModel mi300x(gpu("mi300x"), Precision::kBf16, kKernelRates);
   EXPECT_NEAR(mi300x.attentionEfficiency(), 0.5 * 668.4 / 1307.4, 1e-9);
 }
 
@@ -259,7 +265,7 @@ TEST(ComputeModel, AttentionBackwardRunsAtItsOwnMeasuredRate) {
   // cudnn-frontend's sdpa benchmark, BF16 causal, head dim 128, seq 8192: B200 forward
   // 1,384.2 and backward 994.9 TFLOP/s (cuDNN 9.13.1); GB200 1,584 and 1,211 (cuDNN 9.17).
   const double flops = 1.0e13;
-  const ComputeModel b200(gpu("b200"), Precision::kFp8);
+  const ComputeModel b200(gpu("b200"), Precision::kFp8, kKernelRates);
   EXPECT_NEAR(b200.attentionEfficiency(AttentionPass::kForward), 1384.2 / 2250.0, 1e-9);
   EXPECT_NEAR(b200.attentionEfficiency(AttentionPass::kBackward), 994.9 / 2250.0, 1e-9);
   EXPECT_NEAR(b200.attentionTime(flops, 1.0e6, AttentionPass::kBackward), flops / 994.9e12 + b200.launchOverhead(),
@@ -267,20 +273,20 @@ TEST(ComputeModel, AttentionBackwardRunsAtItsOwnMeasuredRate) {
   EXPECT_DOUBLE_EQ(b200.time(KernelCost::attention(flops, 1.0e6, AttentionPass::kBackward)),
                    b200.attentionTime(flops, 1.0e6, AttentionPass::kBackward));
   EXPECT_DOUBLE_EQ(b200.time(KernelCost::attention(flops, 1.0e6)), b200.attentionTime(flops, 1.0e6));
-  const ComputeModel gb200(gpu("gb200"), Precision::kFp8);
+  const ComputeModel gb200(gpu("gb200"), Precision::kFp8, kKernelRates);
   EXPECT_NEAR(gb200.attentionEfficiency(AttentionPass::kForward), 1584.0 / 2500.0, 1e-9);
   EXPECT_NEAR(gb200.attentionEfficiency(AttentionPass::kBackward), 1211.0 / 2500.0, 1e-9);
   // One published figure (Azure's FA2) serves both passes on Hopper.
-  const ComputeModel h100(gpu("h100-sxm"), Precision::kBf16);
+  const ComputeModel h100(gpu("h100-sxm"), Precision::kBf16, kKernelRates);
   EXPECT_DOUBLE_EQ(h100.attentionEfficiency(AttentionPass::kBackward), h100.attentionEfficiency());
   // Rates must be positive in both directions.
-  ComputeParameters bad;
+  ComputeParameters bad = kKernelRates;
   bad.attention_rates = {{"b200", Precision::kBf16, 1384.2, 0.0}};
   EXPECT_FALSE(ComputeModel::create(gpu("b200"), Precision::kBf16, bad).ok());
 }
 
 TEST(ComputeModel, KernelCostDispatch) {
-  const ComputeModel model(gpu("h100-sxm"), Precision::kBf16);
+  const ComputeModel model(gpu("h100-sxm"), Precision::kBf16, kKernelRates);
   const GemmShape shape{4096, 4096, 4096};
   const double bytes = gemmBytes(shape, 2.0, 2.0);
   EXPECT_DOUBLE_EQ(model.time(KernelCost::gemmOf(shape, bytes)), model.gemmTime(shape, bytes));
@@ -298,7 +304,7 @@ TEST(ComputeModel, KernelCostDispatch) {
 }
 
 TEST(ComputeModel, ParametersAreOverridable) {
-  ComputeParameters parameters;
+  ComputeParameters parameters = kKernelRates;
   parameters.launch_overhead_us = 0.0;
   parameters.tile_fixed_overhead_us = 0.0;
   parameters.matmul_ceilings = {{"h100-sxm", Precision::kBf16, 900.0}};
@@ -315,7 +321,7 @@ TEST(ComputeModel, ParametersAreOverridable) {
 // Blackwell's per-tile fixed cost is its own (tile_fixed_overhead): a one-wave GEMM of 148
 // tiles of 256x128 with k = 1024 is tile-bound, and its time is k-loop + the GPU's overhead.
 TEST(ComputeModel, BlackwellHasItsOwnTileOverhead) {
-  ComputeParameters parameters;
+  ComputeParameters parameters = kKernelRates;
   parameters.launch_overhead_us = 0.0;
   const ComputeModel blackwell(gpu("gb200"), Precision::kFp8, parameters);
   const GemmShape one_wave{256 * 148, 128, 1024};
@@ -331,18 +337,19 @@ TEST(ComputeModel, BlackwellHasItsOwnTileOverhead) {
 }
 
 TEST(ComputeModel, CreateRejectsImpossibleArguments) {
-  auto no_fp8 = ComputeModel::create(gpu("a100-sxm-80gb"), Precision::kFp8);
+  auto no_fp8 = ComputeModel::create(gpu("a100-sxm-80gb"), Precision::kFp8, kKernelRates);
   ASSERT_FALSE(no_fp8.ok());
   EXPECT_NE(no_fp8.error().message.find("fp8"), std::string::npos) << no_fp8.error().message;
-  ComputeParameters no_tiles;
+  ComputeParameters no_tiles = kKernelRates;
   no_tiles.gemm_tiles.clear();
   EXPECT_FALSE(ComputeModel::create(gpu("h100-sxm"), Precision::kBf16, no_tiles).ok());
-  ComputeParameters bad_fraction;
+  ComputeParameters bad_fraction = kKernelRates;
   bad_fraction.memory_efficiency = {{"h100-sxm", 1.5}};
   EXPECT_FALSE(ComputeModel::create(gpu("h100-sxm"), Precision::kBf16, bad_fraction).ok());
-  EXPECT_TRUE(ComputeModel::create(gpu("h100-sxm"), Precision::kBf16).ok());
+  EXPECT_TRUE(ComputeModel::create(gpu("h100-sxm"), Precision::kBf16, kKernelRates).ok());
   // A GPU without a published SM count uses the fallback.
-  EXPECT_EQ(ComputeModel(gpu("h100-nvl"), Precision::kBf16).computeUnits(), ComputeParameters{}.fallback_compute_units);
+  EXPECT_EQ(ComputeModel(gpu("h100-nvl"), Precision::kBf16, kKernelRates).computeUnits(),
+            ComputeParameters{}.fallback_compute_units);
 }
 
 }  // namespace
@@ -352,9 +359,9 @@ namespace trainsim::sim {
 namespace {
 
 TEST(ComputeModelTest, TrainingRateFractionDividesEveryKernelOfItsGpuOnly) {
-  ComputeParameters slower;
+  ComputeParameters slower = kKernelRates;
   slower.training_rate_fraction = {{"h100-sxm", 0.8}};
-  const ComputeModel base(gpu("h100-sxm"), Precision::kBf16);
+  const ComputeModel base(gpu("h100-sxm"), Precision::kBf16, kKernelRates);
   const ComputeModel calibrated(gpu("h100-sxm"), Precision::kBf16, slower);
   const GemmShape shape{8192, 8192, 8192};
   const double bytes = 3.0 * 8192.0 * 8192.0 * 2.0;
@@ -365,13 +372,33 @@ TEST(ComputeModelTest, TrainingRateFractionDividesEveryKernelOfItsGpuOnly) {
               1.25, 1e-12);
   // Another GPU keeps its kernels' rates.
   const ComputeModel other(gpu("a100-sxm-80gb"), Precision::kBf16, slower);
-  const ComputeModel other_base(gpu("a100-sxm-80gb"), Precision::kBf16);
+  const ComputeModel other_base(gpu("a100-sxm-80gb"), Precision::kBf16, kKernelRates);
   EXPECT_DOUBLE_EQ(other.elementwiseTime(1e9), other_base.elementwiseTime(1e9));
+}
+
+// The defaults of validate/training_rate_fit.h's fit on the suite (docs/training-validation.md,
+// change 34), one per GPU type; parts with no published run share their die's; the rest run
+// at the kernels' rates. The microbenchmark comparisons drop them (atKernelRates).
+TEST(ComputeModelTest, DefaultTrainingRateFractionsArePerGpuType) {
+  const ComputeParameters defaults;
+  for (const char* a100 : {"a100-sxm-80gb", "a100-sxm-40gb", "a100-pcie-80gb"}) {
+    EXPECT_DOUBLE_EQ(defaults.trainingRateFraction(a100), 0.969) << a100;
+  }
+  for (const char* hopper : {"h100-sxm", "h200", "gh200"}) {
+    EXPECT_DOUBLE_EQ(defaults.trainingRateFraction(hopper), 0.913) << hopper;
+  }
+  EXPECT_DOUBLE_EQ(defaults.trainingRateFraction("b200"), 0.836);
+  EXPECT_DOUBLE_EQ(defaults.trainingRateFraction("gb200"), 0.825);
+  EXPECT_DOUBLE_EQ(defaults.trainingRateFraction("mi300x"), 1.0);
+  EXPECT_DOUBLE_EQ(defaults.atKernelRates().trainingRateFraction("h100-sxm"), 1.0);
+  const ComputeModel in_step(gpu("b200"), Precision::kBf16);
+  const ComputeModel kernels(gpu("b200"), Precision::kBf16, kKernelRates);
+  EXPECT_NEAR(in_step.elementwiseTime(1e9) / kernels.elementwiseTime(1e9), 1.0 / 0.836, 1e-12);
 }
 
 TEST(ComputeModelTest, TrainingRateFractionOutsideItsRangeIsRejected) {
   for (double fraction : {0.1, 5.0, std::nan("")}) {
-    ComputeParameters parameters;
+    ComputeParameters parameters = kKernelRates;
     parameters.training_rate_fraction = {{"h100-sxm", fraction}};
     const auto model = ComputeModel::create(gpu("h100-sxm"), Precision::kBf16, parameters);
     ASSERT_FALSE(model.ok()) << fraction;

@@ -1,0 +1,217 @@
+#include "validate/training_rate_fit.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+
+namespace trainsim::validate {
+namespace {
+
+// Bisection steps on log f: the bracket of the widest grid shrinks below 1e-12.
+constexpr int kBisectionSteps = 60;
+
+// Linear interpolation of `values` (one per grid fraction) at log(fraction), clamped to the grid.
+double interpolate(const std::vector<double>& grid, const std::vector<double>& values, double fraction) {
+  if (fraction <= grid.front()) return values.front();
+  if (fraction >= grid.back()) return values.back();
+  const auto upper = std::upper_bound(grid.begin(), grid.end(), fraction);
+  const std::size_t hi = static_cast<std::size_t>(upper - grid.begin());
+  const std::size_t lo = hi - 1;
+  const double t = (std::log(fraction) - std::log(grid[lo])) / (std::log(grid[hi]) - std::log(grid[lo]));
+  return values[lo] + t * (values[hi] - values[lo]);
+}
+
+double logRatioAt(const RateFitRow& row, const std::vector<double>& grid, double fraction) {
+  return interpolate(grid, row.log_time_ratio, fraction);
+}
+
+// The mean log ratio of `rows` at `fraction`, each source weighing the same.
+double balance(const std::vector<const RateFitRow*>& rows, const std::vector<double>& grid, double fraction) {
+  std::map<std::string, std::pair<double, int>> by_source;
+  for (const RateFitRow* row : rows) {
+    auto& [sum, count] = by_source[row->source];
+    sum += logRatioAt(*row, grid, fraction);
+    ++count;
+  }
+  double total = 0.0;
+  for (const auto& [source, entry] : by_source) total += entry.first / entry.second;
+  return total / static_cast<double>(by_source.size());
+}
+
+struct Balanced {
+  double fraction;
+  bool at_edge;
+};
+
+// The fraction in the grid's range where balance() crosses zero (it falls as the fraction
+// grows: faster kernels, shorter predicted steps), else the nearest end of the grid.
+Balanced balancedFraction(const std::vector<const RateFitRow*>& rows, const std::vector<double>& grid) {
+  double lo = std::log(grid.front());
+  double hi = std::log(grid.back());
+  if (balance(rows, grid, grid.front()) <= 0.0) return {grid.front(), true};
+  if (balance(rows, grid, grid.back()) >= 0.0) return {grid.back(), true};
+  for (int step = 0; step < kBisectionSteps; ++step) {
+    const double mid = 0.5 * (lo + hi);
+    if (balance(rows, grid, std::exp(mid)) > 0.0) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return {std::exp(0.5 * (lo + hi)), false};
+}
+
+double meanAbsoluteError(const std::vector<const RateFitRow*>& rows, const std::vector<double>& grid, double fraction) {
+  if (rows.empty()) return 0.0;
+  double sum = 0.0;
+  for (const RateFitRow* row : rows) sum += std::fabs(rateFitRowError(*row, grid, fraction));
+  return sum / static_cast<double>(rows.size());
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+std::vector<double> defaultRateFitGrid() {
+  std::vector<double> grid;
+  for (int hundredths = 60; hundredths <= 105; hundredths += 5) grid.push_back(hundredths / 100.0);
+  return grid;
+}
+
+double rateFitRowError(const RateFitRow& row, const std::vector<double>& grid, double fraction) {
+  const double log_ratio = logRatioAt(row, grid, fraction);
+  return std::exp(row.time_metric ? log_ratio : -log_ratio) - 1.0;
+}
+
+Expected<RateFitResult> fitRateFractions(const std::vector<double>& grid, const std::vector<RateFitRow>& rows) {
+  return catchInputErrors([&]() -> RateFitResult {
+    if (grid.size() < 2 || !std::is_sorted(grid.begin(), grid.end()) ||
+        std::adjacent_find(grid.begin(), grid.end()) != grid.end() || grid.front() <= 0.0 || grid.front() > 1.0 ||
+        grid.back() < 1.0) {
+      throwInputError("--fit-rate-fraction", "",
+                      "the fraction grid must ascend strictly through positive values and span 1");
+    }
+    if (rows.empty()) throwInputError("--fit-rate-fraction", "", "no simulated row to fit");
+    for (const auto& row : rows) {
+      if (row.log_time_ratio.size() != grid.size()) {
+        throwInputError("--fit-rate-fraction", row.id,
+                        fmt::format("{} ratios for a grid of {} fractions", row.log_time_ratio.size(), grid.size()));
+      }
+    }
+
+    RateFitResult result;
+    result.grid = grid;
+    result.rows = static_cast<int>(rows.size());
+    double sum_kernel_rates = 0.0;
+    double sum_fitted = 0.0;
+    double sum_held_out = 0.0;
+    std::vector<std::string> gpu_order;
+    for (const auto& row : rows) {
+      if (std::find(gpu_order.begin(), gpu_order.end(), row.gpu_key) == gpu_order.end()) {
+        gpu_order.push_back(row.gpu_key);
+      }
+    }
+    for (const auto& gpu_key : gpu_order) {
+      std::vector<const RateFitRow*> gpu_rows;
+      std::vector<std::string> source_order;
+      for (const auto& row : rows) {
+        if (row.gpu_key != gpu_key) continue;
+        gpu_rows.push_back(&row);
+        if (std::find(source_order.begin(), source_order.end(), row.source) == source_order.end()) {
+          source_order.push_back(row.source);
+        }
+      }
+      GpuRateFit fit;
+      fit.gpu_key = gpu_key;
+      fit.rows = static_cast<int>(gpu_rows.size());
+      const Balanced balanced = balancedFraction(gpu_rows, grid);
+      fit.fraction = balanced.fraction;
+      fit.at_grid_edge = balanced.at_edge;
+      for (const auto& source : source_order) {
+        std::vector<const RateFitRow*> inside;
+        std::vector<const RateFitRow*> others;
+        for (const RateFitRow* row : gpu_rows) (row->source == source ? inside : others).push_back(row);
+        RateFitSource entry;
+        entry.source = source;
+        entry.rows = static_cast<int>(inside.size());
+        entry.mape_kernel_rates = meanAbsoluteError(inside, grid, 1.0);
+        entry.mape_fitted = meanAbsoluteError(inside, grid, fit.fraction);
+        entry.mape_held_out = entry.mape_fitted;
+        if (!others.empty()) {
+          entry.held_out_fraction = balancedFraction(others, grid).fraction;
+          entry.mape_held_out = meanAbsoluteError(inside, grid, *entry.held_out_fraction);
+        }
+        const double weight = static_cast<double>(inside.size());
+        sum_kernel_rates += weight * entry.mape_kernel_rates;
+        sum_fitted += weight * entry.mape_fitted;
+        sum_held_out += weight * entry.mape_held_out;
+        fit.sources.push_back(entry);
+      }
+      result.gpus.push_back(std::move(fit));
+    }
+    result.mape_kernel_rates = sum_kernel_rates / result.rows;
+    result.mape_fitted = sum_fitted / result.rows;
+    result.mape_held_out = sum_held_out / result.rows;
+    return result;
+  });
+}
+
+Expected<RateFitResult> runRateFractionFit(const ConfigPaths& paths, TrainingSuiteOptions options,
+                                           const std::vector<double>& grid,
+                                           const std::function<void(double, double)>& progress) {
+  return catchInputErrors([&]() -> RateFitResult {
+    // Which GPU types the listed rows run on, so that each run can set all of them.
+    std::vector<std::string> gpu_keys;
+    for (const auto& row : trainingMeasurements()) {
+      const auto experiment = trainingExperiment(row, paths);
+      if (!experiment.ok()) continue;
+      const std::string& key = experiment->cluster.gpu.key;
+      if (std::find(gpu_keys.begin(), gpu_keys.end(), key) == gpu_keys.end()) gpu_keys.push_back(key);
+    }
+
+    std::vector<RateFitRow> rows;
+    std::map<std::string, std::size_t> index_of;
+    std::vector<bool> ran_everywhere;
+    for (std::size_t k = 0; k < grid.size(); ++k) {
+      const auto start = std::chrono::steady_clock::now();
+      auto& fractions = options.simulation.compute.training_rate_fraction;
+      fractions.clear();
+      for (const auto& key : gpu_keys) fractions.push_back({key, grid[k]});
+      const TrainingSuiteResult suite = valueOrThrow(runTrainingSuite(paths, options));
+      for (const auto& comparison : suite.rows) {
+        const TrainingMeasurement& measurement = *comparison.row;
+        if (k == 0) {
+          const TrainingMetric metric = trainingSource(measurement.source).metric;
+          index_of[measurement.id] = rows.size();
+          rows.push_back({measurement.id,
+                          measurement.source,
+                          comparison.gpu_key,
+                          metric == TrainingMetric::kIterationTime || metric == TrainingMetric::kLayerTime,
+                          {}});
+          ran_everywhere.push_back(true);
+        }
+        const std::size_t i = index_of.at(measurement.id);
+        if (!comparison.ran) {
+          ran_everywhere[i] = false;
+          rows[i].log_time_ratio.push_back(0.0);
+          continue;
+        }
+        const double log_ratio = std::log1p(comparison.error);
+        rows[i].log_time_ratio.push_back(rows[i].time_metric ? log_ratio : -log_ratio);
+      }
+      if (progress) progress(grid[k], secondsSince(start));
+    }
+    std::vector<RateFitRow> simulated;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (ran_everywhere[i]) simulated.push_back(std::move(rows[i]));
+    }
+    return valueOrThrow(fitRateFractions(grid, simulated));
+  });
+}
+
+}  // namespace trainsim::validate

@@ -1,0 +1,94 @@
+// Fitting the default in-situ kernel rate of each GPU type to the validation suite
+// (`trainsim validate training --fit-rate-fraction`): the documented source of the defaults
+// in sim::ComputeParameters::training_rate_fraction.
+//
+// The kernel-level model runs every kernel at the rate a microbenchmark measured for it
+// repeating that one kernel. Inside a training step of a production stack the kernels reach
+// less (framework gaps between kernels, clocks under a whole step's power draw, kernel
+// versions other than the benchmarked ones). `calibrate --training-step` fits that fraction
+// to the user's own measured steps; this fit gives its default per GPU type from the
+// published runs of the suite, so that a prediction made before any measurement is centred
+// on what those stacks reach rather than on the microbenchmarks.
+//
+// Method: the suite runs at a grid of fractions, every GPU type at the same fraction in a run
+// and starting from the kernel-level model (no fraction in force). Each row's
+// log(predicted step / published step) is then a function of its GPU's fraction,
+// interpolated linearly in log f between grid points. A GPU's fitted fraction zeroes the
+// mean of that log ratio over its rows with each source weighing the same (a source's rows
+// share its weight): the balanced-in-the-log objective of `calibrate --training-step`,
+// without letting the source with the most rows decide. Leave one source out: for each
+// source of a GPU type with two or more sources, the fraction fitted on the others and the
+// source's mean error at it, which is how the default does on a stack it was not fitted to.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/config_paths.h"
+#include "base/expected.h"
+#include "validate/training_suite.h"
+
+namespace trainsim::validate {
+
+// One suite row as the fit sees it: its log(predicted / published step time) at each grid
+// fraction.
+struct RateFitRow {
+  std::string id;
+  std::string source;
+  std::string gpu_key;
+  bool time_metric = false;  // published as a time (error = time ratio - 1), else as a throughput
+  std::vector<double> log_time_ratio;
+};
+
+struct RateFitSource {
+  std::string source;
+  int rows = 0;
+  double mape_kernel_rates = 0.0;  // mean |error| at fraction 1
+  double mape_fitted = 0.0;        // at the GPU's fitted fraction
+  // Fitted on the GPU's other sources (absent where the GPU has one source), and this
+  // source's mean |error| there.
+  std::optional<double> held_out_fraction;
+  double mape_held_out = 0.0;
+};
+
+struct GpuRateFit {
+  std::string gpu_key;
+  double fraction = 1.0;
+  bool at_grid_edge = false;  // the balance lies outside the grid: the fraction is the nearest end
+  int rows = 0;
+  std::vector<RateFitSource> sources;  // in the order of their first row
+};
+
+struct RateFitResult {
+  std::vector<double> grid;
+  std::vector<GpuRateFit> gpus;  // in the order of their first row
+  int rows = 0;
+  double mape_kernel_rates = 0.0;  // over every row, each weighing the same
+  double mape_fitted = 0.0;
+  // Every row at its source's held-out fraction, where its GPU has two or more sources
+  // (rows of single-source GPUs at their fitted fraction).
+  double mape_held_out = 0.0;
+};
+
+// The fraction grid the command runs: 0.60 to 1.05 in steps of 0.05 (1 included).
+[[nodiscard]] std::vector<double> defaultRateFitGrid();
+
+// The row's error (predicted / published - 1 in its metric) with its GPU at `fraction`,
+// interpolated on `grid` (ascending; fractions outside it take the nearest end).
+[[nodiscard]] double rateFitRowError(const RateFitRow& row, const std::vector<double>& grid, double fraction);
+
+// The fit, from rows already simulated on `grid` (ascending, at least two fractions, 1 within
+// its range; every row with one ratio per fraction).
+[[nodiscard]] Expected<RateFitResult> fitRateFractions(const std::vector<double>& grid,
+                                                       const std::vector<RateFitRow>& rows);
+
+// Runs the suite (`options`: which rows, the parameters to start from; any training-rate
+// fraction in them is dropped) once per fraction of `grid` and fits. `progress` is called
+// after each run with the fraction and the run's wall time.
+[[nodiscard]] Expected<RateFitResult> runRateFractionFit(const ConfigPaths& paths, TrainingSuiteOptions options,
+                                                         const std::vector<double>& grid,
+                                                         const std::function<void(double, double)>& progress = {});
+
+}  // namespace trainsim::validate
