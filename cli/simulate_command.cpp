@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -112,7 +113,20 @@ std::string duration(double seconds) {
   return fmt::format("{:.3f} s", seconds);
 }
 
-std::string summary(const Experiment& experiment, const IterationResult& result) {
+// The fraction of the kernels' microbenchmark rates the simulation ran them at, and where it
+// came from: a calibrated step fit, or the GPU type's default (sim/compute_parameters.h).
+std::string kernelRateLine(const Experiment& experiment, const parallelism::SimulationOptions& simulation,
+                           bool calibrated) {
+  const std::string& gpu = experiment.cluster.gpu.key;
+  const double fraction = simulation.compute.trainingRateFraction(gpu);
+  const std::string origin = calibrated ? "calibrated"
+                             : fraction == 1.0
+                                 ? "no default for this GPU"
+                                 : fmt::format("{} default; calibrate --training-step fits your stack's", gpu);
+  return fmt::format("kernel rates        {:.3g} of microbenchmark rates inside a step ({})\n", fraction, origin);
+}
+
+std::string summary(const Experiment& experiment, const IterationResult& result, const std::string& kernel_rates) {
   const auto& plan = experiment.plan;
   const auto& b = result.breakdown;
   const double t = result.iteration_time_s;
@@ -131,6 +145,7 @@ std::string summary(const Experiment& experiment, const IterationResult& result)
   text += fmt::format("per GPU             {:.1f} TFLOP/s model ({:.1f} hardware)\n", result.tflops_per_gpu,
                       result.hardware_tflops_per_gpu);
   text += fmt::format("MFU / HFU           {:.1f}% / {:.1f}%\n", 100.0 * result.mfu, 100.0 * result.hfu);
+  text += kernel_rates;
   const auto& peak = result.memory.peak();
   text += fmt::format(
       "memory per GPU      {:.1f} GiB of {:.1f} GiB: {} (weights {:.1f}, grads {:.1f}, optimizer {:.1f}, "
@@ -189,7 +204,11 @@ int run(const SimulateOptions& options, const CommandContext& context) {
       const std::string mismatch = validate::calibrationMismatch(*calibration, experiment.cluster);
       if (!mismatch.empty()) std::cout << "warning: " << mismatch << "\n";
     }
-    std::cout << summary(experiment, result);
+    const bool calibrated_rate =
+        calibration && std::any_of(calibration->compute.training_rate_fraction.begin(),
+                                   calibration->compute.training_rate_fraction.end(),
+                                   [&](const auto& row) { return row.gpu_key == experiment.cluster.gpu.key; });
+    std::cout << summary(experiment, result, kernelRateLine(experiment, simulation, calibrated_rate));
     if (profile) std::cout << opProfileText(*profile, experiment.plan.pp);
     if (options.symmetric) {
       const int64_t replicas = parallelism::RankLayout(experiment.plan).symmetricReplicas();

@@ -270,6 +270,10 @@ TEST_F(CalibrateCommand, FitsATrainingStepAndSimulateReproducesIt) {
   const auto at = calibrated.out.find("\"iteration_time_s\": ");
   ASSERT_NE(at, std::string::npos) << calibrated.out;
   EXPECT_NEAR(std::stod(calibrated.out.substr(at + 20)), measured, 1e-3 * measured);
+  // The summary says the fraction in force is the calibrated one.
+  const CommandResult text = runTrainsim("simulate llama3-8b-dgx-h100 --calibration " + path("calib.yaml"));
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_NE(text.out.find(" of microbenchmark rates inside a step (calibrated)\n"), std::string::npos) << text.out;
 }
 
 TEST_F(CalibrateCommand, AMalformedTrainingStepExitsTwo) {

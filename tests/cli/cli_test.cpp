@@ -474,6 +474,22 @@ TEST(CliTest, SimulateNamesUnfusedAttentionOnThePlanLine) {
   EXPECT_NE(unfused.out.find(", 1f1b, unfused attention\n"), std::string::npos) << unfused.out;
 }
 
+// The summary names the fraction of the kernels' microbenchmark rates it ran them at and
+// where it came from: the GPU type's default (sim::ComputeParameters::training_rate_fraction)
+// or none for a GPU without one.
+TEST(CliTest, SimulateNamesTheKernelRateFractionInForce) {
+  const Result h100 = trainsim({"simulate", "llama3-8b-dgx-h100"});
+  ASSERT_EQ(h100.exit_code, 0) << h100.err;
+  EXPECT_NE(h100.out.find("kernel rates        0.913 of microbenchmark rates inside a step (h100-sxm default;"),
+            std::string::npos)
+      << h100.out;
+  const Result mi300x = trainsim({"simulate", "mixtral-8x7b-mi300x"});
+  ASSERT_EQ(mi300x.exit_code, 0) << mi300x.err;
+  EXPECT_NE(mi300x.out.find("kernel rates        1 of microbenchmark rates inside a step (no default for this GPU)"),
+            std::string::npos)
+      << mi300x.out;
+}
+
 TEST(CliTest, SimulateOpsListsTheBusiestStagesComputeOpByOp) {
   const Result text = trainsim({"simulate", "llama3-8b-dgx-h100", "--ops"});
   ASSERT_EQ(text.exit_code, 0) << text.err;
