@@ -145,12 +145,19 @@ std::string metricValue(validate::TrainingMetric metric, double value) {
   }
 }
 
-SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& context,
-                          const CalibrationInForce& in_force) {
+// The training suite's rows (--all, --row) and the parameters it starts from (--calibration).
+validate::TrainingSuiteOptions trainingSuiteOptions(const ValidateOptions& options,
+                                                    const CalibrationInForce& in_force) {
   validate::TrainingSuiteOptions suite_options;
   if (in_force.calibration) validate::applyCalibration(*in_force.calibration, suite_options.simulation);
   suite_options.include_slow = options.include_slow;
   suite_options.only = options.rows;
+  return suite_options;
+}
+
+SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& context,
+                          const CalibrationInForce& in_force) {
+  const validate::TrainingSuiteOptions suite_options = trainingSuiteOptions(options, in_force);
   const auto suite = valueOrThrow(validate::runTrainingSuite(context.paths, suite_options));
 
   std::string text =
@@ -248,10 +255,7 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
 // the fraction per GPU type that balances its sources (validate/training_rate_fit.h).
 SuiteOutput trainingRateFit(const ValidateOptions& options, const CommandContext& context,
                             const CalibrationInForce& in_force) {
-  validate::TrainingSuiteOptions suite_options;
-  if (in_force.calibration) validate::applyCalibration(*in_force.calibration, suite_options.simulation);
-  suite_options.include_slow = options.include_slow;
-  suite_options.only = options.rows;
+  const validate::TrainingSuiteOptions suite_options = trainingSuiteOptions(options, in_force);
   const std::vector<double> grid = validate::defaultRateFitGrid();
   const auto fit = valueOrThrow(
       validate::runRateFractionFit(context.paths, suite_options, grid, [&](double fraction, double seconds) {

@@ -693,6 +693,34 @@ TEST(CliTest, ValidateGemmPrintsEachPublishedShapeAndItsJson) {
   EXPECT_NE(unknown.err.find("available: collectives, training, gemm, all"), std::string::npos) << unknown.err;
 }
 
+// `validate training --fit-rate-fraction` on two small rows, one A100 and one H100: each GPU
+// type gets its own fraction, the one that brings its single row to its published figure
+// (within the interpolation between grid points), and the errors at fraction 1 are the
+// rows' errors at the kernel rates.
+TEST(CliTest, ValidateFitRateFractionFitsEachGpuTypeToItsRows) {
+  const Result fit = trainsim({"validate", "training", "--fit-rate-fraction", "--row", "korthikanti-2022-001", "--row",
+                               "mcore-h100-weak-001", "--json", "-"});
+  ASSERT_EQ(fit.exit_code, 0) << fit.err;
+  const auto json = parseJson(fit);
+  EXPECT_EQ(json["grid"].size(), 10u);
+  EXPECT_EQ(json["rows"].get<int>(), 2);
+  ASSERT_EQ(json["gpus"].size(), 2u);
+  for (const auto& gpu : json["gpus"]) {
+    EXPECT_GT(gpu["fraction"].get<double>(), 0.6) << gpu.dump();
+    EXPECT_LT(gpu["fraction"].get<double>(), 1.05) << gpu.dump();
+    EXPECT_FALSE(gpu["at_grid_edge"].get<bool>());
+    ASSERT_EQ(gpu["sources"].size(), 1u);
+    EXPECT_LT(gpu["sources"][0]["mape_fitted"].get<double>(), 0.002) << gpu.dump();
+    EXPECT_FALSE(gpu["sources"][0].contains("held_out_fraction"));  // one source: nothing to hold out
+  }
+  // Megatron-Core's 1.7B row runs 7.7% fast at the kernel rates: its fraction lies below 1.
+  EXPECT_EQ(json["gpus"][1]["gpu"], "h100-sxm");
+  EXPECT_NEAR(json["gpus"][1]["sources"][0]["mape_kernel_rates"].get<double>(), 0.077, 0.002);
+  EXPECT_LT(json["gpus"][1]["fraction"].get<double>(), 0.95);
+  // Only the training suite has rows to fit.
+  EXPECT_EQ(trainsim({"validate", "gemm", "--fit-rate-fraction"}).exit_code, 2);
+}
+
 TEST(CliTest, ValidatePrintExperimentGivesTheYamlTheRowSimulates) {
   // The printed experiment, simulated with the --set its first line names, reproduces the
   // row's prediction: the same tokens/s per GPU as `validate training --row`.
