@@ -18,6 +18,7 @@
 #include "validate/gemm_accuracy.h"
 #include "validate/training_rate_fit.h"
 #include "validate/training_suite.h"
+#include "validate/unpublished_plan_choice.h"
 
 namespace trainsim::cli {
 namespace {
@@ -177,7 +178,8 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
     for (const auto& comparison : suite.rows) {
       const auto& row = *comparison.row;
       if (row.source != source.id) continue;
-      const std::string plan = fmt::format("{}/{}/{}/{}", row.tp, row.pp, row.dp, row.virtual_stages);
+      const int64_t chunks = comparison.plan_chosen ? comparison.plan.virtual_stages : row.virtual_stages;
+      const std::string plan = fmt::format("{}/{}/{}/{}", row.tp, row.pp, row.dp, chunks);
       nlohmann::ordered_json row_json = {{"id", row.id},
                                          {"source", row.source},
                                          {"model", row.model},
@@ -185,8 +187,11 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
                                          {"tp", row.tp},
                                          {"pp", row.pp},
                                          {"dp", row.dp},
-                                         {"virtual_stages", row.virtual_stages},
+                                         {"virtual_stages", chunks},
                                          {"recompute", row.recompute},
+                                         {"micro_batch_size", comparison.plan.micro_batch_size},
+                                         {"micro_batch_published", row.micro_batch_published},
+                                         {"virtual_stages_published", row.virtual_stages_published},
                                          {"metric", validate::trainingMetricName(source.metric)},
                                          {"published", row.published}};
       if (comparison.ran) {
@@ -210,6 +215,14 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
                                    {"pp_comm_exposed", b.pp_comm_exposed},
                                    {"pipeline_bubble", b.pipeline_bubble}};
         row_json["wall_s"] = comparison.wall_s;
+        if (comparison.plan_chosen) {
+          nlohmann::ordered_json fitting = nlohmann::ordered_json::array();
+          for (const auto& setting : comparison.plan_fitting) {
+            fitting.push_back(
+                {{"micro_batch_size", setting.micro_batch_size}, {"virtual_stages", setting.virtual_stages}});
+          }
+          row_json["plan_candidates_fitting"] = std::move(fitting);
+        }
       } else if (!comparison.failure.empty()) {
         text += fmt::format("  {:<22} {:<12} {:>5} {:>10} {:>11}   FAILED: {}\n", row.id, row.model, row.gpus, plan,
                             metricValue(source.metric, row.published), comparison.failure);
@@ -223,6 +236,12 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
       }
       row_json["assumptions"] = row.assumptions;
       rows_json.push_back(std::move(row_json));
+    }
+    for (const auto& comparison : suite.rows) {
+      if (comparison.row->source != source.id || !comparison.plan_chosen) continue;
+      text += fmt::format("  {}: {} (not published; the fastest of {} plan{} that fit)\n", comparison.row->id,
+                          validate::describePlanSetting(comparison.plan), comparison.plan_fitting.size(),
+                          comparison.plan_fitting.size() == 1 ? "" : "s");
     }
     text += fmt::format("  MAPE {:.1f}% over {} row{}{} ({})\n", 100.0 * accuracy.mape, accuracy.compared,
                         accuracy.compared == 1 ? "" : "s",
@@ -336,7 +355,9 @@ int emit(const ValidateOptions& options, const std::vector<std::pair<std::string
 
 // `validate training --row ID --print-experiment`: the rows' experiments as YAML, so that a
 // row can be run by `simulate` (with --ops, --trace) or changed by hand.
-int printExperiments(const ValidateOptions& options) {
+// A row whose source leaves plan settings out prints at the ones the suite runs it at.
+int printExperiments(const ValidateOptions& options, const CommandContext& context,
+                     const CalibrationInForce& in_force) {
   if (options.suite != "training" || options.rows.empty()) {
     throwInputError("validate", "--print-experiment", "expected the training suite and at least one --row");
   }
@@ -344,9 +365,18 @@ int printExperiments(const ValidateOptions& options) {
   for (const auto& id : options.rows) {
     const auto row = std::find_if(rows.begin(), rows.end(), [&](const auto& candidate) { return candidate.id == id; });
     if (row == rows.end()) throwInputError("validate training", "--row", "unknown row id \"" + id + "\"");
+    validate::TrainingMeasurement printed = *row;
+    std::string chosen;
+    if (validate::hasUnpublishedPlanSettings(*row)) {
+      const auto choice = valueOrThrow(
+          validate::chooseUnpublishedPlan(*row, context.paths, trainingSuiteOptions(options, in_force).simulation));
+      printed = validate::withPlanSetting(*row, choice.chosen);
+      chosen = fmt::format("# {}: not published; the fastest of {} plans that fit\n",
+                           validate::describePlanSetting(choice.chosen), choice.fitting.size());
+    }
     std::cout << fmt::format("# {}: trainsim simulate FILE --set {}\n", row->id,
                              validate::trainingClusterOverride(*row))
-              << validate::trainingExperimentYaml(*row);
+              << chosen << validate::trainingExperimentYaml(printed);
     if (&id != &options.rows.back()) std::cout << "---\n";
   }
   return 0;
@@ -380,7 +410,7 @@ int runValidate(const ValidateOptions& options, const CommandContext& context) {
     if (options.suite == "collectives") {
       return emit(options, {{"collectives", collectiveSuite(context, in_force)}}, in_force);
     }
-    if (options.print_experiment) return printExperiments(options);
+    if (options.print_experiment) return printExperiments(options, context, in_force);
     if (options.fit_rate_fraction) {
       if (options.suite != "training") {
         throwInputError("validate", "--fit-rate-fraction", "expected the training suite");

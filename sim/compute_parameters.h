@@ -350,15 +350,15 @@ struct ComputeParameters {
   // measured steps (validate/training_step_fit.h), which replace these rows.
   // Defaults: fitted per GPU type to the published runs of the training validation suite by
   // `trainsim validate training --fit-rate-fraction` (validate/training_rate_fit.h: the
-  // suite's 94 default rows run at fractions 0.60-1.05 from the kernel rates, each GPU's
+  // suite's 92 default rows run at fractions 0.60-1.05 from the kernel rates, each GPU's
   // fraction balances the log errors of its sources, each source weighing the same;
-  // docs/training-validation.md, change 34). Suite MAPE 12.2% at the kernel rates, 5.8%
-  // with these, 7.5% with each source predicted at the fraction fitted on its GPU's other
-  // sources (leave one source out):
+  // docs/training-validation.md, changes 34 and 35). Suite MAPE 12.6% at the kernel rates,
+  // 4.5% with these, 5.8% with each source predicted at the fraction fitted on its GPU's
+  // other sources (leave one source out):
   //  - A100 SXM 80GB 0.969: SC21 (Megatron-LM 2021) and Korthikanti et al. (2022), 21 rows;
-  //  - H100 SXM 0.913: Megatron-Core r0.8, Megatron-Bridge 25.09-26.02, DGX Cloud (NeMo
-  //    24.05/24.09), MLPerf v3.1/v4.0, NeMo 24.03 and 24.07, 53 rows; held-out fractions
-  //    0.886-0.925;
+  //  - H100 SXM 0.882: Megatron-Core r0.8, Megatron-Bridge 25.09-26.02, DGX Cloud (NeMo
+  //    24.05/24.09), MLPerf v3.1/v4.0, NeMo 24.03 and 24.07, 51 rows; held-out fractions
+  //    0.872-0.887;
   //  - B200 0.836: Megatron-Bridge, MLPerf v4.1, NeMo 25.04 long-sequence, 13 rows
   //    (held out 0.806-0.876);
   //  - GB200 0.825: Megatron-Bridge, MLPerf v5.0/v5.1, 7 rows (held out 0.809-0.841).
@@ -366,8 +366,8 @@ struct ComputeParameters {
   // stacks): A100 SXM 40GB and PCIe the A100 SXM 80GB's, H200 and GH200 the H100's. Other
   // GPUs: 1 (the kernel rates), for want of a measured step.
   std::vector<MeasuredFraction> training_rate_fraction = {
-      {"a100-sxm-80gb", 0.969}, {"a100-sxm-40gb", 0.969}, {"a100-pcie-80gb", 0.969}, {"h100-sxm", 0.913},
-      {"h200", 0.913},          {"gh200", 0.913},         {"b200", 0.836},           {"gb200", 0.825},
+      {"a100-sxm-80gb", 0.969}, {"a100-sxm-40gb", 0.969}, {"a100-pcie-80gb", 0.969}, {"h100-sxm", 0.882},
+      {"h200", 0.882},          {"gh200", 0.882},         {"b200", 0.836},           {"gb200", 0.825},
   };
 
   // These parameters without any training-rate fraction: the kernels at their microbenchmark

@@ -66,7 +66,11 @@ struct TrainingMeasurement {
   // Training.
   int64_t seq_len = 0;
   int64_t global_batch_size = 0;
+  // The published micro-batch size. Where the source does not publish it
+  // (micro_batch_published false) the suite runs the row at the fastest size that fits
+  // (validate/unpublished_plan_choice.h) and this holds the smallest candidate, 1.
   int64_t micro_batch_size = 1;
+  bool micro_batch_published = true;
   std::string precision;                  // fp16 / bf16 / fp8
   std::string optimizer_state_precision;  // fp32 / bf16; empty: the default (fp32)
   std::string grad_reduce_precision;      // training.grad_reduce_precision; empty: Megatron-LM's default
@@ -79,6 +83,9 @@ struct TrainingMeasurement {
   int64_t dp = 1;
   int64_t cp = 1;
   int64_t virtual_stages = 1;  // model chunks per GPU
+  // false: the source does not publish the chunk count, which the suite then chooses with
+  // the micro-batch size (validate/unpublished_plan_choice.h); virtual_stages holds 1.
+  bool virtual_stages_published = true;
   // Uneven first / last pipeline stages (parallelism.first_stage_layers / last_stage_layers).
   std::optional<int64_t> first_stage_layers;
   std::optional<int64_t> last_stage_layers;

@@ -39,9 +39,10 @@ double passesSeconds(const parallelism::Experiment& experiment, const parallelis
 double layerMilliseconds(const TrainingMeasurement& row, const parallelism::Experiment& experiment,
                          const parallelism::IterationResult& result, const ConfigPaths& paths,
                          const parallelism::SimulationOptions& options) {
-  if (row.pp != 1 || row.dp != 1 || row.cp != 1 || result.microbatches != 1) {
-    throwInputError("validate training", "",
-                    fmt::format("row {}: a layer_time_ms row needs pp 1, dp 1, cp 1 and one micro-batch", row.id));
+  if (row.pp != 1 || row.dp != 1 || row.cp != 1 || result.microbatches != 1 || hasUnpublishedPlanSettings(row)) {
+    throwInputError(
+        "validate training", "",
+        fmt::format("row {}: a layer_time_ms row needs pp 1, dp 1, cp 1 and one published micro-batch", row.id));
   }
   TrainingMeasurement longer = row;
   longer.layers += 1;
@@ -148,17 +149,31 @@ Expected<TrainingSuiteResult> runTrainingSuite(const ConfigPaths& paths, const T
       }
       const auto start = std::chrono::steady_clock::now();
       const auto experiment = trainingExperiment(row, paths);
+      comparison.plan = {row.micro_batch_size, row.virtual_stages};
       if (!experiment.ok()) {
         comparison.failure = experiment.error().toString();
       } else {
         comparison.gpu_key = experiment->cluster.gpu.key;
         try {
-          auto result = parallelism::simulateIteration(*experiment, options.simulation);
-          if (result.ok()) {
-            comparison.result = std::move(result).value();
-            comparison.ran = true;
+          if (!hasUnpublishedPlanSettings(row)) {
+            auto result = parallelism::simulateIteration(*experiment, options.simulation);
+            if (result.ok()) {
+              comparison.result = std::move(result).value();
+              comparison.ran = true;
+            } else {
+              comparison.failure = result.error().toString();
+            }
           } else {
-            comparison.failure = result.error().toString();
+            auto choice = chooseUnpublishedPlan(row, paths, options.simulation);
+            if (choice.ok()) {
+              comparison.plan = choice->chosen;
+              comparison.plan_chosen = true;
+              comparison.plan_fitting = choice->fitting;
+              comparison.result = std::move(choice->result);
+              comparison.ran = true;
+            } else {
+              comparison.failure = choice.error().toString();
+            }
           }
         } catch (const std::exception& e) {
           comparison.failure = std::string("simulation failed: ") + e.what();

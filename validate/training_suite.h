@@ -13,6 +13,7 @@
 #include "parallelism/experiment.h"
 #include "parallelism/iteration_simulation.h"
 #include "validate/training_measurements.h"
+#include "validate/unpublished_plan_choice.h"
 
 namespace trainsim::validate {
 
@@ -30,6 +31,12 @@ struct TrainingRowComparison {
   double predicted = 0.0;  // in the source's metric
   double error = 0.0;      // predicted / published - 1
   parallelism::IterationResult result;
+  // The micro-batch size and chunk count the row ran at: the published ones, or where the
+  // source publishes them not, the fastest of the settings that fit (plan_chosen; the
+  // candidates that fit in plan_fitting; validate/unpublished_plan_choice.h).
+  PlanSetting plan;
+  bool plan_chosen = false;
+  std::vector<PlanSetting> plan_fitting;
   double wall_s = 0.0;  // loading + simulating the row
 };
 

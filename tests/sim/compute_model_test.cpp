@@ -385,7 +385,7 @@ TEST(ComputeModelTest, DefaultTrainingRateFractionsArePerGpuType) {
     EXPECT_DOUBLE_EQ(defaults.trainingRateFraction(a100), 0.969) << a100;
   }
   for (const char* hopper : {"h100-sxm", "h200", "gh200"}) {
-    EXPECT_DOUBLE_EQ(defaults.trainingRateFraction(hopper), 0.913) << hopper;
+    EXPECT_DOUBLE_EQ(defaults.trainingRateFraction(hopper), 0.882) << hopper;
   }
   EXPECT_DOUBLE_EQ(defaults.trainingRateFraction("b200"), 0.836);
   EXPECT_DOUBLE_EQ(defaults.trainingRateFraction("gb200"), 0.825);

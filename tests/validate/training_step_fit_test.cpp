@@ -36,12 +36,13 @@ double stepSeconds(const parallelism::Experiment& experiment, const parallelism:
 
 TEST(TrainingStepFitTest, RecoversTheFractionAStepWasSimulatedWith) {
   const auto experiment = llama();
-  const double measured = stepSeconds(experiment, withFraction("h100-sxm", 0.85));
+  const double measured = stepSeconds(experiment, withFraction("h100-sxm", 0.75));
   const auto fit = valueOrThrow(fitTrainingRateFraction({{experiment, measured, "llama=measured"}}, {}));
   EXPECT_EQ(fit.gpu_key, "h100-sxm");
-  EXPECT_NEAR(fit.fraction, 0.85, 1e-3);
+  EXPECT_NEAR(fit.fraction, 0.75, 1e-3);
   ASSERT_EQ(fit.steps.size(), 1U);
-  EXPECT_GT(fit.rms_relative_error_before, 0.05);  // the kernels' share of the step, 15% slower
+  // Before: the H100 default, 0.882; the kernels' share of the step is 0.882 / 0.75 slower.
+  EXPECT_GT(fit.rms_relative_error_before, 0.1);
   EXPECT_LT(fit.rms_relative_error_after, 2e-4);
   EXPECT_NEAR(fit.steps[0].after_s, measured, 2e-4 * measured);
   EXPECT_LT(fit.simulations, 20);

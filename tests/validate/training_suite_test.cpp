@@ -146,14 +146,14 @@ TEST(TrainingSuiteTest, MapeIsTheMeanAbsoluteErrorPerSourceAndOverall) {
 }
 
 // Issue 4's goal is MAPE <= 10% on each source and <= 5% over all rows. On the default rows
-// (the four slowest skipped), with each GPU type's default training-rate fraction
+// (the six slowest skipped), with each GPU type's default training-rate fraction
 // (sim::ComputeParameters::training_rate_fraction, fitted by validate/training_rate_fit.h;
-// docs/training-validation.md change 34): SC21 7.1%, Korthikanti 3.0% / 3.8%, Megatron-Core
-// H100 12.5% (rows 003-009 slow, 004 -32%), Megatron-Bridge H100 FP8 6.7%, DGX Cloud 4.2%,
-// Megatron-Bridge B200 / GB200 1.8%, MLPerf GPT-3 175B on H100 5.9%, MLPerf B200 / GB200
-// 3.2%, NeMo long-sequence 6.3%, NeMo 24.07 6.2%; overall 5.8% over 94 rows (12.2% with the
-// kernels at their microbenchmark rates). Megatron-Core and the overall 5% are not met. The
-// bounds guard the current figures.
+// docs/training-validation.md changes 34 and 35) and Megatron-Core's unpublished micro-batch
+// and chunk counts chosen as the fastest plan that fits (validate/unpublished_plan_choice.h):
+// SC21 7.1%, Korthikanti 3.0% / 3.8%, Megatron-Core H100 4.3%, Megatron-Bridge H100 FP8 7.5%,
+// DGX Cloud 4.3%, Megatron-Bridge B200 / GB200 1.8%, MLPerf GPT-3 175B on H100 5.0%, MLPerf
+// B200 / GB200 3.2%, NeMo long-sequence 5.0%, NeMo 24.07 3.9%; overall 4.5% over 92 rows
+// (12.6% with the kernels at their microbenchmark rates). The bounds guard these figures.
 TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   TrainingSuiteOptions options;
   for (const auto& row : trainingMeasurements()) {
@@ -162,7 +162,7 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   const auto result = runTrainingSuite(kPaths, options);
   ASSERT_TRUE(result.ok()) << result.error().toString();
   const auto& suite = *result;
-  ASSERT_EQ(suite.rows.size(), 94u);
+  ASSERT_EQ(suite.rows.size(), 92u);
   EXPECT_EQ(suite.failed, 0);
   ASSERT_EQ(suite.sources.size(), 11u);
   for (const auto& accuracy : suite.sources) {
@@ -171,18 +171,19 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
     const double bound = id.starts_with("megatron-sc21")       ? 0.075
                          : id.starts_with("korthikanti-t4")    ? 0.04
                          : id.starts_with("korthikanti")       ? 0.032
-                         : id.starts_with("mcore")             ? 0.13
+                         : id.starts_with("mcore")             ? 0.046
                          : id.starts_with("bridge-blackwell")  ? 0.02
-                         : id.starts_with("bridge")            ? 0.07
-                         : id.starts_with("dgxc")              ? 0.045
-                         : id.starts_with("mlperf-h100")       ? 0.062
+                         : id.starts_with("bridge")            ? 0.078
+                         : id.starts_with("dgxc")              ? 0.046
+                         : id.starts_with("mlperf-h100")       ? 0.053
                          : id.starts_with("mlperf-blackwell")  ? 0.035
-                         : id.starts_with("nemo-long-context") ? 0.066
-                         : id.starts_with("nemo-2407")         ? 0.065
+                         : id.starts_with("nemo-long-context") ? 0.053
+                         : id.starts_with("nemo-2407")         ? 0.042
                                                                : 0.10;
     EXPECT_LE(accuracy.mape, bound) << id;
   }
-  EXPECT_LE(suite.mape, 0.06);
+  // The issue's overall goal.
+  EXPECT_LE(suite.mape, 0.05);
 }
 
 // The DGX Cloud Benchmarking rows come in pairs, one plan run in BF16 and in FP8: the
@@ -244,7 +245,7 @@ TEST(TrainingSuiteTest, OnlyTheLargestRowsAreMarkedSlow) {
     EXPECT_GE(row.gpus, 2048) << row.id;
   }
   EXPECT_GT(slow, 0);
-  EXPECT_LE(slow, 4);
+  EXPECT_LE(slow, 6);
 }
 
 TEST(TrainingSuiteTest, UnknownRowIdIsAnError) {
