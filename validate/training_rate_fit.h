@@ -13,7 +13,9 @@
 // Method: the suite runs at a grid of fractions, every GPU type at the same fraction in a run
 // and starting from the kernel-level model (no fraction in force). Each row's
 // log(predicted step / published step) is then a function of its GPU's fraction,
-// interpolated linearly in log f between grid points. A GPU's fitted fraction zeroes the
+// interpolated linearly in log f between grid points (a row whose source leaves plan
+// settings out re-chooses them at each grid fraction, validate/unpublished_plan_choice.h,
+// so its ratio can step where the fastest plan changes). A GPU's fitted fraction zeroes the
 // mean of that log ratio over its rows with each source weighing the same (a source's rows
 // share its weight): the balanced-in-the-log objective of `calibrate --training-step`,
 // without letting the source with the most rows decide. Leave one source out: for each
