@@ -394,8 +394,9 @@ void addValidateCommand(CLI::App& app, ValidateOptions& options) {
   command->add_option("--row", options.rows, "training: run only this row id (repeatable); slow rows included");
   command->add_option("--calibration", options.calibration_file,
                       "Apply a calibration (trainsim calibrate) to the model before comparing");
-  command->add_flag("--fit-rate-fraction", options.fit_rate_fraction,
-                    "training: fit the training-rate fraction of each GPU type to the suite (runs it 10 times)");
+  command->add_flag(
+      "--fit-rate-fraction", options.fit_rate_fraction,
+      "training: fit the training-rate fraction of each GPU type to the suite (runs it 10 times, on every core)");
   command->add_flag("--print-experiment", options.print_experiment,
                     "training: print each --row's experiment YAML (what it simulates) instead of running it");
 }

@@ -3,9 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
 
 namespace trainsim::validate {
 namespace {
@@ -174,15 +178,38 @@ Expected<RateFitResult> runRateFractionFit(const ConfigPaths& paths, TrainingSui
       if (std::find(gpu_keys.begin(), gpu_keys.end(), key) == gpu_keys.end()) gpu_keys.push_back(key);
     }
 
+    // One suite run per grid fraction, independent of the others: they run on as many
+    // threads as the machine has (each run is deterministic, and the results are read in
+    // grid order, so the fit does not depend on the thread count).
+    std::vector<std::optional<Expected<TrainingSuiteResult>>> suites(grid.size());
+    std::atomic<std::size_t> next{0};
+    std::mutex progress_mutex;
+    const auto work = [&] {
+      for (std::size_t k = next++; k < grid.size(); k = next++) {
+        const auto start = std::chrono::steady_clock::now();
+        TrainingSuiteOptions at_fraction = options;
+        auto& fractions = at_fraction.simulation.compute.training_rate_fraction;
+        fractions.clear();
+        for (const auto& key : gpu_keys) fractions.push_back({key, grid[k]});
+        suites[k] = runTrainingSuite(paths, at_fraction);
+        if (progress) {
+          std::lock_guard lock(progress_mutex);
+          progress(grid[k], secondsSince(start));
+        }
+      }
+    };
+    const std::size_t thread_count =
+        std::clamp<std::size_t>(std::thread::hardware_concurrency(), std::size_t{1}, grid.size());
+    std::vector<std::thread> threads;
+    for (std::size_t t = 1; t < thread_count; ++t) threads.emplace_back(work);
+    work();
+    for (auto& thread : threads) thread.join();
+
     std::vector<RateFitRow> rows;
     std::map<std::string, std::size_t> index_of;
     std::vector<bool> ran_everywhere;
     for (std::size_t k = 0; k < grid.size(); ++k) {
-      const auto start = std::chrono::steady_clock::now();
-      auto& fractions = options.simulation.compute.training_rate_fraction;
-      fractions.clear();
-      for (const auto& key : gpu_keys) fractions.push_back({key, grid[k]});
-      const TrainingSuiteResult suite = valueOrThrow(runTrainingSuite(paths, options));
+      const TrainingSuiteResult suite = valueOrThrow(std::move(*suites[k]));
       for (const auto& comparison : suite.rows) {
         const TrainingMeasurement& measurement = *comparison.row;
         if (k == 0) {
@@ -204,7 +231,6 @@ Expected<RateFitResult> runRateFractionFit(const ConfigPaths& paths, TrainingSui
         const double log_ratio = std::log1p(comparison.error);
         rows[i].log_time_ratio.push_back(rows[i].time_metric ? log_ratio : -log_ratio);
       }
-      if (progress) progress(grid[k], secondsSince(start));
     }
     std::vector<RateFitRow> simulated;
     for (std::size_t i = 0; i < rows.size(); ++i) {

@@ -87,8 +87,9 @@ struct RateFitResult {
                                                        const std::vector<RateFitRow>& rows);
 
 // Runs the suite (`options`: which rows, the parameters to start from; any training-rate
-// fraction in them is dropped) once per fraction of `grid` and fits. `progress` is called
-// after each run with the fraction and the run's wall time.
+// fraction in them is dropped) once per fraction of `grid`, the runs spread over the
+// machine's hardware threads, and fits. `progress` is called after each run (in the order
+// they finish, one call at a time) with the fraction and the run's wall time.
 [[nodiscard]] Expected<RateFitResult> runRateFractionFit(const ConfigPaths& paths, TrainingSuiteOptions options,
                                                          const std::vector<double>& grid,
                                                          const std::function<void(double, double)>& progress = {});
