@@ -168,7 +168,7 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
   nlohmann::ordered_json rows_json = nlohmann::ordered_json::array();
   std::vector<std::string> slow_ids;
   for (const auto& accuracy : suite.sources) {
-    const auto& source = *accuracy.source;
+    const auto& source = accuracy.source;
     const auto unit = validate::trainingMetricUnit(source.metric);
     text += fmt::format("\n{}: {} ({})\n  source: {}\n", source.title, validate::trainingMetricName(source.metric),
                         source.metric_definition, source.citation);
@@ -176,19 +176,22 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
                         "tp/pp/dp/v", fmt::format("published"), fmt::format("predicted"), "error", "MFU", "fits",
                         "sim time");
     for (const auto& comparison : suite.rows) {
-      const auto& row = *comparison.row;
+      const auto& row = comparison.row;
       if (row.source != source.id) continue;
-      const int64_t chunks = comparison.plan_chosen ? comparison.plan.virtual_stages : row.virtual_stages;
-      const std::string plan = fmt::format("{}/{}/{}/{}", row.tp, row.pp, row.dp, chunks);
+      // The plan as the row's experiment gives it (zeros where the experiment failed to load).
+      const parallelism::ParallelPlan shown =
+          comparison.experiment ? comparison.experiment->plan : parallelism::ParallelPlan{};
+      const int64_t chunks = comparison.plan.virtual_stages;
+      const std::string plan = fmt::format("{}/{}/{}/{}", shown.tp, shown.pp, shown.dp, chunks);
       nlohmann::ordered_json row_json = {{"id", row.id},
                                          {"source", row.source},
                                          {"model", row.model},
-                                         {"gpus", row.gpus},
-                                         {"tp", row.tp},
-                                         {"pp", row.pp},
-                                         {"dp", row.dp},
+                                         {"gpus", shown.gpus},
+                                         {"tp", shown.tp},
+                                         {"pp", shown.pp},
+                                         {"dp", shown.dp},
                                          {"virtual_stages", chunks},
-                                         {"recompute", row.recompute},
+                                         {"recompute", std::string(parallelism::recomputeName(shown.recompute))},
                                          {"micro_batch_size", comparison.plan.micro_batch_size},
                                          {"micro_batch_published", row.micro_batch_published},
                                          {"virtual_stages_published", row.virtual_stages_published},
@@ -197,7 +200,7 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
       if (comparison.ran) {
         const auto& result = comparison.result;
         text += fmt::format("  {:<22} {:<12} {:>5} {:>10} {:>11} {:>11} {:>8} {:>5.1f}% {:>5} {:>7.2f}s\n", row.id,
-                            row.model, row.gpus, plan, metricValue(source.metric, row.published),
+                            row.model, shown.gpus, plan, metricValue(source.metric, row.published),
                             metricValue(source.metric, comparison.predicted), signedPercent(comparison.error),
                             100.0 * result.mfu, result.memory.fits() ? "yes" : "NO", comparison.wall_s);
         const auto& b = result.breakdown;
@@ -224,13 +227,13 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
           row_json["plan_candidates_fitting"] = std::move(fitting);
         }
       } else if (!comparison.failure.empty()) {
-        text += fmt::format("  {:<22} {:<12} {:>5} {:>10} {:>11}   FAILED: {}\n", row.id, row.model, row.gpus, plan,
+        text += fmt::format("  {:<22} {:<12} {:>5} {:>10} {:>11}   FAILED: {}\n", row.id, row.model, shown.gpus, plan,
                             metricValue(source.metric, row.published), comparison.failure);
         row_json["status"] = "failed";
         row_json["failure"] = comparison.failure;
       } else {
         text += fmt::format("  {:<22} {:<12} {:>5} {:>10} {:>11}   skipped (slow; --all runs it)\n", row.id, row.model,
-                            row.gpus, plan, metricValue(source.metric, row.published));
+                            shown.gpus, plan, metricValue(source.metric, row.published));
         row_json["status"] = "skipped_slow";
         slow_ids.push_back(row.id);
       }
@@ -238,8 +241,8 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
       rows_json.push_back(std::move(row_json));
     }
     for (const auto& comparison : suite.rows) {
-      if (comparison.row->source != source.id || !comparison.plan_chosen) continue;
-      text += fmt::format("  {}: {} (not published; the fastest of {} plan{} that fit)\n", comparison.row->id,
+      if (comparison.row.source != source.id || !comparison.plan_chosen) continue;
+      text += fmt::format("  {}: {} (not published; the fastest of {} plan{} that fit)\n", comparison.row.id,
                           validate::describePlanSetting(comparison.plan), comparison.plan_fitting.size(),
                           comparison.plan_fitting.size() == 1 ? "" : "s");
     }
@@ -361,22 +364,22 @@ int printExperiments(const ValidateOptions& options, const CommandContext& conte
   if (options.suite != "training" || options.rows.empty()) {
     throwInputError("validate", "--print-experiment", "expected the training suite and at least one --row");
   }
-  const auto& rows = validate::trainingMeasurements();
+  const validate::TrainingRows rows = valueOrThrow(validate::loadTrainingRows(context.paths));
   for (const auto& id : options.rows) {
-    const auto row = std::find_if(rows.begin(), rows.end(), [&](const auto& candidate) { return candidate.id == id; });
-    if (row == rows.end()) throwInputError("validate training", "--row", "unknown row id \"" + id + "\"");
-    validate::TrainingMeasurement printed = *row;
+    const validate::TrainingRow* row = rows.find(id);
+    if (row == nullptr) throwInputError("validate training", "--row", "unknown row id \"" + id + "\"");
+    std::vector<Override> plan_setting;
     std::string chosen;
     if (validate::hasUnpublishedPlanSettings(*row)) {
       const auto choice = valueOrThrow(
           validate::chooseUnpublishedPlan(*row, context.paths, trainingSuiteOptions(options, in_force).simulation));
-      printed = validate::withPlanSetting(*row, choice.chosen);
+      plan_setting = validate::planSettingOverrides(choice.chosen);
       chosen = fmt::format("# {}: not published; the fastest of {} plans that fit\n",
                            validate::describePlanSetting(choice.chosen), choice.fitting.size());
     }
     std::cout << fmt::format("# {}: trainsim simulate FILE --set {}\n", row->id,
                              validate::trainingClusterOverride(*row))
-              << chosen << validate::trainingExperimentYaml(printed);
+              << chosen << validate::trainingExperimentYaml(*row, plan_setting);
     if (&id != &options.rows.back()) std::cout << "---\n";
   }
   return 0;

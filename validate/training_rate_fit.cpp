@@ -169,9 +169,10 @@ Expected<RateFitResult> runRateFractionFit(const ConfigPaths& paths, TrainingSui
                                            const std::vector<double>& grid,
                                            const std::function<void(double, double)>& progress) {
   return catchInputErrors([&]() -> RateFitResult {
-    // Which GPU types the listed rows run on, so that each run can set all of them.
+    const TrainingRows suite_rows = valueOrThrow(loadTrainingRows(paths));
+    // Which GPU types the suite's rows run on, so that each run can set all of them.
     std::vector<std::string> gpu_keys;
-    for (const auto& row : trainingMeasurements()) {
+    for (const auto& row : suite_rows.rows) {
       const auto experiment = trainingExperiment(row, paths);
       if (!experiment.ok()) continue;
       const std::string& key = experiment->cluster.gpu.key;
@@ -191,7 +192,7 @@ Expected<RateFitResult> runRateFractionFit(const ConfigPaths& paths, TrainingSui
         auto& fractions = at_fraction.simulation.compute.training_rate_fraction;
         fractions.clear();
         for (const auto& key : gpu_keys) fractions.push_back({key, grid[k]});
-        suites[k] = runTrainingSuite(paths, at_fraction);
+        suites[k] = runTrainingSuite(suite_rows, paths, at_fraction);
         if (progress) {
           std::lock_guard lock(progress_mutex);
           progress(grid[k], secondsSince(start));
@@ -211,9 +212,9 @@ Expected<RateFitResult> runRateFractionFit(const ConfigPaths& paths, TrainingSui
     for (std::size_t k = 0; k < grid.size(); ++k) {
       const TrainingSuiteResult suite = valueOrThrow(std::move(*suites[k]));
       for (const auto& comparison : suite.rows) {
-        const TrainingMeasurement& measurement = *comparison.row;
+        const TrainingRow& measurement = comparison.row;
         if (k == 0) {
-          const TrainingMetric metric = trainingSource(measurement.source).metric;
+          const TrainingMetric metric = suite_rows.source(measurement.source).metric;
           index_of[measurement.id] = rows.size();
           rows.push_back({measurement.id,
                           measurement.source,

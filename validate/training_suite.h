@@ -1,10 +1,12 @@
 // Predicted vs published end-to-end training throughput: the accuracy table of the
-// iteration simulation (`trainsim validate training`). Each row of training_measurements
-// becomes an experiment, runs through simulateIteration, and is compared like with like:
+// iteration simulation (`trainsim validate training`). Each row of the suite's data files
+// (validate/training_rows.h) gives an experiment, loaded as a user's experiment file is,
+// which runs through simulateIteration and is compared like with like:
 // SC21's hardware TFLOP/s with hardware_tflops_per_gpu, model-FLOPs sources with
 // tflops_per_gpu, published iteration times with iteration_time_s.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,7 +14,7 @@
 #include "base/expected.h"
 #include "parallelism/experiment.h"
 #include "parallelism/iteration_simulation.h"
-#include "validate/training_measurements.h"
+#include "validate/training_rows.h"
 #include "validate/unpublished_plan_choice.h"
 
 namespace trainsim::validate {
@@ -24,7 +26,9 @@ struct TrainingSuiteOptions {
 };
 
 struct TrainingRowComparison {
-  const TrainingMeasurement* row = nullptr;
+  TrainingRow row;
+  // The row's experiment as its file gives it (unset when it failed to load; failure says why).
+  std::optional<parallelism::Experiment> experiment;
   std::string gpu_key;     // the catalog key of the row's GPU (empty when its experiment failed to load)
   bool ran = false;        // false: a slow row left out, or the simulation failed (failure set)
   std::string failure;     // why the row could not be simulated
@@ -41,7 +45,7 @@ struct TrainingRowComparison {
 };
 
 struct SourceAccuracy {
-  const TrainingSource* source = nullptr;
+  TrainingSource source;
   int compared = 0;
   int skipped = 0;    // slow rows left out
   double mape = 0.0;  // mean |error| over the compared rows (0 when none)
@@ -57,15 +61,23 @@ struct TrainingSuiteResult {
   double wall_s = 0.0;
 };
 
-// The experiment document a row describes (inline model, cluster preset, training, parallelism),
-// and the override that cuts the cluster down to the row's GPUs ("cluster.nodes=N").
-[[nodiscard]] std::string trainingExperimentYaml(const TrainingMeasurement& row);
-[[nodiscard]] std::string trainingClusterOverride(const TrainingMeasurement& row);
-[[nodiscard]] Expected<parallelism::Experiment> trainingExperiment(const TrainingMeasurement& row,
-                                                                   const ConfigPaths& paths);
+// The override that cuts the row's cluster preset down to its GPUs ("cluster.nodes=N", from
+// the experiment's parallelism.gpus, which a row must give).
+[[nodiscard]] std::string trainingClusterOverride(const TrainingRow& row);
+// The row's experiment, loaded by the experiment loader a user's file goes through, with the
+// cluster override and then `overrides` (a chosen plan setting, a layer more) applied.
+[[nodiscard]] Expected<parallelism::Experiment> trainingExperiment(const TrainingRow& row, const ConfigPaths& paths,
+                                                                   const std::vector<Override>& overrides = {});
+// The row's experiment document as YAML (what `validate training --print-experiment` shows),
+// with `overrides` applied; the cluster override is left to the reader.
+[[nodiscard]] std::string trainingExperimentYaml(const TrainingRow& row, const std::vector<Override>& overrides = {});
 
-// Runs the suite. Errors only for an unknown id in `only`; a row whose experiment is
-// rejected or whose simulation fails is reported in its `failure`.
+// Runs the suite over `rows`. Errors only for an unknown id in `only`; a row whose experiment
+// is rejected or whose simulation fails is reported in its `failure`.
+[[nodiscard]] Expected<TrainingSuiteResult> runTrainingSuite(const TrainingRows& rows, const ConfigPaths& paths,
+                                                             const TrainingSuiteOptions& options = {});
+// The same over the rows of the config directory's data files (loadTrainingRows), whose
+// errors it returns.
 [[nodiscard]] Expected<TrainingSuiteResult> runTrainingSuite(const ConfigPaths& paths,
                                                              const TrainingSuiteOptions& options = {});
 

@@ -10,21 +10,25 @@
 namespace trainsim::validate {
 namespace {
 
-std::vector<int64_t> microBatchSizes(const TrainingMeasurement& row) {
-  if (row.micro_batch_published) return {row.micro_batch_size};
+std::vector<int64_t> microBatchSizes(const TrainingRow& row, const parallelism::Experiment& experiment) {
+  if (row.micro_batch_published) return {experiment.training.micro_batch_size};
   std::vector<int64_t> sizes;
-  if (row.dp <= 0 || row.global_batch_size % row.dp != 0) return sizes;
-  const int64_t per_replica = row.global_batch_size / row.dp;
+  const int64_t dp = experiment.plan.dp;
+  const int64_t global_batch_size = experiment.training.global_batch_size;
+  if (dp <= 0 || global_batch_size % dp != 0) return sizes;
+  const int64_t per_replica = global_batch_size / dp;
   for (int64_t size = 1; size <= per_replica; size *= 2) {
     if (per_replica % size == 0) sizes.push_back(size);
   }
   return sizes;
 }
 
-std::vector<int64_t> chunkCounts(const TrainingMeasurement& row) {
-  if (row.virtual_stages_published) return {row.virtual_stages};
-  if (row.pp <= 1 || row.layers % row.pp != 0) return {1};
-  const int64_t per_stage = row.layers / row.pp;
+std::vector<int64_t> chunkCounts(const TrainingRow& row, const parallelism::Experiment& experiment) {
+  if (row.virtual_stages_published) return {experiment.plan.virtual_stages};
+  const int64_t pp = experiment.plan.pp;
+  const int64_t layers = experiment.model.layers;
+  if (pp <= 1 || layers % pp != 0) return {1};
+  const int64_t per_stage = layers / pp;
   std::vector<int64_t> counts;
   for (int64_t count = 1; count <= per_stage; ++count) {
     if (per_stage % count == 0) counts.push_back(count);
@@ -34,28 +38,27 @@ std::vector<int64_t> chunkCounts(const TrainingMeasurement& row) {
 
 }  // namespace
 
-bool hasUnpublishedPlanSettings(const TrainingMeasurement& row) {
+bool hasUnpublishedPlanSettings(const TrainingRow& row) {
   return !row.micro_batch_published || !row.virtual_stages_published;
 }
 
-std::vector<PlanSetting> planCandidates(const TrainingMeasurement& row) {
+std::vector<PlanSetting> planCandidates(const TrainingRow& row, const parallelism::Experiment& experiment) {
   std::vector<PlanSetting> candidates;
-  for (const int64_t size : microBatchSizes(row)) {
-    for (const int64_t chunks : chunkCounts(row)) candidates.push_back({size, chunks});
+  for (const int64_t size : microBatchSizes(row, experiment)) {
+    for (const int64_t chunks : chunkCounts(row, experiment)) candidates.push_back({size, chunks});
   }
   return candidates;
 }
 
-TrainingMeasurement withPlanSetting(const TrainingMeasurement& row, const PlanSetting& setting) {
-  TrainingMeasurement set = row;
-  set.micro_batch_size = setting.micro_batch_size;
-  set.virtual_stages = setting.virtual_stages;
-  return set;
+std::vector<Override> planSettingOverrides(const PlanSetting& setting) {
+  return {parseOverride(fmt::format("training.micro_batch_size={}", setting.micro_batch_size)),
+          parseOverride(fmt::format("parallelism.virtual_stages={}", setting.virtual_stages))};
 }
 
-Expected<PlanChoice> chooseUnpublishedPlan(const TrainingMeasurement& row, const ConfigPaths& paths,
+Expected<PlanChoice> chooseUnpublishedPlan(const TrainingRow& row, const ConfigPaths& paths,
                                            const parallelism::SimulationOptions& options) {
   return catchInputErrors([&]() -> PlanChoice {
+    const parallelism::Experiment as_written = valueOrThrow(trainingExperiment(row, paths));
     PlanChoice choice;
     std::optional<parallelism::Experiment> first_loading;
     PlanSetting first_loading_setting;
@@ -66,8 +69,8 @@ Expected<PlanChoice> chooseUnpublishedPlan(const TrainingMeasurement& row, const
     parallelism::SimulationOptions ranking = options;
     ranking.iteration.symmetric = true;
     ranking.trace = nullptr;
-    for (const PlanSetting& setting : planCandidates(row)) {
-      auto experiment = trainingExperiment(withPlanSetting(row, setting), paths);
+    for (const PlanSetting& setting : planCandidates(row, as_written)) {
+      auto experiment = trainingExperiment(row, paths, planSettingOverrides(setting));
       if (!experiment.ok()) continue;  // e.g. micro-batches not a multiple of pp when interleaving
       parallelism::MemoryOptions memory_options;
       memory_options.kernels = options.iteration.flops;  // as simulateIteration's memory report

@@ -23,10 +23,12 @@
 #include <string>
 #include <vector>
 
+#include "base/config_node.h"
 #include "base/config_paths.h"
 #include "base/expected.h"
+#include "parallelism/experiment.h"
 #include "parallelism/iteration_simulation.h"
-#include "validate/training_measurements.h"
+#include "validate/training_rows.h"
 
 namespace trainsim::validate {
 
@@ -47,22 +49,25 @@ struct PlanChoice {
 };
 
 // Whether `row` leaves any plan setting to the suite.
-[[nodiscard]] bool hasUnpublishedPlanSettings(const TrainingMeasurement& row);
+[[nodiscard]] bool hasUnpublishedPlanSettings(const TrainingRow& row);
 
-// The candidate settings of `row`: its published values where published, else the micro-batch
-// sizes that are powers of two dividing global batch / dp, and the chunk counts dividing
-// layers / pp (1 without pipelining). Increasing micro-batch size, then chunks.
-[[nodiscard]] std::vector<PlanSetting> planCandidates(const TrainingMeasurement& row);
+// The candidate settings of `row`, whose experiment as its file gives it is `experiment`: the
+// experiment's values where the row says they are published, else the micro-batch sizes that
+// are powers of two dividing global batch / dp, and the chunk counts dividing layers / pp (1
+// without pipelining). Increasing micro-batch size, then chunks.
+[[nodiscard]] std::vector<PlanSetting> planCandidates(const TrainingRow& row,
+                                                      const parallelism::Experiment& experiment);
 
-// `row` at `setting`.
-[[nodiscard]] TrainingMeasurement withPlanSetting(const TrainingMeasurement& row, const PlanSetting& setting);
+// The overrides that put a row's experiment at `setting` (training.micro_batch_size,
+// parallelism.virtual_stages), as `--set` would.
+[[nodiscard]] std::vector<Override> planSettingOverrides(const PlanSetting& setting);
 
 // Simulates `row` at every candidate that loads (a valid plan) and fits in memory, in
 // symmetric mode (one data-parallel replica: fast, and the same figure for these plans'
 // identical replicas), and returns the fastest (highest tokens per second; the earlier
 // candidate on a tie) simulated with `options`. When none fits, the first candidate that
 // loads (its result says it does not fit). Errors when no candidate loads.
-[[nodiscard]] Expected<PlanChoice> chooseUnpublishedPlan(const TrainingMeasurement& row, const ConfigPaths& paths,
+[[nodiscard]] Expected<PlanChoice> chooseUnpublishedPlan(const TrainingRow& row, const ConfigPaths& paths,
                                                          const parallelism::SimulationOptions& options);
 
 // "micro-batch 4, 1 chunk" style text for a setting.

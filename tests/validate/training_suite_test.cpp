@@ -1,7 +1,7 @@
-// The training validation suite: its rows build valid experiments, a few small ones run to
-// finite, sane predictions, and the sources that meet issue 4's accuracy goal (MAPE <= 10%
-// per source) keep meeting it on their default rows. `trainsim validate training` prints
-// the table (docs/training-validation.md).
+// The training validation suite: its rows (configs/validation/training/) build valid
+// experiments, a few small ones run to finite, sane predictions, and the sources that meet
+// issue 4's accuracy goal (MAPE <= 10% per source) keep meeting it on their default rows.
+// `trainsim validate training` prints the table (docs/training-validation.md).
 #include "validate/training_suite.h"
 
 #include <gtest/gtest.h>
@@ -19,6 +19,22 @@ const std::vector<std::string> kFastRows = {"megatron-sc21-t1-001", "megatron-sc
                                             "korthikanti-2022-002", "mcore-h100-weak-001",  "mcore-h100-weak-002",
                                             "bridge-h100-fp8-001",  "dgxc-h100-002",        "korthikanti-t4-005"};
 
+const TrainingRows& suiteRows() {
+  static const TrainingRows rows = [] {
+    auto loaded = loadTrainingRows(kPaths);
+    if (!loaded.ok()) throw std::runtime_error(loaded.error().toString());
+    return std::move(loaded).value();
+  }();
+  return rows;
+}
+
+// The row's experiment as its file gives it (the suite's cluster cut applied).
+parallelism::Experiment experimentOf(const TrainingRow& row) {
+  auto experiment = trainingExperiment(row, kPaths);
+  if (!experiment.ok()) throw std::runtime_error(experiment.error().toString());
+  return std::move(experiment).value();
+}
+
 const TrainingSuiteResult& fastSuite() {
   static const TrainingSuiteResult cached = [] {
     TrainingSuiteOptions options;
@@ -32,32 +48,47 @@ const TrainingSuiteResult& fastSuite() {
 
 TEST(TrainingMeasurementsTest, RowsAreUniqueCitedAndConsistent) {
   std::set<std::string> ids;
-  for (const auto& row : trainingMeasurements()) {
+  for (const auto& row : suiteRows().rows) {
     EXPECT_TRUE(ids.insert(row.id).second) << "duplicate " << row.id;
     EXPECT_EQ(row.id.rfind(row.source + "-", 0), 0u) << row.id << " is not a row of " << row.source;
-    EXPECT_NO_THROW((void)trainingSource(row.source)) << row.id;
-    EXPECT_EQ(row.gpus, row.tp * row.pp * row.cp * row.dp) << row.id;
+    EXPECT_NO_THROW((void)suiteRows().source(row.source)) << row.id;
     EXPECT_GT(row.published, 0.0) << row.id;
-    EXPECT_EQ(row.global_batch_size % (row.dp * row.micro_batch_size), 0) << row.id;
+    EXPECT_FALSE(row.assumptions.empty()) << row.id;
+    // The experiment's own parallel sizes, as its file writes them, multiply to its GPUs.
+    const ConfigNode plan = row.experimentNode().child("parallelism");
+    const auto size = [&](const char* key) { return plan.has(key) ? plan.child(key).asPositiveInteger() : 1; };
+    EXPECT_EQ(plan.child("gpus").asPositiveInteger(), size("tp") * size("pp") * size("cp") * size("dp")) << row.id;
+    const ConfigNode training = row.experimentNode().child("training");
+    EXPECT_EQ(training.child("global_batch_size").asPositiveInteger() %
+                  (size("dp") * training.child("micro_batch_size").asPositiveInteger()),
+              0)
+        << row.id;
   }
   // training.yaml's 29 rows less the two strong-scaling ones, 8 Megatron-Bridge H100 rows, 12
   // DGX Cloud Benchmarking rows, Korthikanti et al.'s 5 per-layer times and 8 Megatron-Bridge
   // B200 / GB200 rows, 5 MLPerf Training GPT-3 H100 rows, 4 MLPerf Training Blackwell rows,
   // NeMo's 17 long-sequence rows and the 12 pre-training rows of NeMo 24.07's performance summary.
   EXPECT_EQ(ids.size(), 98u);
-  for (const auto& source : trainingSources()) EXPECT_FALSE(source.citation.empty()) << source.id;
+  for (const auto& source : suiteRows().sources) EXPECT_FALSE(source.citation.empty()) << source.id;
 }
 
 TEST(TrainingMeasurementsTest, EveryRowBuildsAValidExperiment) {
-  for (const auto& row : trainingMeasurements()) {
+  for (const auto& row : suiteRows().rows) {
     const auto experiment = trainingExperiment(row, kPaths);
     ASSERT_TRUE(experiment.ok()) << row.id << ": " << experiment.error().toString();
-    EXPECT_EQ(experiment->plan.gpus, row.gpus) << row.id;
-    EXPECT_EQ(experiment->plan.dp, row.dp) << row.id;
-    EXPECT_EQ(experiment->plan.virtual_stages, row.virtual_stages) << row.id;
+    const ConfigNode written = row.experimentNode();
+    EXPECT_EQ(experiment->name, row.id) << row.id;
+    EXPECT_EQ(experiment->model.name, row.model) << row.id;
+    const ConfigNode plan = written.child("parallelism");
+    EXPECT_EQ(experiment->plan.gpus, plan.child("gpus").asPositiveInteger()) << row.id;
+    EXPECT_EQ(experiment->plan.dp, plan.child("dp").asPositiveInteger()) << row.id;
+    EXPECT_EQ(experiment->plan.virtual_stages, plan.child("virtual_stages").asPositiveInteger()) << row.id;
     // The row's attention kernel reaches the simulator through the experiment, as a user's would.
-    EXPECT_EQ(experiment->training.flash_attention, row.flash_attention) << row.id;
-    EXPECT_GE(experiment->cluster.nodes * experiment->cluster.gpus_per_node, row.gpus) << row.id;
+    EXPECT_EQ(experiment->training.flash_attention, written.child("training").child("flash_attention").asBool())
+        << row.id;
+    // The cluster preset is cut down to the row's GPUs, 8 a node.
+    EXPECT_GE(experiment->cluster.nodes * experiment->cluster.gpus_per_node, experiment->plan.gpus) << row.id;
+    EXPECT_LT((experiment->cluster.nodes - 1) * experiment->cluster.gpus_per_node, experiment->plan.gpus) << row.id;
   }
 }
 
@@ -68,8 +99,10 @@ TEST(TrainingSuiteTest, SmallRowsGiveFiniteSanePredictions) {
   EXPECT_EQ(suite.skipped_slow, 0);
   EXPECT_EQ(suite.compared, static_cast<int>(kFastRows.size()));
   for (const auto& comparison : suite.rows) {
-    const auto& row = *comparison.row;
+    const auto& row = comparison.row;
     ASSERT_TRUE(comparison.ran) << row.id << ": " << comparison.failure;
+    ASSERT_TRUE(comparison.experiment.has_value()) << row.id;
+    const parallelism::Experiment& experiment = *comparison.experiment;
     const auto& result = comparison.result;
     EXPECT_TRUE(std::isfinite(comparison.predicted) && comparison.predicted > 0.0) << row.id;
     EXPECT_TRUE(std::isfinite(result.iteration_time_s) && result.iteration_time_s > 0.0) << row.id;
@@ -78,7 +111,7 @@ TEST(TrainingSuiteTest, SmallRowsGiveFiniteSanePredictions) {
     EXPECT_LT(comparison.error, 2.0) << row.id;
     EXPECT_NEAR(comparison.error, comparison.predicted / row.published - 1.0, 1e-12) << row.id;
     // Like with like: the compared figure is the one the source publishes.
-    switch (trainingSource(row.source).metric) {
+    switch (suiteRows().source(row.source).metric) {
       case TrainingMetric::kHardwareTflopsPerGpu:
         EXPECT_EQ(comparison.predicted, result.hardware_tflops_per_gpu) << row.id;
         // Full recomputation: hardware FLOPs exceed model FLOPs by the rerun forward pass.
@@ -87,12 +120,14 @@ TEST(TrainingSuiteTest, SmallRowsGiveFiniteSanePredictions) {
       case TrainingMetric::kModelTflopsPerGpu: EXPECT_EQ(comparison.predicted, result.tflops_per_gpu) << row.id; break;
       case TrainingMetric::kIterationTime: EXPECT_EQ(comparison.predicted, result.iteration_time_s) << row.id; break;
       case TrainingMetric::kTokensPerSecondPerGpu:
-        EXPECT_EQ(comparison.predicted, result.tokens_per_s / static_cast<double>(row.gpus)) << row.id;
+        EXPECT_EQ(comparison.predicted, result.tokens_per_s / static_cast<double>(experiment.plan.gpus)) << row.id;
         break;
       case TrainingMetric::kLayerTime:
         // A layer's share of the iteration: its layers take most of it, not more.
-        EXPECT_LT(1e-3 * comparison.predicted * static_cast<double>(row.layers), result.iteration_time_s) << row.id;
-        EXPECT_GT(1e-3 * comparison.predicted * static_cast<double>(row.layers), 0.8 * result.iteration_time_s)
+        EXPECT_LT(1e-3 * comparison.predicted * static_cast<double>(experiment.model.layers), result.iteration_time_s)
+            << row.id;
+        EXPECT_GT(1e-3 * comparison.predicted * static_cast<double>(experiment.model.layers),
+                  0.8 * result.iteration_time_s)
             << row.id;
         break;
     }
@@ -115,14 +150,14 @@ TEST(TrainingSuiteTest, LayerTimeIsTheMarginalCostOfALayer) {
   const auto& none = result->rows[0];
   const auto& selective = result->rows[1];
   ASSERT_TRUE(none.ran && selective.ran) << none.failure << selective.failure;
-  const auto experiment = trainingExperiment(*selective.row, kPaths);
+  const auto experiment = trainingExperiment(selective.row, kPaths);
   ASSERT_TRUE(experiment.ok());
   const auto profile = parallelism::computeOpProfile(*experiment);
   ASSERT_TRUE(profile.ok());
   double recompute_s = 0.0;
   for (const auto& op : profile->rows) recompute_s += op.recompute_s;
   EXPECT_GT(recompute_s, 0.0);
-  const double per_layer_ms = 1e3 * recompute_s / static_cast<double>(selective.row->layers);
+  const double per_layer_ms = 1e3 * recompute_s / static_cast<double>(experiment->model.layers);
   EXPECT_NEAR(selective.predicted - none.predicted, per_layer_ms, 1e-6 * per_layer_ms);
 }
 
@@ -133,12 +168,12 @@ TEST(TrainingSuiteTest, MapeIsTheMeanAbsoluteErrorPerSourceAndOverall) {
     double sum = 0.0;
     int count = 0;
     for (const auto& comparison : suite.rows) {
-      if (comparison.row->source != accuracy.source->id) continue;
+      if (comparison.row.source != accuracy.source.id) continue;
       sum += std::fabs(comparison.error);
       ++count;
     }
-    EXPECT_EQ(accuracy.compared, count) << accuracy.source->id;
-    EXPECT_NEAR(accuracy.mape, sum / count, 1e-12) << accuracy.source->id;
+    EXPECT_EQ(accuracy.compared, count) << accuracy.source.id;
+    EXPECT_NEAR(accuracy.mape, sum / count, 1e-12) << accuracy.source.id;
     total += sum;
   }
   EXPECT_EQ(suite.sources.size(), 6u);
@@ -156,7 +191,7 @@ TEST(TrainingSuiteTest, MapeIsTheMeanAbsoluteErrorPerSourceAndOverall) {
 // (12.6% with the kernels at their microbenchmark rates). The bounds guard these figures.
 TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   TrainingSuiteOptions options;
-  for (const auto& row : trainingMeasurements()) {
+  for (const auto& row : suiteRows().rows) {
     if (!row.slow) options.only.push_back(row.id);
   }
   const auto result = runTrainingSuite(kPaths, options);
@@ -166,8 +201,8 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   EXPECT_EQ(suite.failed, 0);
   ASSERT_EQ(suite.sources.size(), 11u);
   for (const auto& accuracy : suite.sources) {
-    EXPECT_GE(accuracy.compared, 3) << accuracy.source->id;
-    const std::string& id = accuracy.source->id;
+    EXPECT_GE(accuracy.compared, 3) << accuracy.source.id;
+    const std::string& id = accuracy.source.id;
     const double bound = id.starts_with("megatron-sc21")       ? 0.075
                          : id.starts_with("korthikanti-t4")    ? 0.04
                          : id.starts_with("korthikanti")       ? 0.032
@@ -192,19 +227,27 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
 // model's ratio stays within 7.5% of it (8B: 1.27, the farthest).
 TEST(TrainingSuiteTest, Fp8SpeedUpMatchesTheMeasuredPairs) {
   TrainingSuiteOptions options;
-  for (const auto& row : trainingMeasurements()) {
+  for (const auto& row : suiteRows().rows) {
     if (row.source == "dgxc-h100") options.only.push_back(row.id);
   }
   const auto result = runTrainingSuite(kPaths, options);
   ASSERT_TRUE(result.ok()) << result.error().toString();
   const auto& suite = *result;
   int pairs = 0;
+  const auto precision = [](const TrainingRowComparison& comparison) {
+    return comparison.experiment->training.precision;
+  };
+  const auto gpus = [](const TrainingRowComparison& comparison) { return comparison.experiment->plan.gpus; };
   for (const auto& bf16 : suite.rows) {
-    if (bf16.row->source != "dgxc-h100" || bf16.row->precision != "bf16") continue;
+    ASSERT_TRUE(bf16.experiment.has_value()) << bf16.row.id << ": " << bf16.failure;
+    if (bf16.row.source != "dgxc-h100" || precision(bf16) != topology::Precision::kBf16) continue;
     for (const auto& fp8 : suite.rows) {
-      const auto& a = *bf16.row;
-      const auto& b = *fp8.row;
-      if (b.source != a.source || b.precision != "fp8" || b.model != a.model || b.gpus != a.gpus) continue;
+      const auto& a = bf16.row;
+      const auto& b = fp8.row;
+      if (b.source != a.source || precision(fp8) != topology::Precision::kFp8 || b.model != a.model ||
+          gpus(fp8) != gpus(bf16)) {
+        continue;
+      }
       ASSERT_TRUE(bf16.ran && fp8.ran) << a.id << " " << b.id;
       const double published = a.published / b.published;
       const double predicted = bf16.predicted / fp8.predicted;
@@ -228,9 +271,9 @@ TEST(TrainingSuiteTest, LongSequenceThroughputHoldsAsContextParallelismGrows) {
   const auto& rows = result->rows;
   ASSERT_EQ(rows.size(), 2u);
   ASSERT_TRUE(rows[0].ran && rows[1].ran);
-  EXPECT_EQ(rows[0].row->cp, 4);
-  EXPECT_EQ(rows[1].row->cp, 32);
-  const double published = rows[1].row->published / rows[0].row->published;
+  EXPECT_EQ(rows[0].experiment->plan.cp, 4);
+  EXPECT_EQ(rows[1].experiment->plan.cp, 32);
+  const double published = rows[1].row.published / rows[0].row.published;
   const double predicted = rows[1].predicted / rows[0].predicted;
   EXPECT_NEAR(predicted, published, 0.04);
 }
@@ -239,10 +282,10 @@ TEST(TrainingSuiteTest, OnlyTheLargestRowsAreMarkedSlow) {
   // Running the default suite takes tens of seconds, so only the marking is checked here:
   // slow rows are the multi-thousand-GPU ones, and the small rows above are not among them.
   int slow = 0;
-  for (const auto& row : trainingMeasurements()) {
+  for (const auto& row : suiteRows().rows) {
     if (!row.slow) continue;
     ++slow;
-    EXPECT_GE(row.gpus, 2048) << row.id;
+    EXPECT_GE(experimentOf(row).plan.gpus, 2048) << row.id;
   }
   EXPECT_GT(slow, 0);
   EXPECT_LE(slow, 6);
