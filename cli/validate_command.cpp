@@ -50,7 +50,7 @@ SuiteOutput collectiveSuite(const CommandContext& context, const CalibrationInFo
   std::string text = "all_reduce: predicted vs published nccl-tests bus bandwidth\n";
   nlohmann::ordered_json json = nlohmann::ordered_json::array();
   for (const auto& accuracy : results) {
-    const auto& curve = *accuracy.curve;
+    const auto& curve = accuracy.curve;
     text += fmt::format("\n{} ({} GPUs, cluster {}){}\n  source: {}\n", curve.title, curve.gpus, curve.cluster,
                         curve.accuracy_target ? "" : " [reference only]", curve.source);
     text += fmt::format("  {:>10} {:>12} {:>12} {:>8} {:>11} {:>11} {:>7} {:>7}\n", "size", "busbw meas", "busbw pred",
@@ -102,14 +102,14 @@ SuiteOutput gemmSuite(const CommandContext& context, const CalibrationInForce& i
       "the whole GPU)\n";
   nlohmann::ordered_json json = nlohmann::ordered_json::array();
   for (const auto& accuracy : results) {
-    const auto& source = *accuracy.source;
+    const auto& source = accuracy.source;
     text += fmt::format("\n{}{}\n  source: {}\n", source.title,
                         source.independent ? "" : " [the model's ceilings come from here]", source.source);
     text += fmt::format("  {:<15} {:<5} {:>22} {:>10} {:>10} {:>8}  {}\n", "gpu", "prec", "m x n x k", "published",
                         "predicted", "error", "plan");
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (const auto& row : accuracy.rows) {
-      const auto& measured = *row.measured;
+      const auto& measured = row.measured;
       const std::string precision(topology::precisionName(measured.precision));
       text += fmt::format("  {:<15} {:<5} {:>22} {:>10.1f} {:>10.1f} {:>7.1f}%  tile {}x{}, {} wave{}\n", measured.gpu,
                           precision, fmt::format("{}x{}x{}", measured.m, measured.n, measured.k), measured.tflops,

@@ -84,7 +84,7 @@ struct CommunicationParameters {
   // chunk leaves, every earlier step holds one chunk that crosses a hop at one channel's
   // copy rate, which adds (steps - 1) x chunk / channel rate. The channel count and rate
   // are fitted to the large-message intercepts of the published A100 curves (184 us on
-  // 8x A100, 541 us on 2x DGX A100; validate/collective_measurements.cpp).
+  // 8x A100, 541 us on 2x DGX A100; configs/validation/collectives.yaml).
   std::array<double, 3> chunk_bytes = {32768.0, 576000.0, 524288.0};
   // The channel rate is one CTA's (one SM's) copy rate; it also bounds what Transformer
   // Engine's userbuffers kernels move on the num_sm SMs a recipe gives a pipelined or bulk
@@ -100,7 +100,7 @@ struct CommunicationParameters {
 
   // Host-side cost of launching a collective and waiting for it, as nccl-tests measures it
   // (CUDA kernel launch + stream synchronisation), microseconds. Fitted to the small-message
-  // plateau of the published nccl-tests runs in validate/collective_measurements.cpp
+  // plateau of the published nccl-tests runs in configs/validation/collectives.yaml
   // (8 B all-reduce: 31 us on 8x A100, 38-41 us on 2x DGX A100, ~26 us on 8x H100).
   double launch_overhead_us = 12.0;
 

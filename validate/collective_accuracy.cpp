@@ -33,7 +33,7 @@ Expected<std::vector<CurveAccuracy>> compareAllReduceCurves(const ConfigPaths& p
                                                             const sim::CommunicationParameters& parameters) {
   return catchInputErrors([&]() -> std::vector<CurveAccuracy> {
     std::vector<CurveAccuracy> results;
-    for (const MeasuredCurve& curve : measuredAllReduceCurves()) {
+    for (const MeasuredCurve& curve : valueOrThrow(loadAllReduceCurves(paths))) {
       const auto spec = valueOrThrow(topology::loadClusterFile(curve.cluster, paths));
       const auto cluster = valueOrThrow(topology::Cluster::build(spec));
       sim::CollectiveSimulator simulator(cluster, parameters);
@@ -42,7 +42,7 @@ Expected<std::vector<CurveAccuracy>> compareAllReduceCurves(const ConfigPaths& p
       const double factor = sim::busBandwidthFactor(sim::CollectiveOp::kAllReduce, curve.gpus);
 
       CurveAccuracy accuracy;
-      accuracy.curve = &curve;
+      accuracy.curve = curve;
       auto predict = [&](int64_t bytes) {
         return valueOrThrow(simulator.simulate(
             sim::CollectiveRequest{sim::CollectiveOp::kAllReduce, ranks, static_cast<double>(bytes), {}, {}}));

@@ -21,7 +21,7 @@ struct PointComparison {
 };
 
 struct CurveAccuracy {
-  const MeasuredCurve* curve = nullptr;
+  MeasuredCurve curve;
   std::vector<PointComparison> points;
   // Mean signed error of bus bandwidth over the sizes >= 256 MiB.
   double large_message_error = 0.0;

@@ -12,9 +12,9 @@ Expected<std::vector<GemmSourceAccuracy>> compareGemms(const ConfigPaths& paths,
   return catchInputErrors([&]() -> std::vector<GemmSourceAccuracy> {
     const topology::GpuCatalog catalog = valueOrThrow(topology::loadGpuCatalog(paths));
     std::vector<GemmSourceAccuracy> results;
-    for (const MeasuredGemmSource& source : measuredGemmSources()) {
+    for (const MeasuredGemmSource& source : valueOrThrow(loadGemmSources(paths))) {
       GemmSourceAccuracy accuracy;
-      accuracy.source = &source;
+      accuracy.source = source;
       for (const MeasuredGemm& row : source.rows) {
         const topology::GpuSpec* gpu = catalog.find(row.gpu);
         if (gpu == nullptr) throwInputError("", row.gpu, "the GEMM suite names a GPU the catalog does not have");
@@ -27,7 +27,7 @@ Expected<std::vector<GemmSourceAccuracy>> compareGemms(const ConfigPaths& paths,
         const double seconds = model.gemmTime(shape, bytes, output_bytes);
         const sim::GemmPlan plan = model.gemmPlan(shape);
         GemmComparison comparison;
-        comparison.measured = &row;
+        comparison.measured = row;
         comparison.predicted_tflops = shape.flops() / seconds / 1e12;
         comparison.error = comparison.predicted_tflops / row.tflops - 1.0;
         comparison.tile_m = plan.tile.m;

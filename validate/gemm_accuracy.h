@@ -13,7 +13,7 @@
 namespace trainsim::validate {
 
 struct GemmComparison {
-  const MeasuredGemm* measured = nullptr;
+  MeasuredGemm measured;
   double predicted_tflops = 0.0;
   double error = 0.0;  // predicted / published - 1
   // The model's plan for the shape: tile, tiles and waves on the whole GPU.
@@ -23,7 +23,7 @@ struct GemmComparison {
 };
 
 struct GemmSourceAccuracy {
-  const MeasuredGemmSource* source = nullptr;
+  MeasuredGemmSource source;  // its rows are those of `rows`
   std::vector<GemmComparison> rows;
   double mape = 0.0;  // mean |error| over the rows
 };

@@ -1,12 +1,15 @@
-// Published GEMM throughput, copied with its citations, that the compute model's GEMM
-// timing (sim::ComputeModel: tile and wave quantization under a per-GPU ceiling) is checked
-// against (`trainsim validate gemm`).
+// Published GEMM throughput that the compute model's GEMM timing (sim::ComputeModel: tile and
+// wave quantization under a per-GPU ceiling) is checked against (`trainsim validate gemm`),
+// read with its citations from <config dir>/validation/gemm.yaml (configs/validation/README.md
+// describes the schema).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "base/config_paths.h"
+#include "base/expected.h"
 #include "topology/gpu_spec.h"
 
 namespace trainsim::validate {
@@ -39,7 +42,12 @@ struct GemmElementBytes {
 };
 [[nodiscard]] GemmElementBytes gemmElementBytes(topology::Precision precision);
 
-// All sources of the suite, in a fixed order.
-[[nodiscard]] const std::vector<MeasuredGemmSource>& measuredGemmSources();
+// The file's path: <config dir>/validation/gemm.yaml.
+[[nodiscard]] std::string gemmMeasurementsPath(const ConfigPaths& paths);
+
+// All sources of the suite, in the file's order. Errors (file:line:col and key) for an unknown
+// or missing key, a value of the wrong type, a precision the catalog does not name, a source
+// without rows or an id given twice. The GPU keys are checked where the suite looks them up.
+[[nodiscard]] Expected<std::vector<MeasuredGemmSource>> loadGemmSources(const ConfigPaths& paths);
 
 }  // namespace trainsim::validate

@@ -19,29 +19,29 @@ const std::vector<CurveAccuracy>& results() {
 
 const CurveAccuracy& curve(const std::string& id) {
   for (const auto& accuracy : results()) {
-    if (accuracy.curve->id == id) return accuracy;
+    if (accuracy.curve.id == id) return accuracy;
   }
   throw std::runtime_error("no curve " + id);
 }
 
 TEST(CollectiveAccuracyTest, LargeMessageBusBandwidthWithinTenPercent) {
   for (const auto& accuracy : results()) {
-    if (!accuracy.curve->accuracy_target) continue;
-    EXPECT_LT(std::fabs(accuracy.large_message_error), 0.10) << accuracy.curve->id;
+    if (!accuracy.curve.accuracy_target) continue;
+    EXPECT_LT(std::fabs(accuracy.large_message_error), 0.10) << accuracy.curve.id;
     for (const auto& point : accuracy.points) {
       if (point.bytes < (int64_t{256} << 20)) continue;
       EXPECT_NEAR(point.predicted_busbw_GBps / point.measured_busbw_GBps, 1.0, 0.10)
-          << accuracy.curve->id << " at " << point.bytes << " B";
+          << accuracy.curve.id << " at " << point.bytes << " B";
     }
   }
 }
 
 TEST(CollectiveAccuracyTest, CurveReachesHalfOfPeakWithinAFactorOfTwoInSize) {
   for (const auto& accuracy : results()) {
-    if (!accuracy.curve->accuracy_target) continue;
+    if (!accuracy.curve.accuracy_target) continue;
     const double ratio = accuracy.predicted_half_peak_bytes / accuracy.measured_half_peak_bytes;
-    EXPECT_GT(ratio, 0.5) << accuracy.curve->id;
-    EXPECT_LT(ratio, 2.0) << accuracy.curve->id;
+    EXPECT_GT(ratio, 0.5) << accuracy.curve.id;
+    EXPECT_LT(ratio, 2.0) << accuracy.curve.id;
   }
 }
 

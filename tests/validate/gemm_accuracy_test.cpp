@@ -22,13 +22,13 @@ const std::vector<GemmSourceAccuracy>& results() {
 
 const GemmSourceAccuracy& source(const std::string& id) {
   for (const auto& accuracy : results()) {
-    if (accuracy.source->id == id) return accuracy;
+    if (accuracy.source.id == id) return accuracy;
   }
   throw std::runtime_error("no GEMM source " + id);
 }
 
 std::string describe(const GemmComparison& row) {
-  const MeasuredGemm& m = *row.measured;
+  const MeasuredGemm& m = row.measured;
   return m.gpu + " " + std::to_string(m.m) + "x" + std::to_string(m.n) + "x" + std::to_string(m.k) + ": published " +
          std::to_string(m.tflops) + ", predicted " + std::to_string(row.predicted_tflops);
 }
@@ -43,9 +43,9 @@ std::string describe(const GemmComparison& row) {
 TEST(GemmAccuracyTest, PredictsPublishedCublasLtThroughput) {
   const GemmSourceAccuracy& azure = source("azure-cublaslt");
   ASSERT_EQ(azure.rows.size(), 26u);
-  EXPECT_TRUE(azure.source->independent);
+  EXPECT_TRUE(azure.source.independent);
   for (const GemmComparison& row : azure.rows) {
-    const MeasuredGemm& m = *row.measured;
+    const MeasuredGemm& m = row.measured;
     const bool large = std::min({m.m, m.n, m.k}) >= 4096;
     EXPECT_LT(std::abs(row.error), large ? 0.08 : 0.25) << describe(row);
     EXPECT_NEAR(row.error, row.predicted_tflops / m.tflops - 1.0, 1e-12);
@@ -61,9 +61,9 @@ TEST(GemmAccuracyTest, PredictsPublishedCublasLtThroughput) {
 TEST(GemmAccuracyTest, GB200RowsWithinTheirDocumentedBounds) {
   const GemmSourceAccuracy& gb200 = source("azure-cublaslt-gb200");
   ASSERT_EQ(gb200.rows.size(), 9u);
-  EXPECT_FALSE(gb200.source->independent);
+  EXPECT_FALSE(gb200.source.independent);
   for (const GemmComparison& row : gb200.rows) {
-    const MeasuredGemm& m = *row.measured;
+    const MeasuredGemm& m = row.measured;
     const int64_t smallest = std::min({m.m, m.n, m.k});
     const double bound = smallest >= 8192 ? 0.04 : smallest >= 4096 ? 0.10 : 0.32;
     EXPECT_LT(std::abs(row.error), bound) << describe(row);
@@ -77,10 +77,10 @@ TEST(GemmAccuracyTest, GB200RowsWithinTheirDocumentedBounds) {
 // accelerator of the table that the catalog has is timed.
 TEST(GemmAccuracyTest, NeverAboveTheMaximumAchievableMatmulRate) {
   const GemmSourceAccuracy& mamf = source("mamf");
-  EXPECT_FALSE(mamf.source->independent);
+  EXPECT_FALSE(mamf.source.independent);
   EXPECT_EQ(mamf.rows.size(), 14u);
   for (const GemmComparison& row : mamf.rows) {
-    EXPECT_LE(row.predicted_tflops, row.measured->tflops * 1.0001) << describe(row);
+    EXPECT_LE(row.predicted_tflops, row.measured.tflops * 1.0001) << describe(row);
     EXPECT_GT(row.predicted_tflops, 0.0) << describe(row);
   }
 }
@@ -97,7 +97,7 @@ TEST(GemmAccuracyTest, UsesTheGivenComputeParameters) {
   const auto& halved = computed.value().front().rows;
   ASSERT_EQ(base.size(), halved.size());
   for (std::size_t i = 0; i < base.size(); ++i) {
-    const MeasuredGemm& m = *base[i].measured;
+    const MeasuredGemm& m = base[i].measured;
     if (m.gpu == "h100-sxm" && std::min({m.m, m.n, m.k}) >= 8192) {
       EXPECT_LT(halved[i].predicted_tflops, 0.6 * base[i].predicted_tflops) << describe(base[i]);
     } else if (m.gpu != "h100-sxm") {

@@ -132,7 +132,7 @@ TEST(TrainingRowsTest, AValueOfTheWrongTypeIsAnErrorAtItsPosition) {
   const auto rows = loadTrainingRows(dir.paths());
   ASSERT_FALSE(rows.ok());
   EXPECT_EQ(rows.error().toString(), dir.file("demo.yaml") +
-                                         ":13:35: rows[0].virtual_stages_published: expected true or false, found "
+                                         ":13:31: rows[0].virtual_stages_published: expected true or false, found "
                                          "\"sometimes\"");
 }
 
@@ -153,7 +153,7 @@ TEST(TrainingRowsTest, RowIdsBelongToTheirSourceAndAreUnique) {
   const SourceDir foreign(other);
   const auto not_its_own = loadTrainingRows(foreign.paths());
   ASSERT_FALSE(not_its_own.ok());
-  EXPECT_EQ(not_its_own.error().where, foreign.file("demo.yaml") + ":9:11");
+  EXPECT_EQ(not_its_own.error().where, foreign.file("demo.yaml") + ":9:9");
   EXPECT_EQ(not_its_own.error().key_path, "rows[0].id");
 
   std::string twice = demoSource();
@@ -201,7 +201,7 @@ TEST(TrainingRowsTest, ARowsExperimentIsCheckedByTheExperimentLoader) {
   fs::copy_file(fs::path(kPaths.config_dir) / "gpus.yaml", fs::path(paths.config_dir) / "gpus.yaml");
   const auto experiment = trainingExperiment(rows->rows[0], paths);
   ASSERT_FALSE(experiment.ok());
-  EXPECT_EQ(experiment.error().where, dir.file("demo.yaml") + ":30:9");
+  EXPECT_EQ(experiment.error().where, dir.file("demo.yaml") + ":29:9");
   EXPECT_EQ(experiment.error().key_path, "rows[0].experiment.training.flash_atention");
 
   const auto suite = runTrainingSuite(*rows, paths);

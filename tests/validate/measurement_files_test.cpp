@@ -1,0 +1,132 @@
+// The collective and GEMM suites' data files (configs/validation/collectives.yaml, gemm.yaml):
+// the shipped ones load, and a malformed one is refused at the file, line, column and key.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "validate/collective_measurements.h"
+#include "validate/gemm_measurements.h"
+
+namespace trainsim::validate {
+namespace {
+
+namespace fs = std::filesystem;
+
+const ConfigPaths kPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS};
+
+// A config directory with one file under validation/.
+class ValidationDir {
+ public:
+  ValidationDir(const std::string& name, const std::string& text) {
+    static int counter = 0;
+    root_ = fs::temp_directory_path() /
+            ("trainsim_measurement_files_test_" + std::to_string(::getpid()) + "_" + std::to_string(++counter));
+    fs::remove_all(root_);
+    fs::create_directories(root_ / "validation");
+    std::ofstream(root_ / "validation" / name) << text;
+  }
+  ~ValidationDir() {
+    std::error_code ignored;
+    fs::remove_all(root_, ignored);
+  }
+  ValidationDir(const ValidationDir&) = delete;
+  ValidationDir& operator=(const ValidationDir&) = delete;
+  [[nodiscard]] ConfigPaths paths() const { return {root_.string()}; }
+  [[nodiscard]] std::string file(const std::string& name) const { return (root_ / "validation" / name).string(); }
+
+ private:
+  fs::path root_;
+};
+
+TEST(MeasurementFilesTest, TheShippedCurvesLoadInTheirOrder) {
+  const auto curves = loadAllReduceCurves(kPaths);
+  ASSERT_TRUE(curves.ok()) << curves.error().toString();
+  ASSERT_EQ(curves->size(), 6u);
+  const MeasuredCurve& deepops = curves->front();
+  EXPECT_EQ(deepops.id, "deepops-2x-dgx-a100");
+  EXPECT_EQ(deepops.points.size(), 13u);
+  EXPECT_EQ(deepops.points[5].bytes, 33554432);
+  EXPECT_EQ(deepops.points[5].time_us, 536.0);
+  EXPECT_EQ(deepops.points[5].busbw_GBps, 117.38);
+  EXPECT_EQ(deepops.small_message_latency_us, 39.5);
+  EXPECT_EQ(deepops.small_message_bytes, 8);
+  // The Azure curves publish bus bandwidth only, and no latency of their own.
+  const MeasuredCurve& azure = (*curves)[1];
+  EXPECT_TRUE(std::isnan(azure.points.front().time_us));
+  EXPECT_TRUE(std::isnan(azure.small_message_latency_us));
+  EXPECT_EQ(curves->back().id, "echo-azure-a100-16");
+  EXPECT_FALSE(curves->back().accuracy_target);
+}
+
+TEST(MeasurementFilesTest, AMalformedCurveIsRefusedAtItsPosition) {
+  const std::string curve =
+      "curves:\n"
+      "  - id: demo\n"
+      "    title: \"Demo\"\n"
+      "    source: \"a test\"\n"
+      "    cluster: dgx-a100\n"
+      "    gpus: 8\n"
+      "    accuracy_target: true\n"
+      "    points:\n"
+      "      - {bytes: 1024, time_us: null, busbw_GBps: 1.5}\n";
+  const ValidationDir good("collectives.yaml", curve);
+  ASSERT_TRUE(loadAllReduceCurves(good.paths()).ok());
+
+  std::string typo = curve;
+  typo.replace(typo.find("busbw_GBps"), 10, "busbw_GBs");
+  const ValidationDir unknown("collectives.yaml", typo);
+  const auto unknown_key = loadAllReduceCurves(unknown.paths());
+  ASSERT_FALSE(unknown_key.ok());
+  EXPECT_EQ(unknown_key.error().where, unknown.file("collectives.yaml") + ":9:38");
+  EXPECT_EQ(unknown_key.error().key_path, "curves[0].points[0].busbw_GBs");
+  EXPECT_NE(unknown_key.error().message.find("unknown key"), std::string::npos) << unknown_key.error().toString();
+
+  std::string negative = curve;
+  negative.replace(negative.find("gpus: 8"), 7, "gpus: -8");
+  const ValidationDir wrong("collectives.yaml", negative);
+  const auto wrong_value = loadAllReduceCurves(wrong.paths());
+  ASSERT_FALSE(wrong_value.ok());
+  EXPECT_EQ(wrong_value.error().where, wrong.file("collectives.yaml") + ":6:11");
+  EXPECT_EQ(wrong_value.error().key_path, "curves[0].gpus");
+}
+
+TEST(MeasurementFilesTest, TheShippedGemmSourcesLoadInTheirOrder) {
+  const auto sources = loadGemmSources(kPaths);
+  ASSERT_TRUE(sources.ok()) << sources.error().toString();
+  ASSERT_EQ(sources->size(), 3u);
+  EXPECT_EQ((*sources)[0].id, "azure-cublaslt");
+  EXPECT_TRUE((*sources)[0].independent);
+  // The A100 row at 32768^3 is not published: 8 A100 rows, 9 H100 and 9 H200.
+  EXPECT_EQ((*sources)[0].rows.size(), 26u);
+  EXPECT_EQ((*sources)[1].rows.size(), 9u);
+  EXPECT_EQ((*sources)[2].id, "mamf");
+  ASSERT_EQ((*sources)[2].rows.size(), 14u);
+  const MeasuredGemm& h100 = (*sources)[2].rows[3];
+  EXPECT_EQ(h100.gpu, "h100-sxm");
+  EXPECT_EQ(h100.precision, topology::Precision::kFp8);
+  EXPECT_EQ(h100.m, 1024);
+  EXPECT_EQ(h100.n, 9216);
+  EXPECT_EQ(h100.k, 14336);
+  EXPECT_EQ(h100.tflops, 1402.6);
+}
+
+TEST(MeasurementFilesTest, AGemmRowInAnUnknownPrecisionIsRefusedAtItsPosition) {
+  const ValidationDir dir("gemm.yaml",
+                          "sources:\n"
+                          "  - id: demo\n"
+                          "    title: \"Demo\"\n"
+                          "    source: \"a test\"\n"
+                          "    independent: true\n"
+                          "    rows:\n"
+                          "      - {gpu: h100-sxm, precision: fp9, m: 1, n: 2, k: 3, tflops: 4}\n");
+  const auto sources = loadGemmSources(dir.paths());
+  ASSERT_FALSE(sources.ok());
+  EXPECT_EQ(sources.error().where, dir.file("gemm.yaml") + ":7:36");
+  EXPECT_EQ(sources.error().key_path, "sources[0].rows[0].precision");
+}
+
+}  // namespace
+}  // namespace trainsim::validate
