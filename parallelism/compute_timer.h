@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "parallelism/iteration_builder.h"
+#include "parallelism/op_timer.h"
 #include "sim/compute_model.h"
 
 namespace trainsim::parallelism {

@@ -1,7 +1,8 @@
 // Builds the task graph of one training iteration: per-rank compute streams running the
 // pipeline schedule's passes, tensor/context/expert-parallel collectives inside each pass,
 // pipeline sends between stages, data-parallel gradient reduction (bucketed and overlapped
-// with the last backward when asked), ZeRO parameter gathers, and the optimizer step.
+// with the last backward when asked), ZeRO parameter gathers, and the optimizer step. It
+// only describes the iteration; IterationSimulation's engine runs it.
 //
 // Granularity: one compute task per (rank, pass, micro-batch, model chunk) holding all its
 // layers; the tensor-parallel collectives of those layers run as one collective per kind
@@ -10,8 +11,13 @@
 // pass takes compute + communication either way; what is lost is only the interleaving
 // order inside a pass. Under tp_comm_overlap the collectives Transformer Engine runs beside
 // its GEMMs start with the pass instead, and what each leaves exposed beside its own GEMM
-// (tp_overlap_exposure.h) runs after the pass's compute. ZeRO-3 gathers each chunk's parameters before every pass
-// (prefetched one pass ahead) and reduce-scatters every micro-batch's gradients.
+// (tp_overlap_exposure.h) runs after the pass's compute. ZeRO-3 gathers each chunk's
+// parameters before every pass (prefetched one pass ahead) and reduce-scatters every
+// micro-batch's gradients.
+//
+// What a pass costs (compute, collectives, exposure) comes from pass_work.h, which the
+// sweep's screen prices too. build() adds the graph in phases (iteration_builder.cpp; the
+// data-parallel ones in iteration_builder_data_parallel.cpp).
 #pragma once
 
 #include <cstdint>
@@ -25,7 +31,10 @@
 #include "parallelism/experiment.h"
 #include "parallelism/flops_model.h"
 #include "parallelism/gradient_buckets.h"
+#include "parallelism/op_timer.h"
 #include "parallelism/optimizer_step.h"
+#include "parallelism/pass_collective_timer.h"
+#include "parallelism/pass_work.h"
 #include "parallelism/pipeline_schedule.h"
 #include "parallelism/rank_layout.h"
 #include "sim/collective_builder.h"
@@ -34,21 +43,6 @@
 #include "topology/router.h"
 
 namespace trainsim::parallelism {
-
-// How long an op of the workload takes on one GPU: the compute model.
-class OpTimer {
- public:
-  virtual ~OpTimer() = default;
-  [[nodiscard]] virtual double seconds(const Op& op, PassKind pass) const = 0;
-  // One of the op's GEMM kernels: forward_gemms[index] or backward_gemms[index]. By default
-  // the op's time shared evenly among them.
-  [[nodiscard]] virtual double gemmSeconds(const Op& op, PassKind pass, std::size_t index) const;
-  // A memory-bound kernel moving `bytes` (the optimizer step).
-  [[nodiscard]] virtual double memoryBoundSeconds(double bytes) const = 0;
-  // Share of the GPU's compute an overlapped data-parallel collective takes while it runs
-  // (its kernel's SMs); 0: none.
-  [[nodiscard]] virtual double collectiveComputeShare() const { return 0.0; }
-};
 
 struct IterationOptions {
   FlopsOptions flops;
@@ -112,8 +106,14 @@ class IterationBuilder {
   // The whole iteration's graph over every rank of the plan.
   [[nodiscard]] IterationGraph build();
 
+  // What one pass of model chunk `chunk` of `stage` costs (pass_work.h), as build() schedules
+  // it: the collectives beside the compute timed by PassCollectiveTimer.
+  [[nodiscard]] PassWork passWork(int64_t stage, int64_t chunk) const;
+
  private:
-  struct PassWork {
+  // One model chunk's pass as the graph holds it: its PassWork with the collectives of a
+  // kind merged into one call (see the file comment) and the exposed stretches summed.
+  struct ChunkPass {
     double forward_s = 0.0;
     double backward_s = 0.0;  // including recomputation
     // Per parallel group and collective op: summed bytes and call count, forward / backward.
@@ -123,28 +123,81 @@ class IterationBuilder {
       bool backward;
       double bytes;
       int64_t count;
-      // Beside a GEMM under tp_comm_overlap (Communication::beside) or beside the attention
-      // steps (Communication::beside_attention): issued as the pass starts instead of after
-      // its compute.
-      bool overlapped = false;
+      bool beside_compute;  // PassCollective::beside_compute: issued as the pass starts
     };
     std::vector<Comm> comms;
-    // What the overlapped collectives add to their GEMMs (tp_overlap_exposure.h), run after
-    // the pass's compute.
+    // What the collectives beside the compute leave exposed, run after the pass's compute.
     double forward_exposed_s = 0.0;
     double backward_exposed_s = 0.0;
   };
-  [[nodiscard]] PassWork chunkWork(int64_t stage, int64_t chunk) const;
-  void addWorkload(PassWork& work, const ChunkPart& part) const;
-  // One call of a tensor- or context-parallel collective on a group of its kind, cached.
-  [[nodiscard]] double groupCollectiveSeconds(const Communication& comm) const;
-  // A tensor-parallel group's call alone: the tuner's closed-form estimate (the groups are
-  // symmetric and, inside a node, do not share links).
-  [[nodiscard]] double tensorCollectiveSeconds(const Communication& comm) const;
-  // A ring-attention exchange as every context-parallel group of the first stage runs it at
-  // once, simulated on the flow network: rings that cross nodes share the NICs and the
-  // fabric, which the tuner's estimate for one group alone does not see.
-  [[nodiscard]] double concurrentContextSeconds(const Communication& comm) const;
+  // One pipeline stage: its chunks' passes, the order it runs them in (stageOrder) and, per
+  // chunk, the step of its last backward (where the chunk's gradients become final).
+  struct StageSchedule {
+    std::vector<ChunkPass> chunks;
+    std::vector<PipelineStep> order;
+    StepIndex index;
+    std::vector<std::size_t> last_backward;
+  };
+  // Compute tasks a pass is split into, [rank][chunk][bucket]: the last backward of a chunk
+  // per gradient bucket when the reduction overlaps it, its first forward per parameter
+  // bucket when the ZeRO gathers overlap it.
+  struct BucketTasks {
+    std::vector<std::vector<std::vector<sim::TaskId>>> gradient;
+    std::vector<std::vector<std::vector<sim::TaskId>>> gather;
+  };
+  // What of the plan, beyond the schedule, shapes the graph.
+  struct Features {
+    bool data_parallel = false;  // gradients reduced over dp x cp > 1 ranks (RankLayout::dataGroup)
+    bool overlap_grads = false;  // gradient buckets reduced under the last backward of their chunk
+    bool zero3 = false;          // ZeRO-3: parameters gathered before, gradients reduced after every pass
+    // A chunk's first forward waits for each parameter bucket's gather as it reaches it.
+    bool gathered_forward = false;
+    // A zero-length task where each pass starts, for what is issued with the pass.
+    bool pass_start_marker = false;
+  };
+  [[nodiscard]] static Features featuresOf(const ParallelPlan& plan);
+  [[nodiscard]] static ChunkPass chunkPass(const PassWork& work);
+
+  // The phases of build(), in order (each says what it adds and why where it is defined).
+  [[nodiscard]] std::vector<StageSchedule> scheduleStages() const;
+  BucketTasks addComputePasses(IterationGraph& result, const std::vector<StageSchedule>& stages);
+  void addPassCollectives(IterationGraph& result, const std::vector<StageSchedule>& stages);
+  static void orderPassesAfterCollectives(IterationGraph& result);
+  void addPipelineSends(IterationGraph& result, const std::vector<StageSchedule>& stages);
+  [[nodiscard]] std::vector<std::vector<sim::TaskId>> addGradientReductions(IterationGraph& result,
+                                                                            const std::vector<StageSchedule>& stages,
+                                                                            const BucketTasks& buckets);
+  void addOptimizerSteps(IterationGraph& result, const std::vector<std::vector<sim::TaskId>>& reductions);
+  void addParameterGathers(IterationGraph& result, const std::vector<StageSchedule>& stages,
+                           const BucketTasks& buckets);
+
+  // Parts of the phases.
+  void addPassCompute(sim::TaskGraph& graph, RankTasks& rank, const StageSchedule& schedule, int64_t stage,
+                      std::size_t step, std::vector<std::vector<sim::TaskId>>& gradient_buckets,
+                      std::vector<std::vector<sim::TaskId>>& gather_buckets) const;
+  void addGroupCollective(IterationGraph& result, int64_t rank, std::size_t step, const ChunkPass::Comm& comm);
+  [[nodiscard]] sim::TaskId addZero3Reductions(IterationGraph& result, const StageSchedule& schedule, int64_t chunk,
+                                               const std::vector<int64_t>& group, sim::CollectiveOp reduce,
+                                               double bytes);
+  [[nodiscard]] sim::TaskId addBucketedGather(IterationGraph& result, const std::vector<int64_t>& group, int64_t chunk,
+                                              int64_t count, double bytes, sim::TaskId& previous,
+                                              const BucketTasks& buckets);
+  void addZero3PassGathers(IterationGraph& result, const StageSchedule& schedule, int64_t chunk,
+                           const std::vector<int64_t>& group, sim::TaskId gather, double bytes);
+
+  // Symmetric mode simulates replica 0, or as many replicas as make whole expert groups.
+  [[nodiscard]] bool simulated(int64_t rank) const;
+  // `rank`'s group of a tensor/context/expert-parallel kind (empty for kPipeline).
+  [[nodiscard]] std::vector<int64_t> groupOf(ParallelGroup group, int64_t rank) const;
+  // Parameters of one model chunk of `stage` on one GPU, for gradient reduction and the
+  // optimizer, and the gradient buckets they are reduced (and gathered) in.
+  [[nodiscard]] double chunkParameters(int64_t stage) const;
+  [[nodiscard]] int64_t bucketCount(int64_t stage) const;
+  // A data-parallel collective's NCCL kernel holds some of each member GPU's SMs while it
+  // runs: what the GPU computes meanwhile runs on the rest.
+  void contendWithCompute(IterationGraph& result, sim::TaskId collective, const std::vector<int64_t>& group) const;
+  // The options of a task tagged `category`, on `stream` (kNoStream: none).
+  [[nodiscard]] static sim::TaskOptions tagged(TaskCategory category, sim::StreamId stream = sim::kNoStream);
   sim::TaskId addCollective(IterationGraph& result, sim::CollectiveOp op, const std::vector<int64_t>& ranks,
                             double bytes, int64_t count, std::vector<sim::TaskId> dependencies, TaskCategory category);
 
@@ -156,13 +209,13 @@ class IterationBuilder {
   IterationOptions options_;
   RankLayout layout_;
   std::vector<int64_t> layers_per_stage_;
+  Features features_;
+  PassCollectiveTimer pass_collectives_;
   // Collective choices and zero-byte latencies, per (op, group size, bytes, category):
   // groups of one kind are symmetric, so the tuner runs once per kind.
   using CollectiveKey = std::tuple<int, std::size_t, double, int>;
   std::map<CollectiveKey, sim::CollectiveChoice> choices_;
   std::map<CollectiveKey, double> empty_latency_;
-  mutable std::map<std::tuple<int, int, double>, double> group_collective_seconds_;
-  mutable std::vector<double> context_capacities_;  // effective link capacities, for concurrentContextSeconds
 };
 
 }  // namespace trainsim::parallelism

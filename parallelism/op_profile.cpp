@@ -6,6 +6,7 @@
 #include "parallelism/chunk_workload.h"
 #include "parallelism/memory_model.h"
 #include "parallelism/optimizer_step.h"
+#include "parallelism/pass_work.h"
 
 namespace trainsim::parallelism {
 
@@ -34,11 +35,9 @@ OpProfile stageOpProfile(const Experiment& experiment, const OpTimer& timer, con
         row.forward_s += times * forward;
         row.backward_s += times * timer.seconds(op, PassKind::kBackward);
         row.flops += times * (op.forward.flops + op.backward.flops);
-        // As IterationBuilder::addWorkload: full recompute reruns every forward op of the
-        // transformer layers, selective only their core attention.
-        const bool rerun = part.recomputable && (plan.recompute == Recompute::kFull ||
-                                                 (plan.recompute == Recompute::kSelective && op.core_attention));
-        if (rerun) {
+        // What the builder's passes rerun (pass_work.h): full recompute every forward op of
+        // the transformer layers, selective only their core attention.
+        if (rerunInBackward(op, recomputeOf(part, plan))) {
           row.recompute_s += times * forward;
           row.flops += times * op.forward.flops;
         }

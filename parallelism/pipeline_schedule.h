@@ -3,6 +3,7 @@
 // these orders plus the data dependencies between stages into a task graph.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -30,6 +31,25 @@ struct PipelineStep {
 // Interleaving needs microbatches to be a multiple of stages (Megatron's requirement).
 [[nodiscard]] std::vector<PipelineStep> stageOrder(PipelineSchedule schedule, int64_t stages, int64_t virtual_stages,
                                                    int64_t microbatches, int64_t stage);
+
+// Position of (pass, chunk, micro-batch) in a stage's order (stageOrder).
+class StepIndex {
+ public:
+  StepIndex(const std::vector<PipelineStep>& order, int64_t chunks, int64_t microbatches)
+      : chunks_(chunks), microbatches_(microbatches), position_(static_cast<std::size_t>(2 * chunks * microbatches)) {
+    for (std::size_t i = 0; i < order.size(); ++i) position_[slot(order[i])] = i;
+  }
+  [[nodiscard]] std::size_t operator()(const PipelineStep& step) const { return position_[slot(step)]; }
+
+ private:
+  [[nodiscard]] std::size_t slot(const PipelineStep& step) const {
+    return static_cast<std::size_t>(
+        ((step.pass == PassKind::kBackward ? 1 : 0) * chunks_ + step.chunk) * microbatches_ + step.microbatch);
+  }
+  int64_t chunks_;
+  int64_t microbatches_;
+  std::vector<std::size_t> position_;
+};
 
 // The steps a pass depends on in other stages (or chunks): the forward of the previous
 // stage (or the previous chunk on the last stage), the backward of the next stage (or

@@ -15,7 +15,7 @@
 #include <functional>
 
 #include "parallelism/flops_model.h"
-#include "parallelism/iteration_builder.h"
+#include "parallelism/op_timer.h"
 #include "parallelism/tp_overlap_exposure.h"
 
 namespace trainsim::parallelism {

@@ -9,10 +9,9 @@
 #include "parallelism/flops_model.h"
 #include "parallelism/memory_model.h"
 #include "parallelism/micro_batch_shard.h"
+#include "parallelism/pass_work.h"
 #include "parallelism/pipeline_schedule.h"
 #include "parallelism/rank_layout.h"
-#include "parallelism/ring_attention_exposure.h"
-#include "parallelism/tp_overlap_exposure.h"
 #include "sim/collective_builder.h"
 
 namespace trainsim::sweep {
@@ -20,7 +19,6 @@ namespace {
 
 using parallelism::ParallelGroup;
 using parallelism::PassKind;
-using parallelism::Recompute;
 
 // One model chunk's pass times for one micro-batch on one GPU.
 struct ChunkTimes {
@@ -56,7 +54,7 @@ struct ChunkTimes {
 // to its request's for a given algorithm, protocol and channel count.
 constexpr double kReferenceBytes = 1024.0 * 1024.0 * 1024.0;
 
-// ZeRO-3 at pp = 1 (one chunk), as IterationBuilder step 5 schedules it (DeepSpeed stage 3,
+// ZeRO-3 at pp = 1 (one chunk), as IterationBuilder schedules it (DeepSpeed stage 3,
 // PyTorch FSDP: parameters are freed after use and gathered again before every pass):
 //   - the first pass runs bucket by bucket behind a bucketed parameter all-gather that
 //     starts with the iteration (gatheredPassEnd);
@@ -78,7 +76,7 @@ struct Zero3Timeline {
 };
 // When a pass of `seconds`, split evenly into `buckets` parts, ends if each part must also
 // wait for its bucket of a parameter all-gather whose buckets arrive every `bucket_gather`
-// seconds from time 0 (IterationBuilder step 5: the chunk's first forward). The last part
+// seconds from time 0 (IterationBuilder::addParameterGathers: the chunk's first forward). The last part
 // waits longest when the gather is slower than the compute, else the first.
 double gatheredPassEnd(double seconds, double buckets, double bucket_gather) {
   return std::max(bucket_gather + seconds, buckets * bucket_gather + seconds / buckets);
@@ -116,6 +114,54 @@ Zero3Timeline zero3Timeline(const std::vector<parallelism::PipelineStep>& order,
     ready = gather_end;
   }
   return {pass_end, reduce_end};
+}
+
+// The kind's group of rank 0.
+std::vector<int64_t> groupOf(const parallelism::RankLayout& layout, ParallelGroup group) {
+  const parallelism::RankCoordinate first_rank;
+  switch (group) {
+    case ParallelGroup::kTensor: return layout.tensorGroup(first_rank);
+    case ParallelGroup::kContext: return layout.contextGroup(first_rank);
+    case ParallelGroup::kExpert: return layout.expertGroup(first_rank);
+    case ParallelGroup::kPipeline: break;
+  }
+  return {};
+}
+
+IterationEstimator::GroupKind kindOf(ParallelGroup group) {
+  switch (group) {
+    case ParallelGroup::kContext: return IterationEstimator::GroupKind::kContext;
+    case ParallelGroup::kExpert: return IterationEstimator::GroupKind::kExpert;
+    case ParallelGroup::kTensor:
+    case ParallelGroup::kPipeline: break;
+  }
+  return IterationEstimator::GroupKind::kTensor;
+}
+
+// A chunk's `layers` transformer layers: chunk (0, 0)'s layer part (`first_parts` front;
+// the layer's workload is the same on every stage) with its repeats set to that count.
+parallelism::ChunkPart layerPart(const std::vector<parallelism::ChunkPart>& first_parts, int64_t layers) {
+  parallelism::ChunkPart part = first_parts.front();
+  part.repeats = static_cast<double>(layers);
+  return part;
+}
+
+// The parts of chunk (stage, chunk) other than its transformer layers: the embedding on the
+// first chunk of the first stage, the output layer and loss on the last of the last
+// (parallelism/chunk_workload.h). `first_parts`: chunk (0, 0)'s.
+std::vector<parallelism::ChunkPart> otherParts(const parallelism::Experiment& experiment,
+                                               const std::vector<parallelism::ChunkPart>& first_parts,
+                                               const parallelism::FlopsOptions& flops, int64_t stage, int64_t chunk) {
+  const auto& plan = experiment.plan;
+  const bool first = stage == 0 && chunk == 0;
+  const bool last = stage == plan.pp - 1 && chunk == plan.virtual_stages - 1;
+  std::vector<parallelism::ChunkPart> others;
+  if (!first && !last) return others;
+  const auto parts = first ? first_parts : chunkWorkloads(experiment, stage, chunk, flops);
+  for (const auto& part : parts) {
+    if (!part.recomputable) others.push_back(part);
+  }
+  return others;
 }
 
 }  // namespace
@@ -254,6 +300,32 @@ double IterationEstimator::busiestLinkSecondsPerByte(const parallelism::Parallel
   return seconds_per_byte * protocol_scale;
 }
 
+parallelism::PassWork IterationEstimator::partWork(const parallelism::ParallelPlan& plan,
+                                                   const parallelism::ChunkPart& part,
+                                                   const parallelism::OpTimer& timer) {
+  const parallelism::RankLayout layout(plan);
+  const auto one_call_seconds = [&](const parallelism::Communication& comm) {
+    return collectiveSeconds(plan, kindOf(comm.group), comm.op, groupOf(layout, comm.group), comm.bytes);
+  };
+  parallelism::PassWork work;
+  parallelism::addPassWork(work, part, plan, timer, one_call_seconds, options_.communication);
+  return work;
+}
+
+std::vector<parallelism::PassWork> IterationEstimator::chunkPassWork(const parallelism::Experiment& experiment,
+                                                                     int64_t stage, int64_t chunk) {
+  const auto& plan = experiment.plan;
+  const auto& flops = options_.iteration.flops;
+  const parallelism::ComputeTimer timer(compute_);
+  const std::vector<parallelism::ChunkPart> first_parts = chunkWorkloads(experiment, 0, 0, flops);
+  std::vector<parallelism::PassWork> works{
+      partWork(plan, layerPart(first_parts, plan.layersOfChunk(experiment.model.layers, stage, chunk)), timer)};
+  for (const auto& part : otherParts(experiment, first_parts, flops, stage, chunk)) {
+    works.push_back(partWork(plan, part, timer));
+  }
+  return works;
+}
+
 double IterationEstimator::iterationSeconds(const parallelism::Experiment& experiment) {
   const auto& plan = experiment.plan;
   const auto& model = experiment.model;
@@ -265,73 +337,24 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
   const auto shard = parallelism::MicroBatchShard::of(training, plan);
   const double chunks = static_cast<double>(plan.virtual_stages);
 
-  auto groupOf = [&](ParallelGroup group) -> std::vector<int64_t> {
-    switch (group) {
-      case ParallelGroup::kTensor: return layout.tensorGroup(first_rank);
-      case ParallelGroup::kContext: return layout.contextGroup(first_rank);
-      case ParallelGroup::kExpert: return layout.expertGroup(first_rank);
-      case ParallelGroup::kPipeline: break;
-    }
-    return {};
-  };
-  auto kindOf = [](ParallelGroup group) {
-    switch (group) {
-      case ParallelGroup::kContext: return GroupKind::kContext;
-      case ParallelGroup::kExpert: return GroupKind::kExpert;
-      case ParallelGroup::kTensor:
-      case ParallelGroup::kPipeline: break;
-    }
-    return GroupKind::kTensor;
-  };
-  const bool overlap_tensor = plan.tp_comm_overlap && plan.tp > 1;
-  // As IterationBuilder::addWorkload: `repeats` copies of the part's workload (recomputed
-  // when it is the transformer layers), each collective kind summed into one call plus the
-  // fixed latency of the others.
+  // One part of a chunk as the builder accounts it (parallelism/pass_work.h), its
+  // collectives priced one by one: a call with their summed bytes plus the fixed latency of
+  // the other calls, each beside the compute or after it.
   auto chunkTimes = [&](const parallelism::ChunkPart& part) {
-    const parallelism::Workload& workload = part.workload;
-    const double layers = part.repeats;
-    const Recompute recompute = part.recomputable ? plan.recompute : Recompute::kNone;
+    const parallelism::PassWork work = partWork(plan, part, timer);
     ChunkTimes times;
-    for (const auto& op : workload.ops) {
-      const double forward = timer.seconds(op, PassKind::kForward);
-      times.forward_compute += layers * forward;
-      times.backward_compute += layers * timer.seconds(op, PassKind::kBackward);
-      if (recompute == Recompute::kFull || (recompute == Recompute::kSelective && op.core_attention)) {
-        times.backward_compute += layers * forward;
-      }
-    }
-    for (const auto& comm : workload.communications) {
-      if (comm.group == ParallelGroup::kPipeline) continue;
-      const std::vector<int64_t> group = groupOf(comm.group);
-      const GroupKind kind = kindOf(comm.group);
-      const double count = std::round(layers) * static_cast<double>(comm.count);
+    times.forward_compute = work.computeAndExposedSeconds(PassKind::kForward);
+    times.backward_compute = work.computeAndExposedSeconds(PassKind::kBackward);
+    for (const parallelism::PassCollective& call : work.collectives) {
+      if (call.group == ParallelGroup::kPipeline) continue;
+      const std::vector<int64_t> group = groupOf(layout, call.group);
+      const GroupKind kind = kindOf(call.group);
       const double seconds =
-          collectiveSeconds(plan, kind, comm.op, group, layers * comm.bytes * static_cast<double>(comm.count)) +
-          std::max(0.0, count - 1.0) * collectiveSeconds(plan, kind, comm.op, group, 0.0);
-      // Recomputation repeats the forward's collectives as IterationBuilder::addWorkload does.
-      const bool recomputed =
-          !comm.backward && ((recompute == Recompute::kFull && comm.group == ParallelGroup::kTensor) ||
-                             (recompute != Recompute::kNone && comm.group == ParallelGroup::kContext));
-      const bool beside = (overlap_tensor && comm.beside) || comm.beside_attention;
-      for (int repeat = 0; repeat < (recomputed ? 2 : 1); ++repeat) {
-        const bool backward = comm.backward || repeat == 1;
-        (backward ? times.backward_comm : times.forward_comm) += seconds;
-        if (beside) (backward ? times.beside_backward_comm : times.beside_forward_comm) += seconds;
-      }
+          collectiveSeconds(plan, kind, call.op, group, call.bytes) +
+          std::max(0.0, static_cast<double>(call.count) - 1.0) * collectiveSeconds(plan, kind, call.op, group, 0.0);
+      (call.backward ? times.backward_comm : times.forward_comm) += seconds;
+      if (call.beside_compute) (call.backward ? times.beside_backward_comm : times.beside_forward_comm) += seconds;
     }
-    // What the overlapped collectives leave exposed beside their GEMMs and attention steps,
-    // after the compute.
-    const auto collective_seconds = [&](const parallelism::Communication& comm) {
-      return collectiveSeconds(plan, kindOf(comm.group), comm.op, groupOf(comm.group), comm.bytes);
-    };
-    const parallelism::OverlapExposure tensor = parallelism::tpOverlapExposure(
-        workload, timer, collective_seconds, options_.communication.channel_bandwidth_GBps * 1e9);
-    const parallelism::OverlapExposure ring =
-        parallelism::ringAttentionExposure(workload, timer, plan.cp, collective_seconds);
-    times.forward_compute += layers * (tensor.forward_s + ring.forward_s);
-    times.backward_compute += layers * (tensor.backward_s + ring.backward_s);
-    if (recompute == Recompute::kFull) times.backward_compute += layers * (tensor.forward_s + ring.forward_s);
-    if (recompute == Recompute::kSelective) times.backward_compute += layers * ring.forward_s;
     return times;
   };
 
@@ -345,22 +368,14 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
   auto layerTimes = [&](int64_t layers) -> ChunkTimes {
     auto found = layer_times.find(layers);
     if (found == layer_times.end()) {
-      parallelism::ChunkPart part = first_parts.front();  // the transformer layers
-      part.repeats = static_cast<double>(layers);
-      found = layer_times.emplace(layers, chunkTimes(part)).first;
+      found = layer_times.emplace(layers, chunkTimes(layerPart(first_parts, layers))).first;
     }
     return found->second;
   };
   auto chunkOf = [&](int64_t stage, int64_t chunk) {
     ChunkTimes times = layerTimes(plan.layersOfChunk(model.layers, stage, chunk));
-    const bool first = stage == 0 && chunk == 0;
-    const bool last = stage == plan.pp - 1 && chunk == plan.virtual_stages - 1;
-    if (first || last) {
-      const auto parts = first ? first_parts : chunkWorkloads(experiment, stage, chunk, iteration.flops);
-      for (const auto& part : parts) {
-        if (!part.recomputable) times.add(chunkTimes(part));
-      }
-    }
+    for (const auto& part : otherParts(experiment, first_parts, iteration.flops, stage, chunk))
+      times.add(chunkTimes(part));
     return times;
   };
   // One micro-batch through every chunk of a stage, each chunk's passes priced on their own.
@@ -443,7 +458,8 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
       // (The SMs these collectives take from the passes beside them are left to the
       // simulation: the screen's error absorbs them.)
       // ZeRO-3 gathers the parameters before every pass of every micro-batch (they are freed
-      // after use) and reduce-scatters every backward's gradients (IterationBuilder step 5).
+      // after use) and reduce-scatters every backward's gradients
+      // (IterationBuilder::addZero3PassGathers, addZero3Reductions).
       const double gather_bucket = gathering(chunk_parameters / buckets);
       const double whole = reduction(chunk_parameters);
       const auto order = parallelism::stageOrder(plan.schedule, 1, 1, plan.microbatches(training), 0);

@@ -2,9 +2,10 @@
 // enough to run on every plan that fits in memory, used only to decide which plans to
 // event-simulate (and in what order). It prices the same work the iteration builder
 // schedules, from the same models, without running a task graph:
-//   - per model chunk (parallelism/chunk_workload.h, the builder's list), forward and
-//     backward time of its layers (the ComputeModel of `simulate`, recomputation of the
-//     transformer layers included) plus their tensor/context/expert-parallel collectives;
+//   - per model chunk (parallelism/chunk_workload.h, the builder's list), the work of its
+//     passes as the builder accounts it (parallelism/pass_work.h): forward and backward time
+//     of its layers (the ComputeModel of `simulate`, recomputation of the transformer layers
+//     included) plus their tensor/context/expert-parallel collectives;
 //   - the pipeline as m micro-batches of the slowest stage plus a (pp - 1) / v bubble, with
 //     a pipeline send per chunk boundary and micro-batch in each direction;
 //   - data parallelism: gradient reduction (all-reduce, or reduce-scatter with ZeRO) exposed
@@ -27,8 +28,11 @@
 #include <tuple>
 #include <vector>
 
+#include "parallelism/chunk_workload.h"
 #include "parallelism/experiment.h"
 #include "parallelism/iteration_simulation.h"
+#include "parallelism/op_timer.h"
+#include "parallelism/pass_work.h"
 #include "sim/compute_model.h"
 #include "sim/task_graph.h"
 #include "topology/cluster.h"
@@ -46,11 +50,22 @@ class IterationEstimator {
   // Estimated iteration time in seconds of a resolved, valid plan on this cluster.
   [[nodiscard]] double iterationSeconds(const parallelism::Experiment& experiment);
 
+  // What the screen prices for one pass of model chunk `chunk` of `stage`, part by part (its
+  // transformer layers, then the embedding or output layer where the chunk has them), as
+  // parallelism::addPassWork accounts it for the builder too; its one-call collective times
+  // are the screen's own.
+  [[nodiscard]] std::vector<parallelism::PassWork> chunkPassWork(const parallelism::Experiment& experiment,
+                                                                 int64_t stage, int64_t chunk);
+
   // Which groups run a collective at the same time in the simulation (kPipeline: the send
   // between the first two stages, priced by the tuner alone).
   enum class GroupKind : uint8_t { kTensor, kContext, kExpert, kData, kPipeline };
 
  private:
+  // One part of a chunk's passes (parallelism/pass_work.h), its collectives' one-call times
+  // from collectiveSeconds.
+  [[nodiscard]] parallelism::PassWork partWork(const parallelism::ParallelPlan& plan,
+                                               const parallelism::ChunkPart& part, const parallelism::OpTimer& timer);
   // The tuner's choice for one call, and its time without the bandwidth term (latencies
   // and pipeline fill).
   struct TunerEstimate {

@@ -225,7 +225,7 @@ class Evaluator {
 };
 
 // What decides a plan's simulated timeline. ZeRO-1 and ZeRO-2 run the same collectives
-// (gradient reduce-scatter, parameter all-gather; parallelism/iteration_builder.cpp) and
+// (gradient reduce-scatter, parameter all-gather; parallelism/iteration_builder_data_parallel.cpp) and
 // differ only in memory, which the record does not hold: they share one simulation.
 using TimingKey =
     std::tuple<std::size_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, int, int>;

@@ -1,0 +1,89 @@
+#include "parallelism/pass_work.h"
+
+#include <cassert>
+#include <cmath>
+
+#include "base/units.h"
+#include "parallelism/ring_attention_exposure.h"
+#include "parallelism/tp_overlap_exposure.h"
+
+namespace trainsim::parallelism {
+namespace {
+
+double sumInOrder(double start, const std::vector<double>& stretches) {
+  for (const double stretch : stretches) start += stretch;
+  return start;
+}
+
+}  // namespace
+
+double PassWork::computeSeconds(PassKind pass) const { return pass == PassKind::kForward ? forward_s : backward_s; }
+
+double PassWork::exposedSeconds(PassKind pass) const {
+  return sumInOrder(0.0, pass == PassKind::kForward ? forward_exposed : backward_exposed);
+}
+
+double PassWork::computeAndExposedSeconds(PassKind pass) const {
+  return sumInOrder(computeSeconds(pass), pass == PassKind::kForward ? forward_exposed : backward_exposed);
+}
+
+Recompute recomputeOf(const ChunkPart& part, const ParallelPlan& plan) {
+  return part.recomputable ? plan.recompute : Recompute::kNone;
+}
+
+bool rerunInBackward(const Op& op, Recompute recompute) {
+  return recompute == Recompute::kFull || (recompute == Recompute::kSelective && op.core_attention);
+}
+
+void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan, const OpTimer& timer,
+                 const OneCallSeconds& one_call_seconds, const sim::CommunicationParameters& communication) {
+  const Workload& workload = part.workload;
+  const double layers = part.repeats;
+  const Recompute recompute = recomputeOf(part, plan);
+  for (const Op& op : workload.ops) {
+    const double forward = timer.seconds(op, PassKind::kForward);
+    work.forward_s += layers * forward;
+    work.backward_s += layers * timer.seconds(op, PassKind::kBackward);
+    if (rerunInBackward(op, recompute)) work.backward_s += layers * forward;
+  }
+  for (const Communication& comm : workload.communications) {
+    // The workload binds a GEMM only to tensor-parallel collectives and marks only
+    // context-parallel exchanges as beside the attention (flops_model.cpp:
+    // tensorParallelBlock, ringExchange).
+    assert(!comm.beside || comm.group == ParallelGroup::kTensor);
+    assert(!comm.beside_attention || comm.group == ParallelGroup::kContext);
+    const bool beside_compute = comm.beside.has_value() || comm.beside_attention;
+    const double bytes = layers * comm.bytes * static_cast<double>(comm.count);
+    const auto count = static_cast<int64_t>(std::llround(layers)) * comm.count;
+    work.collectives.push_back({comm.group, comm.op, comm.backward, bytes, count, beside_compute, false});
+    // Full recomputation repeats the forward's tensor-parallel collectives in the backward;
+    // full and selective both rerun the core attention, and with it its ring exchanges.
+    const bool recomputed = (recompute == Recompute::kFull && comm.group == ParallelGroup::kTensor) ||
+                            (recompute != Recompute::kNone && comm.group == ParallelGroup::kContext);
+    if (recomputed && !comm.backward) {
+      work.collectives.push_back({comm.group, comm.op, true, bytes, count, beside_compute, true});
+    }
+  }
+  // A copy SM of Transformer Engine's userbuffers moves data at one NCCL channel's rate
+  // (CommunicationParameters::channel_bandwidth_GBps).
+  const double sm_copy_Bps = units::gigabytesPerSecond(communication.channel_bandwidth_GBps);
+  const OverlapExposure tensor = tpOverlapExposure(workload, timer, one_call_seconds, sm_copy_Bps);
+  const OverlapExposure ring = ringAttentionExposure(workload, timer, plan.cp, one_call_seconds);
+  work.forward_exposed.push_back(layers * (tensor.forward_s + ring.forward_s));
+  work.backward_exposed.push_back(layers * (tensor.backward_s + ring.backward_s));
+  // ... and the recomputed forward's collectives beside the recomputed GEMMs and attention.
+  if (recompute == Recompute::kFull) work.backward_exposed.push_back(layers * (tensor.forward_s + ring.forward_s));
+  if (recompute == Recompute::kSelective) work.backward_exposed.push_back(layers * ring.forward_s);
+}
+
+PassWork chunkPassWork(const Experiment& experiment, int64_t stage, int64_t chunk, const FlopsOptions& flops,
+                       const OpTimer& timer, const OneCallSeconds& one_call_seconds,
+                       const sim::CommunicationParameters& communication) {
+  PassWork work;
+  for (const ChunkPart& part : chunkWorkloads(experiment, stage, chunk, flops)) {
+    addPassWork(work, part, experiment.plan, timer, one_call_seconds, communication);
+  }
+  return work;
+}
+
+}  // namespace trainsim::parallelism

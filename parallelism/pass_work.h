@@ -1,0 +1,85 @@
+// What one pass of a model chunk costs one GPU per micro-batch: the compute of its ops
+// (recomputation included), the tensor/context/expert-parallel collectives its layers call,
+// and what the collectives Transformer Engine runs beside the compute leave exposed.
+//
+// The iteration builder schedules this work as tasks and the sweep's screen
+// (sweep/iteration_estimate.h) prices it in closed form; both take it from addPassWork, so
+// that the simulation and the screen account a pass alike. Each times one call of a
+// collective its own way (the builder: the tuner's estimate, or a flow simulation of the
+// concurrent rings, pass_collective_timer.h; the screen: the busiest link when every group
+// runs it), which is passed in.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "parallelism/chunk_workload.h"
+#include "parallelism/experiment.h"
+#include "parallelism/flops_model.h"
+#include "parallelism/op_timer.h"
+#include "parallelism/pipeline_schedule.h"
+#include "sim/communication_parameters.h"
+
+namespace trainsim::parallelism {
+
+// One Communication of a part's workload over all the part's layers.
+struct PassCollective {
+  ParallelGroup group = ParallelGroup::kTensor;
+  sim::CollectiveOp op = sim::CollectiveOp::kAllReduce;
+  bool backward = false;
+  // Summed over the layers: layers x count x the Communication's bytes, in layers x count
+  // calls.
+  double bytes = 0.0;
+  int64_t count = 0;
+  // Runs beside the pass's compute, from its start, instead of after it: a tensor-parallel
+  // collective Transformer Engine binds to a GEMM (Communication::beside, bound only under
+  // tp_comm_overlap) or a ring-attention exchange (Communication::beside_attention).
+  bool beside_compute = false;
+  // The forward's collective run again in the backward by activation recomputation.
+  bool recomputed = false;
+};
+
+struct PassWork {
+  double forward_s = 0.0;   // compute
+  double backward_s = 0.0;  // compute, recomputation included
+  // In the order of the parts' communications, each followed by its recomputed repeat.
+  std::vector<PassCollective> collectives;
+  // What the collectives beside the compute leave exposed beside their GEMMs and attention
+  // steps (tp_overlap_exposure.h, ring_attention_exposure.h), run after the pass's compute:
+  // one stretch per part and pass (the recomputed forward's on its own), in the order they
+  // were added. Kept apart so that both consumers sum them in that order: the builder into
+  // a task of their own (exposedSeconds), the screen onto the compute
+  // (computeAndExposedSeconds).
+  std::vector<double> forward_exposed;
+  std::vector<double> backward_exposed;
+
+  [[nodiscard]] double computeSeconds(PassKind pass) const;
+  // The stretches summed from 0, in order.
+  [[nodiscard]] double exposedSeconds(PassKind pass) const;
+  // The compute plus the stretches, in order.
+  [[nodiscard]] double computeAndExposedSeconds(PassKind pass) const;
+};
+
+// One call of a workload's collective (its own bytes, not the summed ones) on a group of its
+// kind, in seconds.
+using OneCallSeconds = std::function<double(const Communication&)>;
+
+// What activation recomputation reruns of `part`: the plan's setting for the transformer
+// layers, nothing for the embedding, output layer and loss (ChunkPart::recomputable).
+[[nodiscard]] Recompute recomputeOf(const ChunkPart& part, const ParallelPlan& plan);
+// Whether `op`'s forward runs again inside the backward (Korthikanti et al. 2022: full =
+// the whole layer, selective = the core attention only).
+[[nodiscard]] bool rerunInBackward(const Op& op, Recompute recompute);
+
+// Adds `part` (its workload `repeats` times) to `work`.
+void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan, const OpTimer& timer,
+                 const OneCallSeconds& one_call_seconds, const sim::CommunicationParameters& communication);
+
+// Every part of model chunk `chunk` of `stage` (chunkWorkloads), added in order.
+[[nodiscard]] PassWork chunkPassWork(const Experiment& experiment, int64_t stage, int64_t chunk,
+                                     const FlopsOptions& flops, const OpTimer& timer,
+                                     const OneCallSeconds& one_call_seconds,
+                                     const sim::CommunicationParameters& communication);
+
+}  // namespace trainsim::parallelism
