@@ -76,8 +76,8 @@ struct Zero3Timeline {
 };
 // When a pass of `seconds`, split evenly into `buckets` parts, ends if each part must also
 // wait for its bucket of a parameter all-gather whose buckets arrive every `bucket_gather`
-// seconds from time 0 (IterationBuilder::addParameterGathers: the chunk's first forward). The last part
-// waits longest when the gather is slower than the compute, else the first.
+// seconds from time 0 (IterationBuilder::addParameterGathers: the chunk's first forward).
+// The last part waits longest when the gather is slower than the compute, else the first.
 double gatheredPassEnd(double seconds, double buckets, double bucket_gather) {
   return std::max(bucket_gather + seconds, buckets * bucket_gather + seconds / buckets);
 }

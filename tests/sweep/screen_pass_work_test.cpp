@@ -45,7 +45,8 @@ parallelism: {gpus: 16, tp: 8, pp: 1, dp: 2, cp: 1, sequence_parallel: true, rec
   return std::move(experiment).value();
 }
 
-void expectSamePassWork(const parallelism::Experiment& experiment) {
+// `first_chunk`: the builder's work of the first chunk, for the tests to check what it holds.
+void expectSamePassWork(const parallelism::Experiment& experiment, PassWork& first_chunk) {
   const parallelism::SimulationOptions options;
   const auto cluster = valueOrThrow(topology::Cluster::build(experiment.cluster));
   topology::Router router(cluster);
@@ -61,6 +62,7 @@ void expectSamePassWork(const parallelism::Experiment& experiment) {
       SCOPED_TRACE("stage " + std::to_string(stage) + ", chunk " + std::to_string(chunk));
       const PassWork pass = builder.passWork(stage, chunk);
       built[static_cast<std::size_t>(stage)].push_back(pass);
+      if (stage == 0 && chunk == 0) first_chunk = pass;
       // The screen prices the chunk part by part; the builder holds the parts together.
       PassWork screened;
       for (const PassWork& part : estimator.chunkPassWork(experiment, stage, chunk)) {
@@ -105,26 +107,43 @@ void expectSamePassWork(const parallelism::Experiment& experiment) {
   }
 }
 
+bool holds(const PassWork& work, parallelism::ParallelGroup group, bool beside_compute, bool recomputed) {
+  for (const parallelism::PassCollective& call : work.collectives) {
+    if (call.group == group && call.beside_compute == beside_compute && call.recomputed == recomputed) return true;
+  }
+  return false;
+}
+
 TEST(ScreenPassWorkTest, FullRecomputeWithTensorParallelOverlap) {
   const auto experiment = experimentOf("gpt-1.7b", {"parallelism.recompute=full", "parallelism.tp_comm_overlap=true"});
   ASSERT_TRUE(experiment.plan.tp_comm_overlap);
-  expectSamePassWork(experiment);
+  PassWork work;
+  expectSamePassWork(experiment, work);
+  EXPECT_TRUE(holds(work, parallelism::ParallelGroup::kTensor, true, true));
+  EXPECT_GT(work.exposedSeconds(PassKind::kBackward), 0.0);
 }
 
 TEST(ScreenPassWorkTest, RingAttentionWithSelectiveRecompute) {
+  PassWork work;
   expectSamePassWork(
-      experimentOf("gpt-1.7b", {"parallelism.cp=2", "parallelism.dp=1", "parallelism.recompute=selective"}));
+      experimentOf("gpt-1.7b", {"parallelism.cp=2", "parallelism.dp=1", "parallelism.recompute=selective"}), work);
+  EXPECT_TRUE(holds(work, parallelism::ParallelGroup::kContext, true, true));
 }
 
 TEST(ScreenPassWorkTest, ExpertParallelism) {
-  expectSamePassWork(experimentOf("mixtral-8x7b", {"parallelism.tp=2", "parallelism.dp=8", "parallelism.ep=8"}));
+  PassWork work;
+  expectSamePassWork(experimentOf("mixtral-8x7b", {"parallelism.tp=2", "parallelism.dp=8", "parallelism.ep=8"}), work);
+  EXPECT_TRUE(holds(work, parallelism::ParallelGroup::kExpert, false, false));
 }
 
 TEST(ScreenPassWorkTest, UnevenInterleavedPipeline) {
-  expectSamePassWork(experimentOf(
-      "gpt-1.7b", {"parallelism.gpus=14", "parallelism.tp=2", "parallelism.pp=7", "parallelism.dp=1",
-                   "parallelism.first_stage_layers=2", "parallelism.last_stage_layers=2",
-                   "parallelism.virtual_stages=2", "parallelism.recompute=full", "training.global_batch_size=14"}));
+  PassWork work;
+  expectSamePassWork(experimentOf("gpt-1.7b", {"parallelism.gpus=14", "parallelism.tp=2", "parallelism.pp=7",
+                                               "parallelism.dp=1", "parallelism.first_stage_layers=2",
+                                               "parallelism.last_stage_layers=2", "parallelism.virtual_stages=2",
+                                               "parallelism.recompute=full", "training.global_batch_size=14"}),
+                     work);
+  EXPECT_TRUE(holds(work, parallelism::ParallelGroup::kTensor, false, true));
 }
 
 }  // namespace
