@@ -3,6 +3,7 @@
 // per source) keep meeting it on their default rows. `trainsim validate training` prints
 // the table (docs/training-validation.md).
 #include "validate/training_suite.h"
+#include "tests/shipped_simulation_options.h"
 
 #include <gtest/gtest.h>
 
@@ -22,6 +23,7 @@ const std::vector<std::string> kFastRows = {"megatron-sc21-t1-001", "megatron-sc
 const TrainingSuiteResult& fastSuite() {
   static const TrainingSuiteResult cached = [] {
     TrainingSuiteOptions options;
+    options.simulation = shippedSimulationOptions();
     options.only = kFastRows;
     auto result = runTrainingSuite(kPaths, options);
     if (!result.ok()) throw std::runtime_error(result.error().toString());
@@ -108,6 +110,7 @@ TEST(TrainingSuiteTest, SmallRowsGiveFiniteSanePredictions) {
 // without recomputation: the identity holds to rounding.
 TEST(TrainingSuiteTest, LayerTimeIsTheMarginalCostOfALayer) {
   TrainingSuiteOptions options;
+  options.simulation = shippedSimulationOptions();
   options.only = {"korthikanti-t4-001", "korthikanti-t4-004"};
   const auto result = runTrainingSuite(kPaths, options);
   ASSERT_TRUE(result.ok()) << result.error().toString();
@@ -117,7 +120,7 @@ TEST(TrainingSuiteTest, LayerTimeIsTheMarginalCostOfALayer) {
   ASSERT_TRUE(none.ran && selective.ran) << none.failure << selective.failure;
   const auto experiment = trainingExperiment(*selective.row, kPaths);
   ASSERT_TRUE(experiment.ok());
-  const auto profile = parallelism::computeOpProfile(*experiment);
+  const auto profile = parallelism::computeOpProfile(*experiment, shippedSimulationOptions());
   ASSERT_TRUE(profile.ok());
   double recompute_s = 0.0;
   for (const auto& op : profile->rows) recompute_s += op.recompute_s;
@@ -156,6 +159,7 @@ TEST(TrainingSuiteTest, MapeIsTheMeanAbsoluteErrorPerSourceAndOverall) {
 // (12.6% with the kernels at their microbenchmark rates). The bounds guard these figures.
 TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   TrainingSuiteOptions options;
+  options.simulation = shippedSimulationOptions();
   for (const auto& row : trainingMeasurements()) {
     if (!row.slow) options.only.push_back(row.id);
   }
@@ -192,6 +196,7 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
 // model's ratio stays within 7.5% of it (8B: 1.27, the farthest).
 TEST(TrainingSuiteTest, Fp8SpeedUpMatchesTheMeasuredPairs) {
   TrainingSuiteOptions options;
+  options.simulation = shippedSimulationOptions();
   for (const auto& row : trainingMeasurements()) {
     if (row.source == "dgxc-h100") options.only.push_back(row.id);
   }
@@ -222,6 +227,7 @@ TEST(TrainingSuiteTest, Fp8SpeedUpMatchesTheMeasuredPairs) {
 // the pass instead, it lost 13% over the same rows (513 -> 448).
 TEST(TrainingSuiteTest, LongSequenceThroughputHoldsAsContextParallelismGrows) {
   TrainingSuiteOptions options;
+  options.simulation = shippedSimulationOptions();
   options.only = {"nemo-long-context-006", "nemo-long-context-009"};
   const auto result = runTrainingSuite(kPaths, options);
   ASSERT_TRUE(result.ok()) << result.error().toString();
@@ -250,6 +256,7 @@ TEST(TrainingSuiteTest, OnlyTheLargestRowsAreMarkedSlow) {
 
 TEST(TrainingSuiteTest, UnknownRowIdIsAnError) {
   TrainingSuiteOptions options;
+  options.simulation = shippedSimulationOptions();
   options.only = {"no-such-row"};
   const auto result = runTrainingSuite(kPaths, options);
   ASSERT_FALSE(result.ok());
