@@ -43,6 +43,7 @@
 #include "sim/flow_network.h"
 #include "sim/task_executor.h"
 #include "sim/task_graph.h"
+#include "tests/shipped_defaults.h"
 #include "topology/cluster.h"
 #include "topology/cluster_loader.h"
 #include "topology/router.h"
@@ -111,7 +112,7 @@ struct RunStats {
 RunStats simulateTogether(const topology::Cluster& cluster, const std::vector<CollectiveRequest>& requests) {
   RunStats stats;
   const Clock::time_point start = Clock::now();
-  const CommunicationParameters parameters;
+  const CommunicationParameters parameters = shippedCommunication();
   topology::Router router(cluster);
   TaskGraph graph;
   CollectiveBuilder builder(cluster, router, graph, parameters);
@@ -203,7 +204,7 @@ void BM_AllReduce16kGpusSimulator(benchmark::State& state) {
   const double start_rss = resetPeakResident();
   CollectiveResult result;
   for (auto _ : state) {
-    CollectiveSimulator simulator(superpod, CommunicationParameters{});
+    CollectiveSimulator simulator(superpod, shippedCommunication());
     auto simulated = simulator.simulate(request);
     if (!simulated.ok()) throw std::runtime_error(simulated.error().toString());
     result = simulated.value();

@@ -16,6 +16,7 @@
 #include "base/config_paths.h"
 #include "parallelism/experiment_loader.h"
 #include "parallelism/iteration_simulation.h"
+#include "tests/shipped_simulation_options.h"
 
 namespace {
 
@@ -32,7 +33,7 @@ void simulate(benchmark::State& state, const std::string& experiment_name, bool 
   for (auto _ : state) {
     auto experiment = parallelism::loadExperiment(experiment_name, ConfigPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS});
     if (!experiment) throw std::runtime_error(experiment.error().toString());
-    parallelism::SimulationOptions options;
+    parallelism::SimulationOptions options = shippedSimulationOptions();
     options.iteration.symmetric = symmetric;
     options.every_microbatch = every_microbatch;
     auto simulated = parallelism::simulateIteration(experiment.value(), options);

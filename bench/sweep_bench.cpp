@@ -11,6 +11,7 @@
 #include "sweep/process_group.h"
 #include "sweep/sweep.h"
 #include "sweep/sweep_target.h"
+#include "tests/shipped_simulation_options.h"
 
 namespace {
 
@@ -26,6 +27,7 @@ std::vector<sweep::SweepTarget> gpt3Targets() {
 
 void runGpt3Sweep(benchmark::State& state, std::size_t max_simulations) {
   sweep::SweepSettings settings;
+  settings.simulation = shippedSimulationOptions();
   settings.threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   settings.max_simulations = max_simulations;
   settings.simulation.iteration.symmetric = true;

@@ -11,13 +11,14 @@
 #include "cli/input_file.h"
 #include "cli/output_file.h"
 #include "parallelism/experiment_loader.h"
+#include "sim/default_parameters.h"
+#include "sim/parameter_names.h"
 #include "topology/cluster.h"
 #include "topology/cluster_loader.h"
 #include "validate/attention_benchmark_csv.h"
 #include "validate/attention_fit.h"
 #include "validate/calibration_file.h"
 #include "validate/calibrator.h"
-#include "validate/communication_parameter_names.h"
 #include "validate/gpu_name_match.h"
 #include "validate/harness_results_reader.h"
 #include "validate/nccl_tests_log.h"
@@ -133,7 +134,7 @@ std::string gemmReport(const validate::GemmFit& fit, const std::string& source) 
   return text;
 }
 
-std::string attentionReport(const validate::CalibrationResult& result) {
+std::string attentionReport(const validate::CalibrationResult& result, const sim::ComputeParameters& defaults) {
   std::string text = fmt::format(
       "\nattention: cuDNN 16-bit rows, q_seqlen {} to {}, causal where measured; rate = total FLOPs / total time\n",
       validate::kAttentionFitMinSeqlen, validate::kAttentionFitMaxSeqlen);
@@ -158,7 +159,6 @@ std::string attentionReport(const validate::CalibrationResult& result) {
   text += "    backward: " +
           pass(fit.rate.backward_tflops, fit.overhead.backward, fit.backward_overhead_fitted, fit.backward_error) +
           "\n";
-  const sim::ComputeParameters defaults;
   for (const auto& row : defaults.attention_rates) {
     if (row.gpu_key != fit.rate.gpu_key || row.precision != fit.rate.precision) continue;
     const sim::AttentionTileOverhead overhead = defaults.attentionTileOverhead(row.gpu_key);
@@ -230,11 +230,13 @@ int run(const CalibrateOptions& options, const CommandContext& context) {
     }
   }
   validate::CalibrationOptions calibration_options;
+  calibration_options.communication_start = valueOrThrow(sim::defaultCommunicationParameters(context.paths));
+  calibration_options.compute_start = valueOrThrow(sim::defaultComputeParameters(context.paths));
   for (const auto& name : options.parameters) {
-    if (!validate::findCommunicationParameter(name)) {
+    if (!sim::findCommunicationParameter(name)) {
       std::string names;
-      for (const auto& entry : validate::communicationParameterNames()) {
-        names += (names.empty() ? "" : ", ") + std::string(entry.name);
+      for (const auto& entry : sim::communicationParameterNames()) {
+        names += (names.empty() ? "" : ", ") + entry.name;
       }
       throwInputError("--fit", "", "unknown communication parameter \"" + name + "\"; known: " + names);
     }
@@ -321,7 +323,7 @@ int run(const CalibrateOptions& options, const CommandContext& context) {
     text += gemmReport(result.gemm_fits[i], inputs.gemm[i].source);
     for (const auto& warning : result.gemm_fits[i].warnings) text += "  warning: " + warning + "\n";
   }
-  if (!result.attention_fits.empty()) text += attentionReport(result);
+  if (!result.attention_fits.empty()) text += attentionReport(result, calibration_options.compute_start);
   if (result.training_step_fit) text += trainingStepReport(*result.training_step_fit);
   writeOutput(options.out, [&](std::ostream& out) { out << validate::calibrationYaml(result.calibration); });
   if (options.out != "-") {

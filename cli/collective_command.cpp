@@ -11,6 +11,7 @@
 #include "cli/input_file.h"
 #include "cli/output_file.h"
 #include "sim/collective_simulation.h"
+#include "sim/default_parameters.h"
 #include "topology/cluster.h"
 #include "topology/cluster_loader.h"
 #include "validate/calibration_file.h"
@@ -136,7 +137,7 @@ int run(const CollectiveOptions& options, const CommandContext& context) {
   const int64_t gpus = options.gpus.value_or(cluster.acceleratorCount());
   const std::vector<int64_t> ranks = placeRanks(cluster, gpus, options.gpus_per_node);
 
-  sim::CommunicationParameters parameters;
+  sim::CommunicationParameters parameters = valueOrThrow(sim::defaultCommunicationParameters(context.paths));
   std::optional<validate::Calibration> calibration;
   if (!options.calibration_file.empty()) {
     calibration = valueOrThrow(validate::loadCalibrationFile(options.calibration_file));

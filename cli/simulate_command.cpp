@@ -114,7 +114,7 @@ std::string duration(double seconds) {
 }
 
 // The fraction of the kernels' microbenchmark rates the simulation ran them at, and where it
-// came from: a calibrated step fit, or the GPU type's default (sim/compute_parameters.h).
+// came from: a calibrated step fit, or the GPU type's default (configs/defaults/compute.yaml).
 std::string kernelRateLine(const Experiment& experiment, const parallelism::SimulationOptions& simulation,
                            bool calibrated) {
   const std::string& gpu = experiment.cluster.gpu.key;
@@ -174,7 +174,7 @@ int run(const SimulateOptions& options, const CommandContext& context) {
   std::vector<Override> overrides;
   for (const auto& text : options.overrides) overrides.push_back(parseOverride(text));
   const Experiment experiment = valueOrThrow(parallelism::loadExperiment(options.experiment, context.paths, overrides));
-  parallelism::SimulationOptions simulation;
+  parallelism::SimulationOptions simulation = valueOrThrow(parallelism::defaultSimulationOptions(context.paths));
   simulation.iteration.symmetric = options.symmetric;
   simulation.every_microbatch = options.every_microbatch;
   std::optional<validate::Calibration> calibration;

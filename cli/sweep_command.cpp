@@ -325,6 +325,7 @@ int run(const SweepOptions& options, const CommandContext& context, sweep::Proce
   }
   settings.threads = options.threads ? static_cast<int>(*options.threads)
                                      : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  settings.simulation = valueOrThrow(parallelism::defaultSimulationOptions(context.paths));
   settings.simulation.iteration.symmetric = !options.full;
   std::optional<validate::Calibration> calibration;
   if (!options.calibration_file.empty()) {

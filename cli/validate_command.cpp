@@ -13,6 +13,7 @@
 
 #include "base/expected.h"
 #include "cli/output_file.h"
+#include "sim/default_parameters.h"
 #include "validate/calibration_file.h"
 #include "validate/collective_accuracy.h"
 #include "validate/gemm_accuracy.h"
@@ -44,7 +45,7 @@ struct CalibrationInForce {
 };
 
 SuiteOutput collectiveSuite(const CommandContext& context, const CalibrationInForce& in_force) {
-  sim::CommunicationParameters parameters;
+  sim::CommunicationParameters parameters = valueOrThrow(sim::defaultCommunicationParameters(context.paths));
   if (in_force.calibration) validate::applyCalibration(*in_force.calibration, parameters);
   const auto results = valueOrThrow(validate::compareAllReduceCurves(context.paths, parameters));
   std::string text = "all_reduce: predicted vs published nccl-tests bus bandwidth\n";
@@ -94,7 +95,7 @@ SuiteOutput collectiveSuite(const CommandContext& context, const CalibrationInFo
 
 // The GEMM suite's text table and JSON.
 SuiteOutput gemmSuite(const CommandContext& context, const CalibrationInForce& in_force) {
-  sim::ComputeParameters parameters;
+  sim::ComputeParameters parameters = valueOrThrow(sim::defaultComputeParameters(context.paths));
   if (in_force.calibration) validate::applyCalibration(*in_force.calibration, parameters);
   const auto results = valueOrThrow(validate::compareGemms(context.paths, parameters));
   std::string text =
@@ -147,9 +148,10 @@ std::string metricValue(validate::TrainingMetric metric, double value) {
 }
 
 // The training suite's rows (--all, --row) and the parameters it starts from (--calibration).
-validate::TrainingSuiteOptions trainingSuiteOptions(const ValidateOptions& options,
+validate::TrainingSuiteOptions trainingSuiteOptions(const ValidateOptions& options, const CommandContext& context,
                                                     const CalibrationInForce& in_force) {
   validate::TrainingSuiteOptions suite_options;
+  suite_options.simulation = valueOrThrow(parallelism::defaultSimulationOptions(context.paths));
   if (in_force.calibration) validate::applyCalibration(*in_force.calibration, suite_options.simulation);
   suite_options.include_slow = options.include_slow;
   suite_options.only = options.rows;
@@ -158,7 +160,7 @@ validate::TrainingSuiteOptions trainingSuiteOptions(const ValidateOptions& optio
 
 SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& context,
                           const CalibrationInForce& in_force) {
-  const validate::TrainingSuiteOptions suite_options = trainingSuiteOptions(options, in_force);
+  const validate::TrainingSuiteOptions suite_options = trainingSuiteOptions(options, context, in_force);
   const auto suite = valueOrThrow(validate::runTrainingSuite(context.paths, suite_options));
 
   std::string text =
@@ -277,7 +279,7 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
 // the fraction per GPU type that balances its sources (validate/training_rate_fit.h).
 SuiteOutput trainingRateFit(const ValidateOptions& options, const CommandContext& context,
                             const CalibrationInForce& in_force) {
-  const validate::TrainingSuiteOptions suite_options = trainingSuiteOptions(options, in_force);
+  const validate::TrainingSuiteOptions suite_options = trainingSuiteOptions(options, context, in_force);
   const std::vector<double> grid = validate::defaultRateFitGrid();
   const auto fit = valueOrThrow(
       validate::runRateFractionFit(context.paths, suite_options, grid, [&](double fraction, double seconds) {
@@ -371,8 +373,8 @@ int printExperiments(const ValidateOptions& options, const CommandContext& conte
     std::vector<Override> plan_setting;
     std::string chosen;
     if (validate::hasUnpublishedPlanSettings(*row)) {
-      const auto choice = valueOrThrow(
-          validate::chooseUnpublishedPlan(*row, context.paths, trainingSuiteOptions(options, in_force).simulation));
+      const auto choice = valueOrThrow(validate::chooseUnpublishedPlan(
+          *row, context.paths, trainingSuiteOptions(options, context, in_force).simulation));
       plan_setting = validate::planSettingOverrides(choice.chosen);
       chosen = fmt::format("# {}: not published; the fastest of {} plans that fit\n",
                            validate::describePlanSetting(choice.chosen), choice.fitting.size());

@@ -5,6 +5,7 @@
 
 #include "parallelism/compute_timer.h"
 #include "sim/compute_model.h"
+#include "sim/default_parameters.h"
 #include "sim/engine.h"
 #include "sim/flow_network.h"
 #include "topology/cluster.h"
@@ -137,6 +138,15 @@ TimeBreakdown extrapolate(const TimeBreakdown& a, const TimeBreakdown& b, const 
 }
 
 }  // namespace
+
+Expected<SimulationOptions> defaultSimulationOptions(const ConfigPaths& paths) {
+  return catchInputErrors([&] {
+    SimulationOptions options;
+    options.communication = valueOrThrow(sim::defaultCommunicationParameters(paths));
+    options.compute = valueOrThrow(sim::defaultComputeParameters(paths));
+    return options;
+  });
+}
 
 std::optional<MicrobatchExtrapolation> microbatchExtrapolation(const ParallelPlan& plan, int64_t microbatches) {
   // From pp micro-batches on, every schedule here is in its steady state (1F1B's warm-up is

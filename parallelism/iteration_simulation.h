@@ -3,6 +3,7 @@
 
 #include <optional>
 
+#include "base/config_paths.h"
 #include "base/expected.h"
 #include "parallelism/experiment.h"
 #include "parallelism/iteration_builder.h"
@@ -52,6 +53,8 @@ struct IterationResult {
   std::optional<MicrobatchExtrapolation> extrapolation;  // set when the time was extrapolated
 };
 
+// What a simulation runs with. The models' parameters come empty: take them from
+// defaultSimulationOptions (the shipped defaults) or set them.
 struct SimulationOptions {
   sim::CommunicationParameters communication;
   sim::ComputeParameters compute;
@@ -62,16 +65,20 @@ struct SimulationOptions {
   bool every_microbatch = false;
 };
 
+// The models' shipped defaults in `paths` (sim/default_parameters.h), every other option at
+// its default; an error when a defaults file is malformed.
+[[nodiscard]] Expected<SimulationOptions> defaultSimulationOptions(const ConfigPaths& paths);
+
 // Whether (and from which micro-batch counts) an iteration of `microbatches` is
 // extrapolated; nullopt when it is simulated in full.
 [[nodiscard]] std::optional<MicrobatchExtrapolation> microbatchExtrapolation(const ParallelPlan& plan,
                                                                              int64_t microbatches);
 
 [[nodiscard]] Expected<IterationResult> simulateIteration(const Experiment& experiment,
-                                                          const SimulationOptions& options = {});
+                                                          const SimulationOptions& options);
 
 // The op-by-op compute of the busiest pipeline stage (op_profile.h), timed by the same
 // compute model as simulateIteration with these options.
-[[nodiscard]] Expected<OpProfile> computeOpProfile(const Experiment& experiment, const SimulationOptions& options = {});
+[[nodiscard]] Expected<OpProfile> computeOpProfile(const Experiment& experiment, const SimulationOptions& options);
 
 }  // namespace trainsim::parallelism

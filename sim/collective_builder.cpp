@@ -23,8 +23,8 @@ double stepLatencySeconds(const CommunicationParameters& parameters, CollectiveA
   const auto p = static_cast<std::size_t>(protocol);
   double intra_us = table[static_cast<std::size_t>(intra)][p];
   if (algorithm == CollectiveAlgorithm::kNvls) intra_us = parameters.nvls_step_latency_us;
-  // NCCL: LL's intra-node step costs 1.8x when the collective spans nodes (tuning.cc).
-  if (multi_node && protocol == Protocol::kLL) intra_us *= 1.8;
+  // NCCL: LL's intra-node step costs more when the collective spans nodes (tuning.cc).
+  if (multi_node && protocol == Protocol::kLL) intra_us *= parameters.ll_multi_node_intra_step_factor;
   // The wire part of the step follows the cluster's links; faster links cannot make a step
   // cost less than nothing.
   intra_us = std::max(0.0, intra_us + excess.intra_s * 1e6);

@@ -12,6 +12,9 @@
 
 namespace trainsim::sim::detail {
 
+// NCCL's double binary tree: two complementary trees, each carrying half of the data.
+constexpr int kTrees = 2;
+
 void buildTree(const AlgorithmContext& context) {
   CollectiveBuilder& builder = context.builder;
   const GroupLayout& layout = context.layout;
@@ -19,13 +22,15 @@ void buildTree(const AlgorithmContext& context) {
   const int channels = context.choice.channels;
   const auto& parameters = builder.parameters();
   // NCCL's tree runs at tree_bandwidth_factor of the links and at most its bus-bandwidth
-  // cap; algorithm bandwidth = cap / 2 shared by the channels' flows into each head GPU.
+  // cap; algorithm bandwidth = cap x tree_algorithm_bandwidth_ratio, shared by the two trees'
+  // flows of every channel into each head GPU.
   const double per_edge = wireBytes(parameters, context.choice.protocol, context.request.bytes / 2.0 / channels) /
                           parameters.tree_bandwidth_factor;
-  const double rate_cap = treeMaxBusBandwidth(parameters, nodes) / parameters.tree_bandwidth_factor / (4.0 * channels);
+  const double flows_per_head = kTrees / parameters.tree_algorithm_bandwidth_ratio * channels;
+  const double rate_cap = treeMaxBusBandwidth(parameters, nodes) / parameters.tree_bandwidth_factor / flows_per_head;
   const double depth = std::floor(std::log2(static_cast<double>(nodes)));
 
-  for (int tree = 0; tree < 2; ++tree) {
+  for (int tree = 0; tree < kTrees; ++tree) {
     for (int channel = 0; channel < channels; ++channel) {
       std::vector<std::vector<int64_t>> chains;
       for (const auto& node : layout.ranks_by_node) {

@@ -25,8 +25,9 @@ double CommunicationParameters::linkEfficiency(topology::LinkType type, std::str
   using topology::LinkType;
   switch (type) {
     case LinkType::kNvLink:
-      if (gpu_key.starts_with("a100")) return nvlink_efficiency_a100;
-      if (gpu_key.starts_with("b200") || gpu_key.starts_with("gb200")) return nvlink_efficiency_b200;
+      for (const MeasuredFraction& row : nvlink_efficiency) {
+        if (row.gpu_key == gpu_key) return row.fraction;
+      }
       return nvlink_efficiency_default;
     case LinkType::kInfiniBand: return infiniband_efficiency;
     case LinkType::kRoce:

@@ -97,9 +97,9 @@ class ComputeModel {
   // An error when `gpu` has no peak rate at `precision` or no memory bandwidth, or when
   // `parameters` hold an impossible value (no tiles, a non-positive reuse, ...).
   [[nodiscard]] static Expected<ComputeModel> create(const topology::GpuSpec& gpu, topology::Precision precision,
-                                                     ComputeParameters parameters = {});
+                                                     ComputeParameters parameters);
   // The same, for arguments known to be valid (asserts).
-  ComputeModel(const topology::GpuSpec& gpu, topology::Precision precision, ComputeParameters parameters = {});
+  ComputeModel(const topology::GpuSpec& gpu, topology::Precision precision, ComputeParameters parameters);
 
   // Seconds one kernel takes, launch overhead included.
   [[nodiscard]] double time(const KernelCost& cost) const;

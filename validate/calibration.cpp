@@ -5,63 +5,14 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "validate/communication_parameter_names.h"
-
 namespace trainsim::validate {
 
 void applyCalibration(const Calibration& calibration, sim::CommunicationParameters& parameters) {
-  for (const auto& value : calibration.communication) {
-    const auto* entry = findCommunicationParameter(value.name);
-    // The loader rejects unknown names; a calibration built in code must use known ones.
-    if (entry == nullptr) throw std::logic_error("unknown communication parameter " + value.name);
-    parameters.*(entry->field) = value.value;
-  }
+  sim::applyCommunicationValues(calibration.communication, parameters);
 }
 
 void applyCalibration(const Calibration& calibration, sim::ComputeParameters& parameters) {
-  for (const auto& rate : calibration.compute.matmul_ceilings) {
-    auto& rows = parameters.matmul_ceilings;
-    std::erase_if(rows, [&](const sim::MeasuredRate& row) {
-      return row.gpu_key == rate.gpu_key && row.precision == rate.precision;
-    });
-    rows.push_back(rate);
-  }
-  for (const auto& rate : calibration.compute.attention_rates) {
-    auto& rows = parameters.attention_rates;
-    std::erase_if(rows, [&](const sim::MeasuredAttentionRate& row) {
-      return row.gpu_key == rate.gpu_key && row.precision == rate.precision;
-    });
-    // The model reads a GPU's first row (attentionEfficiency): a calibrated fp16 row goes before a
-    // default bf16 one of the same GPU, so that it is the one in force.
-    rows.insert(rows.begin(), rate);
-  }
-  for (const auto& overhead : calibration.compute.attention_tile_overheads) {
-    auto& rows = parameters.attention_tile_overheads;
-    std::erase_if(rows, [&](const sim::MeasuredAttentionTileOverhead& row) { return row.gpu_key == overhead.gpu_key; });
-    rows.push_back(overhead);
-  }
-  for (const auto& fraction : calibration.compute.memory_efficiency) {
-    auto& rows = parameters.memory_efficiency;
-    std::erase_if(rows, [&](const sim::MeasuredFraction& row) { return row.gpu_key == fraction.gpu_key; });
-    rows.push_back(fraction);
-  }
-  for (const auto& count : calibration.compute.collective_sms) {
-    auto& rows = parameters.collective_sms;
-    std::erase_if(rows, [&](const sim::MeasuredCount& row) { return row.gpu_key == count.gpu_key; });
-    rows.push_back(count);
-  }
-  for (const auto& fraction : calibration.compute.training_rate_fraction) {
-    auto& rows = parameters.training_rate_fraction;
-    std::erase_if(rows, [&](const sim::MeasuredFraction& row) { return row.gpu_key == fraction.gpu_key; });
-    rows.push_back(fraction);
-  }
-  for (const auto& record : calibration.compute.gemm_efficiency) {
-    auto& rows = parameters.gemm_shape_efficiency;
-    std::erase_if(rows, [&](const sim::GemmShapeEfficiency& row) {
-      return row.gpu_key == record.gpu && row.precision == record.precision && row.shape_class == record.shape_class;
-    });
-    rows.push_back({record.gpu, record.precision, record.shape_class, record.efficiency});
-  }
+  sim::applyComputeSection(calibration.compute, parameters);
 }
 
 void applyCalibration(const Calibration& calibration, parallelism::SimulationOptions& options) {
@@ -94,6 +45,14 @@ std::string describeCalibration(const Calibration& calibration) {
   if (!compute.memory_efficiency.empty()) parts.push_back("memory efficiency");
   if (!compute.collective_sms.empty()) parts.push_back("collective SMs");
   if (!compute.training_rate_fraction.empty()) parts.push_back("training-step rate fraction");
+  if (!compute.tile_fixed_overhead.empty()) parts.push_back("GEMM tile overheads");
+  if (!compute.gemm_epilogue_exposed.empty()) parts.push_back("GEMM epilogue shares");
+  if (compute.gemm_tiles) parts.push_back("GEMM tiles");
+  if (compute.collective_offload_vendors) parts.push_back("collective offload vendors");
+  if (!compute.values.empty()) {
+    parts.push_back(
+        fmt::format("{} compute parameter{}", compute.values.size(), compute.values.size() == 1 ? "" : "s"));
+  }
   if (!calibration.corrections.empty()) {
     parts.push_back(fmt::format("{} measured collective layout{}", calibration.corrections.size(),
                                 calibration.corrections.size() == 1 ? "" : "s"));

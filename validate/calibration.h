@@ -1,8 +1,9 @@
 // A calibration: model parameters fitted to measurements of one cluster (`trainsim
 // calibrate`), written as calib.yaml (validate/calibration_file.h, schema in
-// docs/calibration.md) and applied by `--calibration` over the documented defaults of
-// sim::CommunicationParameters and sim::ComputeParameters. The per-curve summary fits and
-// the fit quality ride along for the record; only the parameter values change a simulation.
+// docs/calibration.md) and applied by `--calibration` over the shipped defaults of
+// sim::CommunicationParameters and sim::ComputeParameters (configs/defaults/). The per-curve
+// summary fits and the fit quality ride along for the record; only the parameter values
+// change a simulation.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include "parallelism/iteration_simulation.h"
 #include "sim/communication_parameters.h"
 #include "sim/compute_parameters.h"
+#include "sim/parameter_sections.h"
 #include "validate/collective_correction.h"
 #include "validate/latency_bandwidth_fit.h"
 
@@ -24,10 +26,8 @@ struct CalibrationSource {
   int64_t entries = 0;  // runs / collectives / GEMM shapes / benchmark rows read from it
 };
 
-struct CommunicationValue {
-  std::string name;  // a sim::CommunicationParameters field (communication_parameter_names.h)
-  double value = 0.0;
-};
+// A communication parameter's value (sim/parameter_names.h), with its GPU for a per-GPU one.
+using CommunicationValue = sim::ParameterValue;
 
 // How well the simulator with the fitted values reproduces the measurements it was fitted to.
 struct CommunicationFitQuality {
@@ -53,35 +53,13 @@ struct CollectiveCurveRecord {
   double model_max_relative_error_from_1MiB = 0.0;
 };
 
-// One GEMM shape class's measured efficiency (sim::GemmShapeEfficiency).
-struct GemmClassRecord {
-  std::string gpu;  // catalog key
-  topology::Precision precision = topology::Precision::kBf16;
-  std::string shape_class;
-  double efficiency = 0.0;  // achieved / catalog peak
-  int shapes = 0;
-};
-
-struct ComputeCalibration {
-  std::vector<sim::MeasuredRate> matmul_ceilings;  // replace the rows of the same GPU and precision
-  std::vector<sim::MeasuredFraction> memory_efficiency;
-  std::vector<GemmClassRecord> gemm_efficiency;
-  // SMs an overlapped NCCL collective holds (its CTAs: NCCL_DEBUG=INFO's "coll channels"),
-  // per GPU; written by hand, no harness measures it yet.
-  std::vector<sim::MeasuredCount> collective_sms;
-  // Fused-attention rates (cudnn-frontend sdpa benchmarks, validate/attention_fit.h); replace
-  // the rows of the same GPU and precision.
-  std::vector<sim::MeasuredAttentionRate> attention_rates;
-  // Fixed cost of one attention CTA per GPU (sim/attention_tiles.h); replace that GPU's row.
-  std::vector<sim::MeasuredAttentionTileOverhead> attention_tile_overheads;
-  // The fraction of the kernels' rates reached inside measured training steps
-  // (sim::ComputeParameters::training_rate_fraction; validate/training_step_fit.h); replaces that GPU's row.
-  std::vector<sim::MeasuredFraction> training_rate_fraction;
-  [[nodiscard]] bool empty() const {
-    return matmul_ceilings.empty() && memory_efficiency.empty() && gemm_efficiency.empty() && collective_sms.empty() &&
-           attention_rates.empty() && attention_tile_overheads.empty() && training_rate_fraction.empty();
-  }
-};
+using GemmClassRecord = sim::GemmClassRecord;
+// The `compute:` section (sim/parameter_sections.h): per-GPU rows that replace the rows of the
+// same GPU (and precision, shape class), lists that replace the whole list, named scalars.
+// Fitted: matmul_ceilings, memory_efficiency, gemm_efficiency (--harness), attention_rates
+// and attention_tile_overheads (--attention), training_rate_fraction (--training-step); by
+// hand: collective_sms and every other key.
+using ComputeCalibration = sim::ComputeSection;
 
 // How well the simulator reproduces the measured training steps it was fitted to: RMS of
 // simulated / measured - 1 over the steps.

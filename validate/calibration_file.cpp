@@ -2,57 +2,16 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <filesystem>
-#include <stdexcept>
 
 #include "base/config_node.h"
-#include "validate/communication_parameter_names.h"
+#include "sim/parameter_sections.h"
 
 namespace trainsim::validate {
 namespace {
 
-// A YAML double-quoted scalar.
-std::string quoted(const std::string& text) {
-  std::string result = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') result += '\\';
-    if (c == '\n') {
-      result += "\\n";
-      continue;
-    }
-    result += c;
-  }
-  return result + "\"";
-}
-
-// The shortest text that reads back as the same double: a calibration reproduces exactly.
-std::string number(double value) {
-  if (!std::isfinite(value)) throw std::logic_error("a calibration value is not finite");
-  return fmt::format("{}", value);
-}
-
-topology::Precision readPrecision(const ConfigNode& node) {
-  const std::string text = node.asString();
-  const auto precision = topology::parsePrecision(text);
-  if (!precision) node.failExpected("one of fp64, fp32, tf32, fp16, bf16, fp8");
-  return *precision;
-}
-
-// Attention rates are of the 16-bit kernels: the model takes them as a fraction of the 16-bit peak.
-topology::Precision readSixteenBitPrecision(const ConfigNode& node) {
-  const auto precision = topology::parsePrecision(node.asString());
-  if (precision != topology::Precision::kBf16 && precision != topology::Precision::kFp16) {
-    node.failExpected("bf16 or fp16");
-  }
-  return *precision;
-}
-
-double readFraction(const ConfigNode& node) {
-  const double value = node.asPositiveNumber();
-  if (value > 1.0) node.failExpected("a fraction in (0, 1]");
-  return value;
-}
+std::string quoted(const std::string& text) { return sim::yamlQuoted(text); }
+std::string number(double value) { return sim::yamlNumber(value); }
 
 Calibration read(const ConfigNode& root) {
   root.allowKeys({"format", "cluster", "gpu", "sources", "communication", "communication_fit", "compute",
@@ -74,15 +33,7 @@ Calibration read(const ConfigNode& root) {
     }
   }
   if (auto communication = root.optionalChild("communication")) {
-    std::vector<std::string> names;
-    for (const auto& entry : communicationParameterNames()) names.emplace_back(entry.name);
-    communication->allowKeys(names);
-    for (const auto& [key, value] : communication->entries()) {
-      const auto* entry = findCommunicationParameter(key);
-      const double number_value = value.asNumber();
-      if (!inRange(entry->range, number_value)) value.failExpected(std::string(rangeDescription(entry->range)));
-      calibration.communication.push_back({key, number_value});
-    }
+    calibration.communication = sim::readCommunicationSection(*communication);
   }
   if (auto fit = root.optionalChild("communication_fit")) {
     fit->allowKeys({"points", "iterations", "rms_relative_error_before", "rms_relative_error_after"});
@@ -93,77 +44,7 @@ Calibration read(const ConfigNode& root) {
     quality.rms_relative_error_after = fit->child("rms_relative_error_after").asNonNegativeNumber();
     calibration.communication_fit = quality;
   }
-  if (auto compute = root.optionalChild("compute")) {
-    compute->allowKeys({"matmul_ceilings", "memory_efficiency", "gemm_efficiency", "collective_sms", "attention_rates",
-                        "attention_tile_overheads", "training_rate_fraction"});
-    if (auto fractions = compute->optionalChild("training_rate_fraction")) {
-      for (const auto& entry : fractions->elements()) {
-        entry.allowKeys({"gpu", "fraction"});
-        calibration.compute.training_rate_fraction.push_back(
-            {entry.child("gpu").asString(),
-             entry.child("fraction").asNumberIn(sim::kMinTrainingRateFraction, sim::kMaxTrainingRateFraction)});
-      }
-    }
-    if (auto ceilings = compute->optionalChild("matmul_ceilings")) {
-      for (const auto& entry : ceilings->elements()) {
-        entry.allowKeys({"gpu", "precision", "tflops"});
-        calibration.compute.matmul_ceilings.push_back({entry.child("gpu").asString(),
-                                                       readPrecision(entry.child("precision")),
-                                                       entry.child("tflops").asPositiveNumber()});
-      }
-    }
-    if (auto attention = compute->optionalChild("attention_rates")) {
-      for (const auto& entry : attention->elements()) {
-        entry.allowKeys({"gpu", "precision", "forward_tflops", "backward_tflops", "measured_at"});
-        sim::MeasuredAttentionRate rate{
-            entry.child("gpu").asString(), readSixteenBitPrecision(entry.child("precision")),
-            entry.child("forward_tflops").asPositiveNumber(), entry.child("backward_tflops").asPositiveNumber()};
-        // The problem the rates were measured on; without it they are the kernel's full rate.
-        if (auto at = entry.optionalChild("measured_at")) {
-          at->allowKeys({"sequences", "queries", "keys"});
-          rate.measured_at = {at->child("sequences").asPositiveNumber(), at->child("queries").asPositiveNumber(),
-                              at->child("keys").asPositiveNumber()};
-        }
-        calibration.compute.attention_rates.push_back(std::move(rate));
-      }
-    }
-    if (auto overheads = compute->optionalChild("attention_tile_overheads")) {
-      for (const auto& entry : overheads->elements()) {
-        entry.allowKeys({"gpu", "forward", "backward"});
-        calibration.compute.attention_tile_overheads.push_back(
-            {entry.child("gpu").asString(),
-             {entry.child("forward").asNonNegativeNumber(), entry.child("backward").asNonNegativeNumber()}});
-      }
-    }
-    if (auto memory = compute->optionalChild("memory_efficiency")) {
-      for (const auto& entry : memory->elements()) {
-        entry.allowKeys({"gpu", "fraction"});
-        calibration.compute.memory_efficiency.push_back(
-            {entry.child("gpu").asString(), readFraction(entry.child("fraction"))});
-      }
-    }
-    if (auto collective = compute->optionalChild("collective_sms")) {
-      for (const auto& entry : collective->elements()) {
-        entry.allowKeys({"gpu", "sms"});
-        // A sanity bound above every catalog GPU's compute units (MI300X: 304); the model
-        // checks the GPU's own count when the calibration is applied.
-        calibration.compute.collective_sms.push_back(
-            {entry.child("gpu").asString(), entry.child("sms").asNumberIn(0.0, 1024.0)});
-      }
-    }
-    if (auto gemm = compute->optionalChild("gemm_efficiency")) {
-      for (const auto& entry : gemm->elements()) {
-        entry.allowKeys({"gpu", "precision", "class", "efficiency", "shapes"});
-        GemmClassRecord record;
-        record.gpu = entry.child("gpu").asString();
-        record.precision = readPrecision(entry.child("precision"));
-        record.shape_class = entry.child("class").asString();
-        record.efficiency = readFraction(entry.child("efficiency"));
-        record.shapes = static_cast<int>(entry.child("shapes").asPositiveInteger());
-        calibration.compute.gemm_efficiency.push_back(std::move(record));
-      }
-    }
-  }
+  if (auto compute = root.optionalChild("compute")) calibration.compute = sim::readComputeSection(*compute);
   if (auto fit = root.optionalChild("training_step_fit")) {
     fit->allowKeys({"steps", "rms_relative_error_before", "rms_relative_error_after"});
     TrainingStepFitQuality quality;
@@ -235,8 +116,8 @@ Calibration read(const ConfigNode& root) {
 std::string calibrationYaml(const Calibration& c) {
   std::string out;
   out += "# trainsim calibration, written by `trainsim calibrate`; apply with --calibration FILE.\n";
-  out += "# Schema: docs/calibration.md. Values replace the defaults of sim/communication_parameters.h\n";
-  out += "# and sim/compute_parameters.h; `collectives` and `communication_fit` are a record of the fits.\n";
+  out += "# Schema: docs/calibration.md. Values replace the shipped defaults (configs/defaults/*.yaml);\n";
+  out += "# `collectives` and `communication_fit` are a record of the fits.\n";
   out += fmt::format("format: {}\n", kCalibrationFormat);
   out += fmt::format("cluster: {}\n", quoted(c.cluster));
   out += fmt::format("gpu: {}\n", quoted(c.gpu));
@@ -248,7 +129,7 @@ std::string calibrationYaml(const Calibration& c) {
   }
   if (!c.communication.empty()) {
     out += "communication:  # sim::CommunicationParameters fields\n";
-    for (const auto& value : c.communication) out += fmt::format("  {}: {}\n", value.name, number(value.value));
+    out += sim::communicationSectionYaml(c.communication);
   }
   if (c.communication_fit) {
     const auto& fit = *c.communication_fit;
@@ -259,60 +140,7 @@ std::string calibrationYaml(const Calibration& c) {
   }
   if (!c.compute.empty()) {
     out += "compute:  # sim::ComputeParameters tables\n";
-    if (!c.compute.matmul_ceilings.empty()) {
-      out += "  matmul_ceilings:\n";
-      for (const auto& rate : c.compute.matmul_ceilings) {
-        out += fmt::format("    - {{gpu: {}, precision: {}, tflops: {}}}\n", quoted(rate.gpu_key),
-                           topology::precisionName(rate.precision), number(rate.tflops));
-      }
-    }
-    if (!c.compute.attention_rates.empty()) {
-      out += "  attention_rates:  # TFLOP/s of executed FLOPs, as cudnn-frontend's sdpa benchmark counts them\n";
-      for (const auto& rate : c.compute.attention_rates) {
-        std::string measured_at;
-        if (!rate.measured_at.empty()) {
-          measured_at =
-              fmt::format(", measured_at: {{sequences: {}, queries: {}, keys: {}}}", number(rate.measured_at.sequences),
-                          number(rate.measured_at.queries), number(rate.measured_at.keys));
-        }
-        out += fmt::format("    - {{gpu: {}, precision: {}, forward_tflops: {}, backward_tflops: {}{}}}\n",
-                           quoted(rate.gpu_key), topology::precisionName(rate.precision), number(rate.forward_tflops),
-                           number(rate.backward_tflops), measured_at);
-      }
-    }
-    if (!c.compute.attention_tile_overheads.empty()) {
-      out += "  attention_tile_overheads:  # loop iterations per attention CTA (sim/attention_tiles.h)\n";
-      for (const auto& row : c.compute.attention_tile_overheads) {
-        out += fmt::format("    - {{gpu: {}, forward: {}, backward: {}}}\n", quoted(row.gpu_key),
-                           number(row.overhead.forward), number(row.overhead.backward));
-      }
-    }
-    if (!c.compute.memory_efficiency.empty()) {
-      out += "  memory_efficiency:\n";
-      for (const auto& fraction : c.compute.memory_efficiency) {
-        out += fmt::format("    - {{gpu: {}, fraction: {}}}\n", quoted(fraction.gpu_key), number(fraction.fraction));
-      }
-    }
-    if (!c.compute.collective_sms.empty()) {
-      out += "  collective_sms:\n";
-      for (const auto& count : c.compute.collective_sms) {
-        out += fmt::format("    - {{gpu: {}, sms: {}}}\n", quoted(count.gpu_key), number(count.count));
-      }
-    }
-    if (!c.compute.training_rate_fraction.empty()) {
-      out += "  training_rate_fraction:  # of the kernels' rates, inside the measured training steps\n";
-      for (const auto& fraction : c.compute.training_rate_fraction) {
-        out += fmt::format("    - {{gpu: {}, fraction: {}}}\n", quoted(fraction.gpu_key), number(fraction.fraction));
-      }
-    }
-    if (!c.compute.gemm_efficiency.empty()) {
-      out += "  gemm_efficiency:\n";
-      for (const auto& record : c.compute.gemm_efficiency) {
-        out += fmt::format("    - {{gpu: {}, precision: {}, class: {}, efficiency: {}, shapes: {}}}\n",
-                           quoted(record.gpu), topology::precisionName(record.precision), record.shape_class,
-                           number(record.efficiency), record.shapes);
-      }
-    }
+    out += sim::computeSectionYaml(c.compute);
   }
   if (c.training_step_fit) {
     const auto& fit = *c.training_step_fit;

@@ -57,7 +57,8 @@ Expected<CalibrationResult> runCalibration(const topology::Cluster& cluster, con
     if (!inputs.collectives.empty()) {
       CommunicationFit fit = valueOrThrow(
           fitCommunicationParameters(cluster, inputs.collectives, options.communication_start, options.communication));
-      for (const auto& value : fit.values) calibration.communication.push_back({value.name, value.after});
+      for (const auto& value : fit.values)
+        calibration.communication.push_back({value.name, value.after, value.gpu_key});
       calibration.communication_fit = CommunicationFitQuality{fit.points, fit.iterations, fit.rms_relative_error_before,
                                                               fit.rms_relative_error_after};
       for (const auto& prediction : fit.curves) {

@@ -39,7 +39,8 @@ struct CalibrationInputs {
 
 struct CalibrationOptions {
   CommunicationFitOptions communication;
-  sim::CommunicationParameters communication_start;  // the defaults the fit starts from
+  // The parameters the fits start from (the shipped defaults, sim/default_parameters.h).
+  sim::CommunicationParameters communication_start;
   sim::ComputeParameters compute_start;
 };
 
@@ -54,6 +55,6 @@ struct CalibrationResult {
 
 [[nodiscard]] Expected<CalibrationResult> runCalibration(const topology::Cluster& cluster,
                                                          const CalibrationInputs& inputs,
-                                                         const CalibrationOptions& options = {});
+                                                         const CalibrationOptions& options);
 
 }  // namespace trainsim::validate

@@ -9,9 +9,15 @@
 #include <set>
 
 #include "sim/collective_simulation.h"
-#include "validate/communication_parameter_names.h"
+#include "sim/parameter_names.h"
 
 namespace trainsim::validate {
+
+using sim::CommunicationParameterName;
+using sim::findCommunicationParameter;
+using sim::linkEfficiencyParameter;
+using sim::ParameterRange;
+
 namespace {
 
 using topology::LinkType;
@@ -52,6 +58,7 @@ double median(std::vector<double> values) {
 
 struct Unknown {
   const CommunicationParameterName* name;
+  std::string gpu_key;  // the cluster's GPU, for a per-GPU parameter
   double toValue(double theta) const {
     return name->range == ParameterRange::kEfficiency ? 1.0 / (1.0 + std::exp(-theta)) : std::exp(theta);
   }
@@ -113,7 +120,7 @@ class Problem {
   [[nodiscard]] sim::CommunicationParameters parameters(const Eigen::VectorXd& theta) const {
     sim::CommunicationParameters result = start_;
     for (std::size_t j = 0; j < unknowns_.size(); ++j) {
-      result.*(unknowns_[j].name->field) = unknowns_[j].toValue(theta(static_cast<Eigen::Index>(j)));
+      unknowns_[j].name->set(result, unknowns_[j].gpu_key, unknowns_[j].toValue(theta(static_cast<Eigen::Index>(j))));
     }
     return result;
   }
@@ -246,8 +253,8 @@ std::vector<std::string> constrainedParameters(const topology::Cluster& cluster,
   bool single = false;
   bool multi = false;
   for (const auto& curve : curves) (curve.nodes() > 1 ? multi : single) = true;
-  if (single) add(linkEfficiencyParameter(intraNodeLinkType(spec), spec.gpu.key));
-  if (multi && spec.inter_node) add(linkEfficiencyParameter(networkLinkType(spec), spec.gpu.key));
+  if (single) add(linkEfficiencyParameter(intraNodeLinkType(spec)));
+  if (multi && spec.inter_node) add(linkEfficiencyParameter(networkLinkType(spec)));
   if (!curves.empty()) {
     add("launch_overhead_us");
     add("channel_bandwidth_GBps");
@@ -282,7 +289,7 @@ Expected<CommunicationFit> fitCommunicationParameters(const topology::Cluster& c
     for (const auto& name : names) {
       const auto* entry = findCommunicationParameter(name);
       if (!entry) throwInputError("", name, "not a communication parameter a calibration can set");
-      unknowns.push_back({entry});
+      unknowns.push_back({entry, entry->per_gpu ? cluster.spec().gpu.key : std::string()});
     }
     std::vector<std::vector<int64_t>> groups;
     for (const auto& curve : curves) groups.push_back(valueOrThrow(placeMeasuredGroup(cluster, curve)));
@@ -298,8 +305,8 @@ Expected<CommunicationFit> fitCommunicationParameters(const topology::Cluster& c
     const auto p = static_cast<Eigen::Index>(unknowns.size());
     Eigen::VectorXd theta(p);
     for (Eigen::Index j = 0; j < p; ++j) {
-      theta(j) =
-          unknowns[static_cast<std::size_t>(j)].toTheta(start.*(unknowns[static_cast<std::size_t>(j)].name->field));
+      const Unknown& unknown = unknowns[static_cast<std::size_t>(j)];
+      theta(j) = unknown.toTheta(unknown.name->get(start, unknown.gpu_key));
     }
     const Eigen::VectorXd start_theta = theta;
     const std::size_t points = problem.pointCount();
@@ -352,8 +359,8 @@ Expected<CommunicationFit> fitCommunicationParameters(const topology::Cluster& c
     CommunicationFit fit;
     fit.parameters = problem.parameters(theta);
     for (const auto& unknown : unknowns) {
-      fit.values.push_back(
-          {std::string(unknown.name->name), start.*(unknown.name->field), fit.parameters.*(unknown.name->field)});
+      fit.values.push_back({unknown.name->name, unknown.name->get(start, unknown.gpu_key),
+                            unknown.name->get(fit.parameters, unknown.gpu_key), unknown.gpu_key});
     }
     fit.points = static_cast<int>(problem.pointCount());
     fit.iterations = iterations;

@@ -29,7 +29,8 @@
 namespace trainsim::validate {
 
 struct CommunicationFitOptions {
-  // Names (communication_parameter_names.h) to fit; empty: constrainedParameters().
+  // Names (sim/parameter_names.h) to fit; empty: constrainedParameters(). A per-GPU
+  // parameter is fitted for the cluster's GPU.
   std::vector<std::string> parameters;
   // Only samples of at least this many bytes enter the fit (all are still predicted).
   double min_bytes = 0.0;
@@ -40,6 +41,7 @@ struct FittedValue {
   std::string name;
   double before = 0.0;
   double after = 0.0;
+  std::string gpu_key;  // the GPU a per-GPU parameter (nvlink_efficiency) was fitted for
 };
 
 struct CurvePrediction {

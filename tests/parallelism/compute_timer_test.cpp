@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/shipped_defaults.h"
 #include "topology/gpu_catalog.h"
 
 namespace trainsim::parallelism {
@@ -32,7 +33,7 @@ Op qkv(int64_t chunks, int64_t concurrent) {
 const sim::ComputeModel& b200Model() {
   static const auto catalog = topology::GpuCatalog::load(std::string(TRAINSIM_CONFIG_DIR_FOR_TESTS) + "/gpus.yaml");
   static const sim::ComputeModel model(*catalog->find("b200"), topology::Precision::kFp8,
-                                       sim::ComputeParameters{}.atKernelRates());
+                                       shippedCompute().atKernelRates());
   return model;
 }
 
@@ -80,7 +81,7 @@ TEST(ComputeTimer, FusedAttentionRunsAtItsProblemsTileEfficiency) {
 }
 
 TEST(ComputeTimer, ChunkedGemmsRunAsTheirConcurrentChunksTogether) {
-  const sim::ComputeModel model(h100(), topology::Precision::kFp8, sim::ComputeParameters{}.atKernelRates());
+  const sim::ComputeModel model(h100(), topology::Precision::kFp8, shippedCompute().atKernelRates());
   const ComputeTimer timer(model);
   const double whole = timer.seconds(qkv(1, 1), PassKind::kForward);
   // All eight chunks at once fill the GPU as the whole GEMM does.
@@ -101,7 +102,7 @@ TEST(ComputeTimer, ChunkedGemmsRunAsTheirConcurrentChunksTogether) {
 // bulk overlaps) the GEMM is planned for the SMs left; without it (ring exchange) it is
 // planned for the whole GPU and slowed in proportion to the SMs held.
 TEST(ComputeTimer, OverlappedCollectiveSmsSlowTheGemmByMarginOrInProportion) {
-  const sim::ComputeModel model(h100(), topology::Precision::kFp8, sim::ComputeParameters{}.atKernelRates());
+  const sim::ComputeModel model(h100(), topology::Precision::kFp8, shippedCompute().atKernelRates());
   const ComputeTimer timer(model);
   Op op = qkv(1, 1);
   const double alone = timer.seconds(op, PassKind::kForward);

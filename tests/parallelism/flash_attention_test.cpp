@@ -10,6 +10,7 @@
 #include "parallelism/experiment_loader.h"
 #include "parallelism/iteration_simulation.h"
 #include "parallelism/memory_model.h"
+#include "tests/shipped_simulation_options.h"
 
 namespace trainsim::parallelism {
 namespace {
@@ -38,7 +39,7 @@ training:
 }
 
 IterationResult simulate(const Experiment& experiment) {
-  SimulationOptions options;
+  SimulationOptions options = shippedSimulationOptions();
   options.iteration.symmetric = true;
   auto result = simulateIteration(experiment, options);
   if (!result.ok()) throw std::runtime_error(result.error().toString());

@@ -7,6 +7,7 @@
 
 #include "parallelism/experiment_loader.h"
 #include "parallelism/iteration_simulation.h"
+#include "tests/shipped_simulation_options.h"
 
 namespace trainsim::parallelism {
 namespace {
@@ -20,7 +21,7 @@ IterationResult simulateWithGradients(const std::string& grad_reduce_precision) 
       "}\nparallelism: {gpus: 16, tp: 2, dp: 8, zero: 1, overlap_grad_reduce: false, overlap_param_gather: false}\n";
   auto experiment = loadExperimentNode(parseConfigText(yaml, "test.yaml"), ConfigPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS});
   if (!experiment.ok()) throw std::runtime_error(experiment.error().toString());
-  auto result = simulateIteration(experiment.value());
+  auto result = simulateIteration(experiment.value(), shippedSimulationOptions());
   if (!result.ok()) throw std::runtime_error(result.error().toString());
   return std::move(result).value();
 }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "parallelism/experiment_loader.h"
+#include "tests/shipped_simulation_options.h"
 
 namespace trainsim::parallelism {
 namespace {
@@ -16,7 +17,7 @@ Experiment experimentFrom(const std::string& yaml) {
 }
 
 IterationResult simulate(const Experiment& experiment) {
-  auto result = simulateIteration(experiment);
+  auto result = simulateIteration(experiment, shippedSimulationOptions());
   if (!result.ok()) throw std::runtime_error(result.error().toString());
   return std::move(result).value();
 }
@@ -48,7 +49,7 @@ TEST(IterationSimulationTest, OverlappingGradientReductionShrinksExposedDataPara
 // what it lost is counted as data-parallel time.
 TEST(IterationSimulationTest, OverlappedReductionSlowsTheBackwardItOverlaps) {
   const Experiment experiment = experimentFrom(dataParallel(true));
-  SimulationOptions no_contention;
+  SimulationOptions no_contention = shippedSimulationOptions();
   no_contention.compute.collective_sms.clear();
   no_contention.compute.collective_compute_share_default = 0.0;
   auto free = simulateIteration(experiment, no_contention);

@@ -8,6 +8,7 @@
 
 #include "parallelism/experiment_loader.h"
 #include "parallelism/iteration_simulation.h"
+#include "tests/shipped_simulation_options.h"
 
 namespace trainsim::parallelism {
 namespace {
@@ -19,7 +20,7 @@ Experiment experimentFrom(const std::string& yaml) {
 }
 
 IterationResult simulate(const Experiment& experiment, bool every_microbatch) {
-  SimulationOptions options;
+  SimulationOptions options = shippedSimulationOptions();
   options.every_microbatch = every_microbatch;
   auto result = simulateIteration(experiment, options);
   if (!result.ok()) throw std::runtime_error(result.error().toString());

@@ -9,6 +9,7 @@
 
 #include "parallelism/experiment_loader.h"
 #include "parallelism/iteration_simulation.h"
+#include "tests/shipped_simulation_options.h"
 
 namespace trainsim::parallelism {
 namespace {
@@ -27,7 +28,7 @@ Experiment experiment(const std::string& recompute, int pp = 1, bool flash = tru
 }
 
 OpProfile profileOf(const Experiment& e) {
-  auto profile = computeOpProfile(e);
+  auto profile = computeOpProfile(e, shippedSimulationOptions());
   if (!profile.ok()) throw std::runtime_error(profile.error().toString());
   return std::move(profile).value();
 }
@@ -42,7 +43,7 @@ const OpProfileRow& row(const OpProfile& profile, const std::string& name) {
 TEST(OpProfileTest, AddsUpToTheSimulatedComputeOfOneGpu) {
   for (const char* recompute : {"none", "selective", "full"}) {
     const Experiment e = experiment(recompute);
-    SimulationOptions options;
+    SimulationOptions options = shippedSimulationOptions();
     options.every_microbatch = true;
     const auto result = simulateIteration(e, options);
     ASSERT_TRUE(result.ok()) << result.error().toString();

@@ -8,6 +8,7 @@
 
 #include "parallelism/experiment_loader.h"
 #include "parallelism/iteration_simulation.h"
+#include "tests/shipped_simulation_options.h"
 
 namespace trainsim::parallelism {
 namespace {
@@ -66,11 +67,11 @@ TEST(RankLayoutTest, SymmetricModeSimulatesWholeExpertGroups) {
   // mode, which simulated replica 0 alone while its expert all-to-alls span 8 replicas.
   auto experiment = loadExperiment("mixtral-8x7b-h100", ConfigPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS});
   ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
-  SimulationOptions options;
+  SimulationOptions options = shippedSimulationOptions();
   options.iteration.symmetric = true;
   const auto symmetric = simulateIteration(*experiment, options);
   ASSERT_TRUE(symmetric.ok()) << symmetric.error().toString();
-  const auto full = simulateIteration(*experiment);
+  const auto full = simulateIteration(*experiment, shippedSimulationOptions());
   ASSERT_TRUE(full.ok()) << full.error().toString();
   EXPECT_NEAR(symmetric->iteration_time_s / full->iteration_time_s, 1.0, 1e-9);
 }
@@ -83,7 +84,7 @@ TEST(RankLayoutTest, ContextParallelRanksReduceGradientsEvenAtDpOne) {
       "1}\nparallelism: {gpus: 8, tp: 1, pp: 1, cp: 8, dp: 1, zero: 1, overlap_grad_reduce: false}\n";
   auto experiment = loadExperimentNode(parseConfigText(yaml, "test.yaml"), ConfigPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS});
   ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
-  const auto result = simulateIteration(experiment.value());
+  const auto result = simulateIteration(experiment.value(), shippedSimulationOptions());
   ASSERT_TRUE(result.ok()) << result.error().toString();
   // Without overlap the reduce-scatter and the parameter all-gather of 8B parameters over
   // NVLink are exposed: tens of milliseconds.

@@ -8,6 +8,7 @@
 
 #include "parallelism/experiment_loader.h"
 #include "parallelism/iteration_simulation.h"
+#include "tests/shipped_simulation_options.h"
 
 namespace trainsim::parallelism {
 namespace {
@@ -15,7 +16,7 @@ namespace {
 IterationResult simulateYaml(const std::string& yaml) {
   auto experiment = loadExperimentNode(parseConfigText(yaml, "test.yaml"), ConfigPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS});
   if (!experiment.ok()) throw std::runtime_error(experiment.error().toString());
-  auto result = simulateIteration(experiment.value());
+  auto result = simulateIteration(experiment.value(), shippedSimulationOptions());
   if (!result.ok()) throw std::runtime_error(result.error().toString());
   return std::move(result).value();
 }

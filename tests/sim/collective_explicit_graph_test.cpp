@@ -13,6 +13,7 @@
 #include "sim/collective.h"
 #include "sim/collective_simulation.h"
 #include "sim/communication_parameters.h"
+#include "tests/shipped_defaults.h"
 
 namespace trainsim::sim {
 namespace {
@@ -107,7 +108,7 @@ constexpr CollectiveOp kAllOps[] = {CollectiveOp::kAllReduce, CollectiveOp::kAll
 TEST(CollectiveExplicitGraphTest, EveryOpRunsOnEachGraph) {
   for (const char* yaml : {kGraphNvSwitchYaml, kGraphRingYaml, kGraphTwoNodesYaml}) {
     const Cluster cluster = clusterFromYaml(yaml);
-    CollectiveSimulator simulator(cluster, CommunicationParameters{});
+    CollectiveSimulator simulator(cluster, shippedCommunication());
     for (CollectiveOp op : kAllOps) {
       for (double size : {8.0, 1.0 * kMiB, 1.0 * kGiB}) {
         auto result = simulator.simulate(
@@ -129,8 +130,8 @@ TEST(CollectiveExplicitGraphTest, EveryOpRunsOnEachGraph) {
 TEST(CollectiveExplicitGraphTest, NvSwitchGraphMatchesTheBuiltInNode) {
   const Cluster graph = clusterFromYaml(kGraphNvSwitchYaml);
   const Cluster built_in = clusterFromYaml(kBuiltInNvSwitchYaml);
-  CollectiveSimulator on_graph(graph, CommunicationParameters{});
-  CollectiveSimulator on_built_in(built_in, CommunicationParameters{});
+  CollectiveSimulator on_graph(graph, shippedCommunication());
+  CollectiveSimulator on_built_in(built_in, shippedCommunication());
   for (CollectiveOp op : kAllOps) {
     for (int64_t n : {2, 4}) {
       for (double size : {8.0, 64.0 * 1024.0, 1.0 * kMiB, 64.0 * kMiB, 1.0 * kGiB}) {
@@ -155,7 +156,7 @@ TEST(CollectiveExplicitGraphTest, NvSwitchGraphMatchesTheBuiltInNode) {
 // 450 GB/s x the H100 NVLink efficiency on the NVSwitch graph, 100 GB/s x it on the ring of
 // direct links (each ring edge is one link).
 TEST(CollectiveExplicitGraphTest, LargeAllReduceRunsAtTheLinksBandwidth) {
-  const CommunicationParameters parameters;
+  const CommunicationParameters parameters = shippedCommunication();
   const double efficiency = parameters.linkEfficiency(topology::LinkType::kNvLink, "h100-sxm");
   for (const auto& [yaml, link_GBps] : {std::pair{kGraphNvSwitchYaml, 450.0}, std::pair{kGraphRingYaml, 100.0}}) {
     const Cluster cluster = clusterFromYaml(yaml);
@@ -175,7 +176,7 @@ TEST(CollectiveExplicitGraphTest, LargeAllReduceRunsAtTheLinksBandwidth) {
 // 2(n-1)/n S each at the NIC's effective rate: bus bandwidth just under 50 GB/s x the
 // InfiniBand efficiency.
 TEST(CollectiveExplicitGraphTest, TwoNodeRingIsLimitedByTheNic) {
-  const CommunicationParameters parameters;
+  const CommunicationParameters parameters = shippedCommunication();
   const Cluster cluster = clusterFromYaml(kGraphTwoNodesYaml);
   EXPECT_EQ(cluster.spec().nodes, 2);
   CollectiveSimulator simulator(cluster, parameters);

@@ -14,6 +14,7 @@
 #include "sim/collective.h"
 #include "sim/collective_simulation.h"
 #include "sim/communication_parameters.h"
+#include "tests/shipped_defaults.h"
 
 namespace trainsim::sim {
 namespace {
@@ -53,7 +54,7 @@ Cluster nvSwitchGraph(const std::string& link_latency = "") {
 }
 
 CollectiveResult run(const Cluster& cluster, const CollectiveRequest& request) {
-  CollectiveSimulator simulator(cluster, CommunicationParameters{});
+  CollectiveSimulator simulator(cluster, shippedCommunication());
   auto result = simulator.simulate(request);
   if (!result.ok()) {
     ADD_FAILURE() << result.error().toString();

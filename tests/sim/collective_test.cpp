@@ -22,6 +22,7 @@
 #include "sim/sim_time.h"
 #include "sim/task_executor.h"
 #include "sim/task_graph.h"
+#include "tests/shipped_defaults.h"
 #include "topology/router.h"
 
 namespace trainsim::sim {
@@ -79,7 +80,7 @@ inter_node:
 
 // Every latency and the pipeline fill set to zero: only bytes / bandwidth remain.
 CommunicationParameters zeroLatencyParameters() {
-  CommunicationParameters parameters;
+  CommunicationParameters parameters = shippedCommunication();
   parameters.launch_overhead_us = 0.0;
   for (auto& row : parameters.base_latency_us) row = {0.0, 0.0, 0.0};
   for (auto& row : parameters.ring_step_latency_us) row = {0.0, 0.0, 0.0};
@@ -160,7 +161,7 @@ SimTime expectedRingAllReduce(const CommunicationParameters& p, int n, double si
 // Closed forms on one NVSwitch node.
 
 TEST(CollectiveTest, RingAllReduceOnOneNodeMatchesClosedFormWithChunkLimitedFill) {
-  const CommunicationParameters parameters;
+  const CommunicationParameters parameters = shippedCommunication();
   for (int n : {2, 4, 8}) {
     const double size = 1.0 * kGiB;
     // The fill is chunk-limited: the per-step data over the channels exceeds the slot.
@@ -175,7 +176,7 @@ TEST(CollectiveTest, RingAllReduceOnOneNodeMatchesClosedFormWithChunkLimitedFill
 }
 
 TEST(CollectiveTest, RingAllReduceOnOneNodeMatchesClosedFormWithSizeLimitedFill) {
-  const CommunicationParameters parameters;
+  const CommunicationParameters parameters = shippedCommunication();
   for (int n : {2, 4, 8}) {
     for (double size : {1.0 * kMiB, 4096.0}) {
       // The fill is size-limited: S / (n x channels) is below the Simple slot.
@@ -202,7 +203,7 @@ TEST(CollectiveTest, RingAllReduceWithoutLatenciesIsBytesOverBandwidth) {
 }
 
 TEST(CollectiveTest, RingAllGatherAndReduceScatterMatchClosedFormWithLatencies) {
-  const CommunicationParameters p;
+  const CommunicationParameters p = shippedCommunication();
   for (CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
     for (int n : {2, 4, 8}) {
       for (double size : {1.0 * kMiB, 1.0 * kGiB}) {
@@ -250,7 +251,7 @@ TEST(CollectiveTest, OneNodeClosedFormsWithoutLatencies) {
 }
 
 TEST(CollectiveTest, PointToPointOpsUseTheDirectAlgorithmAndRingOpsTheRing) {
-  CollectiveSimulator simulator(oneNode(), CommunicationParameters{});
+  CollectiveSimulator simulator(oneNode(), shippedCommunication());
   for (CollectiveOp op : {CollectiveOp::kAllToAll, CollectiveOp::kSendRecv}) {
     auto result = simulator.simulate(CollectiveRequest{op, firstRanks(4), 1.0 * kMiB, {}, {}});
     ASSERT_TRUE(result.ok()) << result.error().toString();
@@ -276,7 +277,7 @@ TEST(CollectiveTest, SimulatorReportsAlgorithmAndBusBandwidth) {
 }
 
 TEST(CollectiveTest, SimulatorCountsTheCollectivesFlows) {
-  CollectiveSimulator simulator(oneNode(), CommunicationParameters{});
+  CollectiveSimulator simulator(oneNode(), shippedCommunication());
   // A single-node ring has one flow per rank (one channel); all_to_all n(n-1).
   auto ring = simulator.simulate(forcedRingSimple(CollectiveOp::kAllReduce, firstRanks(8), 1.0 * kMiB));
   ASSERT_TRUE(ring.ok());
@@ -314,7 +315,7 @@ double totalFlowBytes(const CollectiveRun& run) {
 
 TEST(CollectiveTest, MultiNodeRingConservesBytes) {
   const Cluster cluster = clusterFromYaml(multiNodeYaml(8));
-  const CommunicationParameters parameters;
+  const CommunicationParameters parameters = shippedCommunication();
   const double size = 64.0 * kMiB;
   const CollectiveRun run =
       runCollective(cluster, parameters, forcedRingSimple(CollectiveOp::kAllReduce, firstRanks(32), size));
@@ -328,7 +329,7 @@ TEST(CollectiveTest, MultiNodeRingConservesBytes) {
 
 TEST(CollectiveTest, MultiNodeTreeConservesBytes) {
   const Cluster cluster = clusterFromYaml(multiNodeYaml(8));
-  const CommunicationParameters parameters;
+  const CommunicationParameters parameters = shippedCommunication();
   const CollectiveRun run = runCollective(
       cluster, parameters,
       CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(32), 64.0 * kMiB, CollectiveAlgorithm::kTree, {}});
@@ -338,7 +339,7 @@ TEST(CollectiveTest, MultiNodeTreeConservesBytes) {
 
 TEST(CollectiveTest, MultiNodeAllToAllAndLlRingConserveBytes) {
   const Cluster cluster = clusterFromYaml(multiNodeYaml(2));
-  const CommunicationParameters parameters;
+  const CommunicationParameters parameters = shippedCommunication();
   expectBytesConserved(runCollective(
       cluster, parameters, CollectiveRequest{CollectiveOp::kAllToAll, firstRanks(16, 8), 16.0 * kMiB, {}, {}}));
   const CollectiveRun ll = runCollective(cluster, parameters,
@@ -355,7 +356,7 @@ TEST(CollectiveTest, MultiNodeAllToAllAndLlRingConserveBytes) {
 
 TEST(CollectiveTest, SameRequestGivesIdenticalTimes) {
   const Cluster cluster = clusterFromYaml(multiNodeYaml(8));
-  const CommunicationParameters parameters;
+  const CommunicationParameters parameters = shippedCommunication();
   for (double size : {8.0, 1.0 * kMiB, 256.0 * kMiB}) {
     const CollectiveRequest request{CollectiveOp::kAllReduce, firstRanks(32), size, {}, {}};
     CollectiveSimulator first(cluster, parameters);
@@ -375,7 +376,7 @@ TEST(CollectiveTest, SameRequestGivesIdenticalTimes) {
 
 TEST(CollectiveTest, ResultDoesNotDependOnRouterCacheState) {
   const Cluster cluster = clusterFromYaml(multiNodeYaml(2));
-  const CommunicationParameters parameters;
+  const CommunicationParameters parameters = shippedCommunication();
   const std::vector<CollectiveRequest> requests = {
       forcedRingSimple(CollectiveOp::kAllReduce, firstRanks(32), 64.0 * kMiB),
       CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(32), 64.0 * kMiB, CollectiveAlgorithm::kTree, {}},
@@ -417,7 +418,7 @@ std::vector<CollectiveRequest> dataParallelGroups(int groups, double size) {
 
 TEST(CollectiveTest, ConcurrentAllReducesContendForSharedNics) {
   const Cluster cluster = clusterFromYaml(multiNodeYaml(2));
-  const CommunicationParameters parameters;
+  const CommunicationParameters parameters = shippedCommunication();
   const double size = 256.0 * kMiB;
   const SimTime alone = runCollectives(cluster, parameters, dataParallelGroups(1, size)).makespan;
   const SimTime together = runCollectives(cluster, parameters, dataParallelGroups(8, size)).makespan;
@@ -429,7 +430,7 @@ TEST(CollectiveTest, ConcurrentAllReducesContendForSharedNics) {
 
 TEST(CollectiveTest, ConcurrentAllReducesWithOwnNicsDoNotSlowDown) {
   const Cluster cluster = clusterFromYaml(multiNodeYaml(8));
-  const CommunicationParameters parameters;
+  const CommunicationParameters parameters = shippedCommunication();
   const double size = 256.0 * kMiB;
   const SimTime alone = runCollectives(cluster, parameters, dataParallelGroups(1, size)).makespan;
   const SimTime together = runCollectives(cluster, parameters, dataParallelGroups(8, size)).makespan;
@@ -443,7 +444,7 @@ TEST(CollectiveTest, ConcurrentAllReducesWithOwnNicsDoNotSlowDown) {
 // flow crosses the spine.
 TEST(CollectiveTest, MultiNodeRingStaysOnRailsOfARailOptimizedFabric) {
   const Cluster cluster = presetCluster("h100-superpod-16k", {parseOverride("nodes=8")});
-  const CommunicationParameters parameters;
+  const CommunicationParameters parameters = shippedCommunication();
   const auto ranks = [](int per_node) {
     std::vector<int64_t> result;
     for (int node = 0; node < 8; ++node) {
@@ -474,7 +475,7 @@ TEST(CollectiveTest, MultiNodeRingStaysOnRailsOfARailOptimizedFabric) {
 
 TEST(CollectiveTest, NvlsOnDgxH100ReachesNvlsEfficiencyOfNvLink) {
   const Cluster cluster = presetCluster("dgx-h100");
-  const CommunicationParameters parameters;
+  const CommunicationParameters parameters = shippedCommunication();
   CollectiveSimulator simulator(cluster, parameters);
   auto result = simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(8), 8.0 * kGiB, {}, {}});
   ASSERT_TRUE(result.ok()) << result.error().toString();
@@ -486,7 +487,7 @@ TEST(CollectiveTest, NvlsOnDgxH100ReachesNvlsEfficiencyOfNvLink) {
 
 TEST(CollectiveTest, NvlsIsNotOfferedOnDgxA100) {
   const Cluster cluster = presetCluster("dgx-a100", {});
-  CollectiveSimulator simulator(cluster, CommunicationParameters{});
+  CollectiveSimulator simulator(cluster, shippedCommunication());
   auto result = simulator.simulate(
       CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(8), 1.0 * kGiB, CollectiveAlgorithm::kNvls, {}});
   ASSERT_FALSE(result.ok());
@@ -502,7 +503,7 @@ TEST(CollectiveTest, NvlsIsNotOfferedOnDgxA100) {
 
 TEST(CollectiveTest, TreeIsNotOfferedInsideOneNode) {
   const Cluster cluster = presetCluster("dgx-h100");
-  CollectiveSimulator simulator(cluster, CommunicationParameters{});
+  CollectiveSimulator simulator(cluster, shippedCommunication());
   auto result = simulator.simulate(
       CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(8), 1.0 * kGiB, CollectiveAlgorithm::kTree, {}});
   ASSERT_FALSE(result.ok());
@@ -518,7 +519,7 @@ TEST(CollectiveTest, TreeIsNotOfferedInsideOneNode) {
 
 TEST(CollectiveTest, NvlsWithANonSimpleProtocolIsAnError) {
   const Cluster cluster = presetCluster("dgx-h100");
-  CollectiveSimulator simulator(cluster, CommunicationParameters{});
+  CollectiveSimulator simulator(cluster, shippedCommunication());
   auto result = simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(8), 1.0 * kGiB,
                                                      CollectiveAlgorithm::kNvls, Protocol::kLL});
   ASSERT_FALSE(result.ok());
@@ -530,7 +531,7 @@ TEST(CollectiveTest, NvlsWithANonSimpleProtocolIsAnError) {
 
 TEST(CollectiveTest, TunerPicksLlForTinyMessagesAndSimpleForLargeOnTwoDgxA100) {
   const Cluster cluster = presetCluster("dgx-a100");
-  CollectiveSimulator simulator(cluster, CommunicationParameters{});
+  CollectiveSimulator simulator(cluster, shippedCommunication());
   auto tiny = simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(16), 8.0, {}, {}});
   ASSERT_TRUE(tiny.ok()) << tiny.error().toString();
   EXPECT_EQ(tiny->choice.protocol, Protocol::kLL);
@@ -544,7 +545,7 @@ TEST(CollectiveTest, TunerPicksLlForTinyMessagesAndSimpleForLargeOnTwoDgxA100) {
 
 TEST(CollectiveTest, ForcedProtocolAndAlgorithmAreHonoured) {
   const Cluster cluster = presetCluster("dgx-a100");
-  CollectiveSimulator simulator(cluster, CommunicationParameters{});
+  CollectiveSimulator simulator(cluster, shippedCommunication());
   for (Protocol protocol : kAllProtocols) {
     for (CollectiveAlgorithm algorithm : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree}) {
       for (double size : {8.0, 1.0 * kGiB}) {
@@ -575,7 +576,7 @@ TEST(CollectiveTest, ForcedProtocolAndAlgorithmAreHonoured) {
 // Invalid requests.
 
 std::string requestError(std::vector<int64_t> ranks, double bytes = 1024.0) {
-  CollectiveSimulator simulator(oneNode(), CommunicationParameters{});
+  CollectiveSimulator simulator(oneNode(), shippedCommunication());
   auto result = simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, std::move(ranks), bytes, {}, {}});
   if (result.ok()) return "(no error)";
   EXPECT_EQ(result.error().code, ExitCode::kInvalidInput);
@@ -592,7 +593,7 @@ TEST(CollectiveTest, InvalidRequestsAreErrors) {
 }
 
 TEST(CollectiveTest, NonFiniteSizeIsAnErrorAboutTheSize) {
-  CollectiveSimulator simulator(oneNode(), CommunicationParameters{});
+  CollectiveSimulator simulator(oneNode(), shippedCommunication());
   for (double bytes : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
     auto result = simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(4), bytes, {}, {}});
     ASSERT_FALSE(result.ok()) << bytes;
@@ -603,7 +604,7 @@ TEST(CollectiveTest, NonFiniteSizeIsAnErrorAboutTheSize) {
 }
 
 TEST(CollectiveTest, ForcedAlgorithmMustExistForTheOp) {
-  CollectiveSimulator simulator(oneNode(), CommunicationParameters{});
+  CollectiveSimulator simulator(oneNode(), shippedCommunication());
   auto result = simulator.simulate(
       CollectiveRequest{CollectiveOp::kAllGather, firstRanks(4), 1024.0, CollectiveAlgorithm::kDirect, {}});
   ASSERT_FALSE(result.ok());

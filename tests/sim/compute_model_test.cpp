@@ -13,6 +13,7 @@
 #include "sim/compute_model.h"
 #include "sim/compute_parameters.h"
 #include "sim/sim_time.h"
+#include "tests/shipped_defaults.h"
 #include "topology/gpu_catalog.h"
 #include "topology/gpu_spec.h"
 
@@ -40,7 +41,7 @@ const GpuSpec& gpu(const std::string& key) {
 
 // The kernel-level model: these tests check the kernels at their microbenchmark rates, with
 // no training-rate fraction (TrainingRateFraction* below test that).
-const ComputeParameters kKernelRates = ComputeParameters{}.atKernelRates();
+const ComputeParameters kKernelRates = shippedCompute().atKernelRates();
 
 double gemmBytes(const GemmShape& s, double input_bytes, double output_bytes) {
   const auto m = static_cast<double>(s.m), n = static_cast<double>(s.n), k = static_cast<double>(s.k);
@@ -90,7 +91,7 @@ TEST(ComputeModel, CeilingsAreSteadyStateRatesWherePublishedElseMamf) {
   // No fp8 row for MI300X: its bf16 fraction. No row at all for the L40S: the default.
   EXPECT_NEAR(ComputeModel(gpu("mi300x"), Precision::kFp8, kKernelRates).matmulCeiling(), 668.4 / 1307.4, 1e-9);
   EXPECT_DOUBLE_EQ(ComputeModel(gpu("l40s"), Precision::kBf16, kKernelRates).matmulCeiling(),
-                   ComputeParameters{}.matmul_ceiling_default);
+                   shippedCompute().matmul_ceiling_default);
 }
 
 TEST(ComputeModel, EfficiencyNeverExceedsTheCeiling) {
@@ -99,7 +100,7 @@ TEST(ComputeModel, EfficiencyNeverExceedsTheCeiling) {
     const GpuSpec& spec = gpu(key);
     for (Precision precision : topology::kAllPrecisions) {
       if (!spec.peakTflops(precision)) continue;
-      const ComputeModel model(spec, precision);
+      const ComputeModel model(spec, precision, shippedCompute());
       ASSERT_GT(model.matmulCeiling(), 0.0);
       ASSERT_LE(model.matmulCeiling(), 1.0);
       for (int64_t m : sizes) {
@@ -223,8 +224,8 @@ TEST(ComputeModel, MemoryBoundKernelRunsAtAchievableBandwidth) {
   };
   // B200: 6.55-6.72 of 7.7 TB/s (nvbench DeviceTransform); GB200: the default.
   for (const Case& c : {Case{"a100-sxm-80gb", 0.824}, Case{"h100-sxm", 0.907}, Case{"h200", 0.883}, Case{"b200", 0.862},
-                        Case{"gb200", ComputeParameters{}.memory_efficiency_default},
-                        Case{"l40s", ComputeParameters{}.memory_efficiency_default}}) {
+                        Case{"gb200", shippedCompute().memory_efficiency_default},
+                        Case{"l40s", shippedCompute().memory_efficiency_default}}) {
     const GpuSpec& spec = gpu(c.key);
     const ComputeModel model(spec, Precision::kBf16, kKernelRates);
     const double bandwidth = spec.memory_bandwidth_GBps * 1e9 * c.fraction;
@@ -349,7 +350,7 @@ TEST(ComputeModel, CreateRejectsImpossibleArguments) {
   EXPECT_TRUE(ComputeModel::create(gpu("h100-sxm"), Precision::kBf16, kKernelRates).ok());
   // A GPU without a published SM count uses the fallback.
   EXPECT_EQ(ComputeModel(gpu("h100-nvl"), Precision::kBf16, kKernelRates).computeUnits(),
-            ComputeParameters{}.fallback_compute_units);
+            shippedCompute().fallback_compute_units);
 }
 
 }  // namespace
@@ -380,7 +381,7 @@ TEST(ComputeModelTest, TrainingRateFractionDividesEveryKernelOfItsGpuOnly) {
 // change 34), one per GPU type; parts with no published run share their die's; the rest run
 // at the kernels' rates. The microbenchmark comparisons drop them (atKernelRates).
 TEST(ComputeModelTest, DefaultTrainingRateFractionsArePerGpuType) {
-  const ComputeParameters defaults;
+  const ComputeParameters defaults = shippedCompute();
   for (const char* a100 : {"a100-sxm-80gb", "a100-sxm-40gb", "a100-pcie-80gb"}) {
     EXPECT_DOUBLE_EQ(defaults.trainingRateFraction(a100), 0.969) << a100;
   }
@@ -391,7 +392,7 @@ TEST(ComputeModelTest, DefaultTrainingRateFractionsArePerGpuType) {
   EXPECT_DOUBLE_EQ(defaults.trainingRateFraction("gb200"), 0.825);
   EXPECT_DOUBLE_EQ(defaults.trainingRateFraction("mi300x"), 1.0);
   EXPECT_DOUBLE_EQ(defaults.atKernelRates().trainingRateFraction("h100-sxm"), 1.0);
-  const ComputeModel in_step(gpu("b200"), Precision::kBf16);
+  const ComputeModel in_step(gpu("b200"), Precision::kBf16, shippedCompute());
   const ComputeModel kernels(gpu("b200"), Precision::kBf16, kKernelRates);
   EXPECT_NEAR(in_step.elementwiseTime(1e9) / kernels.elementwiseTime(1e9), 1.0 / 0.836, 1e-12);
 }

@@ -19,6 +19,7 @@
 #include "sim/task_executor.h"
 #include "sim/task_graph.h"
 #include "sim/trace_recorder.h"
+#include "tests/shipped_defaults.h"
 #include "topology/router.h"
 
 namespace trainsim::sim {
@@ -50,7 +51,7 @@ struct Slice {
 std::string traceOfSmallRun(bool with_cluster) {
   const topology::Cluster cluster = topology::testing::presetCluster("dgx-a100", {parseOverride("nodes=2")});
   topology::Router router(cluster);
-  const CommunicationParameters parameters;
+  const CommunicationParameters parameters = shippedCommunication();
   TaskGraph graph;
   std::vector<TaskId> computes;
   for (int32_t gpu = 0; gpu < 4; ++gpu) {
@@ -137,7 +138,7 @@ TEST(TraceRecorderTest, WithoutTheClusterCollectivesGoToANetworkProcess) {
 // collective leaves exposed after a pass) shows on that GPU, not on the network process.
 TEST(TraceRecorderTest, ADelayAfterAStreamTaskShowsOnItsGpu) {
   const topology::Cluster cluster = topology::testing::presetCluster("dgx-a100", {});
-  const CommunicationParameters parameters;
+  const CommunicationParameters parameters = shippedCommunication();
   TaskGraph graph;
   const StreamId stream = graph.addStream(2, "compute");
   const TaskId compute = graph.addCompute(secondsToSimTime(1e-3), {}, {stream, kNoTask, kComputeTag});

@@ -14,6 +14,7 @@
 
 #include "parallelism/experiment_loader.h"
 #include "parallelism/iteration_simulation.h"
+#include "tests/shipped_simulation_options.h"
 
 namespace trainsim::sweep {
 namespace {
@@ -40,7 +41,7 @@ parallelism: {gpus: 16, tp: 8, pp: 1, dp: 2, cp: 1, sequence_parallel: true, rec
 
 // Simulated / estimated iteration time, in the sweep's (symmetric) mode.
 double screenRatio(const parallelism::Experiment& experiment) {
-  parallelism::SimulationOptions options;
+  parallelism::SimulationOptions options = shippedSimulationOptions();
   options.iteration.symmetric = true;
   IterationEstimator estimator(experiment.cluster, experiment.training.precision, options);
   const double estimate = estimator.iterationSeconds(experiment);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/shipped_simulation_options.h"
 #include "parallelism/compute_timer.h"
 #include "parallelism/experiment_loader.h"
 #include "parallelism/iteration_builder.h"
@@ -47,7 +48,7 @@ parallelism: {gpus: 16, tp: 8, pp: 1, dp: 2, cp: 1, sequence_parallel: true, rec
 
 // `first_chunk`: the builder's work of the first chunk, for the tests to check what it holds.
 void expectSamePassWork(const parallelism::Experiment& experiment, PassWork& first_chunk) {
-  const parallelism::SimulationOptions options;
+  const parallelism::SimulationOptions options = shippedSimulationOptions();
   const auto cluster = valueOrThrow(topology::Cluster::build(experiment.cluster));
   topology::Router router(cluster);
   const auto compute =

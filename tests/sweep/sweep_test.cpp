@@ -15,6 +15,7 @@
 #include "sweep/pareto_front.h"
 #include "sweep/sweep_csv.h"
 #include "sweep_test_support.h"
+#include "tests/shipped_simulation_options.h"
 
 namespace trainsim::sweep {
 namespace {
@@ -57,6 +58,7 @@ std::vector<Override> overridesFor(const PlanCandidate& candidate) {
 
 SweepSettings fastSettings() {
   SweepSettings settings;
+  settings.simulation = shippedSimulationOptions();
   settings.threads = 2;
   settings.top = 5;
   settings.simulation.iteration.symmetric = true;

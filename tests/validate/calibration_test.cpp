@@ -11,11 +11,13 @@
 #include "nccl_tests_log_writer.h"
 #include "sim/collective_simulation.h"
 #include "sim/compute_model.h"
+#include "sim/parameter_names.h"
+#include "tests/shipped_simulation_options.h"
+#include "tests/validate/shipped_calibration_options.h"
 #include "topology/cluster_loader.h"
 #include "topology/gpu_catalog.h"
 #include "validate/calibration_file.h"
 #include "validate/calibrator.h"
-#include "validate/communication_parameter_names.h"
 #include "validate/gemm_fit.h"
 #include "validate/harness_results_reader.h"
 #include "validate/latency_bandwidth_fit.h"
@@ -85,26 +87,13 @@ TEST(LatencyBandwidthFitTest, RecoversAnExactCurveAndResistsAnOutlier) {
   EXPECT_FALSE(fitLatencyBandwidth({{1024, 10.0}}, 1.0).ok());
 }
 
-TEST(CommunicationParameterNamesTest, EfficiencyNamesAreTheFieldsTheModelReads) {
-  for (auto type : {topology::LinkType::kNvLink, topology::LinkType::kInfiniBand, topology::LinkType::kRoce,
-                    topology::LinkType::kPcie, topology::LinkType::kIci}) {
-    for (const char* gpu : {"a100-sxm-40gb", "b200", "h100-sxm"}) {
-      sim::CommunicationParameters parameters;
-      const auto* entry = findCommunicationParameter(linkEfficiencyParameter(type, gpu));
-      ASSERT_NE(entry, nullptr);
-      parameters.*(entry->field) = 0.123;
-      EXPECT_DOUBLE_EQ(parameters.linkEfficiency(type, gpu), 0.123) << entry->name << " " << gpu;
-    }
-  }
-}
-
 // The round trip the issue asks for, on logs written here: simulate an 8-GPU and a 16-GPU
 // all_reduce with parameters unlike the defaults, print them as nccl-tests does, read them
 // back, calibrate, and get the parameters back; then predict 4 nodes (32 GPUs), which was
 // not measured.
 TEST(CommunicationFitTest, RecoversKnownParametersFromLogsAndPredictsAnUnmeasuredGroup) {
-  sim::CommunicationParameters truth;
-  truth.nvlink_efficiency_a100 = 0.70;
+  sim::CommunicationParameters truth = shippedCommunication();
+  sim::findCommunicationParameter("nvlink_efficiency")->set(truth, azure().spec().gpu.key, 0.70);
   truth.infiniband_efficiency = 0.80;
   truth.launch_overhead_us = 20.0;
   truth.channel_bandwidth_GBps = 80.0;
@@ -118,18 +107,18 @@ TEST(CommunicationFitTest, RecoversKnownParametersFromLogsAndPredictsAnUnmeasure
   ASSERT_TRUE(log.ok()) << log.error().toString();
   ASSERT_EQ(log->runs.size(), 2u);
 
-  const auto fit = fitCommunicationParameters(azure(), log->runs, sim::CommunicationParameters{});
+  const auto fit = fitCommunicationParameters(azure(), log->runs, shippedCommunication());
   ASSERT_TRUE(fit.ok()) << fit.error().toString();
   ASSERT_EQ(fit->values.size(), 4u);
   for (const auto& value : fit->values) {
-    const double expected = truth.*(findCommunicationParameter(value.name)->field);
+    const double expected = sim::findCommunicationParameter(value.name)->get(truth, value.gpu_key);
     EXPECT_NEAR(value.after / expected, 1.0, 0.03) << value.name;
   }
   EXPECT_LT(fit->rms_relative_error_after, 0.01);
   EXPECT_GT(fit->rms_relative_error_before, 0.10);
 
   const MeasuredCollective four_nodes = simulatedCurve(truth, {8, 8, 8, 8});
-  const auto defaults = valueOrThrow(simulateCurve(azure(), sim::CommunicationParameters{}, four_nodes));
+  const auto defaults = valueOrThrow(simulateCurve(azure(), shippedCommunication(), four_nodes));
   const auto calibrated = valueOrThrow(simulateCurve(azure(), fit->parameters, four_nodes));
   EXPECT_GT(worstError(defaults, four_nodes, kMiB), 0.10);
   EXPECT_LT(worstError(calibrated, four_nodes, kMiB), 0.03);
@@ -148,7 +137,7 @@ TEST(CommunicationFitTest, TooFewPointsNameTheFilesTheyCameFrom) {
     return measured;
   };
   const std::vector<MeasuredCollective> curves = {curve({8}, "few.log"), curve({8, 8}, "other.yaml")};
-  const auto fit = fitCommunicationParameters(azure(), curves, sim::CommunicationParameters{});
+  const auto fit = fitCommunicationParameters(azure(), curves, shippedCommunication());
   ASSERT_FALSE(fit.ok());
   EXPECT_EQ(fit.error().code, ExitCode::kInvalidInput);
   EXPECT_EQ(fit.error().toString(),
@@ -157,7 +146,7 @@ TEST(CommunicationFitTest, TooFewPointsNameTheFilesTheyCameFrom) {
   CommunicationFitOptions large_only;
   large_only.min_bytes = 4096;
   const auto cut = fitCommunicationParameters(azure(), std::vector<MeasuredCollective>{curve({8}, "few.log")},
-                                              sim::CommunicationParameters{}, large_only);
+                                              shippedCommunication(), large_only);
   ASSERT_FALSE(cut.ok());
   EXPECT_EQ(cut.error().toString(),
             "few.log: 1 measured points from --fit-min-bytes on for 3 parameters: measure more sizes or fit fewer "
@@ -170,7 +159,7 @@ TEST(CommunicationFitTest, ChoosesTheParametersTheCurvesConstrain) {
   MeasuredCollective multi;
   multi.ranks_per_node = {8, 8};
   EXPECT_THAT(constrainedParameters(azure(), std::vector{single}),
-              ::testing::ElementsAre("nvlink_efficiency_a100", "launch_overhead_us", "channel_bandwidth_GBps"));
+              ::testing::ElementsAre("nvlink_efficiency", "launch_overhead_us", "channel_bandwidth_GBps"));
   EXPECT_THAT(constrainedParameters(azure(), std::vector{multi}),
               ::testing::ElementsAre("infiniband_efficiency", "launch_overhead_us", "channel_bandwidth_GBps"));
   MeasuredCollective too_big;
@@ -183,7 +172,7 @@ Calibration sampleCalibration() {
   c.cluster = "azure-nd-a100-v4";
   c.gpu = "a100-sxm-40gb";
   c.sources = {{"a.log", "nccl-tests", 2}};
-  c.communication = {{"nvlink_efficiency_a100", 0.7123456789}, {"launch_overhead_us", 15.5}};
+  c.communication = {{"nvlink_efficiency", 0.7123456789, "a100-sxm-40gb"}, {"launch_overhead_us", 15.5, ""}};
   c.communication_fit = CommunicationFitQuality{40, 7, 0.2, 0.05};
   c.compute.matmul_ceilings = {{"a100-sxm-40gb", topology::Precision::kBf16, 250.0}};
   c.compute.memory_efficiency = {{"a100-sxm-40gb", 0.8}};
@@ -224,19 +213,21 @@ TEST(CalibrationFileTest, WritesAndReadsBack) {
   ASSERT_TRUE(read.ok()) << read.error().toString();
   EXPECT_EQ(read->cluster, written.cluster);
   ASSERT_EQ(read->communication.size(), 2u);
-  EXPECT_EQ(read->communication[0].name, "nvlink_efficiency_a100");
+  EXPECT_EQ(read->communication[0].name, "nvlink_efficiency");
+  EXPECT_EQ(read->communication[0].gpu_key, "a100-sxm-40gb");
   EXPECT_DOUBLE_EQ(read->communication[0].value, 0.7123456789);
   EXPECT_EQ(read->compute.gemm_efficiency.at(0).shape_class, "cubic_large");
   EXPECT_EQ(read->collectives.at(0).fit.points, 20);
   ASSERT_EQ(read->corrections.size(), 1u);
   EXPECT_DOUBLE_EQ(read->corrections[0].points[1].factor, 0.9);
 
-  sim::CommunicationParameters communication;
+  sim::CommunicationParameters communication = shippedCommunication();
   applyCalibration(*read, communication);
-  EXPECT_DOUBLE_EQ(communication.nvlink_efficiency_a100, 0.7123456789);
+  EXPECT_DOUBLE_EQ(communication.linkEfficiency(topology::LinkType::kNvLink, "a100-sxm-40gb"), 0.7123456789);
+  EXPECT_DOUBLE_EQ(communication.linkEfficiency(topology::LinkType::kNvLink, "a100-sxm-80gb"), 0.78);
   EXPECT_DOUBLE_EQ(communication.launch_overhead_us, 15.5);
-  EXPECT_DOUBLE_EQ(communication.infiniband_efficiency, sim::CommunicationParameters{}.infiniband_efficiency);
-  parallelism::SimulationOptions options;
+  EXPECT_DOUBLE_EQ(communication.infiniband_efficiency, shippedCommunication().infiniband_efficiency);
+  parallelism::SimulationOptions options = shippedSimulationOptions();
   applyCalibration(*read, options);
   EXPECT_DOUBLE_EQ(options.communication.launch_overhead_us, 15.5);
   int rows = 0;
@@ -268,8 +259,9 @@ TEST(CalibrationFileTest, RejectsWhatIsNotACalibration) {
     std::string from, to, expected;
   };
   const std::vector<Case> cases = {
-      {"nvlink_efficiency_a100: 0.7123", "nvlink_eficiency_a100: 0.7123", "did you mean"},
-      {"nvlink_efficiency_a100: 0.7123", "nvlink_efficiency_a100: 1.5", "a fraction in (0, 1]"},
+      {"nvlink_efficiency: [", "nvlink_eficiency: [", "did you mean"},
+      {"fraction: 0.7123456789}]", "fraction: 1.5}]", "a fraction in (0, 1]"},
+      {"fraction: 0.7123456789}]", "efficiency: 0.7}]", "expected one of gpu or fraction"},
       {"format: trainsim-calibration-1", "format: other", "expected trainsim-calibration-1"},
       {"launch_overhead_us: 15.5", "launch_overhead_us: fast", "expected a number"},
       {"precision: bf16, tflops", "precision: bf17, tflops", "expected one of"},
@@ -290,6 +282,77 @@ TEST(CalibrationFileTest, RejectsWhatIsNotACalibration) {
   EXPECT_EQ(directory.error().toString(), std::string(TRAINSIM_CONFIG_DIR_FOR_TESTS) +
                                               ": is a directory, expected a calibration file (written by "
                                               "trainsim calibrate)");
+}
+
+// Every model constant can be set by a calibration: keys for the constants the defaults file
+// gives (configs/defaults/), read, applied over the shipped defaults, in force in the model,
+// and written back.
+TEST(CalibrationFileTest, AnyDefaultConstantCanBeSet) {
+  const std::string text = R"(format: trainsim-calibration-1
+cluster: "dgx-h100"
+gpu: "h100-sxm"
+communication:
+  base_latency_us: {ring: {LL: 7.5}}
+  ll_multi_node_intra_step_factor: 2.5
+  nvlink_efficiency: [{gpu: "h100-sxm", fraction: 0.75}]
+compute:
+  launch_overhead_us: 10
+  fallback_compute_units: 100
+  attention_tile_overhead_default: {forward: 1.5}
+  gemm_tiles: [{m: 128, n: 128}]
+  collective_offload_vendors: [intel]
+  tile_fixed_overhead: [{gpu: "h100-sxm", us: 1.0}]
+  gemm_epilogue_exposed: [{gpu: "h100-sxm", fraction: 0.5}]
+)";
+  const auto read = parseCalibration(text, "calib.yaml");
+  ASSERT_TRUE(read.ok()) << read.error().toString();
+  sim::ComputeParameters compute = shippedCompute();
+  applyCalibration(*read, compute);
+  EXPECT_EQ(compute.launch_overhead_us, 10.0);
+  EXPECT_EQ(compute.fallback_compute_units, 100);
+  EXPECT_EQ(compute.attention_tile_overhead_default, (sim::AttentionTileOverhead{1.5, 3.0}));
+  ASSERT_EQ(compute.gemm_tiles.size(), 1u);
+  EXPECT_EQ(compute.gemm_tiles[0].m, 128);
+  EXPECT_THAT(compute.collective_offload_vendors, ::testing::ElementsAre("intel"));
+  EXPECT_EQ(compute.tileFixedOverheadSeconds("h100-sxm"), 1.0e-6);
+  EXPECT_EQ(compute.tileFixedOverheadSeconds("b200"), 0.2e-6);
+  EXPECT_EQ(compute.gemmEpilogueExposed("h100-sxm"), 0.5);
+
+  // The launch overhead was a constant no calibration reached: now the model's kernels pay it.
+  const auto catalog =
+      valueOrThrow(topology::GpuCatalog::load(std::string(TRAINSIM_CONFIG_DIR_FOR_TESTS) + "/gpus.yaml"));
+  const topology::GpuSpec* h100 = catalog.find("h100-sxm");
+  ASSERT_NE(h100, nullptr);
+  const sim::ComputeModel before(*h100, topology::Precision::kBf16, shippedCompute());
+  const sim::ComputeModel after(*h100, topology::Precision::kBf16, compute);
+  EXPECT_DOUBLE_EQ(before.launchOverhead(), 4.0e-6);
+  EXPECT_DOUBLE_EQ(after.launchOverhead(), 10.0e-6);
+  EXPECT_NEAR(after.elementwiseTime(1e3) - before.elementwiseTime(1e3), 6.0e-6 / 0.882, 1e-12);
+
+  sim::CommunicationParameters communication = shippedCommunication();
+  applyCalibration(*read, communication);
+  EXPECT_EQ(communication.base_latency_us[0], (std::array<double, 3>{7.5, 14.0, 8.4}));
+  EXPECT_EQ(communication.base_latency_us[1], shippedCommunication().base_latency_us[1]);
+  EXPECT_EQ(communication.ll_multi_node_intra_step_factor, 2.5);
+  EXPECT_EQ(communication.linkEfficiency(topology::LinkType::kNvLink, "h100-sxm"), 0.75);
+  EXPECT_EQ(communication.linkEfficiency(topology::LinkType::kNvLink, "h200"), 0.82);
+
+  const std::string written = calibrationYaml(*read);
+  EXPECT_THAT(written, HasSubstr("  base_latency_us: {ring: {LL: 7.5}}\n"));
+  EXPECT_THAT(written, HasSubstr("  nvlink_efficiency: [{gpu: \"h100-sxm\", fraction: 0.75}]\n"));
+  EXPECT_THAT(written, HasSubstr("  attention_tile_overhead_default: {forward: 1.5}\n"));
+  const auto reread = parseCalibration(written, "calib.yaml");
+  ASSERT_TRUE(reread.ok()) << reread.error().toString() << "\n" << written;
+  EXPECT_EQ(calibrationYaml(*reread), written);
+  EXPECT_THAT(describeCalibration(*read), HasSubstr("3 communication parameters"));
+  EXPECT_THAT(describeCalibration(*read), HasSubstr("3 compute parameters"));
+  EXPECT_THAT(describeCalibration(*read), HasSubstr("GEMM tiles"));
+
+  EXPECT_THAT(errorAfterEdit(text, "ring: {LL: 7.5}", "ring: {LL: -1}"), HasSubstr("bad.yaml:5:"));
+  EXPECT_THAT(errorAfterEdit(text, "ring: {LL: 7.5}", "ring: {LL: -1}"), HasSubstr("expected a number >= 0"));
+  EXPECT_THAT(errorAfterEdit(text, "fallback_compute_units: 100", "fallback_compute_units: 1.5"),
+              HasSubstr("bad.yaml:10:27"));
+  EXPECT_THAT(errorAfterEdit(text, "ring: {LL: 7.5}", "rong: {LL: 7.5}"), HasSubstr("did you mean 'ring'"));
 }
 
 // calib.yaml's compute.attention_rates: written and read back exactly, and in force: the row
@@ -320,7 +383,7 @@ TEST(CalibrationFileTest, AttentionRatesRoundTripAndReplaceTheDefaultRow) {
   const topology::GpuSpec* b200 = catalog.find("b200");
   ASSERT_NE(b200, nullptr);
   const double peak = *b200->peakTflops(topology::Precision::kBf16);
-  sim::ComputeParameters parameters;
+  sim::ComputeParameters parameters = shippedCompute();
   const sim::ComputeModel before(*b200, topology::Precision::kBf16, parameters);
   EXPECT_DOUBLE_EQ(before.attentionEfficiency(sim::AttentionPass::kForward), 1384.2 / peak);
   EXPECT_DOUBLE_EQ(before.attentionEfficiency(sim::AttentionPass::kBackward), 994.9 / peak);
@@ -370,7 +433,7 @@ TEST(CalibrationFileTest, AttentionProblemAndTileOverheadsRoundTripAndApply) {
       valueOrThrow(topology::GpuCatalog::load(std::string(TRAINSIM_CONFIG_DIR_FOR_TESTS) + "/gpus.yaml"));
   const topology::GpuSpec* b200 = catalog.find("b200");
   ASSERT_NE(b200, nullptr);
-  sim::ComputeParameters parameters;
+  sim::ComputeParameters parameters = shippedCompute();
   applyCalibration(*read, parameters);
   EXPECT_EQ(parameters.attentionTileOverhead("b200"), (sim::AttentionTileOverhead{3.5, 7.25}));
   const sim::ComputeModel model(*b200, topology::Precision::kBf16, parameters);
@@ -483,7 +546,7 @@ memory_bandwidth:
   ASSERT_TRUE(results.ok()) << results.error().toString();
   const auto& gemm = std::get<GemmResults>(*results);
   const auto& gpu = azure().spec().gpu;
-  const auto fit = fitGemm(gpu, gemm, sim::ComputeParameters{});
+  const auto fit = fitGemm(gpu, gemm, shippedCompute());
   ASSERT_TRUE(fit.ok()) << fit.error().toString();
   EXPECT_DOUBLE_EQ(*fit->ceiling_tflops, 249.9);
   ASSERT_EQ(fit->classes.size(), 3u);
@@ -511,17 +574,17 @@ TEST(SharedLogsTest, AzureLogsRoundTripWithinFivePercentFromOneMiB) {
     ASSERT_TRUE(log.ok()) << log.error().toString();
     for (auto& run : log->runs) inputs.collectives.push_back(run);
   }
-  const auto result = runCalibration(azure(), inputs);
+  const auto result = runCalibration(azure(), inputs, shippedCalibrationOptions());
   ASSERT_TRUE(result.ok()) << result.error().toString();
   const auto reread = parseCalibration(calibrationYaml(result->calibration), "calib.yaml");
   ASSERT_TRUE(reread.ok()) << reread.error().toString();
-  sim::CommunicationParameters parameters;
+  sim::CommunicationParameters parameters = shippedCommunication();
   applyCalibration(*reread, parameters);
   double large_default = 0.0;
   double large_calibrated = 0.0;
   for (const auto& curve : inputs.collectives) {
     const auto predicted = valueOrThrow(simulateCurve(azure(), parameters, curve));
-    const auto defaults = valueOrThrow(simulateCurve(azure(), sim::CommunicationParameters{}, curve));
+    const auto defaults = valueOrThrow(simulateCurve(azure(), shippedCommunication(), curve));
     for (std::size_t i = 0; i < curve.samples.size(); ++i) {
       const auto& sample = curve.samples[i];
       if (sample.bytes >= 256.0 * kMiB) {

@@ -1,5 +1,6 @@
 // The collective model's accuracy goals, checked against the published curves.
 #include "validate/collective_accuracy.h"
+#include "tests/shipped_defaults.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +11,7 @@ namespace {
 
 const std::vector<CurveAccuracy>& results() {
   static const std::vector<CurveAccuracy> cached = [] {
-    auto computed = compareAllReduceCurves(ConfigPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS}, sim::CommunicationParameters{});
+    auto computed = compareAllReduceCurves(ConfigPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS}, shippedCommunication());
     if (!computed.ok()) throw std::runtime_error(computed.error().toString());
     return std::move(computed).value();
   }();

@@ -1,5 +1,6 @@
 // The compute model's GEMM timing against published GEMM throughput (`trainsim validate gemm`).
 #include "validate/gemm_accuracy.h"
+#include "tests/shipped_defaults.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +14,7 @@ namespace {
 
 const std::vector<GemmSourceAccuracy>& results() {
   static const std::vector<GemmSourceAccuracy> cached = [] {
-    auto computed = compareGemms(ConfigPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS}, sim::ComputeParameters{});
+    auto computed = compareGemms(ConfigPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS}, shippedCompute());
     if (!computed.ok()) throw std::runtime_error(computed.error().toString());
     return std::move(computed).value();
   }();
@@ -87,7 +88,7 @@ TEST(GemmAccuracyTest, NeverAboveTheMaximumAchievableMatmulRate) {
 
 // A calibration's compute parameters change the prediction (here: a lower ceiling for H100 FP8).
 TEST(GemmAccuracyTest, UsesTheGivenComputeParameters) {
-  sim::ComputeParameters lower;
+  sim::ComputeParameters lower = shippedCompute();
   for (auto& ceiling : lower.matmul_ceilings) {
     if (ceiling.gpu_key == "h100-sxm" && ceiling.precision == topology::Precision::kFp8) ceiling.tflops /= 2.0;
   }

@@ -7,6 +7,8 @@
 
 #include "base/config_paths.h"
 #include "parallelism/experiment_loader.h"
+#include "tests/shipped_simulation_options.h"
+#include "tests/validate/shipped_calibration_options.h"
 #include "topology/cluster_loader.h"
 #include "validate/calibration_file.h"
 #include "validate/calibrator.h"
@@ -25,12 +27,13 @@ parallelism::Experiment llama(const std::vector<Override>& plan = {}) {
 }
 
 parallelism::SimulationOptions withFraction(const std::string& gpu, double fraction) {
-  parallelism::SimulationOptions options;
+  parallelism::SimulationOptions options = shippedSimulationOptions();
   options.compute.training_rate_fraction = {{gpu, fraction}};
   return options;
 }
 
-double stepSeconds(const parallelism::Experiment& experiment, const parallelism::SimulationOptions& options = {}) {
+double stepSeconds(const parallelism::Experiment& experiment,
+                   const parallelism::SimulationOptions& options = shippedSimulationOptions()) {
   return valueOrThrow(parallelism::simulateIteration(experiment, options)).iteration_time_s;
 }
 
@@ -85,7 +88,7 @@ TEST(TrainingStepFitTest, StepsOfAnotherGpuThanTheCalibratedClusterAreRejected) 
   const auto cluster = valueOrThrow(topology::Cluster::build(spec));
   CalibrationInputs inputs;
   inputs.training_steps.push_back({llama(), 1.0, "llama=1"});
-  auto result = runCalibration(cluster, inputs);
+  auto result = runCalibration(cluster, inputs, shippedCalibrationOptions());
   ASSERT_FALSE(result.ok());
   EXPECT_NE(result.error().message.find("h100-sxm"), std::string::npos) << result.error().message;
 }
@@ -97,7 +100,7 @@ TEST(TrainingStepFitTest, TheCalibrationFileCarriesTheFractionAndReproducesTheSt
   const auto cluster = valueOrThrow(topology::Cluster::build(spec));
   CalibrationInputs inputs;
   inputs.training_steps.push_back({experiment, measured, "llama=measured"});
-  const auto result = valueOrThrow(runCalibration(cluster, inputs));
+  const auto result = valueOrThrow(runCalibration(cluster, inputs, shippedCalibrationOptions()));
   ASSERT_TRUE(result.training_step_fit.has_value());
   const std::string yaml = calibrationYaml(result.calibration);
   EXPECT_NE(yaml.find("training_rate_fraction:"), std::string::npos) << yaml;
@@ -107,7 +110,7 @@ TEST(TrainingStepFitTest, TheCalibrationFileCarriesTheFractionAndReproducesTheSt
   EXPECT_EQ(read.compute.training_rate_fraction[0].fraction, result.training_step_fit->fraction);
   ASSERT_TRUE(read.training_step_fit.has_value());
   EXPECT_EQ(read.training_step_fit->steps, 1);
-  parallelism::SimulationOptions options;
+  parallelism::SimulationOptions options = shippedSimulationOptions();
   applyCalibration(read, options);
   EXPECT_NEAR(stepSeconds(experiment, options), measured, 2e-4 * measured);
 }

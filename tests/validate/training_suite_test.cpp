@@ -3,6 +3,7 @@
 // issue 4's accuracy goal (MAPE <= 10% per source) keep meeting it on their default rows.
 // `trainsim validate training` prints the table (docs/training-validation.md).
 #include "validate/training_suite.h"
+#include "tests/shipped_simulation_options.h"
 
 #include <gtest/gtest.h>
 
@@ -38,6 +39,7 @@ parallelism::Experiment experimentOf(const TrainingRow& row) {
 const TrainingSuiteResult& fastSuite() {
   static const TrainingSuiteResult cached = [] {
     TrainingSuiteOptions options;
+    options.simulation = shippedSimulationOptions();
     options.only = kFastRows;
     auto result = runTrainingSuite(kPaths, options);
     if (!result.ok()) throw std::runtime_error(result.error().toString());
@@ -143,6 +145,7 @@ TEST(TrainingSuiteTest, SmallRowsGiveFiniteSanePredictions) {
 // without recomputation: the identity holds to rounding.
 TEST(TrainingSuiteTest, LayerTimeIsTheMarginalCostOfALayer) {
   TrainingSuiteOptions options;
+  options.simulation = shippedSimulationOptions();
   options.only = {"korthikanti-t4-001", "korthikanti-t4-004"};
   const auto result = runTrainingSuite(kPaths, options);
   ASSERT_TRUE(result.ok()) << result.error().toString();
@@ -152,7 +155,7 @@ TEST(TrainingSuiteTest, LayerTimeIsTheMarginalCostOfALayer) {
   ASSERT_TRUE(none.ran && selective.ran) << none.failure << selective.failure;
   const auto experiment = trainingExperiment(selective.row, kPaths);
   ASSERT_TRUE(experiment.ok());
-  const auto profile = parallelism::computeOpProfile(*experiment);
+  const auto profile = parallelism::computeOpProfile(*experiment, shippedSimulationOptions());
   ASSERT_TRUE(profile.ok());
   double recompute_s = 0.0;
   for (const auto& op : profile->rows) recompute_s += op.recompute_s;
@@ -191,6 +194,7 @@ TEST(TrainingSuiteTest, MapeIsTheMeanAbsoluteErrorPerSourceAndOverall) {
 // (12.6% with the kernels at their microbenchmark rates). The bounds guard these figures.
 TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   TrainingSuiteOptions options;
+  options.simulation = shippedSimulationOptions();
   for (const auto& row : suiteRows().rows) {
     if (!row.slow) options.only.push_back(row.id);
   }
@@ -227,6 +231,7 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
 // model's ratio stays within 7.5% of it (8B: 1.27, the farthest).
 TEST(TrainingSuiteTest, Fp8SpeedUpMatchesTheMeasuredPairs) {
   TrainingSuiteOptions options;
+  options.simulation = shippedSimulationOptions();
   for (const auto& row : suiteRows().rows) {
     if (row.source == "dgxc-h100") options.only.push_back(row.id);
   }
@@ -265,6 +270,7 @@ TEST(TrainingSuiteTest, Fp8SpeedUpMatchesTheMeasuredPairs) {
 // the pass instead, it lost 13% over the same rows (513 -> 448).
 TEST(TrainingSuiteTest, LongSequenceThroughputHoldsAsContextParallelismGrows) {
   TrainingSuiteOptions options;
+  options.simulation = shippedSimulationOptions();
   options.only = {"nemo-long-context-006", "nemo-long-context-009"};
   const auto result = runTrainingSuite(kPaths, options);
   ASSERT_TRUE(result.ok()) << result.error().toString();
@@ -293,6 +299,7 @@ TEST(TrainingSuiteTest, OnlyTheLargestRowsAreMarkedSlow) {
 
 TEST(TrainingSuiteTest, UnknownRowIdIsAnError) {
   TrainingSuiteOptions options;
+  options.simulation = shippedSimulationOptions();
   options.only = {"no-such-row"};
   const auto result = runTrainingSuite(kPaths, options);
   ASSERT_FALSE(result.ok());

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "parallelism/memory_model.h"
+#include "tests/shipped_simulation_options.h"
 #include "validate/training_suite.h"
 
 namespace trainsim::validate {
@@ -70,7 +71,7 @@ TEST(UnpublishedPlanChoiceTest, CandidatesArePowersOfTwoOfTheReplicaBatchTimesCh
 // simulated, and the chosen one is the fastest of those, each simulated on its own.
 TEST(UnpublishedPlanChoiceTest, ChoosesTheFastestOfTheSettingsThatFit) {
   const TrainingRow& unpublished = row("mcore-h100-weak-006");
-  parallelism::SimulationOptions options;
+  parallelism::SimulationOptions options = shippedSimulationOptions();
   options.iteration.symmetric = true;  // one data-parallel replica: the same figures, faster
   const auto choice = chooseUnpublishedPlan(unpublished, kPaths, options);
   ASSERT_TRUE(choice.ok()) << choice.error().toString();
@@ -101,6 +102,7 @@ TEST(UnpublishedPlanChoiceTest, ChoosesTheFastestOfTheSettingsThatFit) {
 // its plan runs as published.
 TEST(UnpublishedPlanChoiceTest, TheSuiteRunsTheChosenSetting) {
   TrainingSuiteOptions options;
+  options.simulation = shippedSimulationOptions();
   options.only = {"mcore-h100-weak-004", "megatron-sc21-t1-001"};
   const auto suite = runTrainingSuite(kPaths, options);
   ASSERT_TRUE(suite.ok()) << suite.error().toString();
@@ -129,9 +131,9 @@ TEST(UnpublishedPlanChoiceTest, TheSuiteRunsTheChosenSetting) {
 TEST(UnpublishedPlanChoiceTest, LargerMicroBatchesHideTheDataParallelReductions) {
   const TrainingRow& unpublished = row("mcore-h100-weak-004");
   const auto one = parallelism::simulateIteration(experimentOf(unpublished, planSettingOverrides({1, 1})),
-                                                  parallelism::SimulationOptions{});
+                                                  shippedSimulationOptions());
   const auto four = parallelism::simulateIteration(experimentOf(unpublished, planSettingOverrides({4, 1})),
-                                                   parallelism::SimulationOptions{});
+                                                   shippedSimulationOptions());
   ASSERT_TRUE(one.ok() && four.ok());
   EXPECT_GT(one->breakdown.dp_comm_exposed, 0.2 * one->iteration_time_s);
   EXPECT_LT(four->breakdown.dp_comm_exposed, 0.5 * one->breakdown.dp_comm_exposed);
