@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -64,8 +66,37 @@ TrainingRow readRow(const ConfigNode& node, const TrainingSource& source) {
   return row;
 }
 
+// `text` with the lines of rows other than `keep` emptied, where each row of the block list
+// `rows` starts on a line of its own; else all of `text`, and nullopt.
+std::optional<std::string> oneRowText(const std::string& text, const std::vector<ConfigNode>& rows, std::size_t keep) {
+  std::vector<int> starts;
+  for (const auto& row : rows) {
+    const int line = row.yaml().Mark().line;
+    if (line < 0 || (!starts.empty() && line <= starts.back())) return std::nullopt;
+    starts.push_back(line);
+  }
+  const int first = starts[keep];
+  const int end = keep + 1 < starts.size() ? starts[keep + 1] : std::numeric_limits<int>::max();
+  std::string kept;
+  kept.reserve(text.size());
+  int line = 0;
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    std::size_t stop = text.find('\n', begin);
+    stop = stop == std::string::npos ? text.size() : stop + 1;
+    if (line < starts.front() || (line >= first && line < end)) {
+      kept.append(text, begin, stop - begin);
+    } else if (text[stop - 1] == '\n') {
+      kept += '\n';
+    }
+    begin = stop;
+    ++line;
+  }
+  return kept;
+}
+
 void readSourceFile(const std::string& path, const std::string& id, TrainingRows& rows, std::set<std::string>& ids) {
-  auto text = std::make_shared<const std::string>(valueOrThrow(readTextFile(path, "a training source file")));
+  const auto text = std::make_shared<const std::string>(valueOrThrow(readTextFile(path, "a training source file")));
   const ConfigNode root = parseConfigText(*text, path);
   if (!root.isMap()) root.failExpected("a training source (a mapping with id, title, citation, metric and rows)");
   rows.sources.push_back(readSource(root, id));
@@ -75,9 +106,14 @@ void readSourceFile(const std::string& path, const std::string& id, TrainingRows
   for (std::size_t i = 0; i < elements.size(); ++i) {
     TrainingRow row = readRow(elements[i], rows.sources.back());
     if (!ids.insert(row.id).second) elements[i].child("id").fail("row id given twice in the suite");
-    row.file_text = text;
     row.file = path;
     row.index = i;
+    if (auto one_row = oneRowText(*text, elements, i)) {
+      row.text = std::make_shared<const std::string>(std::move(*one_row));
+    } else {
+      row.text = text;
+      row.in_text = i;
+    }
     rows.rows.push_back(std::move(row));
   }
 }
@@ -98,7 +134,9 @@ void refuseUnlistedFiles(const std::string& directory, const std::set<std::strin
 }  // namespace
 
 ConfigNode TrainingRow::experimentNode() const {
-  return parseConfigText(*file_text, file).child("rows").elements().at(index).child("experiment");
+  const ConfigNode parsed = parseConfigText(*text, file).child("rows").elements().at(in_text).child("experiment");
+  // Named as in the whole file, whichever rows `text` holds.
+  return ConfigNode(parsed.yaml(), parsed.source(), "rows[" + std::to_string(index) + "].experiment");
 }
 
 const TrainingSource& TrainingRows::source(std::string_view id) const {

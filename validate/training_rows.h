@@ -44,12 +44,14 @@ struct TrainingRow {
   bool virtual_stages_published = true;
   // Settings the source does not publish and what the row assumes for them.
   std::string assumptions;
-  // The row's `experiment:` mapping is parsed afresh from the file's text for each use
-  // (experimentNode), so that overrides applied to one copy never reach another, and so that
-  // suite runs on several threads share no YAML nodes.
-  std::shared_ptr<const std::string> file_text;
+  // The row's `experiment:` mapping is parsed afresh for each use (experimentNode), so that
+  // overrides applied to one copy never reach another, and so that suite runs on several
+  // threads share no YAML nodes. It is parsed from `text`: the file's text with the other
+  // rows' lines left empty, so that positions are the file's and a parse reads one row.
+  std::shared_ptr<const std::string> text;
   std::string file;
-  std::size_t index = 0;  // in the file's `rows:`
+  std::size_t index = 0;    // in the file's `rows:`
+  std::size_t in_text = 0;  // the row's index among the rows `text` holds
 
   // The row's experiment document, positioned in its file ("rows[3].experiment.training...").
   [[nodiscard]] ConfigNode experimentNode() const;

@@ -88,9 +88,7 @@ TEST(TrainingMeasurementsTest, EveryRowBuildsAValidExperiment) {
     // The row's attention kernel reaches the simulator through the experiment, as a user's would.
     EXPECT_EQ(experiment->training.flash_attention, written.child("training").child("flash_attention").asBool())
         << row.id;
-    // The cluster preset is cut down to the row's GPUs, 8 a node.
     EXPECT_GE(experiment->cluster.nodes * experiment->cluster.gpus_per_node, experiment->plan.gpus) << row.id;
-    EXPECT_LT((experiment->cluster.nodes - 1) * experiment->cluster.gpus_per_node, experiment->plan.gpus) << row.id;
   }
 }
 
