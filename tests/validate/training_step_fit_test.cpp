@@ -40,7 +40,8 @@ double stepSeconds(const parallelism::Experiment& experiment,
 TEST(TrainingStepFitTest, RecoversTheFractionAStepWasSimulatedWith) {
   const auto experiment = llama();
   const double measured = stepSeconds(experiment, withFraction("h100-sxm", 0.75));
-  const auto fit = valueOrThrow(fitTrainingRateFraction({{experiment, measured, "llama=measured"}}, {}));
+  const auto fit =
+      valueOrThrow(fitTrainingRateFraction({{experiment, measured, "llama=measured"}}, shippedSimulationOptions()));
   EXPECT_EQ(fit.gpu_key, "h100-sxm");
   EXPECT_NEAR(fit.fraction, 0.75, 1e-3);
   ASSERT_EQ(fit.steps.size(), 1U);
@@ -58,7 +59,8 @@ TEST(TrainingStepFitTest, SeveralStepsBalanceTheirLogErrors) {
   // the first step simulated fast and the second slow by the same log ratio.
   const double first = stepSeconds(tp1, withFraction("h100-sxm", 0.8));
   const double second = stepSeconds(tp2, withFraction("h100-sxm", 0.9));
-  const auto fit = valueOrThrow(fitTrainingRateFraction({{tp1, first, "tp1"}, {tp2, second, "tp2"}}, {}));
+  const auto fit =
+      valueOrThrow(fitTrainingRateFraction({{tp1, first, "tp1"}, {tp2, second, "tp2"}}, shippedSimulationOptions()));
   EXPECT_GT(fit.fraction, 0.8);
   EXPECT_LT(fit.fraction, 0.9);
   const double log_first = std::log(fit.steps[0].after_s / first);
@@ -71,14 +73,14 @@ TEST(TrainingStepFitTest, SeveralStepsBalanceTheirLogErrors) {
 TEST(TrainingStepFitTest, AStepNoFractionCanReachIsAnErrorThatNamesIt) {
   const auto experiment = llama();
   const double simulated = stepSeconds(experiment);
-  auto slow = fitTrainingRateFraction({{experiment, 10.0 * simulated, "llama=slow"}}, {});
+  auto slow = fitTrainingRateFraction({{experiment, 10.0 * simulated, "llama=slow"}}, shippedSimulationOptions());
   ASSERT_FALSE(slow.ok());
   EXPECT_EQ(slow.error().where, "llama=slow");
   EXPECT_NE(slow.error().message.find("slower than the model"), std::string::npos) << slow.error().message;
-  auto fast = fitTrainingRateFraction({{experiment, 0.1 * simulated, "llama=fast"}}, {});
+  auto fast = fitTrainingRateFraction({{experiment, 0.1 * simulated, "llama=fast"}}, shippedSimulationOptions());
   ASSERT_FALSE(fast.ok());
   EXPECT_NE(fast.error().message.find("faster than the model"), std::string::npos) << fast.error().message;
-  auto negative = fitTrainingRateFraction({{experiment, -1.0, "llama=-1"}}, {});
+  auto negative = fitTrainingRateFraction({{experiment, -1.0, "llama=-1"}}, shippedSimulationOptions());
   ASSERT_FALSE(negative.ok());
   EXPECT_NE(negative.error().message.find("positive"), std::string::npos);
 }
