@@ -1,5 +1,7 @@
 #include "cli/experiment_json.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
 namespace trainsim::cli {
@@ -29,6 +31,28 @@ nlohmann::ordered_json memoryJson(const parallelism::MemoryReport& report) {
           {"optimizer", std::llround(peak.optimizer)},
           {"activations", std::llround(peak.activations)},
           {"other", std::llround(peak.other())}};
+}
+
+std::optional<validate::ExpectedError> expectedErrorFor(const parallelism::Experiment& experiment,
+                                                        const ConfigPaths& paths) {
+  const validate::ExpectedErrorTable table = valueOrThrow(validate::loadExpectedErrorTable(paths));
+  return validate::expectedError(table, experiment.training.stack, experiment.cluster.gpu.key);
+}
+
+nlohmann::ordered_json expectedErrorJson(const std::optional<validate::ExpectedError>& error) {
+  if (!error) return nullptr;
+  return {{"mape", error->mape},
+          {"bias", error->bias},
+          {"sources", error->sources},
+          {"rows", error->rows},
+          {"basis", error->basis}};
+}
+
+std::string expectedErrorText(const std::optional<validate::ExpectedError>& error) {
+  if (!error) return "expected error      unknown: no published run of this stack or GPU in the validation suite\n";
+  return fmt::format("expected error      +-{:.1f}% (bias {:+.1f}%; each source held out, {} runs from {} source{}: {})\n",
+                     100.0 * error->mape, 100.0 * error->bias, error->rows, error->sources,
+                     error->sources == 1 ? "" : "s", error->basis);
 }
 
 }  // namespace trainsim::cli

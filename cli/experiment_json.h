@@ -2,9 +2,12 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 
 #include "parallelism/experiment.h"
 #include "parallelism/memory_model.h"
+#include "validate/expected_error.h"
 
 namespace trainsim::cli {
 
@@ -12,5 +15,14 @@ namespace trainsim::cli {
 [[nodiscard]] nlohmann::ordered_json parallelismJson(const parallelism::Experiment& experiment);
 // {"peak_bytes_per_gpu", "capacity_bytes", "fits", "weights", "gradients", "optimizer", "activations", "other"}
 [[nodiscard]] nlohmann::ordered_json memoryJson(const parallelism::MemoryReport& report);
+
+// How far to trust a prediction for `experiment` (validate/expected_error.h), from
+// <config_dir>/validation/expected_error.yaml; nullopt where no published run applies.
+[[nodiscard]] std::optional<validate::ExpectedError> expectedErrorFor(const parallelism::Experiment& experiment,
+                                                                      const ConfigPaths& paths);
+// {"mape", "bias", "sources", "rows", "basis"}, or null.
+[[nodiscard]] nlohmann::ordered_json expectedErrorJson(const std::optional<validate::ExpectedError>& error);
+// "expected error      +-5.8% (bias +2.1%; held out over 51 published runs of ..., 6 sources)\n"
+[[nodiscard]] std::string expectedErrorText(const std::optional<validate::ExpectedError>& error);
 
 }  // namespace trainsim::cli

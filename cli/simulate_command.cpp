@@ -28,7 +28,19 @@ nlohmann::ordered_json optionalNumber(const std::optional<double>& value) {
   return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
 }
 
-nlohmann::ordered_json resultJson(const Experiment& experiment, const IterationResult& result, bool symmetric) {
+// The software stack the run was predicted for (null: none named).
+nlohmann::ordered_json stackJson(const Experiment& experiment) {
+  if (!experiment.stack) return nullptr;
+  const auto& training = experiment.training;
+  return {{"name", experiment.stack->name},
+          {"title", experiment.stack->title},
+          {"version", experiment.stack->version},
+          {"dispatch", training.dispatch ? nlohmann::ordered_json(parallelism::dispatchModeName(*training.dispatch))
+                                         : nlohmann::ordered_json(nullptr)}};
+}
+
+nlohmann::ordered_json resultJson(const Experiment& experiment, const IterationResult& result, bool symmetric,
+                                  const std::optional<validate::ExpectedError>& expected_error) {
   const auto& plan = experiment.plan;
   const auto& b = result.breakdown;
   return {
@@ -52,7 +64,10 @@ nlohmann::ordered_json resultJson(const Experiment& experiment, const IterationR
         {"tp_comm_exposed", b.tp_comm_exposed},
         {"dp_comm_exposed", b.dp_comm_exposed},
         {"pp_comm_exposed", b.pp_comm_exposed},
-        {"pipeline_bubble", b.pipeline_bubble}}},
+        {"pipeline_bubble", b.pipeline_bubble},
+        {"host_dispatch_exposed", b.host_dispatch_exposed}}},
+      {"stack", stackJson(experiment)},
+      {"expected_error", expectedErrorJson(expected_error)},
       {"simulation",
        {{"tasks", result.tasks},
         {"events", result.events},
@@ -140,6 +155,12 @@ std::string summary(const Experiment& experiment, const IterationResult& result,
                       parallelism::scheduleName(plan.schedule),
                       plan.zero > 0 ? fmt::format(", zero {}", plan.zero) : std::string(),
                       experiment.training.flash_attention ? "" : ", unfused attention");
+  if (experiment.stack) {
+    const auto& dispatch = experiment.training.dispatch;
+    text += fmt::format("software stack      {} ({}), {}\n", experiment.stack->name, experiment.stack->version,
+                        dispatch ? fmt::format("{} dispatch", parallelism::dispatchModeName(*dispatch))
+                                 : std::string("host not modelled"));
+  }
   text += fmt::format("iteration time      {:.4f} s\n", t);
   text += fmt::format("throughput          {:.0f} tokens/s\n", result.tokens_per_s);
   text += fmt::format("per GPU             {:.1f} TFLOP/s model ({:.1f} hardware)\n", result.tflops_per_gpu,
@@ -165,6 +186,7 @@ std::string summary(const Experiment& experiment, const IterationResult& result,
   text += "  DP comm exposed   " + share(b.dp_comm_exposed) + "\n";
   text += "  PP comm exposed   " + share(b.pp_comm_exposed) + "\n";
   text += "  pipeline bubble   " + share(b.pipeline_bubble) + "\n";
+  if (experiment.training.dispatch) text += "  host dispatch     " + share(b.host_dispatch_exposed) + "\n";
   return text;
 }
 
@@ -177,6 +199,7 @@ int run(const SimulateOptions& options, const CommandContext& context) {
   parallelism::SimulationOptions simulation = valueOrThrow(parallelism::defaultSimulationOptions(context.paths));
   simulation.iteration.symmetric = options.symmetric;
   simulation.every_microbatch = options.every_microbatch;
+  parallelism::applySoftwareStack(experiment, simulation);
   std::optional<validate::Calibration> calibration;
   if (!options.calibration_file.empty()) {
     calibration = valueOrThrow(validate::loadCalibrationFile(options.calibration_file));
@@ -188,12 +211,13 @@ int run(const SimulateOptions& options, const CommandContext& context) {
     simulation.trace = &*trace;
   }
   const IterationResult result = valueOrThrow(parallelism::simulateIteration(experiment, simulation));
+  const auto expected_error = expectedErrorFor(experiment, context.paths);
   std::optional<parallelism::OpProfile> profile;
   if (options.ops) profile = valueOrThrow(parallelism::computeOpProfile(experiment, simulation));
   if (trace) writeOutput(options.trace_file, [&](std::ostream& out) { trace->write(out); });
   const bool json_to_stdout = anyOnStdout({&options.json_file, &options.trace_file});
   if (!options.json_file.empty()) {
-    auto json = resultJson(experiment, result, options.symmetric);
+    auto json = resultJson(experiment, result, options.symmetric, expected_error);
     if (calibration) json["calibration"] = validate::describeCalibration(*calibration);
     if (profile) json["ops"] = opProfileJson(*profile);
     writeOutput(options.json_file, [&](std::ostream& out) { out << json.dump(2) << "\n"; });
@@ -208,7 +232,11 @@ int run(const SimulateOptions& options, const CommandContext& context) {
         calibration && std::any_of(calibration->compute.training_rate_fraction.begin(),
                                    calibration->compute.training_rate_fraction.end(),
                                    [&](const auto& row) { return row.gpu_key == experiment.cluster.gpu.key; });
-    std::cout << summary(experiment, result, kernelRateLine(experiment, simulation, calibrated_rate));
+    std::cout << summary(experiment, result,
+                         kernelRateLine(experiment, simulation, calibrated_rate) +
+                             expectedErrorText(expected_error) +
+                             (calibrated_rate ? "                    (of the defaults: your calibration replaces them)\n"
+                                              : ""));
     if (profile) std::cout << opProfileText(*profile, experiment.plan.pp);
     if (options.symmetric) {
       const int64_t replicas = parallelism::RankLayout(experiment.plan).symmetricReplicas();

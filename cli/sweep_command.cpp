@@ -100,7 +100,8 @@ ordered_json entryJson(const SweepResult& result, std::vector<parallelism::Exper
                            {"tp_comm_exposed", b.tp_comm_exposed},
                            {"dp_comm_exposed", b.dp_comm_exposed},
                            {"pp_comm_exposed", b.pp_comm_exposed},
-                           {"pipeline_bubble", b.pipeline_bubble}};
+                           {"pipeline_bubble", b.pipeline_bubble},
+                           {"host_dispatch_exposed", b.host_dispatch_exposed}};
     json["simulation"] = {{"tasks", r->tasks}, {"events", r->events}, {"mode", symmetric ? "symmetric" : "full"}};
     json["pareto"] = outcome.pareto;
   }
@@ -123,7 +124,7 @@ ordered_json countsJson(const sweep::SweepCounts& counts) {
 // Header keys pretty-printed, then one plan per line: the file stays readable and is
 // written as it goes rather than built whole in memory.
 void writeJson(std::ostream& out, const SweepResult& result, const SweepOptions& options,
-               const sweep::SweepSettings& settings) {
+               const sweep::SweepSettings& settings, const std::vector<std::optional<validate::ExpectedError>>& expected) {
   const bool symmetric = settings.simulation.iteration.symmetric;
   ordered_json header;
   header["experiment"] = result.targets.front().experiment.name;
@@ -132,9 +133,11 @@ void writeJson(std::ostream& out, const SweepResult& result, const SweepOptions&
   header["top"] = settings.top;
   if (!options.calibration_file.empty()) header["calibration"] = options.calibration_file;
   ordered_json targets = ordered_json::array();
-  for (const auto& target : result.targets) {
+  for (std::size_t t = 0; t < result.targets.size(); ++t) {
+    const auto& target = result.targets[t];
     ordered_json entry = {{"cluster", target.cluster_label}, {"gpus", target.gpus}};
     if (target.resized_to_nodes > 0) entry["resized_to_nodes"] = target.resized_to_nodes;
+    entry["expected_error"] = expectedErrorJson(expected[t]);
     targets.push_back(entry);
   }
   header["targets"] = targets;
@@ -166,18 +169,21 @@ void writeJson(std::ostream& out, const SweepResult& result, const SweepOptions&
   out << "\n  ]\n}\n";
 }
 
-std::string summaryText(const SweepResult& result, const SweepOptions& options, const sweep::SweepSettings& settings) {
+std::string summaryText(const SweepResult& result, const SweepOptions& options, const sweep::SweepSettings& settings,
+                        const std::vector<std::optional<validate::ExpectedError>>& expected) {
   const auto& first = result.targets.front();
   const auto& training = first.experiment.training;
   std::string text = fmt::format("sweep {}: {}, global batch {} x {} tokens, {}{}; objective: {}\n",
                                  first.experiment.name, first.experiment.model.name, training.global_batch_size,
                                  training.seq_len, topology::precisionName(training.precision),
                                  training.flash_attention ? "" : ", unfused attention", options.objective);
-  for (const auto& target : result.targets) {
+  for (std::size_t t = 0; t < result.targets.size(); ++t) {
+    const auto& target = result.targets[t];
     text += fmt::format(
         "  on {} x {} ({}){}\n", grouped(static_cast<std::size_t>(target.gpus)), target.experiment.cluster.gpu.key,
         target.cluster_label,
         target.resized_to_nodes > 0 ? fmt::format(", resized to {} nodes", target.resized_to_nodes) : std::string());
+    text += "    " + expectedErrorText(expected[t]);
   }
   const auto& c = result.counts;
   text += fmt::format("plans: {} enumerated, {} invalid, {} do not fit in memory, {} fit\n", grouped(c.enumerated),
@@ -327,11 +333,6 @@ int run(const SweepOptions& options, const CommandContext& context, sweep::Proce
                                      : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   settings.simulation = valueOrThrow(parallelism::defaultSimulationOptions(context.paths));
   settings.simulation.iteration.symmetric = !options.full;
-  std::optional<validate::Calibration> calibration;
-  if (!options.calibration_file.empty()) {
-    calibration = valueOrThrow(validate::loadCalibrationFile(options.calibration_file));
-    validate::applyCalibration(*calibration, settings.simulation);
-  }
 
   const sweep::PlanSpace space = sweep::parsePlanSpace(options.vary, options.fix);
   sweep::SweepTargetRequest request;
@@ -343,6 +344,14 @@ int run(const SweepOptions& options, const CommandContext& context, sweep::Proce
   }
   request.gpu_counts = options.gpus;
   std::vector<sweep::SweepTarget> targets = valueOrThrow(sweep::loadSweepTargets(request, context.paths));
+  // Every target shares the experiment's training section, so its software stack; a
+  // calibration then wins over the stack.
+  parallelism::applySoftwareStack(targets.front().experiment, settings.simulation);
+  std::optional<validate::Calibration> calibration;
+  if (!options.calibration_file.empty()) {
+    calibration = valueOrThrow(validate::loadCalibrationFile(options.calibration_file));
+    validate::applyCalibration(*calibration, settings.simulation);
+  }
 
   ProgressLine progress(lead && ::isatty(STDERR_FILENO) != 0);
   const SweepResult result = sweep::runSweep(
@@ -350,9 +359,11 @@ int run(const SweepOptions& options, const CommandContext& context, sweep::Proce
       [&](std::string_view phase, std::size_t done, std::size_t total) { progress.update(phase, done, total); });
   progress.clear();
   if (!lead) return 0;
+  std::vector<std::optional<validate::ExpectedError>> expected;
+  for (const auto& target : result.targets) expected.push_back(expectedErrorFor(target.experiment, context.paths));
 
   if (!options.json_file.empty()) {
-    writeOutput(options.json_file, [&](std::ostream& out) { writeJson(out, result, options, settings); });
+    writeOutput(options.json_file, [&](std::ostream& out) { writeJson(out, result, options, settings, expected); });
   }
   if (!options.csv_file.empty()) {
     writeOutput(options.csv_file, [&](std::ostream& out) { sweep::writeSweepCsv(out, result); });
@@ -374,7 +385,7 @@ int run(const SweepOptions& options, const CommandContext& context, sweep::Proce
         if (!mismatch.empty()) std::cout << "warning: " << mismatch << "\n";
       }
     }
-    std::cout << summaryText(result, options, settings) << tableText(result, settings.top);
+    std::cout << summaryText(result, options, settings, expected) << tableText(result, settings.top);
   }
   if (::isatty(STDERR_FILENO) != 0) {
     std::cerr << fmt::format("swept {} plans in {:.1f} s ({:.0f} plans/s)\n", grouped(result.counts.enumerated),

@@ -152,7 +152,11 @@ validate::TrainingSuiteOptions trainingSuiteOptions(const ValidateOptions& optio
                                                     const CalibrationInForce& in_force) {
   validate::TrainingSuiteOptions suite_options;
   suite_options.simulation = valueOrThrow(parallelism::defaultSimulationOptions(context.paths));
-  if (in_force.calibration) validate::applyCalibration(*in_force.calibration, suite_options.simulation);
+  if (in_force.calibration) {
+    suite_options.over_stack = [calibration = *in_force.calibration](parallelism::SimulationOptions& simulation) {
+      validate::applyCalibration(calibration, simulation);
+    };
+  }
   suite_options.include_slow = options.include_slow;
   suite_options.only = options.rows;
   return suite_options;
@@ -218,7 +222,8 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
                                    {"tp_comm_exposed", b.tp_comm_exposed},
                                    {"dp_comm_exposed", b.dp_comm_exposed},
                                    {"pp_comm_exposed", b.pp_comm_exposed},
-                                   {"pipeline_bubble", b.pipeline_bubble}};
+                                   {"pipeline_bubble", b.pipeline_bubble},
+                           {"host_dispatch_exposed", b.host_dispatch_exposed}};
         row_json["wall_s"] = comparison.wall_s;
         if (comparison.plan_chosen) {
           nlohmann::ordered_json fitting = nlohmann::ordered_json::array();
@@ -287,35 +292,47 @@ SuiteOutput trainingRateFit(const ValidateOptions& options, const CommandContext
       }));
 
   auto percent = [](double fraction) { return fmt::format("{:.1f}%", 100.0 * fraction); };
+  auto signed_percent = [](double fraction) { return fmt::format("{:+.1f}%", 100.0 * fraction); };
   std::string text = fmt::format(
-      "training-rate fraction per GPU type (sim::ComputeParameters::training_rate_fraction), fitted on {} rows\n"
-      "suite run at fractions {:.2f} to {:.2f} from the kernel-level model; each source weighs the same; MAPE at "
-      "1 = kernels at their microbenchmark rates; held out = the source's rows at the fraction fitted on the "
-      "GPU's other sources\n",
+      "training-rate fraction per GPU type (sim::ComputeParameters::training_rate_fraction) and per software stack "
+      "on a GPU type (a stack file's training_rate_fraction), fitted on {} rows\n"
+      "suite run at fractions {:.2f} to {:.2f} from the kernel-level model; each source weighs the same; held out "
+      "= the source's rows at the fraction fitted on the group's other sources (*: at the GPU's default, the "
+      "source being its stack's only one there), the headline; fitted = in sample; bias = mean signed error; MAPE "
+      "at 1 = kernels at their microbenchmark rates\n",
       fit.rows, grid.front(), grid.back());
   nlohmann::ordered_json gpus_json = nlohmann::ordered_json::array();
   for (const auto& gpu : fit.gpus) {
-    text += fmt::format("\n{}: fraction {:.3f}{} over {} rows\n", gpu.gpu_key, gpu.fraction,
+    const std::string group = gpu.stack.empty() ? gpu.gpu_key : fmt::format("{} on {}", gpu.stack, gpu.gpu_key);
+    text += fmt::format("\n{}: fraction {:.3f}{} over {} rows\n", group, gpu.fraction,
                         gpu.at_grid_edge ? " (at the grid's end: the balance lies beyond it)" : "", gpu.rows);
-    text += fmt::format("  {:<22} {:>4} {:>10} {:>8} {:>10} {:>10}\n", "source", "rows", "MAPE at 1", "fitted",
-                        "held out", "fraction");
+    text += fmt::format("  {:<22} {:>4} {:>9} {:>8} {:>9} {:>8} {:>8} {:>10}\n", "source", "rows", "held out",
+                        "bias", "fitted", "bias", "at 1", "fraction");
     nlohmann::ordered_json sources_json = nlohmann::ordered_json::array();
     for (const auto& source : gpu.sources) {
-      text += fmt::format("  {:<22} {:>4} {:>10} {:>8} {:>10} {:>10}\n", source.source, source.rows,
-                          percent(source.mape_kernel_rates), percent(source.mape_fitted),
-                          source.held_out_fraction ? percent(source.mape_held_out) : "-",
-                          source.held_out_fraction ? fmt::format("{:.3f}", *source.held_out_fraction) : "-");
+      const bool held = source.held_out_fraction.has_value();
+      text += fmt::format("  {:<22} {:>4} {:>9} {:>8} {:>9} {:>8} {:>8} {:>10}\n", source.source, source.rows,
+                          held ? percent(source.mape_held_out) : "-", held ? signed_percent(source.bias_held_out) : "-",
+                          percent(source.mape_fitted), signed_percent(source.bias_fitted),
+                          percent(source.mape_kernel_rates),
+                          held ? fmt::format("{:.3f}{}", *source.held_out_fraction,
+                                             source.held_out_at_default ? "*" : "")
+                               : "-");
       nlohmann::ordered_json source_json = {{"source", source.source},
                                             {"rows", source.rows},
                                             {"mape_kernel_rates", source.mape_kernel_rates},
-                                            {"mape_fitted", source.mape_fitted}};
-      if (source.held_out_fraction) {
+                                            {"mape_fitted", source.mape_fitted},
+                                            {"bias_fitted", source.bias_fitted}};
+      if (held) {
         source_json["held_out_fraction"] = *source.held_out_fraction;
+        source_json["held_out_at_default"] = source.held_out_at_default;
         source_json["mape_held_out"] = source.mape_held_out;
+        source_json["bias_held_out"] = source.bias_held_out;
       }
       sources_json.push_back(std::move(source_json));
     }
     gpus_json.push_back({{"gpu", gpu.gpu_key},
+                         {"stack", gpu.stack.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(gpu.stack)},
                          {"fraction", gpu.fraction},
                          {"at_grid_edge", gpu.at_grid_edge},
                          {"rows", gpu.rows},

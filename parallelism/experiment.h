@@ -1,11 +1,13 @@
 // One simulation input: what is trained (model, training), on what (cluster) and how (plan).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "parallelism/flops_model.h"
 #include "parallelism/model_spec.h"
 #include "parallelism/parallel_plan.h"
+#include "parallelism/software_stack.h"
 #include "parallelism/training_spec.h"
 #include "topology/cluster_spec.h"
 
@@ -17,6 +19,8 @@ struct Experiment {
   topology::ClusterSpec cluster;
   TrainingSpec training;
   ParallelPlan plan;        // resolved (gpus and dp filled in) and checked against the rest
+  // The software stack training.stack names, with training.stack_overrides (unset: none).
+  std::optional<SoftwareStack> stack;
   std::string source_file;  // the experiment file ("" when built in code)
 };
 
@@ -26,13 +30,15 @@ struct Experiment {
 // attention runs fused only when both training.flash_attention and base.fused_attention say
 // so. The experiment's `flash_attention: false` thus wins over FlopsOptions' default (true),
 // and code that asks for the unfused path itself (the harness's --unfused-attention, tests)
-// still gets it. The cross-entropy kernel is the experiment's (training.fused_cross_entropy),
+// still gets it; the same for SwiGLU's fused gate and up GEMM (training.fused_gate_up, a
+// stack's choice, against FlopsOptions::fuse_gate_up). The cross-entropy kernel is the experiment's (training.fused_cross_entropy),
 // FP8 quantization writes a transposed copy only where the GPU's FP8 GEMMs need one
 // (topology::GpuSpec::fp8_gemm_any_layout) and reads its input once more for the amax under
 // current scaling (training.fp8_recipe).
 [[nodiscard]] inline FlopsOptions kernelsFor(const Experiment& experiment, FlopsOptions base) {
   base.fused_attention = base.fused_attention && experiment.training.flash_attention;
   base.fused_cross_entropy = experiment.training.fused_cross_entropy;
+  base.fuse_gate_up = base.fuse_gate_up && experiment.training.fused_gate_up;
   base.fp8_transposed_copies = !experiment.cluster.gpu.fp8_gemm_any_layout;
   base.fp8_current_scaling = experiment.training.fp8_recipe == Fp8Recipe::kCurrent;
   return base;

@@ -103,7 +103,11 @@ Experiment parseExperiment(ConfigNode root, const ConfigPaths& paths, const std:
   (void)root.string("description", "");
   experiment.model = valueOrThrow(loadModelNode(root.child("model"), paths, referenced.model));
   experiment.cluster = valueOrThrow(topology::loadClusterNode(root.child("cluster"), paths, referenced.cluster));
-  experiment.training = readTrainingSpec(root.child("training"));
+  const ConfigNode training = root.child("training");
+  training.requireMap();
+  experiment.stack = readSoftwareStack(training, paths);
+  experiment.training = readTrainingSpec(training, experiment.stack ? experiment.stack->training : TrainingDefaults{});
+  if (experiment.stack) experiment.training.stack = experiment.stack->name;
   // `parallelism:` with nothing under it means every default, like leaving it out.
   if (auto section = root.optionalChild("parallelism"); section && !section->yaml().IsNull()) {
     experiment.plan = readParallelPlan(*section);

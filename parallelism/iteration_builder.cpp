@@ -34,6 +34,7 @@ std::string taskCategoryName(uint32_t tag) {
     case TaskCategory::kPipelineComm: return "pp_send";
     case TaskCategory::kDataComm: return "dp_comm";
     case TaskCategory::kOptimizer: return "optimizer";
+    case TaskCategory::kHostDispatch: return "host_dispatch";
   }
   return std::to_string(tag);
 }
@@ -81,6 +82,8 @@ IterationBuilder::ChunkPass IterationBuilder::chunkPass(const PassWork& work) {
   ChunkPass pass;
   pass.forward_s = work.forward_s;
   pass.backward_s = work.backward_s;
+  pass.forward_kernels = work.forward_kernels;
+  pass.backward_kernels = work.backward_kernels;
   pass.forward_exposed_s = work.exposedSeconds(PassKind::kForward);
   pass.backward_exposed_s = work.exposedSeconds(PassKind::kBackward);
   // Calls of a kind add to the first entry of that kind; a recomputed repeat opens an entry
@@ -214,6 +217,7 @@ IterationBuilder::BucketTasks IterationBuilder::addComputePasses(IterationGraph&
     const int64_t stage = layout_.coordinate(static_cast<int64_t>(r)).pp;
     const StageSchedule& schedule = stages[static_cast<std::size_t>(stage)];
     rank.compute_stream = result.graph.addStream(static_cast<int32_t>(r), "compute");
+    if (options_.host_seconds_per_kernel > 0.0) rank.host_stream = result.graph.addStream(static_cast<int32_t>(r), "host");
     rank.steps = schedule.order;
     buckets.gradient[r].resize(chunks);
     buckets.gather[r].resize(chunks);
@@ -239,6 +243,18 @@ void IterationBuilder::addPassCompute(sim::TaskGraph& graph, RankTasks& rank, co
   const bool split = features_.overlap_grads && step_index == schedule.last_backward[chunk];
   const bool split_gathered = features_.gathered_forward && step.pass == PassKind::kForward && step.microbatch == 0;
   const int64_t parts = split || split_gathered ? bucketCount(stage) : 1;
+  // The host launches the pass's kernels in order: the first opens the pass, the rest run
+  // on while the GPU works, and the pass cannot end before the last is launched.
+  TaskId launch_first = sim::kNoTask;
+  TaskId launch_rest = sim::kNoTask;
+  if (rank.host_stream != sim::kNoStream) {
+    const double kernels = std::max(1.0, step.pass == PassKind::kForward ? pass.forward_kernels : pass.backward_kernels);
+    const double per_kernel = options_.host_seconds_per_kernel;
+    launch_first =
+        graph.addCompute(sim::secondsToSimTime(per_kernel), {}, tagged(TaskCategory::kHostDispatch, rank.host_stream));
+    launch_rest = graph.addCompute(sim::secondsToSimTime((kernels - 1.0) * per_kernel), {},
+                                   tagged(TaskCategory::kHostDispatch, rank.host_stream));
+  }
   TaskId first = sim::kNoTask;
   TaskId last = sim::kNoTask;
   if (features_.pass_start_marker) first = graph.addCompute(0, {}, tagged(TaskCategory::kCompute, rank.compute_stream));
@@ -249,6 +265,12 @@ void IterationBuilder::addPassCompute(sim::TaskGraph& graph, RankTasks& rank, co
     if (split) gradient_buckets[chunk].push_back(last);
     if (split_gathered) gather_buckets[chunk].push_back(last);
   }
+  if (launch_first != sim::kNoTask) {
+    graph.addDependency(launch_first, first);
+    last = graph.addCompute(0, {launch_rest}, tagged(TaskCategory::kCompute, rank.compute_stream));
+  }
+  rank.step_launch_first.push_back(launch_first);
+  rank.step_launched.push_back(launch_rest == sim::kNoTask ? sim::kNoTask : last);
   rank.step_compute_time.push_back(
       sim::scaledDuration(sim::secondsToSimTime(seconds / static_cast<double>(parts)), parts));
   rank.step_compute.push_back(first);

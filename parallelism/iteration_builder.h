@@ -58,6 +58,11 @@ struct IterationOptions {
   // every replica's GPUs (so their network traffic and contention are simulated), assuming
   // the other replicas reach them at the same time as replica 0.
   bool symmetric = false;
+  // The host's time to launch one kernel (training.dispatch, withHostDispatch); 0: the host
+  // is not modelled. Each rank's host launches its passes' kernels in schedule order on a
+  // stream of its own; a pass starts once its first kernel is launched and ends no earlier
+  // than its last one is.
+  double host_seconds_per_kernel = 0.0;
 };
 
 // Task tags, to tell where time goes.
@@ -70,6 +75,7 @@ enum class TaskCategory : uint32_t {
   kPipelineComm,
   kDataComm,
   kOptimizer,
+  kHostDispatch,
 };
 
 // "compute", "tp_comm", ... for traces.
@@ -87,6 +93,11 @@ struct RankTasks {
   std::vector<sim::TaskId> step_input;          // the pipeline send the pass waits for (kNoTask if none)
   std::vector<sim::TaskId> step_gather;         // the ZeRO parameter all-gather the pass waits for (kNoTask if none)
   std::vector<sim::SimTime> step_compute_time;  // the pass's compute time (its parts together)
+  // With host dispatch: the host stream, and per step the launch of the pass's first kernel
+  // and the zero-length task that ends the pass no earlier than its last kernel's launch.
+  sim::StreamId host_stream = sim::kNoStream;
+  std::vector<sim::TaskId> step_launch_first;
+  std::vector<sim::TaskId> step_launched;
   sim::TaskId optimizer = sim::kNoTask;
   sim::TaskId last_backward_end = sim::kNoTask;
 };
@@ -116,6 +127,8 @@ class IterationBuilder {
   struct ChunkPass {
     double forward_s = 0.0;
     double backward_s = 0.0;  // including recomputation
+    double forward_kernels = 0.0;
+    double backward_kernels = 0.0;
     // Per parallel group and collective op: summed bytes and call count, forward / backward.
     struct Comm {
       ParallelGroup group;

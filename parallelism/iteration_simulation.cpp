@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "parallelism/compute_timer.h"
 #include "sim/compute_model.h"
@@ -54,10 +55,20 @@ TimeBreakdown breakdownOf(const IterationGraph& iteration, const sim::TaskExecut
       const sim::SimTime span = executor.finishTime(rank.step_compute_last[i]) - start;
       breakdown.dp_comm_exposed += seconds(std::max<sim::SimTime>(0, span - rank.step_compute_time[i] - pass_stretch));
     }
+    // Waiting for the host to launch the pass's first kernel, then (at its end) its last.
+    sim::SimTime ready = gathered;
+    if (rank.step_launch_first[i] != sim::kNoTask) {
+      const sim::SimTime launched = std::min(start, executor.finishTime(rank.step_launch_first[i]));
+      breakdown.host_dispatch_exposed += seconds(std::max<sim::SimTime>(0, launched - ready));
+      ready = std::max(ready, launched);
+      const sim::TaskId end_of_pass = rank.step_launched[i];
+      breakdown.host_dispatch_exposed +=
+          seconds(executor.finishTime(end_of_pass) - executor.finishTime(end_of_pass - 1));
+    }
     if (rank.step_input[i] != sim::kNoTask) {
       // Waiting after this GPU, its parameters and the sender were ready: the transfer itself.
       const sim::SimTime sender_ready = executor.startTime(rank.step_input[i]);
-      breakdown.pp_comm_exposed += seconds(std::max<sim::SimTime>(0, start - std::max(gathered, sender_ready)));
+      breakdown.pp_comm_exposed += seconds(std::max<sim::SimTime>(0, start - std::max(ready, sender_ready)));
     }
     breakdown.tp_comm_exposed +=
         seconds(executor.finishTime(rank.step_end[i]) - executor.finishTime(rank.step_compute_last[i]));
@@ -66,8 +77,9 @@ TimeBreakdown breakdownOf(const IterationGraph& iteration, const sim::TaskExecut
   const sim::SimTime optimizer_start = executor.startTime(rank.optimizer);
   breakdown.dp_comm_exposed += seconds(std::max<sim::SimTime>(0, optimizer_start - previous_end)) +
                                seconds(std::max<sim::SimTime>(0, makespan - executor.finishTime(rank.optimizer)));
-  breakdown.pipeline_bubble = std::max(0.0, seconds(makespan) - breakdown.compute - breakdown.tp_comm_exposed -
-                                                breakdown.pp_comm_exposed - breakdown.dp_comm_exposed);
+  breakdown.pipeline_bubble =
+      std::max(0.0, seconds(makespan) - breakdown.compute - breakdown.tp_comm_exposed - breakdown.pp_comm_exposed -
+                        breakdown.dp_comm_exposed - breakdown.host_dispatch_exposed);
   return breakdown;
 }
 
@@ -134,6 +146,7 @@ TimeBreakdown extrapolate(const TimeBreakdown& a, const TimeBreakdown& b, const 
   result.dp_comm_exposed = extrapolate(a.dp_comm_exposed, b.dp_comm_exposed, e);
   result.pp_comm_exposed = extrapolate(a.pp_comm_exposed, b.pp_comm_exposed, e);
   result.pipeline_bubble = extrapolate(a.pipeline_bubble, b.pipeline_bubble, e);
+  result.host_dispatch_exposed = extrapolate(a.host_dispatch_exposed, b.host_dispatch_exposed, e);
   return result;
 }
 
@@ -164,8 +177,31 @@ std::optional<MicrobatchExtrapolation> microbatchExtrapolation(const ParallelPla
   return MicrobatchExtrapolation{microbatches, first, second};
 }
 
-Expected<IterationResult> simulateIteration(const Experiment& experiment, const SimulationOptions& options) {
+void applySoftwareStack(const Experiment& experiment, SimulationOptions& options) {
+  if (!options.stack.empty()) throw std::logic_error("a software stack is applied twice: " + options.stack);
+  if (!experiment.stack) return;
+  parallelism::applySoftwareStack(*experiment.stack, options.compute, options.communication);
+  options.stack = experiment.stack->name;
+}
+
+SimulationOptions withHostDispatch(const Experiment& experiment, SimulationOptions options) {
+  if (!experiment.training.dispatch) return options;
+  const sim::ComputeParameters& compute = options.compute;
+  double per_kernel_us = compute.dispatch_eager_us;
+  if (*experiment.training.dispatch == DispatchMode::kCompiled) per_kernel_us = compute.dispatch_compiled_us;
+  if (*experiment.training.dispatch == DispatchMode::kCudaGraphs) per_kernel_us = compute.dispatch_cuda_graphs_us;
+  options.iteration.host_seconds_per_kernel = per_kernel_us * 1e-6;
+  options.compute.launch_overhead_us = compute.dispatch_kernel_gap_us;
+  return options;
+}
+
+Expected<IterationResult> simulateIteration(const Experiment& experiment, const SimulationOptions& given) {
   return catchInputErrors([&]() -> IterationResult {
+    if (given.stack != experiment.training.stack) {
+      throw std::logic_error("simulation options prepared for stack '" + given.stack + "' given an experiment of '" +
+                             experiment.training.stack + "' (applySoftwareStack)");
+    }
+    const SimulationOptions options = withHostDispatch(experiment, given);
     IterationResult result;
     result.microbatches = experiment.plan.microbatches(experiment.training);
     const auto extrapolation = options.trace == nullptr && !options.every_microbatch
@@ -254,8 +290,9 @@ Expected<IterationResult> simulateIteration(const Experiment& experiment, const 
   });
 }
 
-Expected<OpProfile> computeOpProfile(const Experiment& experiment, const SimulationOptions& options) {
+Expected<OpProfile> computeOpProfile(const Experiment& experiment, const SimulationOptions& given) {
   return catchInputErrors([&]() -> OpProfile {
+    const SimulationOptions options = withHostDispatch(experiment, given);
     const auto compute =
         valueOrThrow(sim::ComputeModel::create(experiment.cluster.gpu, experiment.training.precision, options.compute));
     const ComputeTimer timer(compute);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "base/config_paths.h"
 #include "base/expected.h"
@@ -22,6 +23,8 @@ struct TimeBreakdown {
   double dp_comm_exposed = 0.0;  // gradient reduction / parameter gather not hidden behind compute
   double pp_comm_exposed = 0.0;  // waiting for activations or gradients from a neighbouring stage
   double pipeline_bubble = 0.0;  // idle time the schedule leaves
+  // Waiting for the host to launch the kernels (training.dispatch; 0 when not modelled).
+  double host_dispatch_exposed = 0.0;
 };
 
 // Simulating `microbatches` micro-batches by simulating `first` and `second` and extending
@@ -63,11 +66,25 @@ struct SimulationOptions {
   // Simulate every micro-batch instead of extrapolating the steady state (see
   // microbatchExtrapolation): slower, for checking the extrapolation.
   bool every_microbatch = false;
+  // The software stack whose parameters the models' parameters hold (applySoftwareStack;
+  // "" for none). simulateIteration refuses an experiment of another stack.
+  std::string stack;
 };
 
 // The models' shipped defaults in `paths` (sim/default_parameters.h), every other option at
 // its default; an error when a defaults file is malformed.
 [[nodiscard]] Expected<SimulationOptions> defaultSimulationOptions(const ConfigPaths& paths);
+
+// The experiment's software stack (training.stack, with its stack_overrides) applied over
+// `options`' parameters: call it on the shipped defaults, before a calibration, which then
+// wins over the stack.
+void applySoftwareStack(const Experiment& experiment, SimulationOptions& options);
+
+// `options` as an iteration of `experiment` runs with them: with training.dispatch set, the
+// host's cost per kernel of that mode (ComputeParameters::dispatch_*_us) is the iteration's
+// and the GPU's gap between kernels (dispatch_kernel_gap_us) replaces launch_overhead_us.
+// simulateIteration, computeOpProfile and the sweep's screen apply it themselves.
+[[nodiscard]] SimulationOptions withHostDispatch(const Experiment& experiment, SimulationOptions options);
 
 // Whether (and from which micro-batch counts) an iteration of `microbatches` is
 // extrapolated; nullopt when it is simulated in full.

@@ -1,5 +1,6 @@
 #include "parallelism/pass_work.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 
@@ -35,6 +36,11 @@ bool rerunInBackward(const Op& op, Recompute recompute) {
   return recompute == Recompute::kFull || (recompute == Recompute::kSelective && op.core_attention);
 }
 
+double kernelsOf(const Op& op, PassKind pass) {
+  const std::size_t gemms = pass == PassKind::kForward ? op.forward_gemms.size() : op.backward_gemms.size();
+  return static_cast<double>(std::max<std::size_t>(gemms, 1));
+}
+
 void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan, const OpTimer& timer,
                  const OneCallSeconds& one_call_seconds, const sim::CommunicationParameters& communication) {
   const Workload& workload = part.workload;
@@ -44,7 +50,12 @@ void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan
     const double forward = timer.seconds(op, PassKind::kForward);
     work.forward_s += layers * forward;
     work.backward_s += layers * timer.seconds(op, PassKind::kBackward);
-    if (rerunInBackward(op, recompute)) work.backward_s += layers * forward;
+    work.forward_kernels += layers * kernelsOf(op, PassKind::kForward);
+    work.backward_kernels += layers * kernelsOf(op, PassKind::kBackward);
+    if (rerunInBackward(op, recompute)) {
+      work.backward_s += layers * forward;
+      work.backward_kernels += layers * kernelsOf(op, PassKind::kForward);
+    }
   }
   for (const Communication& comm : workload.communications) {
     // The workload binds a GEMM only to tensor-parallel collectives and marks only
@@ -56,12 +67,15 @@ void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan
     const double bytes = layers * comm.bytes * static_cast<double>(comm.count);
     const auto count = static_cast<int64_t>(std::llround(layers)) * comm.count;
     work.collectives.push_back({comm.group, comm.op, comm.backward, bytes, count, beside_compute, false});
+    // Each call is a kernel the host launches too (an NCCL kernel, or a userbuffers copy).
+    (comm.backward ? work.backward_kernels : work.forward_kernels) += static_cast<double>(count);
     // Full recomputation repeats the forward's tensor-parallel collectives in the backward;
     // full and selective both rerun the core attention, and with it its ring exchanges.
     const bool recomputed = (recompute == Recompute::kFull && comm.group == ParallelGroup::kTensor) ||
                             (recompute != Recompute::kNone && comm.group == ParallelGroup::kContext);
     if (recomputed && !comm.backward) {
       work.collectives.push_back({comm.group, comm.op, true, bytes, count, beside_compute, true});
+      work.backward_kernels += static_cast<double>(count);
     }
   }
   // A copy SM of Transformer Engine's userbuffers moves data at one NCCL channel's rate

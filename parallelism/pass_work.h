@@ -43,6 +43,10 @@ struct PassCollective {
 struct PassWork {
   double forward_s = 0.0;   // compute
   double backward_s = 0.0;  // compute, recomputation included
+  // Kernels the host launches (kernelsOf, and one per collective call), recomputation
+  // included: what host dispatch costs.
+  double forward_kernels = 0.0;
+  double backward_kernels = 0.0;
   // In the order of the parts' communications, each followed by its recomputed repeat.
   std::vector<PassCollective> collectives;
   // What the collectives beside the compute leave exposed beside their GEMMs and attention
@@ -71,6 +75,10 @@ using OneCallSeconds = std::function<double(const Communication&)>;
 // Whether `op`'s forward runs again inside the backward (Korthikanti et al. 2022: full =
 // the whole layer, selective = the core attention only).
 [[nodiscard]] bool rerunInBackward(const Op& op, Recompute recompute);
+
+// Kernels an op launches in a pass: one per GEMM it runs (a backward's input- and
+// weight-gradient GEMMs are two), else one (a fused or element-wise kernel).
+[[nodiscard]] double kernelsOf(const Op& op, PassKind pass);
 
 // Adds `part` (its workload `repeats` times) to `work`.
 void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan, const OpTimer& timer,

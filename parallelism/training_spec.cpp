@@ -10,6 +10,22 @@ std::string_view optimizerName(Optimizer optimizer) {
   return "unknown";
 }
 
+std::string_view dispatchModeName(DispatchMode mode) {
+  switch (mode) {
+    case DispatchMode::kEager: return "eager";
+    case DispatchMode::kCompiled: return "compiled";
+    case DispatchMode::kCudaGraphs: return "cuda_graphs";
+  }
+  return "unknown";
+}
+
+std::optional<DispatchMode> parseDispatchMode(std::string_view name) {
+  for (const DispatchMode mode : {DispatchMode::kEager, DispatchMode::kCompiled, DispatchMode::kCudaGraphs}) {
+    if (dispatchModeName(mode) == name) return mode;
+  }
+  return std::nullopt;
+}
+
 // Bounds on the batch, far above any training run and low enough that sequence and batch
 // sizes, and their product (tokens per iteration, at most 2^48), stay exact in int64 and in
 // the doubles FLOP and byte counts are computed in.
@@ -20,10 +36,11 @@ constexpr int64_t kMaxGlobalBatchSize = int64_t{1} << 24;
 // 10^18 training tokens: 25,000x the largest published budgets (36T, Qwen3).
 constexpr double kMaxTrainingTokens = 1e18;
 
-TrainingSpec readTrainingSpec(const ConfigNode& section) {
+TrainingSpec readTrainingSpec(const ConfigNode& section, const TrainingDefaults& defaults) {
   section.allowKeys({"seq_len", "global_batch_size", "micro_batch_size", "precision", "optimizer", "tokens",
-                     "flash_attention", "fused_cross_entropy", "grad_reduce_precision", "optimizer_state_precision",
-                     "fp8_param_gather", "fp8_recipe"});
+                     "flash_attention", "fused_cross_entropy", "fused_gate_up", "dispatch", "stack",
+                     "stack_overrides", "grad_reduce_precision", "optimizer_state_precision", "fp8_param_gather",
+                     "fp8_recipe"});
   TrainingSpec training;
   training.seq_len = section.child("seq_len").asIntegerIn(1, kMaxSeqLen);
   training.global_batch_size = section.child("global_batch_size").asIntegerIn(1, kMaxGlobalBatchSize);
@@ -34,8 +51,13 @@ TrainingSpec readTrainingSpec(const ConfigNode& section) {
   training.optimizer =
       section.enumeration("optimizer", {"adam", "sgd"}, "adam") == "sgd" ? Optimizer::kSgd : Optimizer::kAdam;
   if (auto tokens = section.optionalChild("tokens")) training.tokens = tokens->asNumberIn(1.0, kMaxTrainingTokens);
-  training.flash_attention = section.boolean("flash_attention", true);
-  training.fused_cross_entropy = section.boolean("fused_cross_entropy", false);
+  training.flash_attention = section.boolean("flash_attention", defaults.flash_attention);
+  training.fused_cross_entropy = section.boolean("fused_cross_entropy", defaults.fused_cross_entropy);
+  training.fused_gate_up = section.boolean("fused_gate_up", defaults.fused_gate_up);
+  training.dispatch = defaults.dispatch;
+  if (auto dispatch = section.optionalChild("dispatch")) {
+    training.dispatch = parseDispatchMode(dispatch->asEnum({"eager", "compiled", "cuda_graphs"}));
+  }
   if (auto grad = section.optionalChild("grad_reduce_precision")) {
     const auto grad_precision = *topology::parsePrecision(grad->asEnum({"fp32", "bf16", "fp16"}));
     training.grad_reduce_precision = grad_precision;

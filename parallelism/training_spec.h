@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "base/config_node.h"
@@ -20,6 +21,23 @@ enum class Optimizer : uint8_t { kAdam, kSgd };
 // NeMo's fp8_hybrid), or current, from the tensor itself just before the cast
 // (Float8CurrentScaling, Megatron-Core --fp8-recipe tensorwise, Megatron-Bridge's FP8-CS).
 enum class Fp8Recipe : uint8_t { kDelayed, kCurrent };
+
+// How the host issues a step's kernels (training.dispatch): eager PyTorch (one Python and
+// ATen dispatch per op), compiled (torch.compile's Inductor launching its generated kernels)
+// or CUDA graphs (the step's kernels replayed from a captured graph). The host launches
+// kernels in order, and a kernel cannot start before it is launched; each mode's cost per
+// kernel is a compute parameter (sim::ComputeParameters::dispatch_*_us).
+enum class DispatchMode : uint8_t { kEager, kCompiled, kCudaGraphs };
+[[nodiscard]] std::string_view dispatchModeName(DispatchMode mode);
+
+// The values a software stack (configs/stacks/, software_stack.h) gives the training keys an
+// experiment leaves out; without a stack, trainsim's own defaults (Megatron-LM's choices).
+struct TrainingDefaults {
+  bool flash_attention = true;
+  bool fused_cross_entropy = false;
+  bool fused_gate_up = true;
+  std::optional<DispatchMode> dispatch;
+};
 
 struct TrainingSpec {
   int64_t seq_len = 0;
@@ -40,6 +58,15 @@ struct TrainingSpec {
   // logits to fp32 and keeps the fp32 softmax for the backward pass. Applied to the workload
   // and memory models by kernelsFor (parallelism/experiment.h).
   bool fused_cross_entropy = false;
+  // SwiGLU's gate and up projections as one GEMM of width 2 x ffn (Megatron-Core's
+  // linear_fc1) or, false, two GEMMs (Hugging Face's LlamaMLP gate_proj / up_proj,
+  // torchtitan's FeedForward w1 / w3). Applied by kernelsFor (parallelism/experiment.h).
+  bool fused_gate_up = true;
+  // The software stack the experiment names (training.stack; "" for none), and how its
+  // host issues the kernels: unset, the host is not modelled (every kernel is taken as
+  // launched ahead of the GPU, and each costs ComputeParameters::launch_overhead_us).
+  std::string stack;
+  std::optional<DispatchMode> dispatch;
   // Element type of the main gradients: accumulated over micro-batches, reduced over the
   // data-parallel ranks and held in memory until the optimizer step (Megatron-Core DDP's
   // grad_reduce_in_fp32, Megatron-LM's --grad-reduce-in-bf16 and
@@ -72,6 +99,10 @@ struct TrainingSpec {
 };
 
 // Reads a `training:` mapping (SPEC "Experiment file"); throws InputError naming the key.
-[[nodiscard]] TrainingSpec readTrainingSpec(const ConfigNode& section);
+// `defaults`: the values of the keys the section leaves out (the stack's). `stack` and
+// `stack_overrides` are read by the experiment loader (software_stack.h), not here.
+[[nodiscard]] TrainingSpec readTrainingSpec(const ConfigNode& section, const TrainingDefaults& defaults = {});
+// "eager", "compiled", "cuda_graphs" (the values of training.dispatch).
+[[nodiscard]] std::optional<DispatchMode> parseDispatchMode(std::string_view name);
 
 }  // namespace trainsim::parallelism

@@ -125,6 +125,13 @@ struct ComputeParameters {
   // Time a kernel costs beyond its own work (launch and the gap between dependent kernels),
   // microseconds.
   double launch_overhead_us = 0.0;
+  // Host dispatch (an experiment's training.dispatch): the host's time per launched kernel
+  // in each mode, microseconds, and what then replaces launch_overhead_us on the GPU: the
+  // gap between back-to-back kernels already launched.
+  double dispatch_eager_us = 0.0;
+  double dispatch_compiled_us = 0.0;
+  double dispatch_cuda_graphs_us = 0.0;
+  double dispatch_kernel_gap_us = 0.0;
 
   // ---- Calibration ----
   // Measured GEMM efficiency per shape class (gemmShapeClass in sim/compute_model.h) of a GPU

@@ -121,6 +121,10 @@ std::vector<ComputeParameterName> buildComputeNames() {
       [](auto& p) -> auto& { return p.attention_tile_overhead_default.backward; }));
   names.push_back(scalar("collective_compute_share_default", R::kShare, &P::collective_compute_share_default));
   names.push_back(scalar("launch_overhead_us", R::kNonNegative, &P::launch_overhead_us));
+  names.push_back(scalar("dispatch_eager_us", R::kNonNegative, &P::dispatch_eager_us));
+  names.push_back(scalar("dispatch_compiled_us", R::kNonNegative, &P::dispatch_compiled_us));
+  names.push_back(scalar("dispatch_cuda_graphs_us", R::kNonNegative, &P::dispatch_cuda_graphs_us));
+  names.push_back(scalar("dispatch_kernel_gap_us", R::kNonNegative, &P::dispatch_kernel_gap_us));
   return names;
 }
 

@@ -343,8 +343,13 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
   auto chunkTimes = [&](const parallelism::ChunkPart& part) {
     const parallelism::PassWork work = partWork(plan, part, timer);
     ChunkTimes times;
-    times.forward_compute = work.computeAndExposedSeconds(PassKind::kForward);
-    times.backward_compute = work.computeAndExposedSeconds(PassKind::kBackward);
+    // With host dispatch a pass lasts at least as long as its kernels' launches (the builder's
+    // host stream, parallelism/iteration_builder.h).
+    const double per_kernel = iteration.host_seconds_per_kernel;
+    times.forward_compute = work.computeAndExposedSeconds(PassKind::kForward) +
+                            std::max(0.0, work.forward_kernels * per_kernel - work.forward_s);
+    times.backward_compute = work.computeAndExposedSeconds(PassKind::kBackward) +
+                             std::max(0.0, work.backward_kernels * per_kernel - work.backward_s);
     for (const parallelism::PassCollective& call : work.collectives) {
       if (call.group == ParallelGroup::kPipeline) continue;
       const std::vector<int64_t> group = groupOf(layout, call.group);

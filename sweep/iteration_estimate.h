@@ -89,7 +89,7 @@ class IterationEstimator {
   std::unique_ptr<topology::Cluster> cluster_;
   std::unique_ptr<topology::Router> router_;
   sim::ComputeModel compute_;
-  const parallelism::SimulationOptions& options_;
+  parallelism::SimulationOptions options_;  // a copy: callers pass options resolved for one experiment
   std::vector<double> link_capacity_Bps_;  // as the simulation's flow network
   std::vector<double> link_load_;          // busiestLink's scratch: bytes per link, all zero between calls
   std::vector<topology::LinkId> touched_links_;

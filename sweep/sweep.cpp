@@ -30,7 +30,7 @@ constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
 // Results cross threads and MPI ranks as fixed-size records of doubles; the single-process
 // run goes through the same encoding, so both print the same bytes.
 constexpr std::size_t kMemoryRecordSize = 14;
-constexpr std::size_t kSimulationRecordSize = 20;
+constexpr std::size_t kSimulationRecordSize = 21;
 
 void encodeMemory(const MemoryReport& report, double* record) {
   const StageMemory& peak = report.peak();
@@ -96,7 +96,8 @@ void encodeResult(const IterationResult& result, double* record) {
                                                 b.pipeline_bubble,
                                                 static_cast<double>(result.microbatches),
                                                 static_cast<double>(result.tasks),
-                                                static_cast<double>(result.events)};
+                                                static_cast<double>(result.events),
+                                                b.host_dispatch_exposed};
   std::copy(std::begin(values), std::end(values), record);
 }
 
@@ -117,6 +118,7 @@ IterationResult decodeResult(const double* record, const MemoryReport& memory) {
   result.microbatches = static_cast<int64_t>(record[17]);
   result.tasks = static_cast<uint64_t>(record[18]);
   result.events = static_cast<uint64_t>(record[19]);
+  result.breakdown.host_dispatch_exposed = record[20];
   result.memory = memory;
   return result;
 }
@@ -180,7 +182,8 @@ class Evaluator {
     if (!slot) {
       const auto& experiment = targets_[target].experiment;
       slot =
-          std::make_unique<IterationEstimator>(experiment.cluster, experiment.training.precision, settings_.simulation);
+          std::make_unique<IterationEstimator>(experiment.cluster, experiment.training.precision,
+                                               parallelism::withHostDispatch(experiment, settings_.simulation));
     }
     return *slot;
   }

@@ -75,6 +75,13 @@ double meanAbsoluteError(const std::vector<const RateFitRow*>& rows, const std::
   return sum / static_cast<double>(rows.size());
 }
 
+double meanSignedError(const std::vector<const RateFitRow*>& rows, const std::vector<double>& grid, double fraction) {
+  if (rows.empty()) return 0.0;
+  double sum = 0.0;
+  for (const RateFitRow* row : rows) sum += rateFitRowError(*row, grid, fraction);
+  return sum / static_cast<double>(rows.size());
+}
+
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -114,41 +121,55 @@ Expected<RateFitResult> fitRateFractions(const std::vector<double>& grid, const 
     double sum_kernel_rates = 0.0;
     double sum_fitted = 0.0;
     double sum_held_out = 0.0;
-    std::vector<std::string> gpu_order;
+    // The groups fitted apart, in the order of their first row: a GPU type's rows without a
+    // stack first where it has both, so that its stacks can fall back on its fraction.
+    std::vector<std::pair<std::string, std::string>> groups;  // (stack, gpu)
     for (const auto& row : rows) {
-      if (std::find(gpu_order.begin(), gpu_order.end(), row.gpu_key) == gpu_order.end()) {
-        gpu_order.push_back(row.gpu_key);
-      }
+      const std::pair<std::string, std::string> group{row.stack, row.gpu_key};
+      if (std::find(groups.begin(), groups.end(), group) == groups.end()) groups.push_back(group);
     }
-    for (const auto& gpu_key : gpu_order) {
-      std::vector<const RateFitRow*> gpu_rows;
+    std::stable_partition(groups.begin(), groups.end(), [](const auto& group) { return group.first.empty(); });
+    std::map<std::string, double> default_fraction;  // per GPU, from the rows without a stack
+    for (const auto& [stack, gpu_key] : groups) {
+      std::vector<const RateFitRow*> group_rows;
       std::vector<std::string> source_order;
       for (const auto& row : rows) {
-        if (row.gpu_key != gpu_key) continue;
-        gpu_rows.push_back(&row);
+        if (row.gpu_key != gpu_key || row.stack != stack) continue;
+        group_rows.push_back(&row);
         if (std::find(source_order.begin(), source_order.end(), row.source) == source_order.end()) {
           source_order.push_back(row.source);
         }
       }
       GpuRateFit fit;
       fit.gpu_key = gpu_key;
-      fit.rows = static_cast<int>(gpu_rows.size());
-      const Balanced balanced = balancedFraction(gpu_rows, grid);
+      fit.stack = stack;
+      fit.rows = static_cast<int>(group_rows.size());
+      const Balanced balanced = balancedFraction(group_rows, grid);
       fit.fraction = balanced.fraction;
       fit.at_grid_edge = balanced.at_edge;
+      if (stack.empty()) default_fraction[gpu_key] = fit.fraction;
+      const auto fallback = default_fraction.find(gpu_key);
       for (const auto& source : source_order) {
         std::vector<const RateFitRow*> inside;
         std::vector<const RateFitRow*> others;
-        for (const RateFitRow* row : gpu_rows) (row->source == source ? inside : others).push_back(row);
+        for (const RateFitRow* row : group_rows) (row->source == source ? inside : others).push_back(row);
         RateFitSource entry;
         entry.source = source;
         entry.rows = static_cast<int>(inside.size());
         entry.mape_kernel_rates = meanAbsoluteError(inside, grid, 1.0);
         entry.mape_fitted = meanAbsoluteError(inside, grid, fit.fraction);
+        entry.bias_fitted = meanSignedError(inside, grid, fit.fraction);
         entry.mape_held_out = entry.mape_fitted;
+        entry.bias_held_out = entry.bias_fitted;
         if (!others.empty()) {
           entry.held_out_fraction = balancedFraction(others, grid).fraction;
+        } else if (!stack.empty() && fallback != default_fraction.end()) {
+          entry.held_out_fraction = fallback->second;
+          entry.held_out_at_default = true;
+        }
+        if (entry.held_out_fraction) {
           entry.mape_held_out = meanAbsoluteError(inside, grid, *entry.held_out_fraction);
+          entry.bias_held_out = meanSignedError(inside, grid, *entry.held_out_fraction);
         }
         const double weight = static_cast<double>(inside.size());
         sum_kernel_rates += weight * entry.mape_kernel_rates;
@@ -188,10 +209,15 @@ Expected<RateFitResult> runRateFractionFit(const ConfigPaths& paths, TrainingSui
     const auto work = [&] {
       for (std::size_t k = next++; k < grid.size(); k = next++) {
         const auto start = std::chrono::steady_clock::now();
+        // Over each row's stack (and a calibration), so that the grid's fraction is in force
+        // whatever fraction a stack carries.
         TrainingSuiteOptions at_fraction = options;
-        auto& fractions = at_fraction.simulation.compute.training_rate_fraction;
-        fractions.clear();
-        for (const auto& key : gpu_keys) fractions.push_back({key, grid[k]});
+        at_fraction.over_stack = [&, fraction = grid[k]](parallelism::SimulationOptions& simulation) {
+          if (options.over_stack) options.over_stack(simulation);
+          auto& fractions = simulation.compute.training_rate_fraction;
+          fractions.clear();
+          for (const auto& key : gpu_keys) fractions.push_back({key, fraction});
+        };
         suites[k] = runTrainingSuite(suite_rows, paths, at_fraction);
         if (progress) {
           std::lock_guard lock(progress_mutex);
@@ -219,6 +245,7 @@ Expected<RateFitResult> runRateFractionFit(const ConfigPaths& paths, TrainingSui
           rows.push_back({measurement.id,
                           measurement.source,
                           comparison.gpu_key,
+                          comparison.experiment ? comparison.experiment->training.stack : std::string(),
                           metric == TrainingMetric::kIterationTime || metric == TrainingMetric::kLayerTime,
                           {}});
           ran_everywhere.push_back(true);

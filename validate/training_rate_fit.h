@@ -21,6 +21,12 @@
 // without letting the source with the most rows decide. Leave one source out: for each
 // source of a GPU type with two or more sources, the fraction fitted on the others and the
 // source's mean error at it, which is how the default does on a stack it was not fitted to.
+//
+// Software stacks: rows whose experiment names a stack (training.stack) are fitted apart,
+// one fraction per stack and GPU type (the value a stack file's training_rate_fraction holds,
+// configs/stacks/), while the rows without one give the GPU's default. A stack's source held
+// out with no other source of its stack on that GPU is predicted at the GPU's default, the
+// fraction a user of that stack gets before anything of theirs is fitted.
 #pragma once
 
 #include <functional>
@@ -40,6 +46,7 @@ struct RateFitRow {
   std::string id;
   std::string source;
   std::string gpu_key;
+  std::string stack;         // training.stack of the row's experiment ("" for none)
   bool time_metric = false;  // published as a time (error = time ratio - 1), else as a throughput
   std::vector<double> log_time_ratio;
 };
@@ -52,11 +59,19 @@ struct RateFitSource {
   // Fitted on the GPU's other sources (absent where the GPU has one source), and this
   // source's mean |error| there.
   std::optional<double> held_out_fraction;
+  // The held-out fraction is the GPU's default (the rows without a stack): the source is its
+  // stack's only one on this GPU.
+  bool held_out_at_default = false;
   double mape_held_out = 0.0;
+  // Mean signed error (predicted / published - 1 in the source's metric), fitted and held out.
+  double bias_fitted = 0.0;
+  double bias_held_out = 0.0;
 };
 
+// One fitted fraction: of a GPU type (stack empty), or of a stack on a GPU type.
 struct GpuRateFit {
   std::string gpu_key;
+  std::string stack;
   double fraction = 1.0;
   bool at_grid_edge = false;  // the balance lies outside the grid: the fraction is the nearest end
   int rows = 0;
@@ -69,8 +84,9 @@ struct RateFitResult {
   int rows = 0;
   double mape_kernel_rates = 0.0;  // over every row, each weighing the same
   double mape_fitted = 0.0;
-  // Every row at its source's held-out fraction, where its GPU has two or more sources
-  // (rows of single-source GPUs at their fitted fraction).
+  // Every row at its source's held-out fraction, where its GPU (stack) has two or more
+  // sources or a stack's source has the GPU's default to fall back on (other rows at their
+  // fitted fraction).
   double mape_held_out = 0.0;
 };
 

@@ -24,7 +24,7 @@ struct TrainingSource {
   std::string id;        // the file's name without .yaml
   std::string title;     // short name for tables
   std::string citation;  // paper / document, table, and where the configuration comes from
-  TrainingMetric metric;
+  TrainingMetric metric = TrainingMetric::kIterationTime;
   std::string metric_definition;
 };
 

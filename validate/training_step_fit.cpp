@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace trainsim::validate {
 namespace {
@@ -52,10 +53,13 @@ Expected<TrainingStepFit> fitTrainingRateFraction(const std::vector<MeasuredTrai
 
     // Simulated step times at fraction f, and g(f) = mean log(simulated / measured).
     auto simulate = [&](double fraction) {
-      const parallelism::SimulationOptions options = withFraction(start, fit.gpu_key, fraction);
       std::vector<double> seconds;
       seconds.reserve(steps.size());
       for (const auto& step : steps) {
+        // The step's stack first: the fitted fraction is the user's and wins over it.
+        parallelism::SimulationOptions options = start;
+        parallelism::applySoftwareStack(step.experiment, options);
+        options = withFraction(std::move(options), fit.gpu_key, fraction);
         auto result = parallelism::simulateIteration(step.experiment, options);
         if (!result.ok()) {
           Error error = result.error();

@@ -197,8 +197,11 @@ Expected<TrainingSuiteResult> runTrainingSuite(const TrainingRows& rows, const C
         suite.rows.push_back(std::move(comparison));
         continue;
       }
-      if (comparison.experiment) simulateRow(paths, options.simulation, comparison);
-      comparePrediction(rows.source(row.source).metric, paths, options.simulation, comparison);
+      parallelism::SimulationOptions row_options = options.simulation;
+      if (comparison.experiment) parallelism::applySoftwareStack(*comparison.experiment, row_options);
+      if (options.over_stack) options.over_stack(row_options);
+      if (comparison.experiment) simulateRow(paths, row_options, comparison);
+      comparePrediction(rows.source(row.source).metric, paths, row_options, comparison);
       comparison.wall_s = secondsSince(start);
       if (!comparison.failure.empty()) ++suite.failed;
       suite.rows.push_back(std::move(comparison));

@@ -6,6 +6,7 @@
 // tflops_per_gpu, published iteration times with iteration_time_s.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,7 +23,10 @@ namespace trainsim::validate {
 struct TrainingSuiteOptions {
   bool include_slow = false;      // also run the rows marked slow
   std::vector<std::string> only;  // run just these row ids (empty: every row); slow or not
+  // The parameters every row starts from; each row's software stack (training.stack) is
+  // applied over them, then `over_stack` (a calibration, which wins over the stack).
   parallelism::SimulationOptions simulation;
+  std::function<void(parallelism::SimulationOptions&)> over_stack;
 };
 
 struct TrainingRowComparison {

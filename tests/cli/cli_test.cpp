@@ -490,6 +490,32 @@ TEST(CliTest, SimulateNamesTheKernelRateFractionInForce) {
       << mi300x.out;
 }
 
+// A software stack (training.stack) is named on its own line with its dispatch mode, its
+// host's waiting shows in the breakdown, and the JSON carries both, with the expected error
+// of published runs of that stack (or of the defaults' sources, for a run naming none).
+TEST(CliTest, SimulateReportsTheSoftwareStackAndTheExpectedError) {
+  const Result text = trainsim({"simulate", "llama3-8b-dgx-h100", "--set", "training.stack=torchtitan"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("software stack      torchtitan ("), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("), eager dispatch\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("  host dispatch     "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("expected error      +-"), std::string::npos) << text.out;
+  const auto json = parseJson(trainsim({"simulate", "llama3-8b-dgx-h100", "--set", "training.stack=torchtitan", "--json", "-"}));
+  EXPECT_EQ(json["stack"]["name"], "torchtitan");
+  EXPECT_EQ(json["stack"]["dispatch"], "eager");
+  EXPECT_TRUE(json["breakdown_s"].contains("host_dispatch_exposed"));
+  ASSERT_TRUE(json["expected_error"].is_object());
+  EXPECT_NE(json["expected_error"]["basis"].get<std::string>().find("torchtitan"), std::string::npos);
+  const auto plain = parseJson(trainsim({"simulate", "llama3-8b-dgx-h100", "--json", "-"}));
+  EXPECT_TRUE(plain["stack"].is_null());
+  EXPECT_EQ(plain["breakdown_s"]["host_dispatch_exposed"], 0.0);
+  EXPECT_GT(plain["expected_error"]["mape"].get<double>(), 0.0);
+  // An unknown stack is an input error naming the override.
+  const Result unknown = trainsim({"simulate", "llama3-8b-dgx-h100", "--set", "training.stack=lightning"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("training.stack"), std::string::npos) << unknown.err;
+}
+
 TEST(CliTest, SimulateOpsListsTheBusiestStagesComputeOpByOp) {
   const Result text = trainsim({"simulate", "llama3-8b-dgx-h100", "--ops"});
   ASSERT_EQ(text.exit_code, 0) << text.err;

@@ -17,18 +17,18 @@ const std::vector<double> kGrid = defaultRateFitGrid();
 // log(predicted / published step) at each grid fraction for a step whose compute share is
 // `compute_share` of its kernel-rate time.
 RateFitRow row(const std::string& id, const std::string& source, const std::string& gpu, double truth,
-               double compute_share = 1.0, bool time_metric = true) {
-  RateFitRow r{id, source, gpu, time_metric, {}};
+               double compute_share = 1.0, bool time_metric = true, const std::string& stack = "") {
+  RateFitRow r{id, source, gpu, stack, time_metric, {}};
   auto step = [&](double f) { return compute_share / f + (1.0 - compute_share); };
   for (double f : kGrid) r.log_time_ratio.push_back(std::log(step(f) / step(truth)));
   return r;
 }
 
-const GpuRateFit& gpu(const RateFitResult& result, const std::string& key) {
+const GpuRateFit& gpu(const RateFitResult& result, const std::string& key, const std::string& stack = "") {
   for (const auto& g : result.gpus) {
-    if (g.gpu_key == key) return g;
+    if (g.gpu_key == key && g.stack == stack) return g;
   }
-  throw std::runtime_error("no fit for " + key);
+  throw std::runtime_error("no fit for " + key + " " + stack);
 }
 
 TEST(TrainingRateFitTest, GridRunsFromSixtyToOneHundredFivePercentThroughOne) {
@@ -86,6 +86,40 @@ TEST(TrainingRateFitTest, LeavingASourceOutFitsTheOthersAndScoresItThere) {
   EXPECT_FALSE(a100.sources[0].held_out_fraction.has_value());
   EXPECT_EQ(result.rows, 4);
   EXPECT_GT(result.mape_held_out, result.mape_fitted);
+}
+
+TEST(TrainingRateFitTest, AStacksRowsAreFittedApartAndHeldOutAtTheGpusDefault) {
+  // Two default-stack sources at 0.90 and 0.80 on H100, one torchtitan source at 0.70 (its
+  // rows a throughput), one pytorch-fsdp source on a GPU without default rows.
+  const auto result = valueOrThrow(fitRateFractions(
+      kGrid, {row("t-001", "t", "h100-sxm", 0.70, 1.0, false, "torchtitan"),
+              row("t-002", "t", "h100-sxm", 0.70, 1.0, false, "torchtitan"), row("a-001", "a", "h100-sxm", 0.90),
+              row("b-001", "b", "h100-sxm", 0.80), row("f-001", "f", "gb200", 0.75, 1.0, true, "pytorch-fsdp")}));
+  // The default comes first, and is fitted on the rows without a stack only.
+  ASSERT_EQ(result.gpus.size(), 3U);
+  EXPECT_TRUE(result.gpus[0].stack.empty());
+  const double default_fraction = std::sqrt(0.90 * 0.80);
+  EXPECT_NEAR(gpu(result, "h100-sxm").fraction, default_fraction, 1e-9);
+  // The stack's own fraction, in sample.
+  const auto& titan = gpu(result, "h100-sxm", "torchtitan");
+  EXPECT_NEAR(titan.fraction, 0.70, 1e-9);
+  ASSERT_EQ(titan.sources.size(), 1U);
+  EXPECT_NEAR(titan.sources[0].mape_fitted, 0.0, 1e-9);
+  // Held out, it is predicted at the GPU's default: the kernels taken faster than they ran,
+  // so the throughput comes out high by default / 0.70 - 1 on every row (bias = MAPE).
+  ASSERT_TRUE(titan.sources[0].held_out_fraction.has_value());
+  EXPECT_TRUE(titan.sources[0].held_out_at_default);
+  EXPECT_NEAR(*titan.sources[0].held_out_fraction, default_fraction, 1e-9);
+  EXPECT_NEAR(titan.sources[0].mape_held_out, default_fraction / 0.70 - 1.0, 1e-9);
+  EXPECT_NEAR(titan.sources[0].bias_held_out, default_fraction / 0.70 - 1.0, 1e-9);
+  // A stack on a GPU with no default rows has nothing to fall back on.
+  const auto& fsdp = gpu(result, "gb200", "pytorch-fsdp");
+  EXPECT_FALSE(fsdp.sources[0].held_out_fraction.has_value());
+  // Signed errors: at the default (below 0.90, above 0.80) source a's steps are predicted
+  // long (time ratio 0.90 / f - 1 > 0), b's short.
+  const auto& h100 = gpu(result, "h100-sxm");
+  EXPECT_NEAR(h100.sources[0].bias_fitted, 0.90 / default_fraction - 1.0, 1e-9);
+  EXPECT_NEAR(h100.sources[1].bias_fitted, 0.80 / default_fraction - 1.0, 1e-9);
 }
 
 TEST(TrainingRateFitTest, CommunicationBoundRowsNeedAFractionFurtherOut) {

@@ -1,0 +1,97 @@
+#include "parallelism/software_stack.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "base/error.h"
+
+namespace trainsim::parallelism {
+namespace {
+
+TrainingDefaults readTrainingDefaults(const ConfigNode& section) {
+  section.allowKeys({"dispatch", "flash_attention", "fused_cross_entropy", "fused_gate_up"});
+  TrainingDefaults defaults;
+  defaults.flash_attention = section.boolean("flash_attention", defaults.flash_attention);
+  defaults.fused_cross_entropy = section.boolean("fused_cross_entropy", defaults.fused_cross_entropy);
+  defaults.fused_gate_up = section.boolean("fused_gate_up", defaults.fused_gate_up);
+  if (auto dispatch = section.optionalChild("dispatch")) {
+    defaults.dispatch = parseDispatchMode(dispatch->asEnum({"eager", "compiled", "cuda_graphs"}));
+  }
+  return defaults;
+}
+
+// The `compute:` and `communication:` sections of `node` (a stack file or stack_overrides).
+StackParameters readParameters(const ConfigNode& node) {
+  StackParameters parameters;
+  parameters.from = node.source()->file;
+  if (auto compute = node.optionalChild("compute")) parameters.compute = sim::readComputeSection(*compute);
+  if (auto communication = node.optionalChild("communication")) {
+    parameters.communication = sim::readCommunicationSection(*communication);
+  }
+  return parameters;
+}
+
+}  // namespace
+
+SoftwareStack readSoftwareStackFile(const ConfigNode& root, const std::string& name) {
+  if (!root.isMap()) root.failExpected("a software stack (a mapping with title, version, training, compute, ...)");
+  root.allowKeys({"title", "version", "description", "training", "compute", "communication"});
+  SoftwareStack stack;
+  stack.name = name;
+  stack.file = root.source()->file;
+  stack.title = root.child("title").asString();
+  stack.version = root.child("version").asString();
+  (void)root.string("description", "");
+  if (auto training = root.optionalChild("training")) stack.training = readTrainingDefaults(*training);
+  stack.parameters.push_back(readParameters(root));
+  return stack;
+}
+
+std::vector<std::string> stackPresetNames(const ConfigPaths& paths) {
+  std::vector<std::string> names;
+  std::error_code ignored;
+  const std::filesystem::path directory = std::filesystem::path(paths.config_dir) / "stacks";
+  for (const auto& entry : std::filesystem::directory_iterator(directory, ignored)) {
+    if (entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::optional<SoftwareStack> readSoftwareStack(const ConfigNode& training, const ConfigPaths& paths) {
+  const auto name_node = training.optionalChild("stack");
+  const auto overrides = training.optionalChild("stack_overrides");
+  if (!name_node) {
+    if (overrides) overrides->fail("stack_overrides needs a stack to override: set training.stack");
+    return std::nullopt;
+  }
+  const std::string name = name_node->asString();
+  std::string path = referencedFilePath(*name_node);
+  if (!looksLikePath(name)) {
+    path = presetPath(paths, "stacks", name);
+    std::error_code ignored;
+    if (!std::filesystem::is_regular_file(path, ignored)) {
+      name_node->failExpected(fmt::format("a software stack: one of {} or a file path",
+                                          fmt::join(stackPresetNames(paths), ", ")));
+    }
+  }
+  SoftwareStack stack = readSoftwareStackFile(loadConfigFile(path), name);
+  if (overrides) {
+    overrides->allowKeys({"compute", "communication"});
+    stack.parameters.push_back(readParameters(*overrides));
+  }
+  return stack;
+}
+
+void applySoftwareStack(const SoftwareStack& stack, sim::ComputeParameters& compute,
+                        sim::CommunicationParameters& communication) {
+  for (const StackParameters& parameters : stack.parameters) {
+    sim::applyComputeSection(parameters.compute, compute);
+    sim::applyCommunicationValues(parameters.communication, communication);
+  }
+}
+
+}  // namespace trainsim::parallelism

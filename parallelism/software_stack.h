@@ -1,0 +1,59 @@
+// Software stacks (training.stack): what a training framework at a version does that the
+// models need to know, as data in configs/stacks/<name>.yaml (schema in docs/stacks.md):
+//  - `training:` the values of the experiment's kernel-choice keys the experiment leaves out
+//    (how the host dispatches kernels, fused attention, fused cross-entropy, one fused
+//    SwiGLU gate/up GEMM);
+//  - `compute:` and `communication:` model parameters in the schema of a calibration file
+//    (sim/parameter_sections.h), applied over the shipped defaults and under a user's
+//    calibration: the stack's attention kernel rates, its in-step kernel-rate fraction, its
+//    host cost per launched kernel, ...
+// An experiment's training.stack_overrides replaces any of the stack's compute and
+// communication values (same schema); its training keys are overridden by setting them in
+// the experiment's training section itself.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/config_node.h"
+#include "base/config_paths.h"
+#include "parallelism/training_spec.h"
+#include "sim/communication_parameters.h"
+#include "sim/compute_parameters.h"
+#include "sim/parameter_sections.h"
+
+namespace trainsim::parallelism {
+
+// Model parameters a stack file or an experiment's stack_overrides give, applied in order.
+struct StackParameters {
+  std::string from;  // the file they were read from
+  sim::ComputeSection compute;
+  std::vector<sim::ParameterValue> communication;
+};
+
+struct SoftwareStack {
+  std::string name;  // as training.stack gives it: a preset name or a file path
+  std::string file;  // the file it was read from
+  std::string title;
+  std::string version;  // the framework version its values are cited at
+  TrainingDefaults training;
+  std::vector<StackParameters> parameters;  // the stack file's, then the experiment's overrides
+};
+
+// The stack `training` names (its `stack` key: a preset of <config_dir>/stacks or a file
+// path), with the section's `stack_overrides`; nullopt when the section names none. Throws
+// InputError at the key (an unknown preset lists the shipped ones) or in the stack's file.
+[[nodiscard]] std::optional<SoftwareStack> readSoftwareStack(const ConfigNode& training, const ConfigPaths& paths);
+
+// Reads a stack document (tests, and readSoftwareStack); `name` is what training.stack said.
+[[nodiscard]] SoftwareStack readSoftwareStackFile(const ConfigNode& root, const std::string& name);
+
+// The shipped presets: the stems of <config_dir>/stacks/*.yaml, sorted.
+[[nodiscard]] std::vector<std::string> stackPresetNames(const ConfigPaths& paths);
+
+// The stack's model parameters over `compute` and `communication`, in order.
+void applySoftwareStack(const SoftwareStack& stack, sim::ComputeParameters& compute,
+                        sim::CommunicationParameters& communication);
+
+}  // namespace trainsim::parallelism

@@ -1,0 +1,171 @@
+#include "parallelism/software_stack.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "parallelism/experiment_loader.h"
+#include "parallelism/iteration_simulation.h"
+#include "tests/shipped_simulation_options.h"
+
+namespace trainsim::parallelism {
+namespace {
+
+const ConfigPaths& paths() {
+  static const ConfigPaths config_paths{TRAINSIM_CONFIG_DIR_FOR_TESTS};
+  return config_paths;
+}
+
+// A small Llama on one H100: its kernels are short, so the host's launches can bind.
+std::string smallLlama(const std::string& training_extra) {
+  return R"(
+name: small-llama
+model: {name: small, architecture: llama, layers: 4, hidden_size: 512, ffn_hidden_size: 1408,
+        attention_heads: 8, kv_heads: 4, vocab_size: 32000}
+cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 1}
+training: {seq_len: 512, global_batch_size: 1, micro_batch_size: 1)" +
+         training_extra + R"(}
+parallelism: {gpus: 1}
+)";
+}
+
+Expected<Experiment> load(const std::string& yaml) {
+  return loadExperimentNode(parseConfigText(yaml, "test.yaml"), paths());
+}
+
+Experiment loaded(const std::string& yaml) {
+  auto experiment = load(yaml);
+  if (!experiment.ok()) throw std::runtime_error(experiment.error().toString());
+  return std::move(experiment).value();
+}
+
+// The options an experiment runs with, as the commands prepare them: the shipped defaults,
+// then its stack.
+SimulationOptions optionsFor(const Experiment& experiment) {
+  SimulationOptions options = shippedSimulationOptions();
+  applySoftwareStack(experiment, options);
+  return options;
+}
+
+IterationResult simulate(const Experiment& experiment) {
+  auto result = simulateIteration(experiment, optionsFor(experiment));
+  if (!result.ok()) throw std::runtime_error(result.error().toString());
+  return std::move(result).value();
+}
+
+TEST(SoftwareStackTest, EveryShippedPresetLoadsWithATitleAndAVersion) {
+  const auto names = stackPresetNames(paths());
+  for (const char* required : {"megatron-core", "nemo", "mlperf-nvidia", "megatron-deepspeed", "deepspeed",
+                               "torchtitan", "pytorch-fsdp", "maxtext"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), required), names.end()) << required;
+  }
+  for (const auto& name : names) {
+    const Experiment experiment = loaded(smallLlama(", stack: " + name));
+    ASSERT_TRUE(experiment.stack) << name;
+    EXPECT_EQ(experiment.training.stack, name);
+    EXPECT_FALSE(experiment.stack->title.empty()) << name;
+    EXPECT_FALSE(experiment.stack->version.empty()) << name;
+    // Every preset says how its host dispatches kernels.
+    EXPECT_TRUE(experiment.training.dispatch.has_value()) << name;
+  }
+}
+
+TEST(SoftwareStackTest, WithoutAStackTheHostIsNotModelledAndTheDefaultsHold) {
+  const Experiment experiment = loaded(smallLlama(""));
+  EXPECT_FALSE(experiment.stack);
+  EXPECT_TRUE(experiment.training.stack.empty());
+  EXPECT_FALSE(experiment.training.dispatch);
+  EXPECT_TRUE(experiment.training.fused_gate_up);
+  EXPECT_FALSE(experiment.training.fused_cross_entropy);
+  EXPECT_EQ(simulate(experiment).breakdown.host_dispatch_exposed, 0.0);
+}
+
+TEST(SoftwareStackTest, AStackGivesTheTrainingKeysTheExperimentLeavesOut) {
+  // torchtitan: two SwiGLU GEMMs, unfused cross-entropy, eager dispatch.
+  const Experiment titan = loaded(smallLlama(", stack: torchtitan"));
+  EXPECT_FALSE(titan.training.fused_gate_up);
+  EXPECT_FALSE(titan.training.fused_cross_entropy);
+  EXPECT_EQ(titan.training.dispatch, DispatchMode::kEager);
+  // nemo: fused cross-entropy.
+  EXPECT_TRUE(loaded(smallLlama(", stack: nemo")).training.fused_cross_entropy);
+  // megatron-deepspeed: the unfused attention path.
+  EXPECT_FALSE(loaded(smallLlama(", stack: megatron-deepspeed")).training.flash_attention);
+  // What the experiment sets wins over the stack.
+  const Experiment compiled =
+      loaded(smallLlama(", stack: torchtitan, dispatch: compiled, fused_gate_up: true, fused_cross_entropy: true"));
+  EXPECT_EQ(compiled.training.dispatch, DispatchMode::kCompiled);
+  EXPECT_TRUE(compiled.training.fused_gate_up);
+  EXPECT_TRUE(compiled.training.fused_cross_entropy);
+}
+
+TEST(SoftwareStackTest, AnUnknownStackIsAnErrorListingThePresets) {
+  const auto experiment = load(smallLlama(", stack: pytorch-lightning"));
+  ASSERT_FALSE(experiment.ok());
+  const std::string message = experiment.error().toString();
+  EXPECT_NE(message.find("test.yaml:"), std::string::npos) << message;
+  EXPECT_NE(message.find("training.stack"), std::string::npos) << message;
+  EXPECT_NE(message.find("torchtitan"), std::string::npos) << message;
+  EXPECT_EQ(experiment.error().code, ExitCode::kInvalidInput);
+}
+
+TEST(SoftwareStackTest, OverridesNeedAStackAndAreCheckedKeyByKey) {
+  const auto no_stack = load(smallLlama(", stack_overrides: {compute: {dispatch_eager_us: 3.0}}"));
+  ASSERT_FALSE(no_stack.ok());
+  EXPECT_NE(no_stack.error().toString().find("set training.stack"), std::string::npos) << no_stack.error().toString();
+  const auto unknown_key = load(smallLlama(", stack: torchtitan, stack_overrides: {compute: {dispatch_eagre_us: 3.0}}"));
+  ASSERT_FALSE(unknown_key.ok());
+  EXPECT_NE(unknown_key.error().toString().find("dispatch_eagre_us"), std::string::npos)
+      << unknown_key.error().toString();
+  const auto negative = load(smallLlama(", stack: torchtitan, stack_overrides: {compute: {dispatch_eager_us: -1}}"));
+  ASSERT_FALSE(negative.ok());
+}
+
+TEST(SoftwareStackTest, OverridesReplaceTheStacksParametersAndACalibrationWinsOverBoth) {
+  const Experiment experiment =
+      loaded(smallLlama(", stack: torchtitan, stack_overrides: {compute: {dispatch_eager_us: 3.5}, communication: "
+                        "{infiniband_efficiency: 0.5}}"));
+  SimulationOptions options = optionsFor(experiment);
+  EXPECT_EQ(options.stack, "torchtitan");
+  EXPECT_EQ(options.compute.dispatch_eager_us, 3.5);
+  EXPECT_EQ(options.communication.infiniband_efficiency, 0.5);
+  // The maxtext preset replaces a compute default itself.
+  EXPECT_EQ(optionsFor(loaded(smallLlama(", stack: maxtext"))).compute.dispatch_compiled_us, 0.0);
+  // A stack is applied once.
+  EXPECT_THROW(applySoftwareStack(experiment, options), std::logic_error);
+}
+
+TEST(SoftwareStackTest, OptionsPreparedForAnotherStackAreRefused) {
+  const Experiment experiment = loaded(smallLlama(", stack: torchtitan"));
+  EXPECT_THROW((void)simulateIteration(experiment, shippedSimulationOptions()), std::logic_error);
+}
+
+TEST(SoftwareStackTest, SeparateGateAndUpGemmsCostMoreThanOneFusedGemm) {
+  const double fused = simulate(loaded(smallLlama(""))).iteration_time_s;
+  const double separate = simulate(loaded(smallLlama(", fused_gate_up: false"))).iteration_time_s;
+  EXPECT_GT(separate, fused);
+}
+
+// The host launches kernels in order at its per-kernel cost: with short kernels the step
+// becomes launch-bound, and a costlier dispatch makes it longer by about the added launch time.
+TEST(SoftwareStackTest, ShortKernelsBecomeLaunchBound) {
+  const std::string slow_host = ", dispatch: eager, stack: torchtitan, stack_overrides: {compute: {dispatch_eager_us: ";
+  const IterationResult fast = simulate(loaded(smallLlama(slow_host + "1.0}}")));
+  const IterationResult slow = simulate(loaded(smallLlama(slow_host + "200.0}}")));
+  EXPECT_GT(slow.breakdown.host_dispatch_exposed, 0.0);
+  EXPECT_GT(slow.iteration_time_s, 2.0 * fast.iteration_time_s);
+  // Launch-bound: the passes last their kernels' launches, so the step grows with the cost.
+  const IterationResult slower = simulate(loaded(smallLlama(slow_host + "400.0}}")));
+  EXPECT_NEAR(slower.iteration_time_s / slow.iteration_time_s, 2.0, 0.15);
+}
+
+TEST(SoftwareStackTest, CudaGraphsCostNoHostTimeAndOnlyTheGapBetweenKernels) {
+  const IterationResult graphs = simulate(loaded(smallLlama(", dispatch: cuda_graphs, stack: mlperf-nvidia")));
+  const IterationResult eager = simulate(loaded(smallLlama(", dispatch: eager, stack: mlperf-nvidia")));
+  EXPECT_LT(graphs.iteration_time_s, eager.iteration_time_s);
+  // Only the first launch of each pass is on the critical path under CUDA graphs (cost 0).
+  EXPECT_LT(graphs.breakdown.host_dispatch_exposed, 1e-9);
+}
+
+}  // namespace
+}  // namespace trainsim::parallelism
