@@ -22,7 +22,8 @@ namespace trainsim::cli {
                                                                       const ConfigPaths& paths);
 // {"mape", "bias", "sources", "rows", "basis"}, or null.
 [[nodiscard]] nlohmann::ordered_json expectedErrorJson(const std::optional<validate::ExpectedError>& error);
-// "expected error      +-5.8% (bias +2.1%; held out over 51 published runs of ..., 6 sources)\n"
+// "expected error      iteration time +-4.3% (bias +0.7%; each source held out, 51 runs from 6
+// sources: ...)\n"; the bias positive where predictions run slower than measured.
 [[nodiscard]] std::string expectedErrorText(const std::optional<validate::ExpectedError>& error);
 
 }  // namespace trainsim::cli

@@ -134,10 +134,19 @@ std::string kernelRateLine(const Experiment& experiment, const parallelism::Simu
                            bool calibrated) {
   const std::string& gpu = experiment.cluster.gpu.key;
   const double fraction = simulation.compute.trainingRateFraction(gpu);
-  const std::string origin = calibrated ? "calibrated"
-                             : fraction == 1.0
-                                 ? "no default for this GPU"
-                                 : fmt::format("{} default; calibrate --training-step fits your stack's", gpu);
+  // The stack's own fraction for this GPU, where its file (or its overrides) give one.
+  bool from_stack = false;
+  if (experiment.stack) {
+    for (const auto& parameters : experiment.stack->parameters) {
+      for (const auto& row : parameters.compute.training_rate_fraction) from_stack |= row.gpu_key == gpu;
+    }
+  }
+  const std::string origin =
+      calibrated   ? "calibrated"
+      : from_stack ? fmt::format("{} on {}; calibrate --training-step fits yours", experiment.stack->name, gpu)
+      : fraction == 1.0
+          ? "no default for this GPU"
+          : fmt::format("{} default; calibrate --training-step fits your stack's", gpu);
   return fmt::format("kernel rates        {:.3g} of microbenchmark rates inside a step ({})\n", fraction, origin);
 }
 

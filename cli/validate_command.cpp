@@ -253,7 +253,9 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
                           validate::describePlanSetting(comparison.plan), comparison.plan_fitting.size(),
                           comparison.plan_fitting.size() == 1 ? "" : "s");
     }
-    text += fmt::format("  MAPE {:.1f}% over {} row{}{} ({})\n", 100.0 * accuracy.mape, accuracy.compared,
+    text += fmt::format("  MAPE {:.1f}%, bias {:+.1f}%, over {} row{}{} ({}; in sample: `--fit-rate-fraction` holds "
+                        "each source out)\n",
+                        100.0 * accuracy.mape, 100.0 * accuracy.bias, accuracy.compared,
                         accuracy.compared == 1 ? "" : "s",
                         accuracy.skipped > 0 ? fmt::format(", {} slow row(s) skipped", accuracy.skipped) : "", unit);
     sources_json.push_back({{"id", source.id},
@@ -263,7 +265,8 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
                             {"metric_definition", source.metric_definition},
                             {"compared", accuracy.compared},
                             {"skipped_slow", accuracy.skipped},
-                            {"mape", accuracy.mape}});
+                            {"mape", accuracy.mape},
+                            {"bias", accuracy.bias}});
   }
   text += fmt::format("\noverall MAPE {:.1f}% over {} rows (each row weighs the same)\n", 100.0 * suite.mape,
                       suite.compared);
@@ -329,6 +332,8 @@ SuiteOutput trainingRateFit(const ValidateOptions& options, const CommandContext
         source_json["mape_held_out"] = source.mape_held_out;
         source_json["bias_held_out"] = source.bias_held_out;
       }
+      source_json["time_mape_held_out"] = source.time_mape_held_out;
+      source_json["time_bias_held_out"] = source.time_bias_held_out;
       sources_json.push_back(std::move(source_json));
     }
     gpus_json.push_back({{"gpu", gpu.gpu_key},

@@ -21,8 +21,10 @@ struct HeldOutAccuracy {
   std::string gpu;
   int sources = 0;
   int rows = 0;
-  double mape = 0.0;  // mean |predicted / published - 1| of the rows, each source held out
-  double bias = 0.0;  // mean signed error of the same
+  // Of the predicted iteration time: mean |predicted / measured step - 1| of the rows, each
+  // source held out, and the mean signed error (positive: predicted slower than measured).
+  double mape = 0.0;
+  double bias = 0.0;
 };
 
 struct ExpectedErrorTable {

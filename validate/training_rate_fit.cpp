@@ -82,6 +82,18 @@ double meanSignedError(const std::vector<const RateFitRow*>& rows, const std::ve
   return sum / static_cast<double>(rows.size());
 }
 
+// The error of the predicted step time at `fraction`, mean |.| or mean.
+double meanTimeError(const std::vector<const RateFitRow*>& rows, const std::vector<double>& grid, double fraction,
+                     bool absolute) {
+  if (rows.empty()) return 0.0;
+  double sum = 0.0;
+  for (const RateFitRow* row : rows) {
+    const double error = std::exp(logRatioAt(*row, grid, fraction)) - 1.0;
+    sum += absolute ? std::fabs(error) : error;
+  }
+  return sum / static_cast<double>(rows.size());
+}
+
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -99,7 +111,8 @@ double rateFitRowError(const RateFitRow& row, const std::vector<double>& grid, d
   return std::exp(row.time_metric ? log_ratio : -log_ratio) - 1.0;
 }
 
-Expected<RateFitResult> fitRateFractions(const std::vector<double>& grid, const std::vector<RateFitRow>& rows) {
+Expected<RateFitResult> fitRateFractions(const std::vector<double>& grid, const std::vector<RateFitRow>& rows,
+                                         const std::map<std::string, double>& shipped_defaults) {
   return catchInputErrors([&]() -> RateFitResult {
     if (grid.size() < 2 || !std::is_sorted(grid.begin(), grid.end()) ||
         std::adjacent_find(grid.begin(), grid.end()) != grid.end() || grid.front() <= 0.0 || grid.front() > 1.0 ||
@@ -148,7 +161,12 @@ Expected<RateFitResult> fitRateFractions(const std::vector<double>& grid, const 
       fit.fraction = balanced.fraction;
       fit.at_grid_edge = balanced.at_edge;
       if (stack.empty()) default_fraction[gpu_key] = fit.fraction;
-      const auto fallback = default_fraction.find(gpu_key);
+      std::optional<double> fallback;
+      if (const auto fitted = default_fraction.find(gpu_key); fitted != default_fraction.end()) {
+        fallback = fitted->second;
+      } else if (const auto shipped = shipped_defaults.find(gpu_key); shipped != shipped_defaults.end()) {
+        fallback = shipped->second;
+      }
       for (const auto& source : source_order) {
         std::vector<const RateFitRow*> inside;
         std::vector<const RateFitRow*> others;
@@ -163,14 +181,17 @@ Expected<RateFitResult> fitRateFractions(const std::vector<double>& grid, const 
         entry.bias_held_out = entry.bias_fitted;
         if (!others.empty()) {
           entry.held_out_fraction = balancedFraction(others, grid).fraction;
-        } else if (!stack.empty() && fallback != default_fraction.end()) {
-          entry.held_out_fraction = fallback->second;
+        } else if (!stack.empty() && fallback) {
+          entry.held_out_fraction = *fallback;
           entry.held_out_at_default = true;
         }
+        const double scored_at = entry.held_out_fraction.value_or(fit.fraction);
         if (entry.held_out_fraction) {
-          entry.mape_held_out = meanAbsoluteError(inside, grid, *entry.held_out_fraction);
-          entry.bias_held_out = meanSignedError(inside, grid, *entry.held_out_fraction);
+          entry.mape_held_out = meanAbsoluteError(inside, grid, scored_at);
+          entry.bias_held_out = meanSignedError(inside, grid, scored_at);
         }
+        entry.time_mape_held_out = meanTimeError(inside, grid, scored_at, true);
+        entry.time_bias_held_out = meanTimeError(inside, grid, scored_at, false);
         const double weight = static_cast<double>(inside.size());
         sum_kernel_rates += weight * entry.mape_kernel_rates;
         sum_fitted += weight * entry.mape_fitted;
@@ -264,7 +285,9 @@ Expected<RateFitResult> runRateFractionFit(const ConfigPaths& paths, TrainingSui
     for (std::size_t i = 0; i < rows.size(); ++i) {
       if (ran_everywhere[i]) simulated.push_back(std::move(rows[i]));
     }
-    return valueOrThrow(fitRateFractions(grid, simulated));
+    std::map<std::string, double> shipped_defaults;
+    for (const auto& key : gpu_keys) shipped_defaults[key] = options.simulation.compute.trainingRateFraction(key);
+    return valueOrThrow(fitRateFractions(grid, simulated, shipped_defaults));
   });
 }
 

@@ -30,6 +30,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,6 +67,11 @@ struct RateFitSource {
   // Mean signed error (predicted / published - 1 in the source's metric), fitted and held out.
   double bias_fitted = 0.0;
   double bias_held_out = 0.0;
+  // The held-out errors of the predicted iteration time (predicted / actual step - 1), whatever
+  // the source publishes: what `simulate` states as the expected error
+  // (configs/validation/expected_error.yaml).
+  double time_mape_held_out = 0.0;
+  double time_bias_held_out = 0.0;
 };
 
 // One fitted fraction: of a GPU type (stack empty), or of a stack on a GPU type.
@@ -99,8 +105,12 @@ struct RateFitResult {
 
 // The fit, from rows already simulated on `grid` (ascending, at least two fractions, 1 within
 // its range; every row with one ratio per fraction).
+// `shipped_defaults`: the GPU types' default fractions as shipped (sim::ComputeParameters::
+// training_rate_fraction), which a stack's source held out falls back on where no row without
+// a stack runs on its GPU (a part that takes its sibling's fraction, A100 40GB the 80GB's).
 [[nodiscard]] Expected<RateFitResult> fitRateFractions(const std::vector<double>& grid,
-                                                       const std::vector<RateFitRow>& rows);
+                                                       const std::vector<RateFitRow>& rows,
+                                                       const std::map<std::string, double>& shipped_defaults = {});
 
 // Runs the suite (`options`: which rows, the parameters to start from; any training-rate
 // fraction in them is dropped) once per fraction of `grid`, the runs spread over the

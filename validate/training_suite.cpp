@@ -114,19 +114,21 @@ void comparePrediction(TrainingMetric metric, const ConfigPaths& paths, const pa
   }
 }
 
-// Mean |error| per source with rows listed, and over every compared row.
+// Mean |error| and mean signed error per source with rows listed; mean |error| over every compared row.
 void summarize(const TrainingRows& rows, TrainingSuiteResult& suite) {
   double total = 0.0;
   for (const auto& source : rows.sources) {
     SourceAccuracy accuracy;
     accuracy.source = source;
     double sum = 0.0;
+    double signed_sum = 0.0;
     bool listed = false;
     for (const auto& comparison : suite.rows) {
       if (comparison.row.source != source.id) continue;
       listed = true;
       if (comparison.ran) {
         sum += std::fabs(comparison.error);
+        signed_sum += comparison.error;
         ++accuracy.compared;
       } else if (comparison.failure.empty()) {
         ++accuracy.skipped;
@@ -134,6 +136,7 @@ void summarize(const TrainingRows& rows, TrainingSuiteResult& suite) {
     }
     if (!listed) continue;
     accuracy.mape = accuracy.compared > 0 ? sum / accuracy.compared : 0.0;
+    accuracy.bias = accuracy.compared > 0 ? signed_sum / accuracy.compared : 0.0;
     total += sum;
     suite.compared += accuracy.compared;
     suite.sources.push_back(accuracy);

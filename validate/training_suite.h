@@ -53,6 +53,7 @@ struct SourceAccuracy {
   int compared = 0;
   int skipped = 0;    // slow rows left out
   double mape = 0.0;  // mean |error| over the compared rows (0 when none)
+  double bias = 0.0;  // mean signed error over the same rows
 };
 
 struct TrainingSuiteResult {

@@ -112,9 +112,17 @@ TEST(TrainingRateFitTest, AStacksRowsAreFittedApartAndHeldOutAtTheGpusDefault) {
   EXPECT_NEAR(*titan.sources[0].held_out_fraction, default_fraction, 1e-9);
   EXPECT_NEAR(titan.sources[0].mape_held_out, default_fraction / 0.70 - 1.0, 1e-9);
   EXPECT_NEAR(titan.sources[0].bias_held_out, default_fraction / 0.70 - 1.0, 1e-9);
-  // A stack on a GPU with no default rows has nothing to fall back on.
+  // A stack on a GPU with no default rows has nothing to fall back on...
   const auto& fsdp = gpu(result, "gb200", "pytorch-fsdp");
   EXPECT_FALSE(fsdp.sources[0].held_out_fraction.has_value());
+  // ... unless the GPU's shipped default is given (a part that takes a sibling's fraction).
+  const auto with_shipped = valueOrThrow(
+      fitRateFractions(kGrid, {row("f-001", "f", "gb200", 0.75, 1.0, true, "pytorch-fsdp")}, {{"gb200", 0.825}}));
+  const auto& fallback = gpu(with_shipped, "gb200", "pytorch-fsdp").sources[0];
+  ASSERT_TRUE(fallback.held_out_fraction.has_value());
+  EXPECT_TRUE(fallback.held_out_at_default);
+  EXPECT_NEAR(*fallback.held_out_fraction, 0.825, 1e-12);
+  EXPECT_NEAR(fallback.bias_held_out, 0.75 / 0.825 - 1.0, 1e-9);
   // Signed errors: at the default (below 0.90, above 0.80) source a's steps are predicted
   // long (time ratio 0.90 / f - 1 > 0), b's short.
   const auto& h100 = gpu(result, "h100-sxm");

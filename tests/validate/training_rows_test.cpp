@@ -91,10 +91,10 @@ std::string demoSource(const std::string& row_extra = "", const std::string& tra
 TEST(TrainingRowsTest, TheShippedFilesHoldEverySourceAndRowInTheSuitesOrder) {
   const auto rows = loadTrainingRows(kPaths);
   ASSERT_TRUE(rows.ok()) << rows.error().toString();
-  ASSERT_EQ(rows->sources.size(), 13u);
+  ASSERT_EQ(rows->sources.size(), 14u);
   EXPECT_EQ(rows->sources.front().id, "megatron-sc21-t1");
-  EXPECT_EQ(rows->sources.back().id, "torchtitan-a100");
-  EXPECT_EQ(rows->rows.size(), 114u);
+  EXPECT_EQ(rows->sources.back().id, "bloom-jean-zay");
+  EXPECT_EQ(rows->rows.size(), 126u);
   // Grouped by source, in the sources' order.
   std::size_t source = 0;
   for (const auto& row : rows->rows) {

@@ -70,8 +70,9 @@ TEST(TrainingMeasurementsTest, RowsAreUniqueCitedAndConsistent) {
   // DGX Cloud Benchmarking rows, Korthikanti et al.'s 5 per-layer times and 8 Megatron-Bridge
   // B200 / GB200 rows, 5 MLPerf Training GPT-3 H100 rows, 4 MLPerf Training Blackwell rows,
   // NeMo's 17 long-sequence rows and the 12 pre-training rows of NeMo 24.07's performance
-  // summary; of other stacks, llm-foundry's 13 one-node FSDP1 rows and torchtitan's 3 A100 rows.
-  EXPECT_EQ(ids.size(), 114u);
+  // summary; of other stacks, llm-foundry's 13 one-node FSDP1 rows, torchtitan's 3 A100 rows and
+  // BLOOM's 12 Megatron-DeepSpeed rows.
+  EXPECT_EQ(ids.size(), 126u);
   for (const auto& source : suiteRows().sources) EXPECT_FALSE(source.citation.empty()) << source.id;
 }
 
@@ -86,9 +87,15 @@ TEST(TrainingMeasurementsTest, EveryRowBuildsAValidExperiment) {
     EXPECT_EQ(experiment->plan.gpus, plan.child("gpus").asPositiveInteger()) << row.id;
     EXPECT_EQ(experiment->plan.dp, plan.child("dp").asPositiveInteger()) << row.id;
     EXPECT_EQ(experiment->plan.virtual_stages, plan.child("virtual_stages").asPositiveInteger()) << row.id;
-    // The row's attention kernel reaches the simulator through the experiment, as a user's would.
-    EXPECT_EQ(experiment->training.flash_attention, written.child("training").child("flash_attention").asBool())
-        << row.id;
+    // The row's attention kernel reaches the simulator through the experiment, as a user's
+    // would: written in the row, or given by the row's software stack.
+    const ConfigNode training = written.child("training");
+    if (training.has("flash_attention")) {
+      EXPECT_EQ(experiment->training.flash_attention, training.child("flash_attention").asBool()) << row.id;
+    } else {
+      ASSERT_TRUE(experiment->stack) << row.id << ": neither flash_attention nor a stack";
+      EXPECT_EQ(experiment->training.flash_attention, experiment->stack->training.flash_attention) << row.id;
+    }
     EXPECT_GE(experiment->cluster.nodes * experiment->cluster.gpus_per_node, experiment->plan.gpus) << row.id;
   }
 }
@@ -200,9 +207,9 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   const auto result = runTrainingSuite(kPaths, options);
   ASSERT_TRUE(result.ok()) << result.error().toString();
   const auto& suite = *result;
-  ASSERT_EQ(suite.rows.size(), 92u);
+  ASSERT_EQ(suite.rows.size(), 120u);
   EXPECT_EQ(suite.failed, 0);
-  ASSERT_EQ(suite.sources.size(), 11u);
+  ASSERT_EQ(suite.sources.size(), 14u);
   for (const auto& accuracy : suite.sources) {
     EXPECT_GE(accuracy.compared, 3) << accuracy.source.id;
     const std::string& id = accuracy.source.id;
@@ -217,6 +224,10 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
                          : id.starts_with("mlperf-blackwell")  ? 0.035
                          : id.starts_with("nemo-long-context") ? 0.053
                          : id.starts_with("nemo-2407")         ? 0.042
+                         // Other stacks, at their stack's own fitted fraction (in sample).
+                         : id.starts_with("llmfoundry-mpt")    ? 0.05
+                         : id.starts_with("torchtitan-a100")   ? 0.04
+                         : id.starts_with("bloom-jean-zay")    ? 0.05
                                                                : 0.10;
     EXPECT_LE(accuracy.mape, bound) << id;
   }
