@@ -87,31 +87,48 @@ std::vector<int64_t> placeRanks(const topology::Cluster& cluster, int64_t gpus,
   return ranks;
 }
 
-int run(const CollectiveOptions& options, const CommandContext& context) {
-  const auto op = sim::parseCollectiveOp(options.op);
+sim::CollectiveOp parseOp(const std::string& text) {
+  const auto op = sim::parseCollectiveOp(text);
   if (!op) {
     throwInputError("--op", "",
                     "expected all_reduce, all_gather, reduce_scatter, all_to_all, broadcast or "
                     "send_recv, found \"" +
-                        options.op + "\"");
+                        text + "\"");
   }
+  return *op;
+}
+
+// --algo; none when empty (the simulator chooses).
+std::optional<sim::CollectiveAlgorithm> parseAlgorithm(const std::string& text) {
+  if (text.empty()) return std::nullopt;
   std::optional<sim::CollectiveAlgorithm> algorithm;
-  if (!options.algorithm.empty()) {
-    for (auto candidate : {sim::CollectiveAlgorithm::kRing, sim::CollectiveAlgorithm::kTree,
-                           sim::CollectiveAlgorithm::kNvls, sim::CollectiveAlgorithm::kDirect}) {
-      if (sim::algorithmName(candidate) == options.algorithm) algorithm = candidate;
-    }
-    if (!algorithm) {
-      throwInputError("--algo", "", "expected ring, tree, nvls or direct, found \"" + options.algorithm + "\"");
-    }
+  for (auto candidate : {sim::CollectiveAlgorithm::kRing, sim::CollectiveAlgorithm::kTree,
+                         sim::CollectiveAlgorithm::kNvls, sim::CollectiveAlgorithm::kDirect}) {
+    if (sim::algorithmName(candidate) == text) algorithm = candidate;
   }
+  if (!algorithm) throwInputError("--algo", "", "expected ring, tree, nvls or direct, found \"" + text + "\"");
+  return algorithm;
+}
+
+// --proto; none when empty (the simulator chooses).
+std::optional<sim::Protocol> parseProtocol(const std::string& text) {
+  if (text.empty()) return std::nullopt;
   std::optional<sim::Protocol> protocol;
-  if (!options.protocol.empty()) {
-    for (auto candidate : sim::kAllProtocols) {
-      if (sim::protocolName(candidate) == options.protocol) protocol = candidate;
-    }
-    if (!protocol) throwInputError("--proto", "", "expected LL, LL128 or Simple, found \"" + options.protocol + "\"");
+  for (auto candidate : sim::kAllProtocols) {
+    if (sim::protocolName(candidate) == text) protocol = candidate;
   }
+  if (!protocol) throwInputError("--proto", "", "expected LL, LL128 or Simple, found \"" + text + "\"");
+  return protocol;
+}
+
+// The message sizes of a run: min_bytes, min_bytes f, min_bytes f^2, ... up to max_bytes.
+struct SizeRange {
+  double min_bytes = 0.0;
+  double max_bytes = 0.0;
+  double step_factor = 0.0;
+};
+
+SizeRange parseSizeRange(const CollectiveOptions& options) {
   const double min_bytes = parseByteSize(options.min_bytes, "--min-bytes");
   const double max_bytes = parseByteSize(options.max_bytes, "--max-bytes");
   if (max_bytes < min_bytes) throwInputError("--max-bytes", "", "must be at least --min-bytes");
@@ -120,7 +137,7 @@ int run(const CollectiveOptions& options, const CommandContext& context) {
         "--step-factor", "",
         fmt::format("expected a finite factor of at least {}, found {}", kMinStepFactor, options.step_factor));
   }
-  // Sizes min, min f, min f^2, ... up to max: count them before simulating any.
+  // Count the sizes before simulating any.
   const double sizes = std::floor(std::log(max_bytes / min_bytes) / std::log(options.step_factor) + 1e-9) + 1.0;
   if (sizes > kMaxSizes) {
     throwInputError("--step-factor", "",
@@ -128,6 +145,51 @@ int run(const CollectiveOptions& options, const CommandContext& context) {
                                 "larger factor or a narrower --min-bytes..--max-bytes",
                                 options.step_factor, sizes, min_bytes, max_bytes, kMaxSizes));
   }
+  return SizeRange{min_bytes, max_bytes, options.step_factor};
+}
+
+// The group's shape, for a measured correction of the calibration (collective_correction.h).
+struct GroupShape {
+  int64_t nodes = 0;
+  int64_t most_per_node = 0;  // GPUs of the group on its fullest node
+};
+
+GroupShape groupShape(const topology::Cluster& cluster, const std::vector<int64_t>& ranks) {
+  std::map<int32_t, int64_t> per_node;
+  for (int64_t rank : ranks) ++per_node[cluster.device(cluster.accelerator(rank)).node];
+  GroupShape shape;
+  shape.nodes = static_cast<int64_t>(per_node.size());
+  for (const auto& [node, count] : per_node) shape.most_per_node = std::max(shape.most_per_node, count);
+  return shape;
+}
+
+// The table's comment lines (what runs where, the calibration in force) and column headings.
+std::string tableHeader(const CollectiveOptions& options, const topology::ClusterSpec& spec, sim::CollectiveOp op,
+                        const std::vector<int64_t>& ranks, const GroupShape& shape,
+                        const std::optional<validate::Calibration>& calibration, const std::string& in_force) {
+  std::string table = fmt::format("# trainsim collective: {} on {} GPUs of {} ({} x {} per node)\n", options.op,
+                                  ranks.size(), spec.name, spec.nodes, spec.gpus_per_node);
+  if (calibration) {
+    table += "# calibration in force: " + in_force + "\n";
+    const std::string mismatch = validate::calibrationMismatch(*calibration, spec);
+    if (!mismatch.empty()) table += "# warning: " + mismatch + "\n";
+    if (validate::calibrationCorrection(*calibration, op, static_cast<int64_t>(ranks.size()), shape.nodes,
+                                        shape.most_per_node, 1.0)) {
+      table += "# this group was measured: times include the calibration's measured correction\n";
+    }
+  }
+  table += fmt::format("#{:>12} {:>13} {:>9} {:>10} {:>8} {:>8} {:>7} {:>7}\n", "size", "count", "type", "time",
+                       "algbw", "busbw", "algo", "proto");
+  table +=
+      fmt::format("#{:>12} {:>13} {:>9} {:>10} {:>8} {:>8}\n", "(B)", "(elements)", "", "(us)", "(GB/s)", "(GB/s)");
+  return table;
+}
+
+int run(const CollectiveOptions& options, const CommandContext& context) {
+  const sim::CollectiveOp op = parseOp(options.op);
+  const std::optional<sim::CollectiveAlgorithm> algorithm = parseAlgorithm(options.algorithm);
+  const std::optional<sim::Protocol> protocol = parseProtocol(options.protocol);
+  const SizeRange size_range = parseSizeRange(options);
 
   std::vector<Override> overrides;
   for (const auto& text : options.overrides) overrides.push_back(parseOverride(text));
@@ -143,45 +205,27 @@ int run(const CollectiveOptions& options, const CommandContext& context) {
     calibration = valueOrThrow(validate::loadCalibrationFile(options.calibration_file));
     validate::applyCalibration(*calibration, parameters);
   }
-  // The group's shape, for a measured correction of the calibration (collective_correction.h).
-  std::map<int32_t, int64_t> per_node;
-  for (int64_t rank : ranks) ++per_node[cluster.device(cluster.accelerator(rank)).node];
-  const auto group_nodes = static_cast<int64_t>(per_node.size());
-  int64_t group_per_node = 0;
-  for (const auto& [node, count] : per_node) group_per_node = std::max(group_per_node, count);
+  const GroupShape shape = groupShape(cluster, ranks);
 
   sim::CollectiveSimulator simulator(cluster, parameters);
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  std::string table = fmt::format("# trainsim collective: {} on {} GPUs of {} ({} x {} per node)\n", options.op,
-                                  ranks.size(), spec.name, spec.nodes, spec.gpus_per_node);
   const std::string in_force = calibration ? validate::describeCalibration(*calibration) : std::string();
-  if (calibration) {
-    table += "# calibration in force: " + in_force + "\n";
-    const std::string mismatch = validate::calibrationMismatch(*calibration, spec);
-    if (!mismatch.empty()) table += "# warning: " + mismatch + "\n";
-    if (validate::calibrationCorrection(*calibration, *op, static_cast<int64_t>(ranks.size()), group_nodes,
-                                        group_per_node, 1.0)) {
-      table += "# this group was measured: times include the calibration's measured correction\n";
-    }
-  }
-  table += fmt::format("#{:>12} {:>13} {:>9} {:>10} {:>8} {:>8} {:>7} {:>7}\n", "size", "count", "type", "time",
-                       "algbw", "busbw", "algo", "proto");
-  table +=
-      fmt::format("#{:>12} {:>13} {:>9} {:>10} {:>8} {:>8}\n", "(B)", "(elements)", "", "(us)", "(GB/s)", "(GB/s)");
+  std::string table = tableHeader(options, spec, op, ranks, shape, calibration, in_force);
   // nccl-tests rounds each size down to a whole number of elements per rank.
   const int64_t element = 4;
-  const int64_t align = element * ((*op == sim::CollectiveOp::kAllReduce || *op == sim::CollectiveOp::kBroadcast ||
-                                    *op == sim::CollectiveOp::kSendRecv)
+  const int64_t align = element * ((op == sim::CollectiveOp::kAllReduce || op == sim::CollectiveOp::kBroadcast ||
+                                    op == sim::CollectiveOp::kSendRecv)
                                        ? 1
                                        : static_cast<int64_t>(ranks.size()));
-  for (double size = min_bytes; size <= max_bytes * (1.0 + 1e-12); size *= options.step_factor) {
+  for (double size = size_range.min_bytes; size <= size_range.max_bytes * (1.0 + 1e-12);
+       size *= size_range.step_factor) {
     const int64_t bytes = std::max<int64_t>(align, static_cast<int64_t>(size) / align * align);
-    sim::CollectiveRequest request{*op, ranks, static_cast<double>(bytes), algorithm, protocol};
+    sim::CollectiveRequest request{op, ranks, static_cast<double>(bytes), algorithm, protocol};
     sim::CollectiveResult result = valueOrThrow(simulator.simulate(request));
     std::optional<double> correction;
     if (calibration) {
-      correction = validate::calibrationCorrection(*calibration, *op, static_cast<int64_t>(ranks.size()), group_nodes,
-                                                   group_per_node, static_cast<double>(bytes));
+      correction = validate::calibrationCorrection(*calibration, op, static_cast<int64_t>(ranks.size()), shape.nodes,
+                                                   shape.most_per_node, static_cast<double>(bytes));
     }
     if (correction) {
       result.time_s *= *correction;

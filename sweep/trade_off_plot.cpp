@@ -74,6 +74,168 @@ std::string tickText(double value) {
   return fmt::format("{:g}", value);
 }
 
+// The plot area with the trade-off axes laid over it: where each plan's point lands.
+struct PlotFrame {
+  const SweepResult& sweep;
+  TradeOffAxes axes;
+  double x_scale;  // seconds -> days when x is the time to train
+  LogAxis x_axis;
+  LogAxis y_axis;
+
+  [[nodiscard]] double x(std::size_t candidate) const { return x_axis(tradeOffX(sweep, axes, candidate) * x_scale); }
+  [[nodiscard]] double y(std::size_t candidate) const { return y_axis(tradeOffY(sweep, axes, candidate)); }
+};
+
+// Axes that span the points (at least one).
+PlotFrame plotFrame(const SweepResult& sweep, const TradeOffAxes& axes, const std::vector<std::size_t>& points) {
+  const double x_scale = axes.time_to_train ? 1.0 / 86400.0 : 1.0;
+  double x_low = std::numeric_limits<double>::infinity();
+  double x_high = 0.0;
+  double y_low = std::numeric_limits<double>::infinity();
+  double y_high = 0.0;
+  for (std::size_t candidate : points) {
+    const double x = tradeOffX(sweep, axes, candidate) * x_scale;
+    const double y = tradeOffY(sweep, axes, candidate);
+    x_low = std::min(x_low, x);
+    x_high = std::max(x_high, x);
+    y_low = std::min(y_low, y);
+    y_high = std::max(y_high, y);
+  }
+  return PlotFrame{sweep, axes, x_scale, LogAxis(x_low, x_high, kLeft, kWidth - kRight),
+                   LogAxis(y_low, y_high, kHeight - kBottom, kTop)};
+}
+
+// The opening <svg> tag, the white background and the title.
+void writeHeader(std::ostream& out, const std::string& title) {
+  out << fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" )"
+                     R"(font-family="sans-serif" font-size="12">)"
+                     "\n",
+                     kWidth, kHeight);
+  out << fmt::format(R"(<rect width="{}" height="{}" fill="white"/>)"
+                     "\n",
+                     kWidth, kHeight);
+  out << fmt::format(R"(<text x="{}" y="24" text-anchor="middle" font-size="15">{}</text>)"
+                     "\n",
+                     kWidth / 2, escapeXml(title));
+}
+
+// Grid, ticks and axis labels.
+void writeGrid(std::ostream& out, const PlotFrame& frame) {
+  for (double tick : frame.x_axis.ticks()) {
+    const double px = frame.x_axis(tick);
+    out << fmt::format(R"(<line x1="{0:.1f}" y1="{1}" x2="{0:.1f}" y2="{2}" stroke="#e4e4e4"/>)"
+                       R"(<text x="{0:.1f}" y="{3}" text-anchor="middle">{4}</text>)"
+                       "\n",
+                       px, kTop, kHeight - kBottom, kHeight - kBottom + 16, tickText(tick));
+  }
+  for (double tick : frame.y_axis.ticks()) {
+    const double py = frame.y_axis(tick);
+    out << fmt::format(R"(<line x1="{0}" y1="{1:.1f}" x2="{2}" y2="{1:.1f}" stroke="#e4e4e4"/>)"
+                       R"(<text x="{3}" y="{4:.1f}" text-anchor="end">{5}</text>)"
+                       "\n",
+                       kLeft, py, kWidth - kRight, kLeft - 6, py + 4, tickText(tick));
+  }
+  out << fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#444"/>)"
+                     "\n",
+                     kLeft, kTop, kWidth - kLeft - kRight, kHeight - kTop - kBottom);
+  out << fmt::format(R"(<text x="{}" y="{}" text-anchor="middle">{} (log scale)</text>)"
+                     "\n",
+                     (kLeft + kWidth - kRight) / 2, kHeight - 18, escapeXml(frame.axes.xLabel()));
+  out << fmt::format(
+      R"svg(<text transform="translate(20,{}) rotate(-90)" text-anchor="middle">{} (log scale)</text>)svg"
+      "\n",
+      (kTop + kHeight - kBottom) / 2, escapeXml(frame.axes.yLabel()));
+}
+
+// The deadline and the budget, where the axes measure them and they fall inside the plot.
+void writeConstraintLines(std::ostream& out, const PlotFrame& frame, const Constraints& constraints) {
+  if (frame.axes.time_to_train && constraints.deadline_s) {
+    const double px = frame.x_axis(*constraints.deadline_s * frame.x_scale);
+    if (px >= kLeft && px <= kWidth - kRight) {
+      out << fmt::format(
+          R"(<line x1="{0:.1f}" y1="{1}" x2="{0:.1f}" y2="{2}" stroke="#c0392b" stroke-dasharray="6 4"/>)"
+          R"(<text x="{3:.1f}" y="{4}" fill="#c0392b">deadline</text>)"
+          "\n",
+          px, kTop, kHeight - kBottom, px + 4, kTop + 14);
+    }
+  }
+  if (frame.axes.cost_usd && constraints.budget_usd) {
+    const double py = frame.y_axis(*constraints.budget_usd);
+    if (py >= kTop && py <= kHeight - kBottom) {
+      out << fmt::format(
+          R"(<line x1="{0}" y1="{1:.1f}" x2="{2}" y2="{1:.1f}" stroke="#c0392b" stroke-dasharray="6 4"/>)"
+          R"(<text x="{3}" y="{4:.1f}" fill="#c0392b">budget</text>)"
+          "\n",
+          kLeft, py, kWidth - kRight, kWidth - kRight - 50, py - 4);
+    }
+  }
+}
+
+// The points: the others first, then the front on top, joined as a staircase and its first
+// plans labelled. Returns how many plans the front has.
+std::size_t writePoints(std::ostream& out, const PlotFrame& frame, const std::vector<std::size_t>& points) {
+  std::vector<std::size_t> front;
+  for (std::size_t candidate : points) {
+    const PlanOutcome& outcome = frame.sweep.outcomes[candidate];
+    if (outcome.pareto) {
+      front.push_back(candidate);
+      continue;
+    }
+    const bool dropped = outcome.status != PlanStatus::kSimulated;
+    out << fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="{}" fill-opacity="0.6"/>)"
+                       "\n",
+                       frame.x(candidate), frame.y(candidate), dropped ? "#e6a59e" : "#8a9bb0");
+  }
+  std::sort(front.begin(), front.end(), [&](std::size_t a, std::size_t b) {
+    return tradeOffX(frame.sweep, frame.axes, a) < tradeOffX(frame.sweep, frame.axes, b);
+  });
+  std::string path;
+  for (std::size_t i = 0; i < front.size(); ++i) {
+    const double px = frame.x(front[i]);
+    const double py = frame.y(front[i]);
+    if (i == 0) {
+      path = fmt::format("M{:.1f},{:.1f}", px, py);
+    } else {
+      path += fmt::format(" H{:.1f} V{:.1f}", px, py);
+    }
+  }
+  out << fmt::format(R"(<path d="{}" fill="none" stroke="#1f6fb2" stroke-width="1.5"/>)"
+                     "\n",
+                     path);
+  for (std::size_t i = 0; i < front.size(); ++i) {
+    const double px = frame.x(front[i]);
+    const double py = frame.y(front[i]);
+    out << fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="5" fill="#1f6fb2"/>)"
+                       "\n",
+                       px, py);
+    if (i < kMaxFrontLabels) {
+      out << fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="10" fill="#1f4f80">{}</text>)"
+                         "\n",
+                         px + 7, py - 6, escapeXml(shortPlanLabel(frame.sweep, front[i])));
+    }
+  }
+  return front.size();
+}
+
+void writeLegend(std::ostream& out, std::size_t front_plans, const Constraints& constraints) {
+  const double legend_x = kWidth - kRight - 230;
+  const double legend_y = kTop + 24;
+  out << fmt::format(
+      R"(<circle cx="{0}" cy="{1}" r="5" fill="#1f6fb2"/><text x="{2}" y="{3}">Pareto front ({4} plans)</text>)"
+      "\n",
+      legend_x, legend_y, legend_x + 10, legend_y + 4, front_plans);
+  out << fmt::format(
+      R"(<circle cx="{0}" cy="{1}" r="3" fill="#8a9bb0"/><text x="{2}" y="{3}">other simulated plans</text>)"
+      "\n",
+      legend_x, legend_y + 18, legend_x + 10, legend_y + 22);
+  if (constraints.deadline_s || constraints.budget_usd) {
+    out << fmt::format(
+        R"(<circle cx="{0}" cy="{1}" r="3" fill="#e6a59e"/><text x="{2}" y="{3}">over deadline / budget</text>)"
+        "\n",
+        legend_x, legend_y + 36, legend_x + 10, legend_y + 40);
+  }
+}
+
 }  // namespace
 
 std::string shortPlanLabel(const SweepResult& sweep, std::size_t candidate) {
@@ -98,148 +260,22 @@ std::string shortPlanLabel(const SweepResult& sweep, std::size_t candidate) {
 
 void writeTradeOffSvg(std::ostream& out, const SweepResult& sweep, const PlotOptions& options) {
   const TradeOffAxes axes = tradeOffAxes(sweep);
-  const double x_scale = axes.time_to_train ? 1.0 / 86400.0 : 1.0;  // seconds -> days
   std::vector<std::size_t> points;
   for (std::size_t i = 0; i < sweep.outcomes.size(); ++i) {
     if (eventSimulated(sweep.outcomes[i])) points.push_back(i);
   }
-  out << fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" )"
-                     R"(font-family="sans-serif" font-size="12">)"
-                     "\n",
-                     kWidth, kHeight);
-  out << fmt::format(R"(<rect width="{}" height="{}" fill="white"/>)"
-                     "\n",
-                     kWidth, kHeight);
-  out << fmt::format(R"(<text x="{}" y="24" text-anchor="middle" font-size="15">{}</text>)"
-                     "\n",
-                     kWidth / 2, escapeXml(options.title));
+  writeHeader(out, options.title);
   if (points.empty()) {
     out << fmt::format(R"(<text x="{}" y="{}" text-anchor="middle">no event-simulated plan</text>)"
                        "\n</svg>\n",
                        kWidth / 2, kHeight / 2);
     return;
   }
-  double x_low = std::numeric_limits<double>::infinity();
-  double x_high = 0.0;
-  double y_low = std::numeric_limits<double>::infinity();
-  double y_high = 0.0;
-  for (std::size_t candidate : points) {
-    const double x = tradeOffX(sweep, axes, candidate) * x_scale;
-    const double y = tradeOffY(sweep, axes, candidate);
-    x_low = std::min(x_low, x);
-    x_high = std::max(x_high, x);
-    y_low = std::min(y_low, y);
-    y_high = std::max(y_high, y);
-  }
-  const LogAxis x_axis(x_low, x_high, kLeft, kWidth - kRight);
-  const LogAxis y_axis(y_low, y_high, kHeight - kBottom, kTop);
-
-  // Grid, ticks and axis labels.
-  for (double tick : x_axis.ticks()) {
-    const double px = x_axis(tick);
-    out << fmt::format(R"(<line x1="{0:.1f}" y1="{1}" x2="{0:.1f}" y2="{2}" stroke="#e4e4e4"/>)"
-                       R"(<text x="{0:.1f}" y="{3}" text-anchor="middle">{4}</text>)"
-                       "\n",
-                       px, kTop, kHeight - kBottom, kHeight - kBottom + 16, tickText(tick));
-  }
-  for (double tick : y_axis.ticks()) {
-    const double py = y_axis(tick);
-    out << fmt::format(R"(<line x1="{0}" y1="{1:.1f}" x2="{2}" y2="{1:.1f}" stroke="#e4e4e4"/>)"
-                       R"(<text x="{3}" y="{4:.1f}" text-anchor="end">{5}</text>)"
-                       "\n",
-                       kLeft, py, kWidth - kRight, kLeft - 6, py + 4, tickText(tick));
-  }
-  out << fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#444"/>)"
-                     "\n",
-                     kLeft, kTop, kWidth - kLeft - kRight, kHeight - kTop - kBottom);
-  out << fmt::format(R"(<text x="{}" y="{}" text-anchor="middle">{} (log scale)</text>)"
-                     "\n",
-                     (kLeft + kWidth - kRight) / 2, kHeight - 18, escapeXml(axes.xLabel()));
-  out << fmt::format(
-      R"svg(<text transform="translate(20,{}) rotate(-90)" text-anchor="middle">{} (log scale)</text>)svg"
-      "\n",
-      (kTop + kHeight - kBottom) / 2, escapeXml(axes.yLabel()));
-
-  // Deadline and budget.
-  if (axes.time_to_train && options.constraints.deadline_s) {
-    const double px = x_axis(*options.constraints.deadline_s * x_scale);
-    if (px >= kLeft && px <= kWidth - kRight) {
-      out << fmt::format(
-          R"(<line x1="{0:.1f}" y1="{1}" x2="{0:.1f}" y2="{2}" stroke="#c0392b" stroke-dasharray="6 4"/>)"
-          R"(<text x="{3:.1f}" y="{4}" fill="#c0392b">deadline</text>)"
-          "\n",
-          px, kTop, kHeight - kBottom, px + 4, kTop + 14);
-    }
-  }
-  if (axes.cost_usd && options.constraints.budget_usd) {
-    const double py = y_axis(*options.constraints.budget_usd);
-    if (py >= kTop && py <= kHeight - kBottom) {
-      out << fmt::format(
-          R"(<line x1="{0}" y1="{1:.1f}" x2="{2}" y2="{1:.1f}" stroke="#c0392b" stroke-dasharray="6 4"/>)"
-          R"(<text x="{3}" y="{4:.1f}" fill="#c0392b">budget</text>)"
-          "\n",
-          kLeft, py, kWidth - kRight, kWidth - kRight - 50, py - 4);
-    }
-  }
-
-  // Points: the others first, then the front on top, joined as a staircase.
-  std::vector<std::size_t> front;
-  for (std::size_t candidate : points) {
-    const PlanOutcome& outcome = sweep.outcomes[candidate];
-    if (outcome.pareto) {
-      front.push_back(candidate);
-      continue;
-    }
-    const bool dropped = outcome.status != PlanStatus::kSimulated;
-    out << fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="{}" fill-opacity="0.6"/>)"
-                       "\n",
-                       x_axis(tradeOffX(sweep, axes, candidate) * x_scale), y_axis(tradeOffY(sweep, axes, candidate)),
-                       dropped ? "#e6a59e" : "#8a9bb0");
-  }
-  std::sort(front.begin(), front.end(),
-            [&](std::size_t a, std::size_t b) { return tradeOffX(sweep, axes, a) < tradeOffX(sweep, axes, b); });
-  std::string path;
-  for (std::size_t i = 0; i < front.size(); ++i) {
-    const double px = x_axis(tradeOffX(sweep, axes, front[i]) * x_scale);
-    const double py = y_axis(tradeOffY(sweep, axes, front[i]));
-    if (i == 0) {
-      path = fmt::format("M{:.1f},{:.1f}", px, py);
-    } else {
-      path += fmt::format(" H{:.1f} V{:.1f}", px, py);
-    }
-  }
-  out << fmt::format(R"(<path d="{}" fill="none" stroke="#1f6fb2" stroke-width="1.5"/>)"
-                     "\n",
-                     path);
-  for (std::size_t i = 0; i < front.size(); ++i) {
-    const double px = x_axis(tradeOffX(sweep, axes, front[i]) * x_scale);
-    const double py = y_axis(tradeOffY(sweep, axes, front[i]));
-    out << fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="5" fill="#1f6fb2"/>)"
-                       "\n",
-                       px, py);
-    if (i < kMaxFrontLabels) {
-      out << fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="10" fill="#1f4f80">{}</text>)"
-                         "\n",
-                         px + 7, py - 6, escapeXml(shortPlanLabel(sweep, front[i])));
-    }
-  }
-  // Legend.
-  const double legend_x = kWidth - kRight - 230;
-  const double legend_y = kTop + 24;
-  out << fmt::format(
-      R"(<circle cx="{0}" cy="{1}" r="5" fill="#1f6fb2"/><text x="{2}" y="{3}">Pareto front ({4} plans)</text>)"
-      "\n",
-      legend_x, legend_y, legend_x + 10, legend_y + 4, front.size());
-  out << fmt::format(
-      R"(<circle cx="{0}" cy="{1}" r="3" fill="#8a9bb0"/><text x="{2}" y="{3}">other simulated plans</text>)"
-      "\n",
-      legend_x, legend_y + 18, legend_x + 10, legend_y + 22);
-  if (options.constraints.deadline_s || options.constraints.budget_usd) {
-    out << fmt::format(
-        R"(<circle cx="{0}" cy="{1}" r="3" fill="#e6a59e"/><text x="{2}" y="{3}">over deadline / budget</text>)"
-        "\n",
-        legend_x, legend_y + 36, legend_x + 10, legend_y + 40);
-  }
+  const PlotFrame frame = plotFrame(sweep, axes, points);
+  writeGrid(out, frame);
+  writeConstraintLines(out, frame, options.constraints);
+  const std::size_t front_plans = writePoints(out, frame, points);
+  writeLegend(out, front_plans, options.constraints);
   out << "</svg>\n";
 }
 

@@ -25,6 +25,19 @@ uint64_t mix(uint64_t value) {
 using QueueEntry = std::pair<int64_t, DeviceId>;
 using MinQueue = std::priority_queue<QueueEntry, std::vector<QueueEntry>, std::greater<>>;
 
+// The distance a search has reached v at in this query (epoch), or infinity if not yet.
+int64_t distanceIfSeen(const std::vector<uint32_t>& seen, const std::vector<int64_t>& dist, DeviceId v,
+                       uint32_t epoch) {
+  return seen[v] == epoch ? dist[v] : kInfinity;
+}
+
+// The smallest key among the queue's vertices not yet settled in this query (epoch);
+// settled ones are popped off the top on the way, as Dijkstra skips them anyway.
+int64_t topKey(MinQueue& queue, const std::vector<uint32_t>& settled, uint32_t epoch) {
+  while (!queue.empty() && settled[queue.top().second] == epoch) queue.pop();
+  return queue.empty() ? kInfinity : queue.top().first;
+}
+
 }  // namespace
 
 int64_t routingCost(const Link& link) { return std::max<int64_t>(1, std::llround(1e15 / link.bandwidth_Bps)); }
@@ -164,42 +177,45 @@ std::optional<DeviceId> Router::ownNic(DeviceId gpu) const {
 }
 
 Route Router::computeRoute(DeviceId from, DeviceId to, bool network_only) {
-  Route result;
-  if (from == to) return result;
-  const uint32_t epoch = ++epoch_;
-  const auto& links = cluster_.links();
+  if (from == to) return Route{};
+  const Query query{from, to, network_only, ++epoch_};
+  const int64_t best = searchShortestDistance(query);
+  markForwardShortestPathVertices(query, best);
+  return walkShortestPath(query, best);
+}
+
+bool Router::usable(const Query& query, LinkId id) const {
+  if (!query.network_only) return true;
   // NIC to NIC: only network cables, never back through a node's PCIe tree.
   // Other NICs are dead ends there, so they are not even queued.
-  const auto& devices = cluster_.devices();
-  auto usable = [&](LinkId id) {
-    if (!network_only) return true;
-    const Link& link = links[id];
-    const bool cable =
-        link.type == LinkType::kInfiniBand || link.type == LinkType::kRoce || link.type == LinkType::kEthernet;
-    return cable && (devices[link.to].kind != DeviceKind::kNic || link.to == to || link.to == from);
-  };
-  auto distance = [&](const std::vector<uint32_t>& seen, const std::vector<int64_t>& dist, DeviceId v) {
-    return seen[v] == epoch ? dist[v] : kInfinity;
-  };
+  const Link& link = cluster_.links()[id];
+  const bool cable =
+      link.type == LinkType::kInfiniBand || link.type == LinkType::kRoce || link.type == LinkType::kEthernet;
+  return cable &&
+         (cluster_.devices()[link.to].kind != DeviceKind::kNic || link.to == query.to || link.to == query.from);
+}
 
-  // 1. Bidirectional Dijkstra. It runs until the smallest keys of the two queues add up
-  //    to MORE than the best distance, so every vertex of every shortest path ends up
-  //    settled by at least one of the searches (needed to enumerate equal-cost paths).
+int64_t Router::backwardSettledDistance(const Query& query, DeviceId v) const {
+  return settled_backward_[v] == query.epoch ? dist_backward_[v] : kInfinity;
+}
+
+int64_t Router::searchShortestDistance(const Query& query) {
+  // The search runs until the smallest keys of the two queues add up to MORE than the best
+  // distance, so every vertex of every shortest path ends up settled by at least one of
+  // the searches (needed to enumerate equal-cost paths).
+  const uint32_t epoch = query.epoch;
+  const auto& links = cluster_.links();
   MinQueue forward_queue;
   MinQueue backward_queue;
-  seen_forward_[from] = epoch;
-  dist_forward_[from] = 0;
-  forward_queue.emplace(0, from);
-  seen_backward_[to] = epoch;
-  dist_backward_[to] = 0;
-  backward_queue.emplace(0, to);
+  seen_forward_[query.from] = epoch;
+  dist_forward_[query.from] = 0;
+  forward_queue.emplace(0, query.from);
+  seen_backward_[query.to] = epoch;
+  dist_backward_[query.to] = 0;
+  backward_queue.emplace(0, query.to);
   forward_order_.clear();
   int64_t best = kInfinity;
 
-  auto topKey = [](MinQueue& queue, const std::vector<uint32_t>& settled, uint32_t stamp) {
-    while (!queue.empty() && settled[queue.top().second] == stamp) queue.pop();
-    return queue.empty() ? kInfinity : queue.top().first;
-  };
   while (true) {
     const int64_t top_forward = topKey(forward_queue, settled_forward_, epoch);
     const int64_t top_backward = topKey(backward_queue, settled_backward_, epoch);
@@ -214,15 +230,15 @@ Route Router::computeRoute(DeviceId from, DeviceId to, bool network_only) {
       settled_forward_[v] = epoch;
       forward_order_.push_back(v);
       for (LinkId id : cluster_.outLinks(v)) {
-        if (!usable(id)) continue;
+        if (!usable(query, id)) continue;
         const DeviceId w = links[id].to;
         const int64_t candidate = d + cost_[id];
-        if (candidate < distance(seen_forward_, dist_forward_, w)) {
+        if (candidate < distanceIfSeen(seen_forward_, dist_forward_, w, epoch)) {
           seen_forward_[w] = epoch;
           dist_forward_[w] = candidate;
           forward_queue.emplace(candidate, w);
         }
-        const int64_t other = distance(seen_backward_, dist_backward_, w);
+        const int64_t other = distanceIfSeen(seen_backward_, dist_backward_, w, epoch);
         if (other != kInfinity) best = std::min(best, candidate + other);
       }
     } else {
@@ -231,56 +247,62 @@ Route Router::computeRoute(DeviceId from, DeviceId to, bool network_only) {
       settled_backward_[v] = epoch;
       // Links into v are the reverses of v's out-links (every link has a reverse of equal cost).
       for (LinkId id : cluster_.outLinks(v)) {
-        if (!usable(id)) continue;
+        if (!usable(query, id)) continue;
         const DeviceId w = links[id].to;
         const int64_t candidate = d + cost_[links[id].reverse];
-        if (candidate < distance(seen_backward_, dist_backward_, w)) {
+        if (candidate < distanceIfSeen(seen_backward_, dist_backward_, w, epoch)) {
           seen_backward_[w] = epoch;
           dist_backward_[w] = candidate;
           backward_queue.emplace(candidate, w);
         }
-        const int64_t other = distance(seen_forward_, dist_forward_, w);
+        const int64_t other = distanceIfSeen(seen_forward_, dist_forward_, w, epoch);
         if (other != kInfinity) best = std::min(best, candidate + other);
       }
     }
   }
   assert(best != kInfinity && "route between disconnected devices");
+  return best;
+}
 
-  // 2. Mark forward-settled vertices that lie on a shortest path, latest settled first.
-  auto backwardSettledDistance = [&](DeviceId v) {
-    return settled_backward_[v] == epoch ? dist_backward_[v] : kInfinity;
-  };
+void Router::markForwardShortestPathVertices(const Query& query, int64_t best) {
+  // Latest settled first, so a vertex's successors on the path are marked before it.
+  const uint32_t epoch = query.epoch;
+  const auto& links = cluster_.links();
   for (auto it = forward_order_.rbegin(); it != forward_order_.rend(); ++it) {
     const DeviceId v = *it;
     const int64_t dv = dist_forward_[v];
-    bool on_path = v == to;
+    bool on_path = v == query.to;
     for (LinkId id : cluster_.outLinks(v)) {
       if (on_path) break;
-      if (!usable(id)) continue;
+      if (!usable(query, id)) continue;
       const DeviceId w = links[id].to;
       const int64_t next = dv + cost_[id];
-      const int64_t remaining = backwardSettledDistance(w);
+      const int64_t remaining = backwardSettledDistance(query, w);
       if (remaining != kInfinity && next + remaining == best) on_path = true;
       if (on_path_forward_[w] == epoch && settled_forward_[w] == epoch && dist_forward_[w] == next) on_path = true;
     }
     if (on_path) on_path_forward_[v] = epoch;
   }
+}
 
-  // 3. Walk from the source, choosing among equal-cost next hops by the endpoint hash.
-  const uint64_t pair_hash = mix((static_cast<uint64_t>(from) << 32) | to);
-  DeviceId current = from;
+Route Router::walkShortestPath(const Query& query, int64_t best) const {
+  // From the source, choosing among equal-cost next hops by the endpoint hash.
+  const auto& links = cluster_.links();
+  const uint64_t pair_hash = mix((static_cast<uint64_t>(query.from) << 32) | query.to);
+  Route result;
+  DeviceId current = query.from;
   int64_t travelled = 0;
   std::vector<LinkId> candidates;
   result.bottleneck_Bps = std::numeric_limits<double>::infinity();
-  while (current != to) {
+  while (current != query.to) {
     candidates.clear();
     for (LinkId id : cluster_.outLinks(current)) {
-      if (!usable(id)) continue;
+      if (!usable(query, id)) continue;
       const DeviceId w = links[id].to;
       const int64_t next = travelled + cost_[id];
-      const int64_t remaining = backwardSettledDistance(w);
+      const int64_t remaining = backwardSettledDistance(query, w);
       const bool via_backward = remaining != kInfinity && next + remaining == best;
-      const bool via_forward = on_path_forward_[w] == epoch && dist_forward_[w] == next;
+      const bool via_forward = on_path_forward_[w] == query.epoch && dist_forward_[w] == next;
       if (via_backward || via_forward) candidates.push_back(id);
     }
     assert(!candidates.empty());

@@ -37,7 +37,26 @@ class Router {
   [[nodiscard]] const Cluster& cluster() const { return cluster_; }
 
  private:
+  // One shortest-path query: its endpoints, whether it may use network cables only, and the
+  // epoch that stamps the scratch entries it writes.
+  struct Query {
+    DeviceId from;
+    DeviceId to;
+    bool network_only;
+    uint32_t epoch;
+  };
+
   Route computeRoute(DeviceId from, DeviceId to, bool network_only = false);
+  // computeRoute's steps, in order: a bidirectional Dijkstra that returns the shortest
+  // distance, the marking of the forward-settled vertices that lie on a shortest path
+  // (on_path_forward_), and the walk from the source along the shortest paths.
+  int64_t searchShortestDistance(const Query& query);
+  void markForwardShortestPathVertices(const Query& query, int64_t best);
+  [[nodiscard]] Route walkShortestPath(const Query& query, int64_t best) const;
+  // Whether the query may take the link.
+  [[nodiscard]] bool usable(const Query& query, LinkId id) const;
+  // The backward search's distance from v to the destination; infinity where it did not settle v.
+  [[nodiscard]] int64_t backwardSettledDistance(const Query& query, DeviceId v) const;
   // NIC to NIC through the network only.
   Route networkRoute(DeviceId from_nic, DeviceId to_nic);
   // The NIC a GPU's inter-node traffic uses (none for TPU pods and explicit graphs).
