@@ -1,9 +1,11 @@
 // Internal to sim/: one function per collective algorithm (collective_ring.cpp, ...),
 // each adding its flows under `group`, after `start` (the task that models the fixed
-// latency before data moves).
+// latency before data moves). Their latencies follow NCCL's latency model of the tuner
+// (detail::stepLatencySeconds and the others in nccl_tuner.h).
 #pragma once
 
 #include "sim/collective_builder.h"
+#include "sim/nccl_tuner.h"
 
 namespace trainsim::sim::detail {
 
@@ -24,21 +26,6 @@ void buildTree(const AlgorithmContext& context);
 void buildNvls(const AlgorithmContext& context);
 // All-to-all between every pair; send/recv from each rank to the next.
 void buildDirect(const AlgorithmContext& context);
-
-// Pipeline-fill latency of `steps` steps of which `network_steps` cross the network,
-// the others an intra-node hop of class `intra` (NCCL tuning.cc's latency model). Each
-// step also costs its class's excess, and at least nothing.
-[[nodiscard]] double stepLatencySeconds(const CommunicationParameters& parameters, CollectiveAlgorithm algorithm,
-                                        Protocol protocol, HopClass intra, double intra_steps, double network_steps,
-                                        bool multi_node, StepLatencyExcess excess);
-
-// Pipeline fill: (steps - 1) chunks crossing a hop at one channel's rate, the chunk being
-// NCCL's buffer slot or the per-step data spread over the pipeline channels if smaller.
-[[nodiscard]] double pipelineFillSeconds(const CommunicationParameters& parameters, Protocol protocol, double steps,
-                                         double bytes_per_step);
-
-// NCCL's tree bus-bandwidth cap for a tree over `nodes` nodes, bytes/s.
-[[nodiscard]] double treeMaxBusBandwidth(const CommunicationParameters& parameters, int nodes);
 
 // The bytes on the wire for `payload` bytes in `protocol`.
 [[nodiscard]] double wireBytes(const CommunicationParameters& parameters, Protocol protocol, double payload);

@@ -1,7 +1,7 @@
 // Expands collectives into flows on a TaskGraph, the way NCCL would run them on this
-// cluster: it picks the algorithm and protocol (NCCL's tuner: the smallest closed-form time
-// estimate, unless forced), lays out rings / trees / NVLS over the group's GPUs, and adds
-// one flow per pipelined edge and channel.
+// cluster: it picks the algorithm and protocol through NcclTuner (nccl_tuner.h), lays out
+// rings / trees / NVLS over the group's GPUs, and adds one flow per pipelined edge and
+// channel.
 //
 // The flow model is the steady state of NCCL's chunk pipeline: every edge of a ring (or
 // tree) carries, as one flow, all the bytes it moves during the collective; all edges run
@@ -23,37 +23,12 @@
 #include "base/expected.h"
 #include "sim/collective.h"
 #include "sim/communication_parameters.h"
+#include "sim/nccl_tuner.h"
 #include "sim/task_graph.h"
 #include "topology/cluster.h"
 #include "topology/router.h"
 
 namespace trainsim::sim {
-
-// The group's GPUs by node, in order of first appearance.
-struct GroupLayout {
-  std::vector<std::vector<int64_t>> ranks_by_node;
-  int64_t size = 0;
-  int max_per_node = 0;
-  [[nodiscard]] bool singleNode() const { return ranks_by_node.size() == 1; }
-  [[nodiscard]] int nodes() const { return static_cast<int>(ranks_by_node.size()); }
-};
-
-// What the slowest hop of each class costs a step beyond NCCL's measured step latency: its
-// route's latency beyond the reference (CollectiveBuilder::latencyExcessSeconds), seconds;
-// negative on faster links.
-struct StepLatencyExcess {
-  double intra_s = 0.0;
-  double network_s = 0.0;
-};
-
-// What the tuner's closed-form estimate needs to know about the links under a group.
-struct GroupHardware {
-  double intra_Bps = 0.0;              // effective intra-node bandwidth per GPU, per direction, smallest over the group
-  double network_Bps = 0.0;            // effective network bandwidth per node, smallest over the group's nodes; 0: none
-  HopClass intra = HopClass::kNvLink;  // the class of the group's intra-node hops
-  StepLatencyExcess excess;            // latency of an intra-node and a network hop beyond the defaults (see above)
-  int nics_per_node = 0;               // smallest over the group's nodes
-};
 
 class CollectiveBuilder {
  public:
@@ -62,13 +37,15 @@ class CollectiveBuilder {
 
   // Validates the request (ranks in range and distinct, a forced algorithm that exists
   // for this op and cluster) and picks the algorithm and protocol.
-  [[nodiscard]] Expected<CollectiveChoice> choose(const CollectiveRequest& request) const;
+  [[nodiscard]] Expected<CollectiveChoice> choose(const CollectiveRequest& request) const {
+    return tuner_.choose(request);
+  }
 
   // Adds the collective as a group task whose children are its flows; returns the group.
   TaskId add(const CollectiveRequest& request, const CollectiveChoice& choice, TaskIds dependencies = {},
              TaskOptions options = {});
 
-  [[nodiscard]] GroupLayout layout(const std::vector<int64_t>& ranks) const;
+  [[nodiscard]] GroupLayout layout(const std::vector<int64_t>& ranks) const { return tuner_.layout(ranks); }
   [[nodiscard]] const CommunicationParameters& parameters() const { return parameters_; }
 
   // Effective capacities (raw bandwidth x efficiency) of the cluster's links for a FlowNetwork.
@@ -90,36 +67,25 @@ class CollectiveBuilder {
   // A flow from a GPU to a device that is not a GPU (the NVSwitch for NVLS) and back.
   void addDeviceFlow(topology::DeviceId from, topology::DeviceId to, double bytes, double latency_s, TaskId group,
                      TaskId after);
-  [[nodiscard]] HopClass hopClass(int64_t from_rank, int64_t to_rank) const;
-  // The latency of the route from_rank -> to_rank beyond its reference
-  // (topology::Route::reference_latency_ps: its hops at the latencies NCCL's step latencies
-  // were measured on), seconds; negative for faster links.
-  [[nodiscard]] double latencyExcessSeconds(int64_t from_rank, int64_t to_rank) const;
-  // The same for a device-to-device route (GPU -> NVSwitch for NVLS).
-  [[nodiscard]] double deviceLatencyExcessSeconds(topology::DeviceId from, topology::DeviceId to) const;
+  // The tuner's view of the group's routes (NcclTuner), so that the flows' latencies follow
+  // the same hop classes and excesses as the estimate that chose them.
+  [[nodiscard]] HopClass hopClass(int64_t from_rank, int64_t to_rank) const {
+    return tuner_.hopClass(from_rank, to_rank);
+  }
+  [[nodiscard]] double latencyExcessSeconds(int64_t from_rank, int64_t to_rank) const {
+    return tuner_.latencyExcessSeconds(from_rank, to_rank);
+  }
+  [[nodiscard]] double deviceLatencyExcessSeconds(topology::DeviceId from, topology::DeviceId to) const {
+    return tuner_.deviceLatencyExcessSeconds(from, to);
+  }
   [[nodiscard]] const topology::Cluster& cluster() const { return cluster_; }
 
  private:
-  [[nodiscard]] std::vector<CollectiveAlgorithm> candidates(CollectiveOp op, const GroupLayout& layout) const;
-  [[nodiscard]] GroupHardware hardware(const GroupLayout& layout) const;
-  [[nodiscard]] double estimateTime(const CollectiveRequest& request, const GroupLayout& layout,
-                                    const GroupHardware& hardware, CollectiveAlgorithm algorithm,
-                                    Protocol protocol) const;
-  [[nodiscard]] static int channels(CollectiveAlgorithm algorithm, const GroupLayout& layout,
-                                    const GroupHardware& hardware);
-  [[nodiscard]] bool nvlsAvailable(const GroupLayout& layout) const;
-  // Explicit graphs: the GPU's effective bandwidth into the scale-up fabric (NVLink/ICI
-  // links; PCIe links where it has none), and per node the effective bandwidth and the
-  // number of NICs of its network links.
-  [[nodiscard]] double explicitGpuBandwidth(topology::DeviceId gpu) const;
-  void measureExplicitNetwork();
-
   const topology::Cluster& cluster_;
   topology::Router& router_;
   TaskGraph& graph_;
   const CommunicationParameters& parameters_;
-  std::vector<double> explicit_network_Bps_;  // by node, explicit graphs only
-  std::vector<int> explicit_nics_;            // by node, explicit graphs only
+  NcclTuner tuner_;
 };
 
 }  // namespace trainsim::sim
