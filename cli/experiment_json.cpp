@@ -51,9 +51,10 @@ nlohmann::ordered_json expectedErrorJson(const std::optional<validate::ExpectedE
 std::string expectedErrorText(const std::optional<validate::ExpectedError>& error) {
   if (!error) return "expected error      unknown: no published run of this stack or GPU in the validation suite\n";
   return fmt::format(
-      "expected error      iteration time +-{:.1f}% (bias {:+.1f}%; each source held out, {} runs from {} source{}: {})\n",
-                     100.0 * error->mape, 100.0 * error->bias, error->rows, error->sources,
-                     error->sources == 1 ? "" : "s", error->basis);
+      "expected error      iteration time +-{:.1f}% (bias {:+.1f}%; each source held out, {} runs from {} source{}: "
+      "{})\n",
+      100.0 * error->mape, 100.0 * error->bias, error->rows, error->sources, error->sources == 1 ? "" : "s",
+      error->basis);
 }
 
 }  // namespace trainsim::cli

@@ -142,11 +142,10 @@ std::string kernelRateLine(const Experiment& experiment, const parallelism::Simu
     }
   }
   const std::string origin =
-      calibrated   ? "calibrated"
-      : from_stack ? fmt::format("{} on {}; calibrate --training-step fits yours", experiment.stack->name, gpu)
-      : fraction == 1.0
-          ? "no default for this GPU"
-          : fmt::format("{} default; calibrate --training-step fits your stack's", gpu);
+      calibrated        ? "calibrated"
+      : from_stack      ? fmt::format("{} on {}; calibrate --training-step fits yours", experiment.stack->name, gpu)
+      : fraction == 1.0 ? "no default for this GPU"
+                        : fmt::format("{} default; calibrate --training-step fits your stack's", gpu);
   return fmt::format("kernel rates        {:.3g} of microbenchmark rates inside a step ({})\n", fraction, origin);
 }
 
@@ -241,11 +240,10 @@ int run(const SimulateOptions& options, const CommandContext& context) {
         calibration && std::any_of(calibration->compute.training_rate_fraction.begin(),
                                    calibration->compute.training_rate_fraction.end(),
                                    [&](const auto& row) { return row.gpu_key == experiment.cluster.gpu.key; });
-    std::cout << summary(experiment, result,
-                         kernelRateLine(experiment, simulation, calibrated_rate) +
-                             expectedErrorText(expected_error) +
-                             (calibrated_rate ? "                    (of the defaults: your calibration replaces them)\n"
-                                              : ""));
+    std::cout << summary(
+        experiment, result,
+        kernelRateLine(experiment, simulation, calibrated_rate) + expectedErrorText(expected_error) +
+            (calibrated_rate ? "                    (of the defaults: your calibration replaces them)\n" : ""));
     if (profile) std::cout << opProfileText(*profile, experiment.plan.pp);
     if (options.symmetric) {
       const int64_t replicas = parallelism::RankLayout(experiment.plan).symmetricReplicas();

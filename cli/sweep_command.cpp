@@ -124,7 +124,8 @@ ordered_json countsJson(const sweep::SweepCounts& counts) {
 // Header keys pretty-printed, then one plan per line: the file stays readable and is
 // written as it goes rather than built whole in memory.
 void writeJson(std::ostream& out, const SweepResult& result, const SweepOptions& options,
-               const sweep::SweepSettings& settings, const std::vector<std::optional<validate::ExpectedError>>& expected) {
+               const sweep::SweepSettings& settings,
+               const std::vector<std::optional<validate::ExpectedError>>& expected) {
   const bool symmetric = settings.simulation.iteration.symmetric;
   ordered_json header;
   header["experiment"] = result.targets.front().experiment.name;

@@ -223,7 +223,7 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
                                    {"dp_comm_exposed", b.dp_comm_exposed},
                                    {"pp_comm_exposed", b.pp_comm_exposed},
                                    {"pipeline_bubble", b.pipeline_bubble},
-                           {"host_dispatch_exposed", b.host_dispatch_exposed}};
+                                   {"host_dispatch_exposed", b.host_dispatch_exposed}};
         row_json["wall_s"] = comparison.wall_s;
         if (comparison.plan_chosen) {
           nlohmann::ordered_json fitting = nlohmann::ordered_json::array();
@@ -253,11 +253,11 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
                           validate::describePlanSetting(comparison.plan), comparison.plan_fitting.size(),
                           comparison.plan_fitting.size() == 1 ? "" : "s");
     }
-    text += fmt::format("  MAPE {:.1f}%, bias {:+.1f}%, over {} row{}{} ({}; in sample: `--fit-rate-fraction` holds "
-                        "each source out)\n",
-                        100.0 * accuracy.mape, 100.0 * accuracy.bias, accuracy.compared,
-                        accuracy.compared == 1 ? "" : "s",
-                        accuracy.skipped > 0 ? fmt::format(", {} slow row(s) skipped", accuracy.skipped) : "", unit);
+    text += fmt::format(
+        "  MAPE {:.1f}%, bias {:+.1f}%, over {} row{}{} ({}; in sample: `--fit-rate-fraction` holds "
+        "each source out)\n",
+        100.0 * accuracy.mape, 100.0 * accuracy.bias, accuracy.compared, accuracy.compared == 1 ? "" : "s",
+        accuracy.skipped > 0 ? fmt::format(", {} slow row(s) skipped", accuracy.skipped) : "", unit);
     sources_json.push_back({{"id", source.id},
                             {"title", source.title},
                             {"citation", source.citation},
@@ -309,18 +309,16 @@ SuiteOutput trainingRateFit(const ValidateOptions& options, const CommandContext
     const std::string group = gpu.stack.empty() ? gpu.gpu_key : fmt::format("{} on {}", gpu.stack, gpu.gpu_key);
     text += fmt::format("\n{}: fraction {:.3f}{} over {} rows\n", group, gpu.fraction,
                         gpu.at_grid_edge ? " (at the grid's end: the balance lies beyond it)" : "", gpu.rows);
-    text += fmt::format("  {:<22} {:>4} {:>9} {:>8} {:>9} {:>8} {:>8} {:>10}\n", "source", "rows", "held out",
-                        "bias", "fitted", "bias", "at 1", "fraction");
+    text += fmt::format("  {:<22} {:>4} {:>9} {:>8} {:>9} {:>8} {:>8} {:>10}\n", "source", "rows", "held out", "bias",
+                        "fitted", "bias", "at 1", "fraction");
     nlohmann::ordered_json sources_json = nlohmann::ordered_json::array();
     for (const auto& source : gpu.sources) {
       const bool held = source.held_out_fraction.has_value();
-      text += fmt::format("  {:<22} {:>4} {:>9} {:>8} {:>9} {:>8} {:>8} {:>10}\n", source.source, source.rows,
-                          held ? percent(source.mape_held_out) : "-", held ? signed_percent(source.bias_held_out) : "-",
-                          percent(source.mape_fitted), signed_percent(source.bias_fitted),
-                          percent(source.mape_kernel_rates),
-                          held ? fmt::format("{:.3f}{}", *source.held_out_fraction,
-                                             source.held_out_at_default ? "*" : "")
-                               : "-");
+      text += fmt::format(
+          "  {:<22} {:>4} {:>9} {:>8} {:>9} {:>8} {:>8} {:>10}\n", source.source, source.rows,
+          held ? percent(source.mape_held_out) : "-", held ? signed_percent(source.bias_held_out) : "-",
+          percent(source.mape_fitted), signed_percent(source.bias_fitted), percent(source.mape_kernel_rates),
+          held ? fmt::format("{:.3f}{}", *source.held_out_fraction, source.held_out_at_default ? "*" : "") : "-");
       nlohmann::ordered_json source_json = {{"source", source.source},
                                             {"rows", source.rows},
                                             {"mape_kernel_rates", source.mape_kernel_rates},
@@ -336,12 +334,13 @@ SuiteOutput trainingRateFit(const ValidateOptions& options, const CommandContext
       source_json["time_bias_held_out"] = source.time_bias_held_out;
       sources_json.push_back(std::move(source_json));
     }
-    gpus_json.push_back({{"gpu", gpu.gpu_key},
-                         {"stack", gpu.stack.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(gpu.stack)},
-                         {"fraction", gpu.fraction},
-                         {"at_grid_edge", gpu.at_grid_edge},
-                         {"rows", gpu.rows},
-                         {"sources", sources_json}});
+    gpus_json.push_back(
+        {{"gpu", gpu.gpu_key},
+         {"stack", gpu.stack.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(gpu.stack)},
+         {"fraction", gpu.fraction},
+         {"at_grid_edge", gpu.at_grid_edge},
+         {"rows", gpu.rows},
+         {"sources", sources_json}});
   }
   text += fmt::format("\noverall over {} rows: MAPE at 1 {}, fitted {}, held out {}\n", fit.rows,
                       percent(fit.mape_kernel_rates), percent(fit.mape_fitted), percent(fit.mape_held_out));

@@ -18,7 +18,7 @@ struct Experiment {
   ModelSpec model;
   topology::ClusterSpec cluster;
   TrainingSpec training;
-  ParallelPlan plan;        // resolved (gpus and dp filled in) and checked against the rest
+  ParallelPlan plan;  // resolved (gpus and dp filled in) and checked against the rest
   // The software stack training.stack names, with training.stack_overrides (unset: none).
   std::optional<SoftwareStack> stack;
   std::string source_file;  // the experiment file ("" when built in code)
@@ -31,8 +31,8 @@ struct Experiment {
 // so. The experiment's `flash_attention: false` thus wins over FlopsOptions' default (true),
 // and code that asks for the unfused path itself (the harness's --unfused-attention, tests)
 // still gets it; the same for SwiGLU's fused gate and up GEMM (training.fused_gate_up, a
-// stack's choice, against FlopsOptions::fuse_gate_up). The cross-entropy kernel is the experiment's (training.fused_cross_entropy),
-// FP8 quantization writes a transposed copy only where the GPU's FP8 GEMMs need one
+// stack's choice, against FlopsOptions::fuse_gate_up). The cross-entropy kernel is the experiment's
+// (training.fused_cross_entropy), FP8 quantization writes a transposed copy only where the GPU's FP8 GEMMs need one
 // (topology::GpuSpec::fp8_gemm_any_layout) and reads its input once more for the amax under
 // current scaling (training.fp8_recipe).
 [[nodiscard]] inline FlopsOptions kernelsFor(const Experiment& experiment, FlopsOptions base) {

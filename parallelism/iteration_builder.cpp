@@ -217,7 +217,8 @@ IterationBuilder::BucketTasks IterationBuilder::addComputePasses(IterationGraph&
     const int64_t stage = layout_.coordinate(static_cast<int64_t>(r)).pp;
     const StageSchedule& schedule = stages[static_cast<std::size_t>(stage)];
     rank.compute_stream = result.graph.addStream(static_cast<int32_t>(r), "compute");
-    if (options_.host_seconds_per_kernel > 0.0) rank.host_stream = result.graph.addStream(static_cast<int32_t>(r), "host");
+    if (options_.host_seconds_per_kernel > 0.0)
+      rank.host_stream = result.graph.addStream(static_cast<int32_t>(r), "host");
     rank.steps = schedule.order;
     buckets.gradient[r].resize(chunks);
     buckets.gather[r].resize(chunks);
@@ -248,7 +249,8 @@ void IterationBuilder::addPassCompute(sim::TaskGraph& graph, RankTasks& rank, co
   TaskId launch_first = sim::kNoTask;
   TaskId launch_rest = sim::kNoTask;
   if (rank.host_stream != sim::kNoStream) {
-    const double kernels = std::max(1.0, step.pass == PassKind::kForward ? pass.forward_kernels : pass.backward_kernels);
+    const double kernels =
+        std::max(1.0, step.pass == PassKind::kForward ? pass.forward_kernels : pass.backward_kernels);
     const double per_kernel = options_.host_seconds_per_kernel;
     launch_first =
         graph.addCompute(sim::secondsToSimTime(per_kernel), {}, tagged(TaskCategory::kHostDispatch, rank.host_stream));

@@ -74,8 +74,8 @@ std::optional<SoftwareStack> readSoftwareStack(const ConfigNode& training, const
     path = presetPath(paths, "stacks", name);
     std::error_code ignored;
     if (!std::filesystem::is_regular_file(path, ignored)) {
-      name_node->failExpected(fmt::format("a software stack: one of {} or a file path",
-                                          fmt::join(stackPresetNames(paths), ", ")));
+      name_node->failExpected(
+          fmt::format("a software stack: one of {} or a file path", fmt::join(stackPresetNames(paths), ", ")));
     }
   }
   SoftwareStack stack = readSoftwareStackFile(loadConfigFile(path), name);

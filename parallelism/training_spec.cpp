@@ -38,9 +38,8 @@ constexpr double kMaxTrainingTokens = 1e18;
 
 TrainingSpec readTrainingSpec(const ConfigNode& section, const TrainingDefaults& defaults) {
   section.allowKeys({"seq_len", "global_batch_size", "micro_batch_size", "precision", "optimizer", "tokens",
-                     "flash_attention", "fused_cross_entropy", "fused_gate_up", "dispatch", "stack",
-                     "stack_overrides", "grad_reduce_precision", "optimizer_state_precision", "fp8_param_gather",
-                     "fp8_recipe"});
+                     "flash_attention", "fused_cross_entropy", "fused_gate_up", "dispatch", "stack", "stack_overrides",
+                     "grad_reduce_precision", "optimizer_state_precision", "fp8_param_gather", "fp8_recipe"});
   TrainingSpec training;
   training.seq_len = section.child("seq_len").asIntegerIn(1, kMaxSeqLen);
   training.global_batch_size = section.child("global_batch_size").asIntegerIn(1, kMaxGlobalBatchSize);

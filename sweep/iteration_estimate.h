@@ -90,8 +90,8 @@ class IterationEstimator {
   std::unique_ptr<topology::Router> router_;
   sim::ComputeModel compute_;
   parallelism::SimulationOptions options_;  // a copy: callers pass options resolved for one experiment
-  std::vector<double> link_capacity_Bps_;  // as the simulation's flow network
-  std::vector<double> link_load_;          // busiestLink's scratch: bytes per link, all zero between calls
+  std::vector<double> link_capacity_Bps_;   // as the simulation's flow network
+  std::vector<double> link_load_;           // busiestLink's scratch: bytes per link, all zero between calls
   std::vector<topology::LinkId> touched_links_;
   sim::TaskGraph scratch_graph_;  // CollectiveBuilder wants one; choose() adds nothing to it
   // (op, kind, tp, cp, dp, ep, bytes) -> the tuner's estimate for the kind's group of rank 0.

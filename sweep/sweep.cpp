@@ -181,9 +181,8 @@ class Evaluator {
     auto& slot = states_[static_cast<std::size_t>(worker)].estimators[target];
     if (!slot) {
       const auto& experiment = targets_[target].experiment;
-      slot =
-          std::make_unique<IterationEstimator>(experiment.cluster, experiment.training.precision,
-                                               parallelism::withHostDispatch(experiment, settings_.simulation));
+      slot = std::make_unique<IterationEstimator>(experiment.cluster, experiment.training.precision,
+                                                  parallelism::withHostDispatch(experiment, settings_.simulation));
     }
     return *slot;
   }

@@ -17,7 +17,8 @@ ExpectedErrorTable readTable(const ConfigNode& root) {
   root.allowKeys({"command", "default_stacks", "groups"});
   ExpectedErrorTable table;
   table.command = root.child("command").asString();
-  for (const ConfigNode& name : root.child("default_stacks").elements()) table.default_stacks.push_back(name.asString());
+  for (const ConfigNode& name : root.child("default_stacks").elements())
+    table.default_stacks.push_back(name.asString());
   for (const ConfigNode& entry : root.child("groups").elements()) {
     entry.allowKeys({"stack", "gpu", "sources", "rows", "held_out_mape", "held_out_bias"});
     HeldOutAccuracy group;
@@ -47,16 +48,16 @@ Expected<ExpectedErrorTable> loadExpectedErrorTable(const ConfigPaths& paths) {
 
 std::optional<ExpectedError> expectedError(const ExpectedErrorTable& table, const std::string& named_stack,
                                            const std::string& gpu) {
-  const bool default_stack = std::find(table.default_stacks.begin(), table.default_stacks.end(), named_stack) !=
-                             table.default_stacks.end();
+  const bool default_stack =
+      std::find(table.default_stacks.begin(), table.default_stacks.end(), named_stack) != table.default_stacks.end();
   const std::string stack = default_stack ? std::string() : named_stack;
   const HeldOutAccuracy* worst_elsewhere = nullptr;
   const HeldOutAccuracy* defaults_here = nullptr;
   for (const HeldOutAccuracy& group : table.groups) {
     if (group.stack == stack && group.gpu == gpu) {
-      return fromGroup(group, stack.empty() ? fmt::format("published runs of {} on {}",
-                                                          fmt::join(table.default_stacks, ", "), gpu)
-                                            : fmt::format("published runs of {} on {}", stack, gpu));
+      return fromGroup(
+          group, stack.empty() ? fmt::format("published runs of {} on {}", fmt::join(table.default_stacks, ", "), gpu)
+                               : fmt::format("published runs of {} on {}", stack, gpu));
     }
     if (!stack.empty() && group.stack == stack && (!worst_elsewhere || group.mape > worst_elsewhere->mape)) {
       worst_elsewhere = &group;
@@ -64,8 +65,8 @@ std::optional<ExpectedError> expectedError(const ExpectedErrorTable& table, cons
     if (group.stack.empty() && group.gpu == gpu) defaults_here = &group;
   }
   if (worst_elsewhere) {
-    return fromGroup(*worst_elsewhere, fmt::format("published runs of {} on {} (none on {})", stack,
-                                                   worst_elsewhere->gpu, gpu));
+    return fromGroup(*worst_elsewhere,
+                     fmt::format("published runs of {} on {} (none on {})", stack, worst_elsewhere->gpu, gpu));
   }
   if (defaults_here) {
     return fromGroup(*defaults_here, fmt::format("no published run of {}: the error of {} on {}, a floor", stack,

@@ -113,7 +113,8 @@ TEST(SoftwareStackTest, OverridesNeedAStackAndAreCheckedKeyByKey) {
   const auto no_stack = load(smallLlama(", stack_overrides: {compute: {dispatch_eager_us: 3.0}}"));
   ASSERT_FALSE(no_stack.ok());
   EXPECT_NE(no_stack.error().toString().find("set training.stack"), std::string::npos) << no_stack.error().toString();
-  const auto unknown_key = load(smallLlama(", stack: torchtitan, stack_overrides: {compute: {dispatch_eagre_us: 3.0}}"));
+  const auto unknown_key =
+      load(smallLlama(", stack: torchtitan, stack_overrides: {compute: {dispatch_eagre_us: 3.0}}"));
   ASSERT_FALSE(unknown_key.ok());
   EXPECT_NE(unknown_key.error().toString().find("dispatch_eagre_us"), std::string::npos)
       << unknown_key.error().toString();

@@ -225,10 +225,10 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
                          : id.starts_with("nemo-long-context") ? 0.053
                          : id.starts_with("nemo-2407")         ? 0.042
                          // Other stacks, at their stack's own fitted fraction (in sample).
-                         : id.starts_with("llmfoundry-mpt")    ? 0.05
-                         : id.starts_with("torchtitan-a100")   ? 0.04
-                         : id.starts_with("bloom-jean-zay")    ? 0.05
-                                                               : 0.10;
+                         : id.starts_with("llmfoundry-mpt")  ? 0.05
+                         : id.starts_with("torchtitan-a100") ? 0.04
+                         : id.starts_with("bloom-jean-zay")  ? 0.05
+                                                             : 0.10;
     EXPECT_LE(accuracy.mape, bound) << id;
   }
   // The overall goal.
