@@ -272,6 +272,254 @@ std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / units::
                       issue.key_path + ": " + issue.message);
 }
 
+// The objective's weight of a candidate's time (objectiveWeight: 1 for time, its target's
+// price for cost, ...).
+double weightOf(const SweepResult& sweep, const SweepSettings& settings, std::size_t candidate) {
+  return objectiveWeight(settings.objective, sweep.targets[sweep.candidates[candidate].target]);
+}
+
+// Marks the plans the plan check rejects (with its issue as the reason); the valid ones.
+std::vector<std::size_t> markInvalidPlans(SweepResult& sweep) {
+  std::vector<std::size_t> valid;
+  for (std::size_t i = 0; i < sweep.candidates.size(); ++i) {
+    const PlanCandidate& candidate = sweep.candidates[i];
+    if (candidate.valid()) {
+      valid.push_back(i);
+      continue;
+    }
+    sweep.outcomes[i].status = PlanStatus::kInvalid;
+    sweep.outcomes[i].reason = candidate.issue->key_path + ": " + candidate.issue->message;
+    ++sweep.counts.invalid;
+  }
+  return valid;
+}
+
+// Step 1: the memory of every valid plan, and the screen's estimate of those that fit; the
+// fitting ones, best estimate first.
+std::vector<std::size_t> screenValidPlans(SweepResult& sweep, const std::vector<std::size_t>& valid,
+                                          const SweepSettings& settings, Evaluator& evaluator) {
+  const std::vector<double> screened = evaluator.screen(valid);
+  std::vector<std::size_t> fitting;
+  for (std::size_t v = 0; v < valid.size(); ++v) {
+    const double* record = &screened[v * kMemoryRecordSize];
+    PlanOutcome& outcome = sweep.outcomes[valid[v]];
+    outcome.memory = decodeMemory(record);
+    if (!outcome.memory->fits()) {
+      outcome.status = PlanStatus::kPrunedMemory;
+      outcome.reason =
+          fmt::format("needs {} per GPU (pipeline stage {}), the GPU has {}", gib(outcome.memory->peakBytes()),
+                      outcome.memory->peak().stage, gib(outcome.memory->capacity_bytes));
+      outcome.key = outcome.memory->peakBytes();
+      ++sweep.counts.pruned_memory;
+      continue;
+    }
+    outcome.estimated_iteration_time_s = record[13];
+    outcome.key = record[13] * weightOf(sweep, settings, valid[v]);
+    outcome.status = PlanStatus::kScreenedOut;
+    fitting.push_back(valid[v]);
+  }
+  sweep.counts.fitting = fitting.size();
+  std::stable_sort(fitting.begin(), fitting.end(),
+                   [&](std::size_t a, std::size_t b) { return sweep.outcomes[a].key < sweep.outcomes[b].key; });
+  return fitting;
+}
+
+// Step 2: event simulation in rounds, best estimates first, while plans are in play
+// (sweep.h): a plan stays in play while its screen estimate, scaled by the smallest
+// simulated / estimated ratio seen (of its structure where one of its siblings ran), could
+// still reach the top and meet the constraints.
+class SimulationRounds {
+ public:
+  SimulationRounds(SweepResult& sweep, const SweepSettings& settings, Evaluator& evaluator,
+                   const std::vector<std::size_t>& fitting)
+      : sweep_(sweep),
+        settings_(settings),
+        evaluator_(evaluator),
+        fitting_(fitting),
+        simulated_(sweep.candidates.size(), false) {}
+
+  // Simulates round after round until no plan is in play or --max-simulations is reached.
+  void run() {
+    auto& counts = sweep_.counts;
+    while (true) {
+      if (settings_.max_simulations > 0 && counts.simulated >= settings_.max_simulations) {
+        sweep_.hit_max_simulations = true;
+        break;
+      }
+      std::size_t room = kRoundSize;
+      if (settings_.max_simulations > 0) room = std::min(room, settings_.max_simulations - counts.simulated);
+      const std::vector<std::size_t> round = nextRound(room);
+      if (round.empty()) break;
+      ++counts.rounds;
+      simulateRound(round);
+    }
+    sweep_.screen_ratio_min = ratio_min_;
+    sweep_.screen_ratio_max = ratio_max_;
+  }
+
+  // Why each fitting plan that never ran was left out.
+  void markScreenedOut() {
+    const double kth = kthBest();
+    for (std::size_t candidate : fitting_) {
+      if (simulated_[candidate]) continue;
+      ++sweep_.counts.screened_out;
+      std::string reason = sweep_.hit_max_simulations ? "" : outOfPlay(candidate, kth);
+      if (reason.empty())
+        reason = "not simulated: --max-simulations " + std::to_string(settings_.max_simulations) + " reached";
+      sweep_.outcomes[candidate].reason = std::move(reason);
+    }
+  }
+
+ private:
+  // The key the top-th best simulated plan meeting the constraints has (infinite while fewer ran).
+  [[nodiscard]] double kthBest() const {
+    if (ranked_keys_.size() < settings_.top) return std::numeric_limits<double>::infinity();
+    std::vector<double> keys = ranked_keys_;
+    std::nth_element(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(settings_.top - 1), keys.end());
+    return keys[settings_.top - 1];
+  }
+
+  // The smallest simulated / estimated ratio this plan may have, margin included.
+  [[nodiscard]] double optimisticFactor(std::size_t candidate) const {
+    const auto known = structure_ratio_.find(structureOf(sweep_.candidates[candidate]));
+    if (known != structure_ratio_.end()) return known->second * (1.0 - kStructureMargin);
+    return *ratio_min_ * (1.0 - kScreenMargin);
+  }
+
+  // Why a plan is not in play (empty: it is), at its optimistic bound.
+  [[nodiscard]] std::string outOfPlay(std::size_t candidate, double kth) const {
+    if (settings_.simulate_all || !ratio_min_) return "";
+    const PlanOutcome& outcome = sweep_.outcomes[candidate];
+    const double optimistic = optimisticFactor(candidate);
+    const double estimate = *outcome.estimated_iteration_time_s;
+    const std::string bound = fmt::format("screen estimate {:.4g} s per iteration, at best {:.4g} s (x{:.3f})",
+                                          estimate, estimate * optimistic, optimistic);
+    if (outcome.key * optimistic >= kth) return bound + ": cannot reach the top " + std::to_string(settings_.top);
+    const SweepTarget& target = sweep_.targets[sweep_.candidates[candidate].target];
+    const auto& limits = settings_.constraints;
+    if (limits.deadline_s && timeToTrain(target, estimate * optimistic).value_or(0.0) > *limits.deadline_s) {
+      return bound + ": misses the deadline";
+    }
+    if (limits.budget_usd && costOfTraining(target, estimate * optimistic).value_or(0.0) > *limits.budget_usd) {
+      return bound + ": over the budget";
+    }
+    return "";
+  }
+
+  // Up to `room` plans in play, by optimistic key, at most one per structure not simulated
+  // yet (its result re-prices its siblings).
+  [[nodiscard]] std::vector<std::size_t> nextRound(std::size_t room) const {
+    const double kth = kthBest();
+    // The global ratio is the smallest of all, so once it rules a plan out by key it rules
+    // out every later one in estimate order.
+    std::vector<std::pair<double, std::size_t>> in_play;
+    for (std::size_t candidate : fitting_) {
+      if (simulated_[candidate]) continue;
+      const double key = sweep_.outcomes[candidate].key;
+      if (ratio_min_ && !settings_.simulate_all && key * *ratio_min_ * (1.0 - kScreenMargin) >= kth) break;
+      if (!outOfPlay(candidate, kth).empty()) continue;
+      in_play.emplace_back(ratio_min_ ? key * optimisticFactor(candidate) : key, candidate);
+    }
+    std::stable_sort(in_play.begin(), in_play.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::size_t> round;
+    std::set<StructureKey> unknown_in_round;
+    for (const auto& [bound, candidate] : in_play) {
+      if (round.size() == room) break;
+      const StructureKey structure = structureOf(sweep_.candidates[candidate]);
+      if (!structure_ratio_.contains(structure) && !unknown_in_round.insert(structure).second) continue;
+      round.push_back(candidate);
+    }
+    return round;
+  }
+
+  // Simulates the round's plans (those that run the same events share one simulation,
+  // timingOf) and records each result.
+  void simulateRound(const std::vector<std::size_t>& round) {
+    const auto& candidates = sweep_.candidates;
+    std::vector<std::size_t> to_run;
+    std::set<TimingKey> in_run;
+    for (std::size_t candidate : round) {
+      const TimingKey timing = timingOf(candidates[candidate]);
+      if (!timing_records_.contains(timing) && in_run.insert(timing).second) to_run.push_back(candidate);
+    }
+    const std::vector<double> records = evaluator_.simulate(to_run);
+    sweep_.counts.simulation_runs += to_run.size();
+    for (std::size_t i = 0; i < to_run.size(); ++i) {
+      timing_records_.emplace(
+          timingOf(candidates[to_run[i]]),
+          std::vector<double>(records.begin() + static_cast<std::ptrdiff_t>(i * kSimulationRecordSize),
+                              records.begin() + static_cast<std::ptrdiff_t>((i + 1) * kSimulationRecordSize)));
+    }
+    for (std::size_t candidate : round) record(candidate, timing_records_.at(timingOf(candidates[candidate])).data());
+  }
+
+  // One simulated plan: its result, the screen's ratios it teaches, and its status against
+  // the constraints.
+  void record(std::size_t candidate, const double* record) {
+    PlanOutcome& outcome = sweep_.outcomes[candidate];
+    auto& counts = sweep_.counts;
+    simulated_[candidate] = true;
+    ++counts.simulated;
+    if (record[0] != 1.0) {
+      outcome.status = PlanStatus::kInvalid;
+      outcome.reason = "the simulator rejected the plan (see stderr)";
+      return;
+    }
+    outcome.result = decodeResult(record, *outcome.memory);
+    const IterationResult& result = *outcome.result;
+    const double ratio = result.iteration_time_s / *outcome.estimated_iteration_time_s;
+    ratio_min_ = std::min(ratio_min_.value_or(ratio), ratio);
+    ratio_max_ = std::max(ratio_max_.value_or(ratio), ratio);
+    const StructureKey structure = structureOf(sweep_.candidates[candidate]);
+    const auto known = structure_ratio_.find(structure);
+    structure_ratio_[structure] = known == structure_ratio_.end() ? ratio : std::min(known->second, ratio);
+    outcome.key = result.iteration_time_s * weightOf(sweep_, settings_, candidate);
+    const auto& limits = settings_.constraints;
+    if (limits.deadline_s && result.time_to_train_s && *result.time_to_train_s > *limits.deadline_s) {
+      outcome.status = PlanStatus::kOverDeadline;
+      outcome.reason = fmt::format("time to train {:.1f} days > deadline {:.1f} days",
+                                   *result.time_to_train_s / 86400.0, *limits.deadline_s / 86400.0);
+      ++counts.over_deadline;
+    } else if (limits.budget_usd && result.cost_usd && *result.cost_usd > *limits.budget_usd) {
+      outcome.status = PlanStatus::kOverBudget;
+      outcome.reason = fmt::format("cost ${:.0f} > budget ${:.0f}", *result.cost_usd, *limits.budget_usd);
+      ++counts.over_budget;
+    } else {
+      outcome.status = PlanStatus::kSimulated;
+      outcome.reason.clear();
+      ranked_keys_.push_back(outcome.key);
+    }
+  }
+
+  SweepResult& sweep_;
+  const SweepSettings& settings_;
+  Evaluator& evaluator_;
+  const std::vector<std::size_t>& fitting_;
+  std::vector<bool> simulated_;
+  std::map<TimingKey, std::vector<double>> timing_records_;  // simulation records by timing
+  std::vector<double> ranked_keys_;                          // keys of simulated plans meeting the constraints
+  std::optional<double> ratio_min_;
+  std::optional<double> ratio_max_;
+  // The screen's error is shared by plans of the same degrees (their collectives meet the
+  // same links): simulated / estimated, smallest seen, per structure.
+  std::map<StructureKey, double> structure_ratio_;
+};
+
+// Step 3, the output order: by status, then key (objective; estimate; peak memory), then
+// enumeration.
+void orderOutcomes(SweepResult& sweep) {
+  const auto& outcomes = sweep.outcomes;
+  sweep.order.resize(sweep.candidates.size());
+  std::iota(sweep.order.begin(), sweep.order.end(), std::size_t{0});
+  std::stable_sort(sweep.order.begin(), sweep.order.end(), [&](std::size_t a, std::size_t b) {
+    const PlanOutcome& x = outcomes[a];
+    const PlanOutcome& y = outcomes[b];
+    if (x.status != y.status) return x.status < y.status;
+    if (x.status == PlanStatus::kInvalid) return false;
+    return x.key < y.key;
+  });
+}
+
 }  // namespace
 
 std::string_view planStatusName(PlanStatus status) {
@@ -292,201 +540,18 @@ SweepResult runSweep(std::vector<SweepTarget> targets, const PlanSpace& space, c
   SweepResult sweep;
   sweep.targets = std::move(targets);
   sweep.candidates = enumeratePlans(sweep.targets, space);
-  const auto& candidates = sweep.candidates;
-  auto& outcomes = sweep.outcomes;
-  auto& counts = sweep.counts;
-  outcomes.resize(candidates.size());
-  counts.enumerated = candidates.size();
+  sweep.outcomes.resize(sweep.candidates.size());
+  sweep.counts.enumerated = sweep.candidates.size();
+  const std::vector<std::size_t> valid = markInvalidPlans(sweep);
+  if (valid.empty()) failEmptySpace(sweep.targets, sweep.candidates);
 
-  std::vector<std::size_t> valid;
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    if (candidates[i].valid()) {
-      valid.push_back(i);
-    } else {
-      outcomes[i].status = PlanStatus::kInvalid;
-      outcomes[i].reason = candidates[i].issue->key_path + ": " + candidates[i].issue->message;
-      ++counts.invalid;
-    }
-  }
-  if (valid.empty()) failEmptySpace(sweep.targets, candidates);
-
-  // 1. Memory of every valid plan; the screen's estimate of those that fit.
-  Evaluator evaluator(sweep.targets, candidates, settings, group, progress);
-  const std::vector<double> screened = evaluator.screen(valid);
-  std::vector<std::size_t> fitting;
-  auto weightOf = [&](std::size_t candidate) {
-    return objectiveWeight(settings.objective, sweep.targets[candidates[candidate].target]);
-  };
-  for (std::size_t v = 0; v < valid.size(); ++v) {
-    const double* record = &screened[v * kMemoryRecordSize];
-    PlanOutcome& outcome = outcomes[valid[v]];
-    outcome.memory = decodeMemory(record);
-    if (!outcome.memory->fits()) {
-      outcome.status = PlanStatus::kPrunedMemory;
-      outcome.reason =
-          fmt::format("needs {} per GPU (pipeline stage {}), the GPU has {}", gib(outcome.memory->peakBytes()),
-                      outcome.memory->peak().stage, gib(outcome.memory->capacity_bytes));
-      outcome.key = outcome.memory->peakBytes();
-      ++counts.pruned_memory;
-      continue;
-    }
-    outcome.estimated_iteration_time_s = record[13];
-    outcome.key = record[13] * weightOf(valid[v]);
-    outcome.status = PlanStatus::kScreenedOut;
-    fitting.push_back(valid[v]);
-  }
-  counts.fitting = fitting.size();
-  std::stable_sort(fitting.begin(), fitting.end(),
-                   [&](std::size_t a, std::size_t b) { return outcomes[a].key < outcomes[b].key; });
-
-  // 2. Event-simulate in rounds, best estimates first, while plans are in play (sweep.h).
-  std::vector<bool> simulated(candidates.size(), false);
-  std::map<TimingKey, std::vector<double>> timing_records;  // simulation records by timing
-  std::vector<double> ranked_keys;                          // keys of simulated plans meeting the constraints
-  std::optional<double> ratio_min;
-  std::optional<double> ratio_max;
-  // The screen's error is shared by plans of the same degrees (their collectives meet the
-  // same links): simulated / estimated, smallest seen, per structure.
-  std::map<StructureKey, double> structure_ratio;
-  auto kthBest = [&]() {
-    if (ranked_keys.size() < settings.top) return std::numeric_limits<double>::infinity();
-    std::vector<double> keys = ranked_keys;
-    std::nth_element(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(settings.top - 1), keys.end());
-    return keys[settings.top - 1];
-  };
-  // The smallest simulated / estimated ratio this plan may have, margin included.
-  auto optimisticFactor = [&](std::size_t candidate) {
-    const auto known = structure_ratio.find(structureOf(candidates[candidate]));
-    if (known != structure_ratio.end()) return known->second * (1.0 - kStructureMargin);
-    return *ratio_min * (1.0 - kScreenMargin);
-  };
-  // Why a plan is not in play (empty: it is), at its optimistic bound.
-  auto outOfPlay = [&](std::size_t candidate, double kth) -> std::string {
-    if (settings.simulate_all || !ratio_min) return "";
-    const PlanOutcome& outcome = outcomes[candidate];
-    const double optimistic = optimisticFactor(candidate);
-    const double estimate = *outcome.estimated_iteration_time_s;
-    const std::string bound = fmt::format("screen estimate {:.4g} s per iteration, at best {:.4g} s (x{:.3f})",
-                                          estimate, estimate * optimistic, optimistic);
-    if (outcome.key * optimistic >= kth) return bound + ": cannot reach the top " + std::to_string(settings.top);
-    const SweepTarget& target = sweep.targets[candidates[candidate].target];
-    const auto& limits = settings.constraints;
-    if (limits.deadline_s && timeToTrain(target, estimate * optimistic).value_or(0.0) > *limits.deadline_s) {
-      return bound + ": misses the deadline";
-    }
-    if (limits.budget_usd && costOfTraining(target, estimate * optimistic).value_or(0.0) > *limits.budget_usd) {
-      return bound + ": over the budget";
-    }
-    return "";
-  };
-  while (true) {
-    if (settings.max_simulations > 0 && counts.simulated >= settings.max_simulations) {
-      sweep.hit_max_simulations = true;
-      break;
-    }
-    std::size_t room = kRoundSize;
-    if (settings.max_simulations > 0) room = std::min(room, settings.max_simulations - counts.simulated);
-    const double kth = kthBest();
-    // Plans in play, by optimistic key; the global ratio is the smallest of all, so once it
-    // rules a plan out by key it rules out every later one in estimate order.
-    std::vector<std::pair<double, std::size_t>> in_play;
-    for (std::size_t candidate : fitting) {
-      if (simulated[candidate]) continue;
-      if (ratio_min && !settings.simulate_all && outcomes[candidate].key * *ratio_min * (1.0 - kScreenMargin) >= kth) {
-        break;
-      }
-      if (!outOfPlay(candidate, kth).empty()) continue;
-      in_play.emplace_back(ratio_min ? outcomes[candidate].key * optimisticFactor(candidate) : outcomes[candidate].key,
-                           candidate);
-    }
-    std::stable_sort(in_play.begin(), in_play.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    // One plan per structure not simulated yet in a round: its result re-prices its siblings.
-    std::vector<std::size_t> round;
-    std::set<StructureKey> unknown_in_round;
-    for (const auto& [bound, candidate] : in_play) {
-      if (round.size() == room) break;
-      const StructureKey structure = structureOf(candidates[candidate]);
-      if (!structure_ratio.contains(structure) && !unknown_in_round.insert(structure).second) continue;
-      round.push_back(candidate);
-    }
-    if (round.empty()) break;
-    ++counts.rounds;
-    // Plans that run the same events share one simulation (see timingOf).
-    std::vector<std::size_t> to_run;
-    std::set<TimingKey> in_run;
-    for (std::size_t candidate : round) {
-      const TimingKey timing = timingOf(candidates[candidate]);
-      if (!timing_records.contains(timing) && in_run.insert(timing).second) to_run.push_back(candidate);
-    }
-    const std::vector<double> records = evaluator.simulate(to_run);
-    counts.simulation_runs += to_run.size();
-    for (std::size_t i = 0; i < to_run.size(); ++i) {
-      timing_records.emplace(
-          timingOf(candidates[to_run[i]]),
-          std::vector<double>(records.begin() + static_cast<std::ptrdiff_t>(i * kSimulationRecordSize),
-                              records.begin() + static_cast<std::ptrdiff_t>((i + 1) * kSimulationRecordSize)));
-    }
-    for (std::size_t i = 0; i < round.size(); ++i) {
-      const std::size_t candidate = round[i];
-      const double* record = timing_records.at(timingOf(candidates[candidate])).data();
-      PlanOutcome& outcome = outcomes[candidate];
-      simulated[candidate] = true;
-      ++counts.simulated;
-      if (record[0] != 1.0) {
-        outcome.status = PlanStatus::kInvalid;
-        outcome.reason = "the simulator rejected the plan (see stderr)";
-        continue;
-      }
-      outcome.result = decodeResult(record, *outcome.memory);
-      const IterationResult& result = *outcome.result;
-      const double ratio = result.iteration_time_s / *outcome.estimated_iteration_time_s;
-      ratio_min = std::min(ratio_min.value_or(ratio), ratio);
-      ratio_max = std::max(ratio_max.value_or(ratio), ratio);
-      const StructureKey structure = structureOf(candidates[candidate]);
-      const auto known = structure_ratio.find(structure);
-      structure_ratio[structure] = known == structure_ratio.end() ? ratio : std::min(known->second, ratio);
-      outcome.key = result.iteration_time_s * weightOf(candidate);
-      const auto& limits = settings.constraints;
-      if (limits.deadline_s && result.time_to_train_s && *result.time_to_train_s > *limits.deadline_s) {
-        outcome.status = PlanStatus::kOverDeadline;
-        outcome.reason = fmt::format("time to train {:.1f} days > deadline {:.1f} days",
-                                     *result.time_to_train_s / 86400.0, *limits.deadline_s / 86400.0);
-        ++counts.over_deadline;
-      } else if (limits.budget_usd && result.cost_usd && *result.cost_usd > *limits.budget_usd) {
-        outcome.status = PlanStatus::kOverBudget;
-        outcome.reason = fmt::format("cost ${:.0f} > budget ${:.0f}", *result.cost_usd, *limits.budget_usd);
-        ++counts.over_budget;
-      } else {
-        outcome.status = PlanStatus::kSimulated;
-        outcome.reason.clear();
-        ranked_keys.push_back(outcome.key);
-      }
-    }
-  }
-  sweep.screen_ratio_min = ratio_min;
-  sweep.screen_ratio_max = ratio_max;
-  const double kth = kthBest();
-  for (std::size_t candidate : fitting) {
-    if (simulated[candidate]) continue;
-    ++counts.screened_out;
-    std::string reason = sweep.hit_max_simulations ? "" : outOfPlay(candidate, kth);
-    if (reason.empty())
-      reason = "not simulated: --max-simulations " + std::to_string(settings.max_simulations) + " reached";
-    outcomes[candidate].reason = std::move(reason);
-  }
-
+  Evaluator evaluator(sweep.targets, sweep.candidates, settings, group, progress);
+  const std::vector<std::size_t> fitting = screenValidPlans(sweep, valid, settings, evaluator);
+  SimulationRounds rounds(sweep, settings, evaluator, fitting);
+  rounds.run();
+  rounds.markScreenedOut();
   markParetoFront(sweep);
-
-  // 3. Output order: by status, then key (objective; estimate; peak memory), then enumeration.
-  sweep.order.resize(candidates.size());
-  std::iota(sweep.order.begin(), sweep.order.end(), std::size_t{0});
-  std::stable_sort(sweep.order.begin(), sweep.order.end(), [&](std::size_t a, std::size_t b) {
-    const PlanOutcome& x = outcomes[a];
-    const PlanOutcome& y = outcomes[b];
-    if (x.status != y.status) return x.status < y.status;
-    if (x.status == PlanStatus::kInvalid) return false;
-    return x.key < y.key;
-  });
+  orderOutcomes(sweep);
   return sweep;
 }
 
