@@ -20,36 +20,6 @@ namespace {
 using parallelism::ParallelGroup;
 using parallelism::PassKind;
 
-// One model chunk's pass times for one micro-batch on one GPU.
-struct ChunkTimes {
-  double forward_compute = 0.0;
-  double backward_compute = 0.0;  // recomputation included
-  double forward_comm = 0.0;      // tensor/context/expert-parallel collectives
-  double backward_comm = 0.0;
-  // The part that runs beside the pass's compute: tensor-parallel collectives bound to a
-  // GEMM under tp_comm_overlap (Communication::beside) and ring-attention exchanges
-  // (Communication::beside_attention).
-  double beside_forward_comm = 0.0;
-  double beside_backward_comm = 0.0;
-
-  void add(const ChunkTimes& other) {
-    forward_compute += other.forward_compute;
-    backward_compute += other.backward_compute;
-    forward_comm += other.forward_comm;
-    backward_comm += other.backward_comm;
-    beside_forward_comm += other.beside_forward_comm;
-    beside_backward_comm += other.beside_backward_comm;
-  }
-  // One pass; the collectives beside the compute cost only what exceeds it.
-  [[nodiscard]] double forward() const {
-    return std::max(forward_compute, beside_forward_comm) + forward_comm - beside_forward_comm;
-  }
-  [[nodiscard]] double backward() const {
-    return std::max(backward_compute, beside_backward_comm) + backward_comm - beside_backward_comm;
-  }
-  [[nodiscard]] double total() const { return forward() + backward(); }
-};
-
 // Bytes of the requests the link load is measured with: every flow's bytes are proportional
 // to its request's for a given algorithm, protocol and channel count.
 constexpr double kReferenceBytes = 1024.0 * 1024.0 * 1024.0;
@@ -163,6 +133,9 @@ std::vector<parallelism::ChunkPart> otherParts(const parallelism::Experiment& ex
   }
   return others;
 }
+
+// ZeRO-3 as the builder runs it: pp = 1 and one chunk (checkPlan), over more than one replica.
+bool zero3(const parallelism::ParallelPlan& plan) { return plan.zero >= 3 && plan.dp * plan.cp > 1; }
 
 }  // namespace
 
@@ -326,61 +299,96 @@ std::vector<parallelism::PassWork> IterationEstimator::chunkPassWork(const paral
   return works;
 }
 
-double IterationEstimator::iterationSeconds(const parallelism::Experiment& experiment) {
+// One model chunk's pass times for one micro-batch on one GPU.
+struct IterationEstimator::ChunkTimes {
+  double forward_compute = 0.0;
+  double backward_compute = 0.0;  // recomputation included
+  double forward_comm = 0.0;      // tensor/context/expert-parallel collectives
+  double backward_comm = 0.0;
+  // The part that runs beside the pass's compute: tensor-parallel collectives bound to a
+  // GEMM under tp_comm_overlap (Communication::beside) and ring-attention exchanges
+  // (Communication::beside_attention).
+  double beside_forward_comm = 0.0;
+  double beside_backward_comm = 0.0;
+
+  void add(const ChunkTimes& other) {
+    forward_compute += other.forward_compute;
+    backward_compute += other.backward_compute;
+    forward_comm += other.forward_comm;
+    backward_comm += other.backward_comm;
+    beside_forward_comm += other.beside_forward_comm;
+    beside_backward_comm += other.beside_backward_comm;
+  }
+  // One pass; the collectives beside the compute cost only what exceeds it.
+  [[nodiscard]] double forward() const {
+    return std::max(forward_compute, beside_forward_comm) + forward_comm - beside_forward_comm;
+  }
+  [[nodiscard]] double backward() const {
+    return std::max(backward_compute, beside_backward_comm) + backward_comm - beside_backward_comm;
+  }
+  [[nodiscard]] double total() const { return forward() + backward(); }
+};
+
+// The pipeline's passes of one iteration, and the chunk times the data-parallel part needs.
+struct IterationEstimator::PipelineEstimate {
+  double seconds = 0.0;  // m micro-batches of the slowest stage plus fill and drain (0 under ZeRO-3)
+  ChunkTimes first_chunk;
+  ChunkTimes last_chunk;
+  ChunkTimes middle;  // a chunk of transformer layers only
+};
+
+// One part of a chunk as the builder accounts it (parallelism/pass_work.h), its collectives
+// priced one by one: a call with their summed bytes plus the fixed latency of the other
+// calls, each beside the compute or after it.
+IterationEstimator::ChunkTimes IterationEstimator::partTimes(const parallelism::ParallelPlan& plan,
+                                                             const parallelism::ChunkPart& part,
+                                                             const parallelism::OpTimer& timer) {
+  const parallelism::RankLayout layout(plan);
+  const parallelism::PassWork work = partWork(plan, part, timer);
+  ChunkTimes times;
+  // With host dispatch a pass lasts at least as long as its kernels' launches (the builder's
+  // host stream, parallelism/iteration_builder.h).
+  const double per_kernel = options_.iteration.host_seconds_per_kernel;
+  times.forward_compute = work.computeAndExposedSeconds(PassKind::kForward) +
+                          std::max(0.0, work.forward_kernels * per_kernel - work.forward_s);
+  times.backward_compute = work.computeAndExposedSeconds(PassKind::kBackward) +
+                           std::max(0.0, work.backward_kernels * per_kernel - work.backward_s);
+  for (const parallelism::PassCollective& call : work.collectives) {
+    if (call.group == ParallelGroup::kPipeline) continue;
+    const std::vector<int64_t> group = groupOf(layout, call.group);
+    const GroupKind kind = kindOf(call.group);
+    const double seconds =
+        collectiveSeconds(plan, kind, call.op, group, call.bytes) +
+        std::max(0.0, static_cast<double>(call.count) - 1.0) * collectiveSeconds(plan, kind, call.op, group, 0.0);
+    (call.backward ? times.backward_comm : times.forward_comm) += seconds;
+    if (call.beside_compute) (call.backward ? times.beside_backward_comm : times.beside_forward_comm) += seconds;
+  }
+  return times;
+}
+
+// Pipeline: m micro-batches of the slowest stage, plus the fill and drain bubble. The first
+// chunk of the first stage adds the embedding, the last of the last stage the output layer
+// and loss (parallelism/chunk_workload.h, the builder's list). An uneven split
+// (first/last_stage_layers) gives chunks of different layer counts: each count is priced
+// once, by the transformer-layer part with its repeats set to that count.
+IterationEstimator::PipelineEstimate IterationEstimator::pipelineEstimate(const parallelism::Experiment& experiment,
+                                                                          const parallelism::OpTimer& timer) {
   const auto& plan = experiment.plan;
   const auto& model = experiment.model;
-  const auto& training = experiment.training;
-  const auto& iteration = options_.iteration;
-  const parallelism::ComputeTimer timer(compute_);
-  const parallelism::RankLayout layout(plan);
-  const parallelism::RankCoordinate first_rank;
-  const auto shard = parallelism::MicroBatchShard::of(training, plan);
-  const double chunks = static_cast<double>(plan.virtual_stages);
-
-  // One part of a chunk as the builder accounts it (parallelism/pass_work.h), its
-  // collectives priced one by one: a call with their summed bytes plus the fixed latency of
-  // the other calls, each beside the compute or after it.
-  auto chunkTimes = [&](const parallelism::ChunkPart& part) {
-    const parallelism::PassWork work = partWork(plan, part, timer);
-    ChunkTimes times;
-    // With host dispatch a pass lasts at least as long as its kernels' launches (the builder's
-    // host stream, parallelism/iteration_builder.h).
-    const double per_kernel = iteration.host_seconds_per_kernel;
-    times.forward_compute = work.computeAndExposedSeconds(PassKind::kForward) +
-                            std::max(0.0, work.forward_kernels * per_kernel - work.forward_s);
-    times.backward_compute = work.computeAndExposedSeconds(PassKind::kBackward) +
-                             std::max(0.0, work.backward_kernels * per_kernel - work.backward_s);
-    for (const parallelism::PassCollective& call : work.collectives) {
-      if (call.group == ParallelGroup::kPipeline) continue;
-      const std::vector<int64_t> group = groupOf(layout, call.group);
-      const GroupKind kind = kindOf(call.group);
-      const double seconds =
-          collectiveSeconds(plan, kind, call.op, group, call.bytes) +
-          std::max(0.0, static_cast<double>(call.count) - 1.0) * collectiveSeconds(plan, kind, call.op, group, 0.0);
-      (call.backward ? times.backward_comm : times.forward_comm) += seconds;
-      if (call.beside_compute) (call.backward ? times.beside_backward_comm : times.beside_forward_comm) += seconds;
-    }
-    return times;
-  };
-
-  // Pipeline: m micro-batches of the slowest stage, plus the fill and drain bubble. The
-  // first chunk of the first stage adds the embedding, the last of the last stage the output
-  // layer and loss (parallelism/chunk_workload.h, the builder's list). An uneven split
-  // (first/last_stage_layers) gives chunks of different layer counts: each count is priced
-  // once, by the transformer-layer part with its repeats set to that count.
-  const std::vector<parallelism::ChunkPart> first_parts = chunkWorkloads(experiment, 0, 0, iteration.flops);
+  const auto& flops = options_.iteration.flops;
+  const std::vector<parallelism::ChunkPart> first_parts = chunkWorkloads(experiment, 0, 0, flops);
   std::map<int64_t, ChunkTimes> layer_times;
   auto layerTimes = [&](int64_t layers) -> ChunkTimes {
     auto found = layer_times.find(layers);
     if (found == layer_times.end()) {
-      found = layer_times.emplace(layers, chunkTimes(layerPart(first_parts, layers))).first;
+      found = layer_times.emplace(layers, partTimes(plan, layerPart(first_parts, layers), timer)).first;
     }
     return found->second;
   };
   auto chunkOf = [&](int64_t stage, int64_t chunk) {
     ChunkTimes times = layerTimes(plan.layersOfChunk(model.layers, stage, chunk));
-    for (const auto& part : otherParts(experiment, first_parts, iteration.flops, stage, chunk))
-      times.add(chunkTimes(part));
+    for (const auto& part : otherParts(experiment, first_parts, flops, stage, chunk))
+      times.add(partTimes(plan, part, timer));
     return times;
   };
   // One micro-batch through every chunk of a stage, each chunk's passes priced on their own.
@@ -389,9 +397,10 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
     for (int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) total += chunkOf(stage, chunk).total();
     return total;
   };
-  const ChunkTimes first_chunk = chunkOf(0, 0);
-  const ChunkTimes last_chunk = chunkOf(plan.pp - 1, plan.virtual_stages - 1);
-  const ChunkTimes middle = layerTimes(plan.layersOfChunk(model.layers, plan.pp > 2 ? 1 : 0, plan.virtual_stages - 1));
+  PipelineEstimate estimate;
+  estimate.first_chunk = chunkOf(0, 0);
+  estimate.last_chunk = chunkOf(plan.pp - 1, plan.virtual_stages - 1);
+  estimate.middle = layerTimes(plan.layersOfChunk(model.layers, plan.pp > 2 ? 1 : 0, plan.virtual_stages - 1));
   // 1F1B over stages of unequal time t_s per micro-batch: the slowest stage sets the steady
   // state and every stage adds its own share of the fill and drain, (m - 1) max t_s + sum t_s
   // for one chunk per stage; interleaving divides the fill and drain by the chunks. (Pricing
@@ -403,97 +412,124 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
   const double stage_time = std::max({first_time, last_time, middle_time});
   const double stage_sum =
       plan.pp == 1 ? first_time : first_time + last_time + static_cast<double>(plan.pp - 2) * middle_time;
-  const auto microbatches = static_cast<double>(plan.microbatches(training));
-  const bool zero3 = plan.zero >= 3 && plan.dp * plan.cp > 1;  // pp = 1 and one chunk (checkPlan)
-  double seconds = zero3 ? 0.0 : microbatches * stage_time + (stage_sum - stage_time) / chunks;
+  const auto microbatches = static_cast<double>(plan.microbatches(experiment.training));
+  const double chunks = static_cast<double>(plan.virtual_stages);
+  // Under ZeRO-3 the passes are timed with their parameter gathers (dataParallelEnd).
+  estimate.seconds = zero3(plan) ? 0.0 : microbatches * stage_time + (stage_sum - stage_time) / chunks;
+  return estimate;
+}
 
-  // Pipeline sends: each chunk boundary, both directions, stretches the 1F1B cycle. (Priced
-  // alone, at the tuner's estimate: the simulation hides most of their time behind other
-  // stages' work, so pricing their link load as well would overestimate pp-heavy plans.)
-  if (plan.pp > 1) {
-    const double activation_bytes = (plan.sequence_parallel ? shard.replicatedRegionTokens() : shard.tokens()) *
-                                    static_cast<double>(model.hidden_size) * shard.activationBytes();
-    parallelism::RankCoordinate next_stage = first_rank;
-    next_stage.pp = 1;
-    const double send = tunerEstimate(plan, GroupKind::kPipeline, sim::CollectiveOp::kSendRecv,
-                                      {0, layout.rank(next_stage)}, activation_bytes)
-                            .choice.estimated_time_s;
-    seconds += 2.0 * (microbatches * chunks + static_cast<double>(plan.pp - 1)) * send;
-  }
+// Pipeline sends: each chunk boundary, both directions, stretches the 1F1B cycle. (Priced
+// alone, at the tuner's estimate: the simulation hides most of their time behind other
+// stages' work, so pricing their link load as well would overestimate pp-heavy plans.)
+double IterationEstimator::pipelineSendSeconds(const parallelism::Experiment& experiment) {
+  const auto& plan = experiment.plan;
+  if (plan.pp <= 1) return 0.0;
+  const auto shard = parallelism::MicroBatchShard::of(experiment.training, plan);
+  const parallelism::RankLayout layout(plan);
+  const double activation_bytes = (plan.sequence_parallel ? shard.replicatedRegionTokens() : shard.tokens()) *
+                                  static_cast<double>(experiment.model.hidden_size) * shard.activationBytes();
+  parallelism::RankCoordinate next_stage;
+  next_stage.pp = 1;
+  const double send = tunerEstimate(plan, GroupKind::kPipeline, sim::CollectiveOp::kSendRecv,
+                                    {0, layout.rank(next_stage)}, activation_bytes)
+                          .choice.estimated_time_s;
+  const auto microbatches = static_cast<double>(plan.microbatches(experiment.training));
+  const double chunks = static_cast<double>(plan.virtual_stages);
+  return 2.0 * (microbatches * chunks + static_cast<double>(plan.pp - 1)) * send;
+}
 
-  // Data parallelism and the optimizer, on the stage with the most parameters.
-  double stage_parameters = 0.0;
-  const auto layers_per_stage = plan.layersPerStage(model.layers);
-  for (int64_t stage : {int64_t{0}, plan.pp - 1}) {
-    stage_parameters = std::max(
-        stage_parameters,
-        parallelism::stageParameters(model, training, plan, stage, layers_per_stage[static_cast<std::size_t>(stage)])
-            .total());
-  }
+// Where the iteration's passes and gradient reduction end, from `seconds` (the passes and
+// sends): the last backward's reduction (bucketed under it when overlapped), the parameter
+// gather of ZeRO 1-2 (overlapped with the next forward when asked), or under ZeRO-3 the
+// whole timeline of per-pass gathers and reduce-scatters (zero3Timeline).
+double IterationEstimator::dataParallelEnd(const parallelism::Experiment& experiment, const parallelism::OpTimer& timer,
+                                           const PipelineEstimate& pipeline, double stage_parameters, double seconds) {
+  const auto& plan = experiment.plan;
+  const auto& training = experiment.training;
+  const auto& iteration = options_.iteration;
+  if (plan.dp * plan.cp <= 1) return seconds;  // gradients reduce over dp x cp (RankLayout::dataGroup)
+  const auto shard = parallelism::MicroBatchShard::of(training, plan);
+  const parallelism::RankLayout layout(plan);
+  const double chunks = static_cast<double>(plan.virtual_stages);
   const double chunk_parameters = stage_parameters / chunks;
   const auto buckets = static_cast<double>(iteration.grad_buckets.count(plan, chunk_parameters));
   const double grad_bytes = iteration.grad_reduce_bytes_per_parameter.value_or(shard.mainGradientBytes());
-  if (plan.dp * plan.cp > 1) {  // gradients reduce over dp x cp (RankLayout::dataGroup)
-    const std::vector<int64_t> group = layout.dataGroup(first_rank);
-    const auto reduce = plan.zero >= 1 ? sim::CollectiveOp::kReduceScatter : sim::CollectiveOp::kAllReduce;
-    const bool overlap_grads = plan.overlap_grad_reduce;
-    const double parameter_bytes = shard.parameterGatherBytes();  // the all-gathered (updated) parameters
-    auto reduction = [&](double parameters) {
-      return collectiveSeconds(plan, GroupKind::kData, reduce, group, parameters * grad_bytes);
-    };
-    auto gathering = [&](double parameters) {
-      return collectiveSeconds(plan, GroupKind::kData, sim::CollectiveOp::kAllGather, group,
-                               parameters * parameter_bytes);
-    };
-    // The last backward's reduction: bucketed under the last backward of each chunk (what
-    // exceeds it is exposed), or one call per chunk after the last backward.
-    const double bucket = overlap_grads ? reduction(chunk_parameters / buckets) : 0.0;
-    const double hidden_under = chunks * (middle.backward_compute + middle.backward_comm);
-    // The overlapped collectives hold `share` of the SMs (ComputeParameters::collective_sms):
-    // compute of length c beside collectives of length g ends at max(g, c + share x g)
-    // instead of max(g, c) (the executor's contention, for one stretch of each).
-    const double share = timer.collectiveComputeShare();
-    auto contended = [share](double collectives, double compute) {
-      return std::max(collectives, compute + share * collectives) - std::max(collectives, compute);
-    };
-    const double last_reduction = overlap_grads ? std::max(bucket, chunks * buckets * bucket - hidden_under) +
-                                                      contended(chunks * buckets * bucket, hidden_under)
-                                                : chunks * reduction(chunk_parameters);
-    if (zero3) {
-      // (The SMs these collectives take from the passes beside them are left to the
-      // simulation: the screen's error absorbs them.)
-      // ZeRO-3 gathers the parameters before every pass of every micro-batch (they are freed
-      // after use) and reduce-scatters every backward's gradients
-      // (IterationBuilder::addZero3PassGathers, addZero3Reductions).
-      const double gather_bucket = gathering(chunk_parameters / buckets);
-      const double whole = reduction(chunk_parameters);
-      const auto order = parallelism::stageOrder(plan.schedule, 1, 1, plan.microbatches(training), 0);
-      const Zero3Pass forward{last_chunk.forward_compute, last_chunk.forward()};
-      const Zero3Pass backward{last_chunk.backward_compute, last_chunk.backward()};
-      // The prefetch is issued when the pass before starts (IterationBuilder's start marker).
-      const Zero3Timeline timeline =
-          zero3Timeline(order, forward, backward, true, gather_bucket, buckets, gathering(chunk_parameters), whole);
-      // The last backward's reduction, after the previous reduce-scatters (one NCCL stream).
-      const double passes_end = timeline.last_backward_end;
-      const double reduction_start =
-          std::max(timeline.reduce_free, overlap_grads ? passes_end - backward.total : passes_end);
-      seconds = std::max(passes_end + last_reduction, reduction_start + (overlap_grads ? buckets * bucket : whole));
-    } else {
-      seconds += last_reduction;
-      if (plan.zero >= 1) {
-        // Overlapped with the next iteration's first forward of the chunk, which waits for
-        // each bucket as it reaches it (gatheredPassEnd); else after the optimizer step.
-        const double gather_bucket = gathering(chunk_parameters / buckets);
-        const double forward = first_chunk.forward();
-        seconds += plan.overlap_param_gather ? gatheredPassEnd(forward, buckets, gather_bucket) - forward +
-                                                   contended(chunks * buckets * gather_bucket, forward)
-                                             : chunks * buckets * gather_bucket;
-      }
-    }
+  const std::vector<int64_t> group = layout.dataGroup(parallelism::RankCoordinate{});
+  const auto reduce = plan.zero >= 1 ? sim::CollectiveOp::kReduceScatter : sim::CollectiveOp::kAllReduce;
+  const bool overlap_grads = plan.overlap_grad_reduce;
+  const double parameter_bytes = shard.parameterGatherBytes();  // the all-gathered (updated) parameters
+  auto reduction = [&](double parameters) {
+    return collectiveSeconds(plan, GroupKind::kData, reduce, group, parameters * grad_bytes);
+  };
+  auto gathering = [&](double parameters) {
+    return collectiveSeconds(plan, GroupKind::kData, sim::CollectiveOp::kAllGather, group,
+                             parameters * parameter_bytes);
+  };
+  // The last backward's reduction: bucketed under the last backward of each chunk (what
+  // exceeds it is exposed), or one call per chunk after the last backward.
+  const double bucket = overlap_grads ? reduction(chunk_parameters / buckets) : 0.0;
+  const double hidden_under = chunks * (pipeline.middle.backward_compute + pipeline.middle.backward_comm);
+  // The overlapped collectives hold `share` of the SMs (ComputeParameters::collective_sms):
+  // compute of length c beside collectives of length g ends at max(g, c + share x g)
+  // instead of max(g, c) (the executor's contention, for one stretch of each).
+  const double share = timer.collectiveComputeShare();
+  auto contended = [share](double collectives, double compute) {
+    return std::max(collectives, compute + share * collectives) - std::max(collectives, compute);
+  };
+  const double last_reduction = overlap_grads ? std::max(bucket, chunks * buckets * bucket - hidden_under) +
+                                                    contended(chunks * buckets * bucket, hidden_under)
+                                              : chunks * reduction(chunk_parameters);
+  if (zero3(plan)) {
+    // (The SMs these collectives take from the passes beside them are left to the
+    // simulation: the screen's error absorbs them.)
+    // ZeRO-3 gathers the parameters before every pass of every micro-batch (they are freed
+    // after use) and reduce-scatters every backward's gradients
+    // (IterationBuilder::addZero3PassGathers, addZero3Reductions).
+    const double gather_bucket = gathering(chunk_parameters / buckets);
+    const double whole = reduction(chunk_parameters);
+    const auto order = parallelism::stageOrder(plan.schedule, 1, 1, plan.microbatches(training), 0);
+    const Zero3Pass forward{pipeline.last_chunk.forward_compute, pipeline.last_chunk.forward()};
+    const Zero3Pass backward{pipeline.last_chunk.backward_compute, pipeline.last_chunk.backward()};
+    // The prefetch is issued when the pass before starts (IterationBuilder's start marker).
+    const Zero3Timeline timeline =
+        zero3Timeline(order, forward, backward, true, gather_bucket, buckets, gathering(chunk_parameters), whole);
+    // The last backward's reduction, after the previous reduce-scatters (one NCCL stream).
+    const double passes_end = timeline.last_backward_end;
+    const double reduction_start =
+        std::max(timeline.reduce_free, overlap_grads ? passes_end - backward.total : passes_end);
+    return std::max(passes_end + last_reduction, reduction_start + (overlap_grads ? buckets * bucket : whole));
   }
-  seconds += timer.memoryBoundSeconds(
-      parallelism::optimizerStepTraffic(training, plan, stage_parameters, iteration.optimizer_step));
+  seconds += last_reduction;
+  if (plan.zero >= 1) {
+    // Overlapped with the next iteration's first forward of the chunk, which waits for
+    // each bucket as it reaches it (gatheredPassEnd); else after the optimizer step.
+    const double gather_bucket = gathering(chunk_parameters / buckets);
+    const double forward = pipeline.first_chunk.forward();
+    seconds += plan.overlap_param_gather ? gatheredPassEnd(forward, buckets, gather_bucket) - forward +
+                                               contended(chunks * buckets * gather_bucket, forward)
+                                         : chunks * buckets * gather_bucket;
+  }
   return seconds;
+}
+
+double IterationEstimator::iterationSeconds(const parallelism::Experiment& experiment) {
+  const auto& plan = experiment.plan;
+  const parallelism::ComputeTimer timer(compute_);
+  const PipelineEstimate pipeline = pipelineEstimate(experiment, timer);
+  const double passes = pipeline.seconds + pipelineSendSeconds(experiment);
+  // Data parallelism and the optimizer, on the stage with the most parameters.
+  double stage_parameters = 0.0;
+  const auto layers_per_stage = plan.layersPerStage(experiment.model.layers);
+  for (int64_t stage : {int64_t{0}, plan.pp - 1}) {
+    stage_parameters =
+        std::max(stage_parameters, parallelism::stageParameters(experiment.model, experiment.training, plan, stage,
+                                                                layers_per_stage[static_cast<std::size_t>(stage)])
+                                       .total());
+  }
+  return dataParallelEnd(experiment, timer, pipeline, stage_parameters, passes) +
+         timer.memoryBoundSeconds(parallelism::optimizerStepTraffic(experiment.training, plan, stage_parameters,
+                                                                    options_.iteration.optimizer_step));
 }
 
 }  // namespace trainsim::sweep

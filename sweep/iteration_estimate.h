@@ -62,6 +62,15 @@ class IterationEstimator {
   enum class GroupKind : uint8_t { kTensor, kContext, kExpert, kData, kPipeline };
 
  private:
+  struct ChunkTimes;        // one pass of a chunk part: compute and collectives
+  struct PipelineEstimate;  // the pipeline's passes of one iteration
+  [[nodiscard]] ChunkTimes partTimes(const parallelism::ParallelPlan& plan, const parallelism::ChunkPart& part,
+                                     const parallelism::OpTimer& timer);
+  [[nodiscard]] PipelineEstimate pipelineEstimate(const parallelism::Experiment& experiment,
+                                                  const parallelism::OpTimer& timer);
+  [[nodiscard]] double pipelineSendSeconds(const parallelism::Experiment& experiment);
+  [[nodiscard]] double dataParallelEnd(const parallelism::Experiment& experiment, const parallelism::OpTimer& timer,
+                                       const PipelineEstimate& pipeline, double stage_parameters, double seconds);
   // One part of a chunk's passes (parallelism/pass_work.h), its collectives' one-call times
   // from collectiveSeconds.
   [[nodiscard]] parallelism::PassWork partWork(const parallelism::ParallelPlan& plan,
