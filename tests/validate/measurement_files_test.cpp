@@ -1,44 +1,28 @@
 // The collective and GEMM suites' data files (configs/validation/collectives.yaml, gemm.yaml):
 // the shipped ones load, and a malformed one is refused at the file, line, column and key.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
+#include <string>
 
+#include "tests/scratch_config_dir.h"
 #include "validate/collective_measurements.h"
 #include "validate/gemm_measurements.h"
 
 namespace trainsim::validate {
 namespace {
 
-namespace fs = std::filesystem;
-
 const ConfigPaths kPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS};
 
 // A config directory with one file under validation/.
 class ValidationDir {
  public:
-  ValidationDir(const std::string& name, const std::string& text) {
-    static int counter = 0;
-    root_ = fs::temp_directory_path() /
-            ("trainsim_measurement_files_test_" + std::to_string(::getpid()) + "_" + std::to_string(++counter));
-    fs::remove_all(root_);
-    fs::create_directories(root_ / "validation");
-    std::ofstream(root_ / "validation" / name) << text;
-  }
-  ~ValidationDir() {
-    std::error_code ignored;
-    fs::remove_all(root_, ignored);
-  }
-  ValidationDir(const ValidationDir&) = delete;
-  ValidationDir& operator=(const ValidationDir&) = delete;
-  [[nodiscard]] ConfigPaths paths() const { return {root_.string()}; }
-  [[nodiscard]] std::string file(const std::string& name) const { return (root_ / "validation" / name).string(); }
+  ValidationDir(const std::string& name, const std::string& text) { dir_.write("validation/" + name, text); }
+  [[nodiscard]] ConfigPaths paths() const { return dir_.paths(); }
+  [[nodiscard]] std::string file(const std::string& name) const { return dir_.file("validation/" + name); }
 
  private:
-  fs::path root_;
+  ScratchConfigDir dir_{"trainsim_measurement_files_test"};
 };
 
 TEST(MeasurementFilesTest, TheShippedCurvesLoadInTheirOrder) {

@@ -4,12 +4,12 @@
 #include "validate/training_rows.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <set>
+#include <string>
 
+#include "tests/scratch_config_dir.h"
 #include "validate/training_suite.h"
 
 namespace trainsim::validate {
@@ -23,31 +23,17 @@ const ConfigPaths kPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS};
 class SourceDir {
  public:
   explicit SourceDir(const std::string& demo) {
-    static int counter = 0;
-    root_ = fs::temp_directory_path() /
-            ("trainsim_training_rows_test_" + std::to_string(::getpid()) + "_" + std::to_string(++counter));
-    fs::remove_all(root_);
-    fs::create_directories(root_ / "validation" / "training");
     write("sources.yaml", "sources:\n  - demo\n");
     write("demo.yaml", demo);
   }
-  ~SourceDir() {
-    std::error_code ignored;
-    fs::remove_all(root_, ignored);
-  }
-  SourceDir(const SourceDir&) = delete;
-  SourceDir& operator=(const SourceDir&) = delete;
-
   void write(const std::string& name, const std::string& text) const {
-    std::ofstream(root_ / "validation" / "training" / name) << text;
+    dir_.write("validation/training/" + name, text);
   }
-  [[nodiscard]] ConfigPaths paths() const { return {root_.string()}; }
-  [[nodiscard]] std::string file(const std::string& name) const {
-    return (root_ / "validation" / "training" / name).string();
-  }
+  [[nodiscard]] ConfigPaths paths() const { return dir_.paths(); }
+  [[nodiscard]] std::string file(const std::string& name) const { return dir_.file("validation/training/" + name); }
 
  private:
-  fs::path root_;
+  ScratchConfigDir dir_{"trainsim_training_rows_test"};
 };
 
 // One row of Korthikanti et al.'s 22B layer on one DGX A100; `row_extra` lands among the
