@@ -160,38 +160,42 @@ double ComputeParameters::matmulCeiling(const GpuSpec& gpu, Precision precision)
   return matmul_ceiling_default;
 }
 
-double ComputeParameters::memoryEfficiency(std::string_view gpu_key) const {
-  for (const MeasuredFraction& f : memory_efficiency) {
-    if (f.gpu_key == gpu_key) return f.fraction;
+namespace {
+
+// The first row of a per-GPU table for `gpu_key` (nullptr when the GPU has none): the rows of
+// one GPU are unique once read (sim/parameter_sections.h replaces rather than appends).
+template <class Row>
+const Row* rowOf(const std::vector<Row>& rows, std::string_view gpu_key) {
+  for (const Row& row : rows) {
+    if (row.gpu_key == gpu_key) return &row;
   }
-  return memory_efficiency_default;
+  return nullptr;
+}
+
+}  // namespace
+
+double ComputeParameters::memoryEfficiency(std::string_view gpu_key) const {
+  const MeasuredFraction* row = rowOf(memory_efficiency, gpu_key);
+  return row != nullptr ? row->fraction : memory_efficiency_default;
 }
 
 double ComputeParameters::trainingRateFraction(std::string_view gpu_key) const {
-  for (const MeasuredFraction& f : training_rate_fraction) {
-    if (f.gpu_key == gpu_key) return f.fraction;
-  }
-  return 1.0;
+  const MeasuredFraction* row = rowOf(training_rate_fraction, gpu_key);
+  return row != nullptr ? row->fraction : training_rate_fraction_default;
 }
 
 double ComputeParameters::tileFixedOverheadSeconds(std::string_view gpu_key) const {
-  for (const MeasuredMicroseconds& t : tile_fixed_overhead) {
-    if (t.gpu_key == gpu_key) return t.us * 1e-6;
-  }
-  return tile_fixed_overhead_us * 1e-6;
+  const MeasuredMicroseconds* row = rowOf(tile_fixed_overhead, gpu_key);
+  return (row != nullptr ? row->us : tile_fixed_overhead_us) * 1e-6;
 }
 
 double ComputeParameters::gemmEpilogueExposed(std::string_view gpu_key) const {
-  for (const MeasuredFraction& f : gemm_epilogue_exposed) {
-    if (f.gpu_key == gpu_key) return f.fraction;
-  }
-  return gemm_epilogue_exposed_default;
+  const MeasuredFraction* row = rowOf(gemm_epilogue_exposed, gpu_key);
+  return row != nullptr ? row->fraction : gemm_epilogue_exposed_default;
 }
 
 double ComputeParameters::collectiveComputeShare(const GpuSpec& gpu, int units) const {
-  for (const MeasuredCount& c : collective_sms) {
-    if (c.gpu_key == gpu.key) return c.count / static_cast<double>(units);
-  }
+  if (const MeasuredCount* row = rowOf(collective_sms, gpu.key)) return row->count / static_cast<double>(units);
   for (const std::string& vendor : collective_offload_vendors) {
     if (vendor == gpu.vendor) return 0.0;
   }
@@ -226,10 +230,8 @@ AttentionShape ComputeParameters::attentionMeasuredAt(const GpuSpec& gpu) const 
 }
 
 AttentionTileOverhead ComputeParameters::attentionTileOverhead(std::string_view gpu_key) const {
-  for (const MeasuredAttentionTileOverhead& row : attention_tile_overheads) {
-    if (row.gpu_key == gpu_key) return row.overhead;
-  }
-  return attention_tile_overhead_default;
+  const MeasuredAttentionTileOverhead* row = rowOf(attention_tile_overheads, gpu_key);
+  return row != nullptr ? row->overhead : attention_tile_overhead_default;
 }
 
 // ---- ComputeModel ----------------------------------------------------------------------------

@@ -143,6 +143,8 @@ struct ComputeParameters {
   // kernel's time is divided by it; 1 for a GPU without a row (`trainsim calibrate
   // --training-step`, validate/training_step_fit.h).
   std::vector<MeasuredFraction> training_rate_fraction;
+  // For a GPU without a row (configs/defaults/compute.yaml: 1, the kernels' own rates).
+  double training_rate_fraction_default = 0.0;
 
   // These parameters without any training-rate fraction: the kernels at their microbenchmark
   // rates, for comparing the model with microbenchmarks (`validate gemm`, calibrate's GEMM
@@ -150,6 +152,7 @@ struct ComputeParameters {
   [[nodiscard]] ComputeParameters atKernelRates() const {
     ComputeParameters copy = *this;
     copy.training_rate_fraction.clear();
+    copy.training_rate_fraction_default = 1.0;
     return copy;
   }
 
@@ -158,7 +161,8 @@ struct ComputeParameters {
   [[nodiscard]] double matmulCeiling(const topology::GpuSpec& gpu, topology::Precision precision) const;
   // Fraction of `gpu`'s peak memory bandwidth reached by a streaming kernel.
   [[nodiscard]] double memoryEfficiency(std::string_view gpu_key) const;
-  // The fraction of its kernels' rates `gpu_key` reaches in a training step (training_rate_fraction, else 1).
+  // The fraction of its kernels' rates `gpu_key` reaches in a training step (training_rate_fraction,
+  // else training_rate_fraction_default).
   [[nodiscard]] double trainingRateFraction(std::string_view gpu_key) const;
   // Fixed time per GEMM tile on `gpu_key`, seconds (tile_fixed_overhead, else tile_fixed_overhead_us).
   [[nodiscard]] double tileFixedOverheadSeconds(std::string_view gpu_key) const;

@@ -125,6 +125,7 @@ std::vector<ComputeParameterName> buildComputeNames() {
   names.push_back(scalar("dispatch_compiled_us", R::kNonNegative, &P::dispatch_compiled_us));
   names.push_back(scalar("dispatch_cuda_graphs_us", R::kNonNegative, &P::dispatch_cuda_graphs_us));
   names.push_back(scalar("dispatch_kernel_gap_us", R::kNonNegative, &P::dispatch_kernel_gap_us));
+  names.push_back(scalar("training_rate_fraction_default", R::kPositive, &P::training_rate_fraction_default));
   return names;
 }
 
