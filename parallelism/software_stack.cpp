@@ -13,14 +13,7 @@ namespace {
 
 TrainingDefaults readTrainingDefaults(const ConfigNode& section) {
   section.allowKeys({"dispatch", "flash_attention", "fused_cross_entropy", "fused_gate_up"});
-  TrainingDefaults defaults;
-  defaults.flash_attention = section.boolean("flash_attention", defaults.flash_attention);
-  defaults.fused_cross_entropy = section.boolean("fused_cross_entropy", defaults.fused_cross_entropy);
-  defaults.fused_gate_up = section.boolean("fused_gate_up", defaults.fused_gate_up);
-  if (auto dispatch = section.optionalChild("dispatch")) {
-    defaults.dispatch = parseDispatchMode(dispatch->asEnum({"eager", "compiled", "cuda_graphs"}));
-  }
-  return defaults;
+  return readKernelChoices(section, TrainingDefaults{});
 }
 
 // The `compute:` and `communication:` sections of `node` (a stack file or stack_overrides).

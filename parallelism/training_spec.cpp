@@ -36,6 +36,16 @@ constexpr int64_t kMaxGlobalBatchSize = int64_t{1} << 24;
 // 10^18 training tokens: 25,000x the largest published budgets (36T, Qwen3).
 constexpr double kMaxTrainingTokens = 1e18;
 
+TrainingDefaults readKernelChoices(const ConfigNode& section, TrainingDefaults defaults) {
+  defaults.flash_attention = section.boolean("flash_attention", defaults.flash_attention);
+  defaults.fused_cross_entropy = section.boolean("fused_cross_entropy", defaults.fused_cross_entropy);
+  defaults.fused_gate_up = section.boolean("fused_gate_up", defaults.fused_gate_up);
+  if (auto dispatch = section.optionalChild("dispatch")) {
+    defaults.dispatch = parseDispatchMode(dispatch->asEnum({"eager", "compiled", "cuda_graphs"}));
+  }
+  return defaults;
+}
+
 TrainingSpec readTrainingSpec(const ConfigNode& section, const TrainingDefaults& defaults) {
   section.allowKeys({"seq_len", "global_batch_size", "micro_batch_size", "precision", "optimizer", "tokens",
                      "flash_attention", "fused_cross_entropy", "fused_gate_up", "dispatch", "stack", "stack_overrides",
@@ -50,13 +60,11 @@ TrainingSpec readTrainingSpec(const ConfigNode& section, const TrainingDefaults&
   training.optimizer =
       section.enumeration("optimizer", {"adam", "sgd"}, "adam") == "sgd" ? Optimizer::kSgd : Optimizer::kAdam;
   if (auto tokens = section.optionalChild("tokens")) training.tokens = tokens->asNumberIn(1.0, kMaxTrainingTokens);
-  training.flash_attention = section.boolean("flash_attention", defaults.flash_attention);
-  training.fused_cross_entropy = section.boolean("fused_cross_entropy", defaults.fused_cross_entropy);
-  training.fused_gate_up = section.boolean("fused_gate_up", defaults.fused_gate_up);
-  training.dispatch = defaults.dispatch;
-  if (auto dispatch = section.optionalChild("dispatch")) {
-    training.dispatch = parseDispatchMode(dispatch->asEnum({"eager", "compiled", "cuda_graphs"}));
-  }
+  const TrainingDefaults choices = readKernelChoices(section, defaults);
+  training.flash_attention = choices.flash_attention;
+  training.fused_cross_entropy = choices.fused_cross_entropy;
+  training.fused_gate_up = choices.fused_gate_up;
+  training.dispatch = choices.dispatch;
   if (auto grad = section.optionalChild("grad_reduce_precision")) {
     const auto grad_precision = *topology::parsePrecision(grad->asEnum({"fp32", "bf16", "fp16"}));
     training.grad_reduce_precision = grad_precision;

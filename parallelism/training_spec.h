@@ -102,6 +102,10 @@ struct TrainingSpec {
 // `defaults`: the values of the keys the section leaves out (the stack's). `stack` and
 // `stack_overrides` are read by the experiment loader (software_stack.h), not here.
 [[nodiscard]] TrainingSpec readTrainingSpec(const ConfigNode& section, const TrainingDefaults& defaults = {});
+// The kernel-choice keys of a training section (flash_attention, fused_cross_entropy,
+// fused_gate_up, dispatch) over `defaults`: what an experiment's training section and a stack
+// file's (software_stack.h) read alike.
+[[nodiscard]] TrainingDefaults readKernelChoices(const ConfigNode& section, TrainingDefaults defaults);
 // "eager", "compiled", "cuda_graphs" (the values of training.dispatch).
 [[nodiscard]] std::optional<DispatchMode> parseDispatchMode(std::string_view name);
 

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -68,27 +69,17 @@ Balanced balancedFraction(const std::vector<const RateFitRow*>& rows, const std:
   return {std::exp(0.5 * (lo + hi)), false};
 }
 
-double meanAbsoluteError(const std::vector<const RateFitRow*>& rows, const std::vector<double>& grid, double fraction) {
-  if (rows.empty()) return 0.0;
-  double sum = 0.0;
-  for (const RateFitRow* row : rows) sum += std::fabs(rateFitRowError(*row, grid, fraction));
-  return sum / static_cast<double>(rows.size());
-}
+// How a source's rows are scored at a fraction: in the source's metric (rateFitRowError) or
+// as the error of the predicted step time; as the mean of |error| or of the signed error.
+enum class ErrorOf : uint8_t { kMetric, kTime };
 
-double meanSignedError(const std::vector<const RateFitRow*>& rows, const std::vector<double>& grid, double fraction) {
-  if (rows.empty()) return 0.0;
-  double sum = 0.0;
-  for (const RateFitRow* row : rows) sum += rateFitRowError(*row, grid, fraction);
-  return sum / static_cast<double>(rows.size());
-}
-
-// The error of the predicted step time at `fraction`, mean |.| or mean.
-double meanTimeError(const std::vector<const RateFitRow*>& rows, const std::vector<double>& grid, double fraction,
-                     bool absolute) {
+double meanError(const std::vector<const RateFitRow*>& rows, const std::vector<double>& grid, double fraction,
+                 ErrorOf of, bool absolute) {
   if (rows.empty()) return 0.0;
   double sum = 0.0;
   for (const RateFitRow* row : rows) {
-    const double error = std::exp(logRatioAt(*row, grid, fraction)) - 1.0;
+    const double error = of == ErrorOf::kMetric ? rateFitRowError(*row, grid, fraction)
+                                                : std::exp(logRatioAt(*row, grid, fraction)) - 1.0;
     sum += absolute ? std::fabs(error) : error;
   }
   return sum / static_cast<double>(rows.size());
@@ -174,9 +165,9 @@ Expected<RateFitResult> fitRateFractions(const std::vector<double>& grid, const 
         RateFitSource entry;
         entry.source = source;
         entry.rows = static_cast<int>(inside.size());
-        entry.mape_kernel_rates = meanAbsoluteError(inside, grid, 1.0);
-        entry.mape_fitted = meanAbsoluteError(inside, grid, fit.fraction);
-        entry.bias_fitted = meanSignedError(inside, grid, fit.fraction);
+        entry.mape_kernel_rates = meanError(inside, grid, 1.0, ErrorOf::kMetric, true);
+        entry.mape_fitted = meanError(inside, grid, fit.fraction, ErrorOf::kMetric, true);
+        entry.bias_fitted = meanError(inside, grid, fit.fraction, ErrorOf::kMetric, false);
         entry.mape_held_out = entry.mape_fitted;
         entry.bias_held_out = entry.bias_fitted;
         if (!others.empty()) {
@@ -187,11 +178,11 @@ Expected<RateFitResult> fitRateFractions(const std::vector<double>& grid, const 
         }
         const double scored_at = entry.held_out_fraction.value_or(fit.fraction);
         if (entry.held_out_fraction) {
-          entry.mape_held_out = meanAbsoluteError(inside, grid, scored_at);
-          entry.bias_held_out = meanSignedError(inside, grid, scored_at);
+          entry.mape_held_out = meanError(inside, grid, scored_at, ErrorOf::kMetric, true);
+          entry.bias_held_out = meanError(inside, grid, scored_at, ErrorOf::kMetric, false);
         }
-        entry.time_mape_held_out = meanTimeError(inside, grid, scored_at, true);
-        entry.time_bias_held_out = meanTimeError(inside, grid, scored_at, false);
+        entry.time_mape_held_out = meanError(inside, grid, scored_at, ErrorOf::kTime, true);
+        entry.time_bias_held_out = meanError(inside, grid, scored_at, ErrorOf::kTime, false);
         const double weight = static_cast<double>(inside.size());
         sum_kernel_rates += weight * entry.mape_kernel_rates;
         sum_fitted += weight * entry.mape_fitted;
