@@ -10,12 +10,15 @@
 #include "base/expected.h"
 #include "base/units.h"
 #include "cli/experiment_json.h"
+#include "cli/goodput_output.h"
 #include "cli/input_file.h"
 #include "cli/output_file.h"
+#include "goodput/goodput_report.h"
 #include "parallelism/experiment_loader.h"
 #include "parallelism/iteration_simulation.h"
 #include "parallelism/rank_layout.h"
 #include "sim/trace_recorder.h"
+#include "topology/reliability_spec.h"
 #include "validate/calibration_file.h"
 
 namespace trainsim::cli {
@@ -122,12 +125,6 @@ std::string opProfileText(const parallelism::OpProfile& profile, int64_t stages)
   return text;
 }
 
-std::string duration(double seconds) {
-  if (seconds >= 86400.0) return fmt::format("{:.1f} days", seconds / 86400.0);
-  if (seconds >= 3600.0) return fmt::format("{:.1f} h", seconds / 3600.0);
-  return fmt::format("{:.3f} s", seconds);
-}
-
 // The fraction of the kernels' microbenchmark rates the simulation ran them at, and where it
 // came from: a calibrated step fit, or the GPU type's default (configs/defaults/compute.yaml).
 std::string kernelRateLine(const Experiment& experiment, const parallelism::SimulationOptions& simulation,
@@ -149,7 +146,8 @@ std::string kernelRateLine(const Experiment& experiment, const parallelism::Simu
   return fmt::format("kernel rates        {:.3g} of microbenchmark rates inside a step ({})\n", fraction, origin);
 }
 
-std::string summary(const Experiment& experiment, const IterationResult& result, const std::string& kernel_rates) {
+std::string summary(const Experiment& experiment, const IterationResult& result, const std::string& kernel_rates,
+                    const std::string& goodput) {
   const auto& plan = experiment.plan;
   const auto& b = result.breakdown;
   const double t = result.iteration_time_s;
@@ -183,10 +181,11 @@ std::string summary(const Experiment& experiment, const IterationResult& result,
       result.memory.fits() ? "fits" : "DOES NOT FIT", peak.weights / units::kGiB, peak.gradients / units::kGiB,
       peak.optimizer / units::kGiB, peak.activations / units::kGiB, peak.other() / units::kGiB);
   if (result.time_to_train_s) {
-    text += fmt::format("time to train       {} for {:.3g} tokens, {:.0f} GPU-hours", duration(*result.time_to_train_s),
-                        *experiment.training.tokens, *result.gpu_hours);
+    text += fmt::format("time to train       {} for {:.3g} tokens, {:.0f} GPU-hours",
+                        durationText(*result.time_to_train_s), *experiment.training.tokens, *result.gpu_hours);
     text +=
         result.cost_usd ? fmt::format(", ${:.0f}\n", *result.cost_usd) : std::string(" (no price in the cluster)\n");
+    text += goodput;
   }
   text += "breakdown (critical GPU):\n";
   text += "  compute           " + share(b.compute) + "\n";
@@ -220,6 +219,12 @@ int run(const SimulateOptions& options, const CommandContext& context) {
   }
   const IterationResult result = valueOrThrow(parallelism::simulateIteration(experiment, simulation));
   const auto expected_error = expectedErrorFor(experiment, context.paths);
+  const goodput::GoodputOptions goodput_options{options.goodput_draws, options.seed, true};
+  std::optional<goodput::GoodputReport> goodput_report;
+  if (experiment.training.tokens) {
+    const auto reliability = valueOrThrow(topology::clusterReliability(experiment.cluster, context.paths));
+    goodput_report = valueOrThrow(goodput::goodputOf(experiment, reliability, result, simulation, goodput_options));
+  }
   std::optional<parallelism::OpProfile> profile;
   if (options.ops) profile = valueOrThrow(parallelism::computeOpProfile(experiment, simulation));
   if (trace) writeOutput(options.trace_file, [&](std::ostream& out) { trace->write(out); });
@@ -228,6 +233,7 @@ int run(const SimulateOptions& options, const CommandContext& context) {
     auto json = resultJson(experiment, result, options.symmetric, expected_error);
     if (calibration) json["calibration"] = validate::describeCalibration(*calibration);
     if (profile) json["ops"] = opProfileJson(*profile);
+    json["goodput"] = goodputJson(goodput_report, goodput_options);
     writeOutput(options.json_file, [&](std::ostream& out) { out << json.dump(2) << "\n"; });
   }
   if (!json_to_stdout) {
@@ -243,7 +249,8 @@ int run(const SimulateOptions& options, const CommandContext& context) {
     std::cout << summary(
         experiment, result,
         kernelRateLine(experiment, simulation, calibrated_rate) + expectedErrorText(expected_error) +
-            (calibrated_rate ? "                    (of the defaults: your calibration replaces them)\n" : ""));
+            (calibrated_rate ? "                    (of the defaults: your calibration replaces them)\n" : ""),
+        goodputText(goodput_report));
     if (profile) std::cout << opProfileText(*profile, experiment.plan.pp);
     if (options.symmetric) {
       const int64_t replicas = parallelism::RankLayout(experiment.plan).symmetricReplicas();
@@ -287,6 +294,11 @@ void addSimulateCommand(CLI::App& app, SimulateOptions& options) {
   command->add_flag("--every-microbatch", options.every_microbatch,
                     "Simulate every micro-batch instead of extending the pipeline's steady state linearly");
   command->add_flag("--ignore-memory", options.ignore_memory, "Exit 0 even when the plan does not fit in memory");
+  command
+      ->add_option("--goodput-draws", options.goodput_draws,
+                   "Also draw the run with failures this many times (Monte Carlo): p50 and p90 time to train")
+      ->check(CLI::Range(int64_t{0}, int64_t{10'000'000}));
+  command->add_option("--seed", options.seed, "Seed of the Monte Carlo draws and of the slow GPUs (default 1)");
   command->add_flag("--ops", options.ops,
                     "Also list the busiest pipeline stage's compute op by op (text; \"ops\" in --json)");
 }

@@ -1,6 +1,7 @@
 // `trainsim simulate EXPERIMENT.yaml`: one simulated iteration, extrapolated to the run.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,8 @@ struct SimulateOptions {
   bool symmetric = false;
   bool every_microbatch = false;  // no steady-state extrapolation
   bool ops = false;               // the busiest stage's compute, op by op
+  int64_t goodput_draws = 0;      // Monte Carlo draws of the run with failures (0: analytic only)
+  uint64_t seed = 1;              // for those draws and for the slow GPUs
 };
 
 void addSimulateCommand(CLI::App& app, SimulateOptions& options);

@@ -16,6 +16,7 @@
 #include "cli/experiment_json.h"
 #include "cli/input_file.h"
 #include "cli/output_file.h"
+#include "goodput/goodput_report.h"
 #include "sweep/pareto_front.h"
 #include "sweep/plan_space.h"
 #include "sweep/process_group.h"
@@ -23,6 +24,7 @@
 #include "sweep/sweep_csv.h"
 #include "sweep/sweep_target.h"
 #include "sweep/trade_off_plot.h"
+#include "topology/reliability_spec.h"
 #include "validate/calibration_file.h"
 
 namespace trainsim::cli {
@@ -66,6 +68,19 @@ ordered_json planJson(parallelism::Experiment& scratch, const sweep::PlanCandida
   return json;
 }
 
+// With --goodput: {"goodput", "time_to_train_s", "gpu_hours", "cost_usd"} with failures,
+// checkpoints and restarts (the figures the plan was ranked by).
+ordered_json sweepGoodputJson(const sweep::SweepTarget& target, double iteration_time_s) {
+  const auto estimate =
+      goodput::estimateGoodput(goodput::withIterationTime(*target.goodput, target.experiment, iteration_time_s));
+  if (!estimate) return {{"goodput", 0.0}, {"time_to_train_s", nullptr}, {"gpu_hours", nullptr}, {"cost_usd", nullptr}};
+  const double gpu_hours = estimate->wall_s * static_cast<double>(target.gpus) / 3600.0;
+  return {{"goodput", estimate->goodput},
+          {"time_to_train_s", estimate->wall_s},
+          {"gpu_hours", gpu_hours},
+          {"cost_usd", optionalNumber(sweep::costOfTraining(target, iteration_time_s))}};
+}
+
 // One entry of "plans": the keys of `simulate --json` for event-simulated plans.
 ordered_json entryJson(const SweepResult& result, std::vector<parallelism::Experiment>& scratch, std::size_t candidate,
                        std::size_t rank, bool symmetric) {
@@ -92,6 +107,7 @@ ordered_json entryJson(const SweepResult& result, std::vector<parallelism::Exper
     json["time_to_train_s"] = optionalNumber(r->time_to_train_s);
     json["gpu_hours"] = optionalNumber(r->gpu_hours);
     json["cost_usd"] = optionalNumber(r->cost_usd);
+    if (target.goodput) json["goodput"] = sweepGoodputJson(target, r->iteration_time_s);
   }
   if (outcome.memory) json["memory"] = memoryJson(*outcome.memory);
   if (const auto& r = outcome.result) {
@@ -216,6 +232,9 @@ std::string tableText(const SweepResult& result, std::size_t top) {
     const auto& plan = plan_candidate.plan;
     const auto& target = result.targets[plan_candidate.target];
     const auto& r = *outcome.result;
+    // With --goodput, the time and cost the plan was ranked by: failures included.
+    const auto time_to_train = target.goodput ? sweep::timeToTrain(target, r.iteration_time_s) : r.time_to_train_s;
+    const auto cost = target.goodput ? sweep::costOfTraining(target, r.iteration_time_s) : r.cost_usd;
     const bool uneven = plan.first_stage_layers || plan.last_stage_layers;
     if (uneven) {
       const std::string split =
@@ -229,10 +248,13 @@ std::string tableText(const SweepResult& result, std::size_t top) {
         uneven ? fmt::format("{}*", plan.pp) : std::to_string(plan.pp), plan.dp, plan.cp, plan.ep, plan.virtual_stages,
         plan_candidate.micro_batch_size, plan.sequence_parallel ? "on" : "-", plan.zero,
         parallelism::recomputeName(plan.recompute), r.iteration_time_s, 100.0 * r.mfu,
-        outcome.memory->peakBytes() / units::kGiB, r.time_to_train_s ? duration(*r.time_to_train_s) : "-",
-        r.cost_usd ? dollars(*r.cost_usd) : "-");
+        outcome.memory->peakBytes() / units::kGiB, time_to_train ? duration(*time_to_train) : "-",
+        cost ? dollars(*cost) : "-");
   }
   if (rank == 0) text += "(no simulated plan meets the constraints)\n";
+  if (rank > 0 && result.targets.front().goodput) {
+    text += "(time to train and cost with failures, checkpoints and restarts: --goodput, docs/goodput.md)\n";
+  }
   for (const auto& split : splits) {
     text += fmt::format("* uneven pipeline split (first + middle stages + last): {}\n", split);
   }
@@ -345,6 +367,17 @@ int run(const SweepOptions& options, const CommandContext& context, sweep::Proce
   }
   request.gpu_counts = options.gpus;
   std::vector<sweep::SweepTarget> targets = valueOrThrow(sweep::loadSweepTargets(request, context.paths));
+  if (options.goodput) {
+    for (auto& target : targets) {
+      if (!target.experiment.training.tokens) {
+        throwInputError("--goodput", "training.tokens",
+                        "goodput applies to the whole training run; set training.tokens (e.g. --set "
+                        "training.tokens=300e9)");
+      }
+      const auto reliability = valueOrThrow(topology::clusterReliability(target.experiment.cluster, context.paths));
+      target.goodput = goodput::goodputInputs(target.experiment, reliability);
+    }
+  }
   // Every target shares the experiment's training section, so its software stack; a
   // calibration then wins over the stack.
   parallelism::applySoftwareStack(targets.front().experiment, settings.simulation);
@@ -428,6 +461,8 @@ void addSweepCommand(CLI::App& app, SweepOptions& options) {
   command->add_option("--json", options.json_file, "Write every plan with its status as JSON (- = stdout)");
   command->add_option("--csv", options.csv_file, "Write every plan with its status as CSV (- = stdout)");
   command->add_option("--calibration", options.calibration_file, "Apply a calibration (trainsim calibrate)");
+  command->add_flag("--goodput", options.goodput,
+                    "Rank by time-to-train and cost with failures, checkpoints and restarts (docs/goodput.md)");
   command->add_option("--plot", options.plot_file, "Write an SVG of time-to-train against cost with the Pareto front");
 }
 

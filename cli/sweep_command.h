@@ -31,6 +31,7 @@ struct SweepOptions {
   bool simulate_all = false;
   int64_t max_simulations = 0;  // 0: no cap
   bool full = false;
+  bool goodput = false;            // rank by time and cost with failures (goodput/)
   std::optional<int64_t> threads;  // default: every hardware thread
   std::string json_file;
   std::string csv_file;

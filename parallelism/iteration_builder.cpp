@@ -1,6 +1,7 @@
 #include "parallelism/iteration_builder.h"
 
 #include <algorithm>
+#include <cassert>
 #include <map>
 #include <utility>
 
@@ -51,7 +52,11 @@ IterationBuilder::IterationBuilder(const Experiment& experiment, const topology:
       layout_(experiment.plan),
       layers_per_stage_(experiment.plan.layersPerStage(experiment.model.layers)),
       features_(featuresOf(experiment.plan)),
-      pass_collectives_(experiment.plan, cluster, router, communication) {}
+      pass_collectives_(experiment.plan, cluster, router, communication) {
+  // Per-rank compute scales give ranks of one replica different times: no replica stands for another.
+  assert(options_.rank_compute_scale.empty() ||
+         (!options_.symmetric && std::ssize(options_.rank_compute_scale) == layout_.ranks()));
+}
 
 IterationBuilder::Features IterationBuilder::featuresOf(const ParallelPlan& plan) {
   Features features;
@@ -222,8 +227,9 @@ IterationBuilder::BucketTasks IterationBuilder::addComputePasses(IterationGraph&
     rank.steps = schedule.order;
     buckets.gradient[r].resize(chunks);
     buckets.gather[r].resize(chunks);
+    const double scale = options_.rank_compute_scale.empty() ? 1.0 : options_.rank_compute_scale[r];
     for (std::size_t i = 0; i < rank.steps.size(); ++i) {
-      addPassCompute(result.graph, rank, schedule, stage, i, buckets.gradient[r], buckets.gather[r]);
+      addPassCompute(result.graph, rank, scale, schedule, stage, i, buckets.gradient[r], buckets.gather[r]);
     }
   }
   return buckets;
@@ -233,14 +239,14 @@ IterationBuilder::BucketTasks IterationBuilder::addComputePasses(IterationGraph&
 // marker where the pass starts when something is issued with it (Features::pass_start_marker),
 // and followed by what its overlapped collectives leave exposed beside their GEMMs and
 // attention steps.
-void IterationBuilder::addPassCompute(sim::TaskGraph& graph, RankTasks& rank, const StageSchedule& schedule,
-                                      int64_t stage, std::size_t step_index,
+void IterationBuilder::addPassCompute(sim::TaskGraph& graph, RankTasks& rank, double compute_scale,
+                                      const StageSchedule& schedule, int64_t stage, std::size_t step_index,
                                       std::vector<std::vector<TaskId>>& gradient_buckets,
                                       std::vector<std::vector<TaskId>>& gather_buckets) const {
   const PipelineStep& step = rank.steps[step_index];
   const auto chunk = static_cast<std::size_t>(step.chunk);
   const ChunkPass& pass = schedule.chunks[chunk];
-  const double seconds = step.pass == PassKind::kForward ? pass.forward_s : pass.backward_s;
+  const double seconds = compute_scale * (step.pass == PassKind::kForward ? pass.forward_s : pass.backward_s);
   const bool split = features_.overlap_grads && step_index == schedule.last_backward[chunk];
   const bool split_gathered = features_.gathered_forward && step.pass == PassKind::kForward && step.microbatch == 0;
   const int64_t parts = split || split_gathered ? bucketCount(stage) : 1;

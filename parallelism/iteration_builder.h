@@ -63,6 +63,10 @@ struct IterationOptions {
   // stream of its own; a pass starts once its first kernel is launched and ends no earlier
   // than its last one is.
   double host_seconds_per_kernel = 0.0;
+  // Per rank, how many times longer its compute takes (slow GPUs, goodput/stragglers.h);
+  // empty: every rank at the compute model's rate. Not with `symmetric`, whose replicas
+  // would be taken as identical.
+  std::vector<double> rank_compute_scale;
 };
 
 // Task tags, to tell where time goes.
@@ -185,8 +189,8 @@ class IterationBuilder {
                            const BucketTasks& buckets);
 
   // Parts of the phases.
-  void addPassCompute(sim::TaskGraph& graph, RankTasks& rank, const StageSchedule& schedule, int64_t stage,
-                      std::size_t step, std::vector<std::vector<sim::TaskId>>& gradient_buckets,
+  void addPassCompute(sim::TaskGraph& graph, RankTasks& rank, double compute_scale, const StageSchedule& schedule,
+                      int64_t stage, std::size_t step, std::vector<std::vector<sim::TaskId>>& gradient_buckets,
                       std::vector<std::vector<sim::TaskId>>& gather_buckets) const;
   void addGroupCollective(IterationGraph& result, int64_t rank, std::size_t step, const ChunkPass::Comm& comm);
   [[nodiscard]] sim::TaskId addZero3Reductions(IterationGraph& result, const StageSchedule& schedule, int64_t chunk,

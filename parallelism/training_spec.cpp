@@ -35,6 +35,25 @@ constexpr int64_t kMaxSeqLen = int64_t{1} << 24;
 constexpr int64_t kMaxGlobalBatchSize = int64_t{1} << 24;
 // 10^18 training tokens: 25,000x the largest published budgets (36T, Qwen3).
 constexpr double kMaxTrainingTokens = 1e18;
+// Checkpoint intervals: a second (faster than any storage writes a model) to ten years.
+constexpr double kMinCheckpointIntervalSeconds = 1.0;
+constexpr double kMaxCheckpointIntervalSeconds = 10.0 * 365.0 * 86400.0;
+constexpr int64_t kMaxCheckpointIntervalIterations = int64_t{1} << 40;
+
+CheckpointPolicy readCheckpointPolicy(const ConfigNode& section) {
+  section.requireMap();
+  section.allowKeys({"interval_iterations", "interval_s", "async"});
+  CheckpointPolicy policy;
+  if (auto iterations = section.optionalChild("interval_iterations")) {
+    policy.interval_iterations = iterations->asIntegerIn(1, kMaxCheckpointIntervalIterations);
+  }
+  if (auto seconds = section.optionalChild("interval_s")) {
+    if (policy.interval_iterations) seconds->fail("give interval_s or interval_iterations, not both");
+    policy.interval_s = seconds->asNumberIn(kMinCheckpointIntervalSeconds, kMaxCheckpointIntervalSeconds);
+  }
+  policy.async = section.boolean("async", false);
+  return policy;
+}
 
 TrainingDefaults readKernelChoices(const ConfigNode& section, TrainingDefaults defaults) {
   defaults.flash_attention = section.boolean("flash_attention", defaults.flash_attention);
@@ -49,7 +68,8 @@ TrainingDefaults readKernelChoices(const ConfigNode& section, TrainingDefaults d
 TrainingSpec readTrainingSpec(const ConfigNode& section, const TrainingDefaults& defaults) {
   section.allowKeys({"seq_len", "global_batch_size", "micro_batch_size", "precision", "optimizer", "tokens",
                      "flash_attention", "fused_cross_entropy", "fused_gate_up", "dispatch", "stack", "stack_overrides",
-                     "grad_reduce_precision", "optimizer_state_precision", "fp8_param_gather", "fp8_recipe"});
+                     "grad_reduce_precision", "optimizer_state_precision", "fp8_param_gather", "fp8_recipe",
+                     "checkpoint"});
   TrainingSpec training;
   training.seq_len = section.child("seq_len").asIntegerIn(1, kMaxSeqLen);
   training.global_batch_size = section.child("global_batch_size").asIntegerIn(1, kMaxGlobalBatchSize);
@@ -60,6 +80,7 @@ TrainingSpec readTrainingSpec(const ConfigNode& section, const TrainingDefaults&
   training.optimizer =
       section.enumeration("optimizer", {"adam", "sgd"}, "adam") == "sgd" ? Optimizer::kSgd : Optimizer::kAdam;
   if (auto tokens = section.optionalChild("tokens")) training.tokens = tokens->asNumberIn(1.0, kMaxTrainingTokens);
+  if (auto checkpoint = section.optionalChild("checkpoint")) training.checkpoint = readCheckpointPolicy(*checkpoint);
   const TrainingDefaults choices = readKernelChoices(section, defaults);
   training.flash_attention = choices.flash_attention;
   training.fused_cross_entropy = choices.fused_cross_entropy;

@@ -39,6 +39,18 @@ struct TrainingDefaults {
   std::optional<DispatchMode> dispatch;
 };
 
+// How often and how the run writes checkpoints (training.checkpoint), for the goodput model
+// (goodput/): every interval_iterations iterations, or the whole iterations nearest
+// interval_s, or neither: the interval that maximises goodput (Young / Daly). async: the step
+// stalls only while the states are copied to host memory and the write runs beside training
+// (Megatron-Core's --async-save, torchtitan's checkpoint.async_mode); both frameworks'
+// default is a synchronous save, which stalls the step for the whole write.
+struct CheckpointPolicy {
+  std::optional<int64_t> interval_iterations;
+  std::optional<double> interval_s;
+  bool async = false;
+};
+
 struct TrainingSpec {
   int64_t seq_len = 0;
   int64_t global_batch_size = 0;  // sequences per iteration, over all data-parallel replicas
@@ -46,6 +58,7 @@ struct TrainingSpec {
   topology::Precision precision = topology::Precision::kBf16;
   Optimizer optimizer = Optimizer::kAdam;
   std::optional<double> tokens;  // total training tokens, for time_to_train_s
+  CheckpointPolicy checkpoint;
   // Attention as one fused kernel (FlashAttention, Dao et al. 2022: Megatron-LM's
   // --use-flash-attn, Transformer Engine's fused attention) or, false, the unfused path: score
   // and context batched GEMMs with softmax and dropout kernels between them, which also keeps
@@ -106,6 +119,9 @@ struct TrainingSpec {
 // fused_gate_up, dispatch) over `defaults`: what an experiment's training section and a stack
 // file's (software_stack.h) read alike.
 [[nodiscard]] TrainingDefaults readKernelChoices(const ConfigNode& section, TrainingDefaults defaults);
+
+// A training section's `checkpoint:` mapping (interval_iterations or interval_s, async).
+[[nodiscard]] CheckpointPolicy readCheckpointPolicy(const ConfigNode& section);
 // "eager", "compiled", "cuda_graphs" (the values of training.dispatch).
 [[nodiscard]] std::optional<DispatchMode> parseDispatchMode(std::string_view name);
 

@@ -1,6 +1,9 @@
 #include "sweep/objective.h"
 
+#include <limits>
+
 #include "base/error.h"
+#include "goodput/goodput_report.h"
 
 namespace trainsim::sweep {
 
@@ -51,10 +54,23 @@ double objectiveWeight(Objective objective, const SweepTarget& target) {
   return 1.0;
 }
 
+double goodputFactor(const SweepTarget& target, double iteration_seconds) {
+  if (!target.goodput || !(iteration_seconds > 0.0)) return 1.0;
+  const auto estimate =
+      goodput::estimateGoodput(goodput::withIterationTime(*target.goodput, target.experiment, iteration_seconds));
+  return estimate ? 1.0 / estimate->goodput : std::numeric_limits<double>::infinity();
+}
+
+double objectiveKey(Objective objective, const SweepTarget& target, double iteration_seconds) {
+  const double key = iteration_seconds * objectiveWeight(objective, target);
+  return objective == Objective::kMfu ? key : key * goodputFactor(target, iteration_seconds);
+}
+
 std::optional<double> timeToTrain(const SweepTarget& target, double iteration_seconds) {
   const auto& training = target.experiment.training;
   if (!training.tokens) return std::nullopt;
-  return *training.tokens / static_cast<double>(training.tokensPerIteration()) * iteration_seconds;
+  const double failure_free = *training.tokens / static_cast<double>(training.tokensPerIteration()) * iteration_seconds;
+  return target.goodput ? failure_free * goodputFactor(target, iteration_seconds) : failure_free;
 }
 
 std::optional<double> costOfTraining(const SweepTarget& target, double iteration_seconds) {

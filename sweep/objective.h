@@ -6,7 +6,9 @@
 // plan-independent, so MFU = FLOPs / (iteration time x GPUs x peak). Ranking therefore
 // uses key = iteration time x weight, weight = 1 (time), GPUs x price per GPU-hour (cost),
 // GPUs x peak FLOP/s (mfu; a smaller key is a higher MFU). The screen's estimate of a plan
-// goes through the same weight, so the error of the estimate is the error of the key.
+// goes through the same weight, so the error of the estimate is the error of the key. With
+// --goodput the time and cost keys are also multiplied by the target's 1 / goodput, which
+// grows with its GPU count and does not depend on the iteration time beyond rounding.
 #pragma once
 
 #include <cstdint>
@@ -32,11 +34,19 @@ struct Constraints {
 // training.tokens.
 void checkObjectiveInputs(Objective objective, const Constraints& constraints, const std::vector<SweepTarget>& targets);
 
-// key = iteration time x objectiveWeight (smaller is better).
 [[nodiscard]] double objectiveWeight(Objective objective, const SweepTarget& target);
 
+// With --goodput (target.goodput set), the time to train with failures, checkpoints and
+// restarts over the failure-free one at this iteration time (1 / goodput; infinite where the
+// run makes no progress); 1 otherwise. Nearly constant per target: the checkpoint interval
+// is a time, so only its rounding to whole iterations depends on the iteration time.
+[[nodiscard]] double goodputFactor(const SweepTarget& target, double iteration_seconds);
+
+// key = iteration time x objectiveWeight, x goodputFactor for time and cost (smaller is better).
+[[nodiscard]] double objectiveKey(Objective objective, const SweepTarget& target, double iteration_seconds);
+
 // Time to train training.tokens and its cost, from an iteration time (nullopt without
-// tokens, or without a price for the cost).
+// tokens, or without a price for the cost); with --goodput, failures included.
 [[nodiscard]] std::optional<double> timeToTrain(const SweepTarget& target, double iteration_seconds);
 [[nodiscard]] std::optional<double> costOfTraining(const SweepTarget& target, double iteration_seconds);
 

@@ -4,6 +4,8 @@
 #include <limits>
 #include <vector>
 
+#include "sweep/objective.h"
+
 namespace trainsim::sweep {
 
 std::string TradeOffAxes::xLabel() const { return time_to_train ? "time to train (days)" : "iteration time (s)"; }
@@ -27,16 +29,24 @@ TradeOffAxes tradeOffAxes(const SweepResult& sweep) {
 
 bool eventSimulated(const PlanOutcome& outcome) { return outcome.result.has_value(); }
 
+// With --goodput (target.goodput set) time and cost count failures, as the ranking does.
 double tradeOffX(const SweepResult& sweep, const TradeOffAxes& axes, std::size_t candidate) {
   const auto& result = *sweep.outcomes[candidate].result;
-  return axes.time_to_train ? *result.time_to_train_s : result.iteration_time_s;
+  const SweepTarget& target = sweep.targets[sweep.candidates[candidate].target];
+  if (!axes.time_to_train) return result.iteration_time_s;
+  return target.goodput ? *timeToTrain(target, result.iteration_time_s) : *result.time_to_train_s;
 }
 
 double tradeOffY(const SweepResult& sweep, const TradeOffAxes& axes, std::size_t candidate) {
   const auto& result = *sweep.outcomes[candidate].result;
+  const SweepTarget& target = sweep.targets[sweep.candidates[candidate].target];
+  const auto gpus = static_cast<double>(target.gpus);
+  if (target.goodput && axes.time_to_train) {
+    if (axes.cost_usd) return *costOfTraining(target, result.iteration_time_s);
+    return *timeToTrain(target, result.iteration_time_s) * gpus / 3600.0;
+  }
   if (axes.cost_usd) return *result.cost_usd;
   if (axes.time_to_train) return *result.gpu_hours;
-  const auto gpus = static_cast<double>(sweep.targets[sweep.candidates[candidate].target].gpus);
   return result.iteration_time_s * gpus / 3600.0;
 }
 

@@ -272,10 +272,10 @@ std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / units::
                       issue.key_path + ": " + issue.message);
 }
 
-// The objective's weight of a candidate's time (objectiveWeight: 1 for time, its target's
-// price for cost, ...).
-double weightOf(const SweepResult& sweep, const SweepSettings& settings, std::size_t candidate) {
-  return objectiveWeight(settings.objective, sweep.targets[sweep.candidates[candidate].target]);
+// The objective's key of a candidate at an iteration time (objectiveKey: the time, its
+// target's price for cost, ..., with --goodput the failures).
+double keyOf(const SweepResult& sweep, const SweepSettings& settings, std::size_t candidate, double iteration_seconds) {
+  return objectiveKey(settings.objective, sweep.targets[sweep.candidates[candidate].target], iteration_seconds);
 }
 
 // Marks the plans the plan check rejects (with its issue as the reason); the valid ones.
@@ -314,7 +314,7 @@ std::vector<std::size_t> screenValidPlans(SweepResult& sweep, const std::vector<
       continue;
     }
     outcome.estimated_iteration_time_s = record[13];
-    outcome.key = record[13] * weightOf(sweep, settings, valid[v]);
+    outcome.key = keyOf(sweep, settings, valid[v], record[13]);
     outcome.status = PlanStatus::kScreenedOut;
     fitting.push_back(valid[v]);
   }
@@ -473,16 +473,20 @@ class SimulationRounds {
     const StructureKey structure = structureOf(sweep_.candidates[candidate]);
     const auto known = structure_ratio_.find(structure);
     structure_ratio_[structure] = known == structure_ratio_.end() ? ratio : std::min(known->second, ratio);
-    outcome.key = result.iteration_time_s * weightOf(sweep_, settings_, candidate);
+    outcome.key = keyOf(sweep_, settings_, candidate, result.iteration_time_s);
     const auto& limits = settings_.constraints;
-    if (limits.deadline_s && result.time_to_train_s && *result.time_to_train_s > *limits.deadline_s) {
+    // With --goodput, the time and cost with failures; else the simulation's own figures.
+    const SweepTarget& target = sweep_.targets[sweep_.candidates[candidate].target];
+    const auto time_to_train = target.goodput ? timeToTrain(target, result.iteration_time_s) : result.time_to_train_s;
+    const auto cost = target.goodput ? costOfTraining(target, result.iteration_time_s) : result.cost_usd;
+    if (limits.deadline_s && time_to_train && *time_to_train > *limits.deadline_s) {
       outcome.status = PlanStatus::kOverDeadline;
-      outcome.reason = fmt::format("time to train {:.1f} days > deadline {:.1f} days",
-                                   *result.time_to_train_s / 86400.0, *limits.deadline_s / 86400.0);
+      outcome.reason = fmt::format("time to train {:.1f} days > deadline {:.1f} days", *time_to_train / 86400.0,
+                                   *limits.deadline_s / 86400.0);
       ++counts.over_deadline;
-    } else if (limits.budget_usd && result.cost_usd && *result.cost_usd > *limits.budget_usd) {
+    } else if (limits.budget_usd && cost && *cost > *limits.budget_usd) {
       outcome.status = PlanStatus::kOverBudget;
-      outcome.reason = fmt::format("cost ${:.0f} > budget ${:.0f}", *result.cost_usd, *limits.budget_usd);
+      outcome.reason = fmt::format("cost ${:.0f} > budget ${:.0f}", *cost, *limits.budget_usd);
       ++counts.over_budget;
     } else {
       outcome.status = PlanStatus::kSimulated;

@@ -9,12 +9,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/config_node.h"
 #include "base/config_paths.h"
 #include "base/expected.h"
+#include "goodput/goodput_model.h"
 #include "parallelism/experiment.h"
 
 namespace trainsim::sweep {
@@ -26,6 +28,9 @@ struct SweepTarget {
   int resized_to_nodes = 0;
   // plan: the experiment's switches (schedule, overlaps); degrees are filled per candidate.
   parallelism::Experiment experiment;
+  // With `sweep --goodput` and training.tokens: what the goodput model needs of this target
+  // (goodput::goodputInputs), so that time-to-train and cost count failures and checkpoints.
+  std::optional<goodput::GoodputInputs> goodput;
 };
 
 struct SweepTargetRequest {

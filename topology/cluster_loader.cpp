@@ -7,6 +7,7 @@
 #include <set>
 
 #include "topology/link_defaults.h"
+#include "topology/reliability_spec.h"
 
 namespace trainsim::topology {
 namespace {
@@ -358,15 +359,19 @@ ClusterSpec parseCluster(const ConfigNode& root, const ConfigPaths& paths) {
   cluster.source_file = root.source()->file;
   const bool explicit_form = root.has("devices") || root.has("links");
   if (explicit_form) {
-    root.allowKeys({"name", "description", "source", "gpu", "price_per_gpu_hour", "devices", "links"});
+    root.allowKeys({"name", "description", "source", "gpu", "price_per_gpu_hour", "reliability", "devices", "links"});
   } else {
     root.allowKeys({"name", "description", "source", "gpu", "nodes", "gpus_per_node", "price_per_gpu_hour",
-                    "intra_node", "pcie", "inter_node"});
+                    "reliability", "intra_node", "pcie", "inter_node"});
   }
   cluster.name = root.string("name", std::filesystem::path(cluster.source_file).stem().string());
   cluster.gpu = resolveGpu(root.child("gpu"), paths);
   if (auto price = root.optionalChild("price_per_gpu_hour")) {
     cluster.price_per_gpu_hour = price->asNumberIn(0.0, limits::kMaxPricePerGpuHour);
+  }
+  if (auto reliability = root.optionalChild("reliability")) {
+    (void)readReliabilitySection(*reliability, ReliabilitySpec{});  // its errors now, not after a simulation
+    cluster.reliability = std::make_shared<const ConfigNode>(*reliability);
   }
   if (explicit_form) {
     parseExplicitGraph(root, cluster);

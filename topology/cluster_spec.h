@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "base/config_node.h"
 #include "topology/device.h"
 #include "topology/gpu_spec.h"
 #include "topology/link.h"
@@ -74,6 +76,10 @@ struct ClusterSpec {
   PcieSpec pcie;
   std::optional<InterNodeSpec> inter_node;  // absent for single-node clusters
   std::optional<ExplicitGraph> explicit_graph;
+  // The file's `reliability:` section (checked by the loader), which clusterReliability
+  // (reliability_spec.h) reads over the shipped defaults. Shared, not copied: a ConfigNode
+  // wraps a YAML::Node, whose assignment writes through to the document.
+  std::shared_ptr<const ConfigNode> reliability;
 
   [[nodiscard]] int64_t totalGpus() const { return static_cast<int64_t>(nodes) * gpus_per_node; }
 };

@@ -157,3 +157,29 @@ TEST(IterationSimulationTest, TensorParallelCommOverlapNeedsSequenceParallelism)
 
 }  // namespace
 }  // namespace trainsim::parallelism
+
+namespace trainsim::parallelism {
+namespace {
+
+// Slow GPUs (goodput/stragglers.h): the synchronous step waits for the slowest rank, so one
+// slow GPU slows the whole data-parallel step about as much as all of them would.
+TEST(IterationSimulationTest, OneSlowRankSlowsTheSynchronousStep) {
+  const Experiment experiment = experimentFrom(dataParallel(true));
+  SimulationOptions options = shippedSimulationOptions();
+  const IterationResult base = simulate(experiment);
+  const auto ranks = static_cast<std::size_t>(experiment.plan.gpus);
+  options.iteration.rank_compute_scale.assign(ranks, 1.0);
+  options.iteration.rank_compute_scale[5] = 1.5;
+  auto one = simulateIteration(experiment, options);
+  ASSERT_TRUE(one.ok()) << one.error().toString();
+  options.iteration.rank_compute_scale.assign(ranks, 1.5);
+  auto all = simulateIteration(experiment, options);
+  ASSERT_TRUE(all.ok()) << all.error().toString();
+  EXPECT_GT(one->iteration_time_s, base.iteration_time_s * 1.3);
+  EXPECT_LE(one->iteration_time_s, all->iteration_time_s * (1.0 + 1e-9));
+  EXPECT_GT(one->iteration_time_s, all->iteration_time_s * 0.9);
+  EXPECT_LT(all->iteration_time_s, base.iteration_time_s * 1.5 * (1.0 + 1e-9));
+}
+
+}  // namespace
+}  // namespace trainsim::parallelism
