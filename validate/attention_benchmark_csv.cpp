@@ -334,7 +334,7 @@ Expected<AttentionBenchmark> parseAttentionBenchmarkCsv(std::string_view text, c
 }
 
 Expected<AttentionBenchmark> loadAttentionBenchmarkCsv(const std::string& path) {
-  Expected<std::string> text = readTextFile(path, "a cudnn-frontend sdpa benchmark CSV");
+  Expected<std::string> text = readTextFile(path, "a cudnn-frontend sdpa benchmark CSV", kMaxMeasurementFileBytes);
   if (!text.ok()) return text.error();
   return parseAttentionBenchmarkCsv(*text, path);
 }

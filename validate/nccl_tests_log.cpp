@@ -637,7 +637,7 @@ Expected<NcclTestsLog> parseNcclTestsLog(std::string_view text, const std::strin
 }
 
 Expected<NcclTestsLog> loadNcclTestsLog(const std::string& path, std::optional<sim::CollectiveOp> op_hint) {
-  Expected<std::string> text = readTextFile(path, "an nccl-tests log file");
+  Expected<std::string> text = readTextFile(path, "an nccl-tests log file", kMaxMeasurementFileBytes);
   if (!text.ok()) return text.error();
   return parseNcclTestsLog(*text, path, op_hint);
 }
