@@ -186,6 +186,7 @@ std::string tableHeader(const CollectiveOptions& options, const topology::Cluste
 }
 
 int run(const CollectiveOptions& options, const CommandContext& context) {
+  requireWritableOutputs({&options.json_file});
   const sim::CollectiveOp op = parseOp(options.op);
   const std::optional<sim::CollectiveAlgorithm> algorithm = parseAlgorithm(options.algorithm);
   const std::optional<sim::Protocol> protocol = parseProtocol(options.protocol);

@@ -90,6 +90,7 @@ std::string reportText(const Experiment& experiment, const MemoryReport& report)
 }
 
 int run(const MemoryOptions& options, const CommandContext& context) {
+  requireWritableOutputs({&options.json_file});
   requireNotDirectory(options.experiment, "an experiment YAML file");
   std::vector<Override> overrides;
   for (const auto& text : options.overrides) overrides.push_back(parseOverride(text));

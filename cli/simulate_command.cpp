@@ -200,6 +200,7 @@ std::string summary(const Experiment& experiment, const IterationResult& result,
 
 int run(const SimulateOptions& options, const CommandContext& context) {
   requireOneStdoutOutput({{"--json", &options.json_file}, {"--trace", &options.trace_file}});
+  requireWritableOutputs({&options.json_file, &options.trace_file});
   requireNotDirectory(options.experiment, "an experiment YAML file");
   std::vector<Override> overrides;
   for (const auto& text : options.overrides) overrides.push_back(parseOverride(text));

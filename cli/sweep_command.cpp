@@ -304,6 +304,8 @@ int run(const SweepOptions& options, const CommandContext& context, sweep::Proce
   const bool lead = group.rank() == 0;
   requireOneStdoutOutput(
       {{"--json", &options.json_file}, {"--csv", &options.csv_file}, {"--plot", &options.plot_file}});
+  // Only the lead process writes (under mpirun, the others may not see its directories).
+  if (lead) requireWritableOutputs({&options.json_file, &options.csv_file, &options.plot_file});
   requireNotDirectory(options.experiment, "an experiment YAML file");
 
   sweep::SweepSettings settings;

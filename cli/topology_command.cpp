@@ -77,6 +77,7 @@ void writeDot(std::ostream& out, const Cluster& cluster) {
 
 int run(const TopologyOptions& options, const CommandContext& context) {
   requireOneStdoutOutput({{"--json", &options.json_file}, {"--dot", &options.dot_file}});
+  requireWritableOutputs({&options.json_file, &options.dot_file});
   requireNotDirectory(options.cluster, "a cluster YAML file");
   std::vector<Override> overrides;
   for (const auto& text : options.overrides) overrides.push_back(parseOverride(text));

@@ -429,6 +429,7 @@ void addValidateCommand(CLI::App& app, ValidateOptions& options) {
 
 int runValidate(const ValidateOptions& options, const CommandContext& context) {
   try {
+    requireWritableOutputs({&options.json_file});
     CalibrationInForce in_force;
     if (!options.calibration_file.empty()) {
       in_force.calibration = valueOrThrow(validate::loadCalibrationFile(options.calibration_file));
