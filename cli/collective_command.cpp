@@ -9,6 +9,7 @@
 
 #include "base/expected.h"
 #include "cli/input_file.h"
+#include "cli/json_text.h"
 #include "cli/output_file.h"
 #include "sim/collective_simulation.h"
 #include "sim/default_parameters.h"
@@ -249,7 +250,7 @@ int run(const CollectiveOptions& options, const CommandContext& context) {
     }
   }
   if (!options.json_file.empty()) {
-    writeOutput(options.json_file, [&](std::ostream& out) { out << rows.dump(2) << "\n"; });
+    writeOutput(options.json_file, [&](std::ostream& out) { out << jsonText(rows, 2) << "\n"; });
     if (options.json_file == "-") return 0;
   }
   std::cout << table;

@@ -11,6 +11,7 @@
 #include "base/units.h"
 #include "cli/experiment_json.h"
 #include "cli/input_file.h"
+#include "cli/json_text.h"
 #include "cli/output_file.h"
 #include "parallelism/experiment_loader.h"
 #include "parallelism/iteration_simulation.h"
@@ -229,7 +230,7 @@ int run(const SimulateOptions& options, const CommandContext& context) {
     auto json = resultJson(experiment, result, options.symmetric, expected_error);
     if (calibration) json["calibration"] = validate::describeCalibration(*calibration);
     if (profile) json["ops"] = opProfileJson(*profile);
-    writeOutput(options.json_file, [&](std::ostream& out) { out << json.dump(2) << "\n"; });
+    writeOutput(options.json_file, [&](std::ostream& out) { out << jsonText(json, 2) << "\n"; });
   }
   if (!json_to_stdout) {
     if (calibration) {

@@ -15,6 +15,7 @@
 #include "base/units.h"
 #include "cli/experiment_json.h"
 #include "cli/input_file.h"
+#include "cli/json_text.h"
 #include "cli/output_file.h"
 #include "sweep/pareto_front.h"
 #include "sweep/plan_space.h"
@@ -155,7 +156,7 @@ void writeJson(std::ostream& out, const SweepResult& result, const SweepOptions&
                       {"ratio_min", optionalNumber(result.screen_ratio_min)},
                       {"ratio_max", optionalNumber(result.screen_ratio_max)}};
   header["counts"] = countsJson(result.counts);
-  const std::string text = header.dump(2);
+  const std::string text = jsonText(header, 2);
   out << text.substr(0, text.size() - 2) << ",\n  \"plans\": [";  // reopen the object for "plans"
   std::vector<parallelism::Experiment> scratch;
   for (const auto& target : result.targets) scratch.push_back(target.experiment);
@@ -164,7 +165,7 @@ void writeJson(std::ostream& out, const SweepResult& result, const SweepOptions&
   for (std::size_t candidate : result.order) {
     const bool ranked = result.outcomes[candidate].status == PlanStatus::kSimulated;
     out << (first ? "\n    " : ",\n    ")
-        << entryJson(result, scratch, candidate, ranked ? ++rank : 0, symmetric).dump();
+        << jsonText(entryJson(result, scratch, candidate, ranked ? ++rank : 0, symmetric));
     first = false;
   }
   out << "\n  ]\n}\n";

@@ -2,6 +2,8 @@
 // command computes anything (exit 1 naming it), and a file is replaced only once complete.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <vector>
 
@@ -79,6 +81,21 @@ TEST(OutputFiles, AFailedRunLeavesThePreviousFile) {
   const TrainsimRun run = runTrainsim({"simulate", "llama3-8b-dgx-h100", "--set", "parallelism.tp=3", "--json", json});
   EXPECT_EQ(run.exit_code, 2) << run.err;
   EXPECT_EQ(fileText(json), "previous\n");
+}
+
+// An experiment without `name:` is named after its file, whose path may hold bytes that are not
+// UTF-8: the JSON writer (nlohmann-json) threw on them after the computation (exit 1). They are
+// written as U+FFFD.
+TEST(OutputFiles, ANameFromAPathThatIsNotUtf8IsWrittenAsReplacementCharacters) {
+  const ScratchDir dir;
+  const std::string experiment = dir / "run-\xFF.yaml";
+  std::ofstream(experiment) << "model: llama3-8b\ncluster: dgx-h100\n"
+                               "training: {seq_len: 2048, global_batch_size: 8}\nparallelism: {gpus: 8, zero: 3}\n";
+  const std::string json = dir / "result.json";
+  const TrainsimRun run = runTrainsim({"memory", experiment, "--json", json});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto result = nlohmann::json::parse(fileText(json));
+  EXPECT_EQ(result.at("experiment").get<std::string>(), "run-\xEF\xBF\xBD");
 }
 
 }  // namespace
