@@ -38,9 +38,10 @@ Target targetOf(const std::string& path) {
   std::error_code error;
   const fs::path absolute = fs::absolute(target.file, error);
   // /dev/stdout and /proc/self/fd/N name a descriptor another program holds open: replacing
-  // the file they lead to would leave that program writing to a deleted one.
+  // the file they lead to would leave that program writing to a deleted one. /dev/shm is an
+  // ordinary (memory) file system.
   const std::string text = error ? path : absolute.lexically_normal().string();
-  const bool special_tree = text.starts_with("/dev/") || text.starts_with("/proc/");
+  const bool special_tree = (text.starts_with("/dev/") && !text.starts_with("/dev/shm/")) || text.starts_with("/proc/");
   const fs::file_status status = fs::status(target.file, error);
   target.exists = !error && fs::exists(status);
   if (special_tree || (target.exists && !fs::is_regular_file(status) && !fs::is_directory(status))) {

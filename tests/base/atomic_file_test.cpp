@@ -132,6 +132,21 @@ TEST_F(AtomicFileTest, DevicesAreWrittenInPlace) {
   EXPECT_TRUE(fs::is_character_file("/dev/full"));
 }
 
+// /dev/shm is a file system like any other, not a device: its files are replaced whole too.
+TEST_F(AtomicFileTest, AFileUnderDevShmIsNotWrittenInPlace) {
+  if (!fs::is_directory("/dev/shm") || ::access("/dev/shm", W_OK) != 0) GTEST_SKIP() << "no writable /dev/shm";
+  const std::string file = "/dev/shm/trainsim_atomic_file_test_" + std::to_string(::getpid());
+  write(file, "previous\n");
+  EXPECT_THROW((void)writeFileAtomically(file,
+                                         [](std::ostream& out) {
+                                           out << "partial";
+                                           throw std::runtime_error("failed");
+                                         }),
+               std::runtime_error);
+  EXPECT_EQ(read(file), "previous\n");
+  fs::remove(file);
+}
+
 TEST_F(AtomicFileTest, PathsThatCannotBeWrittenAreRuntimeErrorsNamingThem) {
   const std::string missing = path("no-such-directory/out.json");
   for (const auto& error : {checkOutputPath(missing), writeFileAtomically(missing, [](std::ostream&) {})}) {
