@@ -8,9 +8,12 @@
 #include <optional>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <yaml-cpp/eventhandler.h>
 
 #include "base/error.h"
+#include "base/text_file.h"
+#include "base/utf8.h"
 
 namespace trainsim {
 namespace {
@@ -539,9 +542,29 @@ std::string positionText(const std::string& name, const YAML::Mark& mark) {
   return name + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
 }
 
+// A byte order mark of UTF-16 or UTF-32, which yaml-cpp reads and converts to UTF-8 itself.
+bool hasWideByteOrderMark(std::string_view text) {
+  return text.starts_with("\xFE\xFF") || text.starts_with("\xFF\xFE") ||
+         text.starts_with(std::string_view("\x00\x00\xFE\xFF", 4));
+}
+
+// YAML and JSON are Unicode, and yaml-cpp passes any bytes through into the values: a name
+// that is not UTF-8 would fail the JSON writers after the whole computation, so it is refused
+// here at its position. Positions count bytes after a UTF-8 byte order mark, as yaml-cpp's do.
+void requireUtf8(std::string_view text, const std::string& name) {
+  if (hasWideByteOrderMark(text)) return;
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+  const auto invalid = firstInvalidUtf8(text);
+  if (!invalid) return;
+  const TextPosition position = positionOf(text, *invalid);
+  throwInputError(fmt::format("{}:{}:{}", name, position.line, position.column), "",
+                  "invalid YAML: " + invalidUtf8Message(text, *invalid) + "; YAML and JSON files are UTF-8");
+}
+
 ConfigNode parseYamlText(const std::string& text, const std::string& name) {
   auto source = std::make_shared<ConfigSource>();
   source->file = name;
+  requireUtf8(text, name);
   try {
     if (auto issue = findStructureIssue(text, "")) {
       throwInputError(positionText(name, issue->mark), issue->key_path, issue->message);
@@ -556,16 +579,9 @@ ConfigNode parseYamlText(const std::string& text, const std::string& name) {
 }  // namespace
 
 ConfigNode loadConfigFile(const std::string& file_path) {
-  std::error_code ignored;
-  if (std::filesystem::is_directory(file_path, ignored)) {
-    throwInputError(file_path, "", "is a directory, expected a YAML file");
-  }
-  std::ifstream stream(file_path);
-  if (!stream) throwInputError(file_path, "", "cannot open file");
-  std::ostringstream text;
-  text << stream.rdbuf();
-  if (stream.bad()) throwInputError(file_path, "", "cannot read file");
-  ConfigNode root = parseYamlText(text.str(), file_path);
+  Expected<std::string> text = readTextFile(file_path, "a YAML file", kMaxConfigFileBytes);
+  if (!text.ok()) throw InputError(text.error());
+  ConfigNode root = parseYamlText(*text, file_path);
   if (!root.yaml().IsDefined() || root.yaml().IsNull()) throwInputError(file_path, "", "the file is empty");
   return root;
 }
@@ -576,6 +592,12 @@ Override parseOverride(const std::string& text) {
   const auto equals = text.find('=');
   if (equals == std::string::npos || equals == 0) {
     throwInputError("--set " + text, "", "expected KEY=VALUE with a dotted key path, e.g. parallelism.tp=4");
+  }
+  // Checked as a file is: the key and the value end up in messages and outputs.
+  if (const auto invalid = firstInvalidUtf8(text)) {
+    throwInputError(
+        "--set " + text, "",
+        "expected KEY=VALUE, found " + invalidUtf8Message(text, *invalid) + " at byte " + std::to_string(*invalid + 1));
   }
   Override result;
   result.key_path = text.substr(0, equals);

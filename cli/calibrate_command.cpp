@@ -214,6 +214,7 @@ std::pair<std::string, double> parseTrainingStep(const std::string& text) {
 }
 
 int run(const CalibrateOptions& options, const CommandContext& context) {
+  requireWritableOutputs({&options.out});
   if (options.nccl_tests_logs.empty() && options.harness_files.empty() && options.attention_files.empty() &&
       options.training_steps.empty()) {
     throwInputError("--nccl-tests", "",

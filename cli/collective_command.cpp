@@ -9,6 +9,7 @@
 
 #include "base/expected.h"
 #include "cli/input_file.h"
+#include "cli/json_text.h"
 #include "cli/output_file.h"
 #include "sim/collective_simulation.h"
 #include "sim/default_parameters.h"
@@ -186,6 +187,7 @@ std::string tableHeader(const CollectiveOptions& options, const topology::Cluste
 }
 
 int run(const CollectiveOptions& options, const CommandContext& context) {
+  requireWritableOutputs({&options.json_file});
   const sim::CollectiveOp op = parseOp(options.op);
   const std::optional<sim::CollectiveAlgorithm> algorithm = parseAlgorithm(options.algorithm);
   const std::optional<sim::Protocol> protocol = parseProtocol(options.protocol);
@@ -248,7 +250,7 @@ int run(const CollectiveOptions& options, const CommandContext& context) {
     }
   }
   if (!options.json_file.empty()) {
-    writeOutput(options.json_file, [&](std::ostream& out) { out << rows.dump(2) << "\n"; });
+    writeOutput(options.json_file, [&](std::ostream& out) { out << jsonText(rows, 2) << "\n"; });
     if (options.json_file == "-") return 0;
   }
   std::cout << table;

@@ -9,6 +9,7 @@
 #include "base/units.h"
 #include "cli/experiment_json.h"
 #include "cli/input_file.h"
+#include "cli/json_text.h"
 #include "cli/output_file.h"
 #include "parallelism/experiment_loader.h"
 #include "parallelism/memory_model.h"
@@ -90,6 +91,7 @@ std::string reportText(const Experiment& experiment, const MemoryReport& report)
 }
 
 int run(const MemoryOptions& options, const CommandContext& context) {
+  requireWritableOutputs({&options.json_file});
   requireNotDirectory(options.experiment, "an experiment YAML file");
   std::vector<Override> overrides;
   for (const auto& text : options.overrides) overrides.push_back(parseOverride(text));
@@ -106,7 +108,7 @@ int run(const MemoryOptions& options, const CommandContext& context) {
   if (!options.json_file.empty()) {
     auto json = reportJson(experiment, report);
     if (!calibration.empty()) json["calibration"] = calibration;
-    writeOutput(options.json_file, [&](std::ostream& out) { out << json.dump(2) << "\n"; });
+    writeOutput(options.json_file, [&](std::ostream& out) { out << jsonText(json, 2) << "\n"; });
   }
   if (!json_to_stdout) {
     if (!calibration.empty()) {

@@ -3,13 +3,13 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <initializer_list>
 #include <iostream>
 #include <string>
 #include <string_view>
 #include <utility>
 
+#include "base/atomic_file.h"
 #include "base/error.h"
 
 namespace trainsim::cli {
@@ -26,10 +26,12 @@ inline std::string systemReason() {
   throw InputError(Error{ExitCode::kInternal, where, "", "cannot write the output: " + systemReason()});
 }
 
-// Calls write(stream) on stdout when path is "-", else on the file; throws InputError: exit 2
-// when the file cannot be created (the path is the user's), exit 1 when writing it fails.
-// The stream is flushed (stdout) or closed (a file) and checked, so that a full disk is an
-// error and not a truncated file with exit 0.
+// Calls write(stream) on stdout when path is "-", else on the file, which is replaced only
+// once all of it is written (base/atomic_file.h): an interrupted run or a failed write never
+// leaves a truncated file nor destroys the one that was there. Throws InputError with exit
+// code 1 (SPEC.md: the output, not the input, is at fault) naming the file or stdout when it
+// cannot be created or written. The stream is flushed (stdout) or synced (a file) and
+// checked, so that a full disk is an error and not a truncated file with exit 0.
 template <class Writer>
 void writeOutput(const std::string& path, Writer&& write) {
   if (path == "-") {
@@ -39,12 +41,16 @@ void writeOutput(const std::string& path, Writer&& write) {
     if (!std::cout) throwWriteError("stdout");
     return;
   }
-  errno = 0;
-  std::ofstream stream(path);
-  if (!stream) throwInputError(path, "", "cannot write the output file: " + systemReason());
-  write(stream);
-  stream.close();
-  if (!stream) throwWriteError(path);
+  if (auto error = writeFileAtomically(path, [&](std::ostream& out) { write(out); })) throw InputError(*error);
+}
+
+// Checks every output file given before the command computes anything: a path whose
+// directory is missing, that is a directory, or that cannot be created is exit 1 naming it
+// at once, not after a sweep. Empty values (the option not given) and "-" pass.
+inline void requireWritableOutputs(std::initializer_list<const std::string*> outputs) {
+  for (const std::string* path : outputs) {
+    if (auto error = checkOutputPath(*path)) throw InputError(*error);
+  }
 }
 
 // At most one output may go to stdout ("-"): two would interleave into text neither a JSON

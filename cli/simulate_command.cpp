@@ -12,6 +12,7 @@
 #include "cli/experiment_json.h"
 #include "cli/goodput_output.h"
 #include "cli/input_file.h"
+#include "cli/json_text.h"
 #include "cli/output_file.h"
 #include "goodput/goodput_report.h"
 #include "parallelism/experiment_loader.h"
@@ -199,6 +200,7 @@ std::string summary(const Experiment& experiment, const IterationResult& result,
 
 int run(const SimulateOptions& options, const CommandContext& context) {
   requireOneStdoutOutput({{"--json", &options.json_file}, {"--trace", &options.trace_file}});
+  requireWritableOutputs({&options.json_file, &options.trace_file});
   requireNotDirectory(options.experiment, "an experiment YAML file");
   std::vector<Override> overrides;
   for (const auto& text : options.overrides) overrides.push_back(parseOverride(text));
@@ -234,7 +236,7 @@ int run(const SimulateOptions& options, const CommandContext& context) {
     if (calibration) json["calibration"] = validate::describeCalibration(*calibration);
     if (profile) json["ops"] = opProfileJson(*profile);
     json["goodput"] = goodputJson(goodput_report, goodput_options);
-    writeOutput(options.json_file, [&](std::ostream& out) { out << json.dump(2) << "\n"; });
+    writeOutput(options.json_file, [&](std::ostream& out) { out << jsonText(json, 2) << "\n"; });
   }
   if (!json_to_stdout) {
     if (calibration) {

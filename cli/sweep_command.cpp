@@ -15,6 +15,7 @@
 #include "base/units.h"
 #include "cli/experiment_json.h"
 #include "cli/input_file.h"
+#include "cli/json_text.h"
 #include "cli/output_file.h"
 #include "goodput/goodput_report.h"
 #include "sweep/pareto_front.h"
@@ -171,7 +172,7 @@ void writeJson(std::ostream& out, const SweepResult& result, const SweepOptions&
                       {"ratio_min", optionalNumber(result.screen_ratio_min)},
                       {"ratio_max", optionalNumber(result.screen_ratio_max)}};
   header["counts"] = countsJson(result.counts);
-  const std::string text = header.dump(2);
+  const std::string text = jsonText(header, 2);
   out << text.substr(0, text.size() - 2) << ",\n  \"plans\": [";  // reopen the object for "plans"
   std::vector<parallelism::Experiment> scratch;
   for (const auto& target : result.targets) scratch.push_back(target.experiment);
@@ -180,7 +181,7 @@ void writeJson(std::ostream& out, const SweepResult& result, const SweepOptions&
   for (std::size_t candidate : result.order) {
     const bool ranked = result.outcomes[candidate].status == PlanStatus::kSimulated;
     out << (first ? "\n    " : ",\n    ")
-        << entryJson(result, scratch, candidate, ranked ? ++rank : 0, symmetric).dump();
+        << jsonText(entryJson(result, scratch, candidate, ranked ? ++rank : 0, symmetric));
     first = false;
   }
   out << "\n  ]\n}\n";
@@ -326,6 +327,8 @@ int run(const SweepOptions& options, const CommandContext& context, sweep::Proce
   const bool lead = group.rank() == 0;
   requireOneStdoutOutput(
       {{"--json", &options.json_file}, {"--csv", &options.csv_file}, {"--plot", &options.plot_file}});
+  // Only the lead process writes (under mpirun, the others may not see its directories).
+  if (lead) requireWritableOutputs({&options.json_file, &options.csv_file, &options.plot_file});
   requireNotDirectory(options.experiment, "an experiment YAML file");
 
   sweep::SweepSettings settings;

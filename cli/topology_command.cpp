@@ -8,6 +8,7 @@
 
 #include "base/expected.h"
 #include "cli/input_file.h"
+#include "cli/json_text.h"
 #include "cli/output_file.h"
 #include "topology/cluster.h"
 #include "topology/cluster_loader.h"
@@ -77,6 +78,7 @@ void writeDot(std::ostream& out, const Cluster& cluster) {
 
 int run(const TopologyOptions& options, const CommandContext& context) {
   requireOneStdoutOutput({{"--json", &options.json_file}, {"--dot", &options.dot_file}});
+  requireWritableOutputs({&options.json_file, &options.dot_file});
   requireNotDirectory(options.cluster, "a cluster YAML file");
   std::vector<Override> overrides;
   for (const auto& text : options.overrides) overrides.push_back(parseOverride(text));
@@ -123,7 +125,7 @@ int run(const TopologyOptions& options, const CommandContext& context) {
     };
     json["bisection_bandwidth_GBps"] = want_bisection ? nlohmann::ordered_json(bisection / 1e9) : nullptr;
     if (path_json) json["path"] = *path_json;
-    writeOutput(options.json_file, [&](std::ostream& out) { out << json.dump(2) << "\n"; });
+    writeOutput(options.json_file, [&](std::ostream& out) { out << jsonText(json, 2) << "\n"; });
   }
   if (anyOnStdout({&options.json_file, &options.dot_file})) return 0;
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/expected.h"
+#include "cli/json_text.h"
 #include "cli/output_file.h"
 #include "sim/default_parameters.h"
 #include "validate/calibration_file.h"
@@ -371,7 +372,7 @@ int emit(const ValidateOptions& options, const std::vector<std::pair<std::string
         for (auto& entry : json) entry["calibration"] = in_force.description;
       }
     }
-    writeOutput(options.json_file, [&](std::ostream& out) { out << json.dump(2) << "\n"; });
+    writeOutput(options.json_file, [&](std::ostream& out) { out << jsonText(json, 2) << "\n"; });
     if (options.json_file == "-") return exit_code;
   }
   if (in_force.calibration) std::cout << "calibration in force: " << in_force.description << "\n\n";
@@ -429,6 +430,7 @@ void addValidateCommand(CLI::App& app, ValidateOptions& options) {
 
 int runValidate(const ValidateOptions& options, const CommandContext& context) {
   try {
+    requireWritableOutputs({&options.json_file});
     CalibrationInForce in_force;
     if (!options.calibration_file.empty()) {
       in_force.calibration = valueOrThrow(validate::loadCalibrationFile(options.calibration_file));

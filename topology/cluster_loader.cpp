@@ -81,7 +81,11 @@ void parseIntraNode(const ConfigNode& root, ClusterSpec& cluster) {
   }
   if (fabric != IntraNodeFabric::kPcie && fabric != IntraNodeFabric::kTorus &&
       cluster.intra_node.bandwidth_GBps <= 0.0) {
-    (section ? *section : root)
+    // At the fabric chosen where one is (in the file or by --set), else at the section.
+    const auto chosen = section ? section->optionalChild("fabric") : std::nullopt;
+    (chosen    ? *chosen
+     : section ? *section
+               : root)
         .fail("the GPU " + cluster.gpu.key + " has no NVLink bandwidth in the catalog; set intra_node.bandwidth_GBps " +
               "or use intra_node.fabric: pcie");
   }

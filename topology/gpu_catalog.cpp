@@ -61,8 +61,19 @@ GpuSpec GpuCatalog::parseEntry(const ConfigNode& node, const std::string& key) {
   gpu.tdp_W = node.numberIn("tdp_W", 0.0, 0.0, limits::kMaxTdpW);
   gpu.source = node.string("source", "");
   if (gpu.default_fabric != IntraNodeFabric::kPcie && gpu.intra_node_bandwidth_GBps <= 0.0) {
-    node.fail("default_fabric " + std::string(fabricName(gpu.default_fabric)) +
-              " needs intra_node_bandwidth_GBps (per GPU, per direction)");
+    // Blamed on what made the pair wrong: a --set of the fabric (the user's latest word), else
+    // the bandwidth given as 0 (in the file or by --set), else the mapping that lacks it.
+    const std::string fabric_name(fabricName(gpu.default_fabric));
+    const auto fabric = node.optionalChild("default_fabric");
+    const auto bandwidth = node.optionalChild("intra_node_bandwidth_GBps");
+    if (fabric && fabric->where().starts_with("--set ")) {
+      fabric->fail("default_fabric " + fabric_name + " needs intra_node_bandwidth_GBps (per GPU, per direction)");
+    }
+    if (bandwidth) {
+      bandwidth->failExpected("a positive number (default_fabric " + fabric_name +
+                              " needs the GPU's scale-up bandwidth, per GPU, per direction)");
+    }
+    node.fail("default_fabric " + fabric_name + " needs intra_node_bandwidth_GBps (per GPU, per direction)");
   }
   return gpu;
 }

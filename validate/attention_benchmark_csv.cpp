@@ -7,7 +7,10 @@
 #include <cmath>
 #include <map>
 
+#include "base/config_node.h"
 #include "base/text_file.h"
+#include "base/utf8.h"
+#include "validate/measurement_limits.h"
 
 namespace trainsim::validate {
 namespace {
@@ -174,10 +177,28 @@ class RowReader {
   }
   [[nodiscard]] const std::string& text(std::size_t index) const { return record_[index].text; }
 
+  // A name (backend, data type, GPU): it goes into messages, calib.yaml and the JSON outputs,
+  // which hold UTF-8 text only.
+  [[nodiscard]] const std::string& name(std::size_t index) const {
+    const std::string& cell = text(index);
+    if (const auto invalid = firstInvalidUtf8(cell)) {
+      fail(index, fmt::format("expected a name in UTF-8, found {}", invalidUtf8Message(cell, *invalid)));
+    }
+    return cell;
+  }
+
+  // A count of one kernel (sequence length, batch, heads), bounded as the YAML readers bound
+  // theirs: a product of two stays inside int64.
   int64_t positiveWholeNumber(std::size_t index) const {
     const std::string& cell = text(index);
     int64_t value = 0;
     const auto [end, error] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
+    const bool too_large =
+        error == std::errc::result_out_of_range || (error == std::errc() && value > limits::kMaxDimension);
+    if (too_large && end == cell.data() + cell.size()) {
+      fail(index, fmt::format("expected a whole number between 1 and {}, found \"{}\"",
+                              formatBound(static_cast<double>(limits::kMaxDimension)), shown(cell)));
+    }
     if (cell.empty() || error != std::errc() || end != cell.data() + cell.size() || value <= 0) {
       fail(index, fmt::format("expected a positive whole number, found \"{}\"", shown(cell)));
     }
@@ -191,8 +212,9 @@ class RowReader {
     fail(index, fmt::format("expected True or False, found \"{}\"", shown(text(index))));
   }
 
-  // A time or rate: absent when the pass was not profiled (empty, "nan", "None" or 0).
-  std::optional<double> measurement(std::size_t index) const {
+  // A time or rate: absent when the pass was not profiled (empty, "nan", "None" or 0); else at
+  // most `max`, as out-of-range values in YAML are refused.
+  std::optional<double> measurement(std::size_t index, double max) const {
     const std::string& cell = text(index);
     const std::string folded = lower(cell);
     if (folded.empty() || folded == "nan" || folded == "none") return std::nullopt;
@@ -203,13 +225,16 @@ class RowReader {
     }
     if (value < 0.0) fail(index, fmt::format("expected a number >= 0, found \"{}\"", shown(cell)));
     if (value == 0.0) return std::nullopt;
+    if (value > max) {
+      fail(index, fmt::format("expected a number between 0 and {}, found \"{}\"", formatBound(max), shown(cell)));
+    }
     return value;
   }
 
   // A pass is measured when both its time and its rate are.
   std::optional<AttentionPassSample> pass(std::size_t time, std::size_t tflops) const {
-    const auto time_ms = measurement(time);
-    const auto rate = measurement(tflops);
+    const auto time_ms = measurement(time, limits::kMaxTimeUs / 1e3);
+    const auto rate = measurement(tflops, limits::kMaxTflops);
     if (!time_ms || !rate) return std::nullopt;
     return AttentionPassSample{*time_ms, *rate};
   }
@@ -284,7 +309,7 @@ AttentionBenchmark read(std::string_view text, const std::string& name) {
     AttentionBenchmarkRow row;
     row.line = record.front().line;
     if (backend) {
-      row.backend = cells.text(*backend);
+      row.backend = cells.name(*backend);
     } else {
       row.backend = "cudnn_fe";  // benchmark_fp8_sdpa.py's precision-column files: cuDNN only
     }
@@ -296,7 +321,7 @@ AttentionBenchmark read(std::string_view text, const std::string& name) {
         row.data_type = "fp8";
       }
     }
-    if (data_type) row.data_type = cells.text(*data_type);
+    if (data_type) row.data_type = cells.name(*data_type);
     if (mask) {
       const std::string value = cells.text(*mask);
       row.mask = value == "top_left" || value == "bottom_right" ? AttentionMask::kCausal
@@ -316,7 +341,7 @@ AttentionBenchmark read(std::string_view text, const std::string& name) {
     row.forward = cells.pass(forward_time, forward_tflops);
     row.backward = cells.pass(backward_time, backward_tflops);
     if (gpu_name) {
-      row.gpu_name = cells.text(*gpu_name);
+      row.gpu_name = cells.name(*gpu_name);
       auto& names = benchmark.gpu_names;
       if (!row.gpu_name.empty() && std::find(names.begin(), names.end(), row.gpu_name) == names.end()) {
         names.push_back(row.gpu_name);
@@ -334,7 +359,7 @@ Expected<AttentionBenchmark> parseAttentionBenchmarkCsv(std::string_view text, c
 }
 
 Expected<AttentionBenchmark> loadAttentionBenchmarkCsv(const std::string& path) {
-  Expected<std::string> text = readTextFile(path, "a cudnn-frontend sdpa benchmark CSV");
+  Expected<std::string> text = readTextFile(path, "a cudnn-frontend sdpa benchmark CSV", kMaxMeasurementFileBytes);
   if (!text.ok()) return text.error();
   return parseAttentionBenchmarkCsv(*text, path);
 }

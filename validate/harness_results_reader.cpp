@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "base/config_node.h"
+#include "validate/measurement_limits.h"
 
 namespace trainsim::validate {
 namespace {
@@ -21,11 +22,11 @@ MeasuredCollective readCollective(const ConfigNode& entry, const std::string& na
   curve.op = *sim::parseCollectiveOp(op_name);
   curve.layout = entry.child("layout").asEnum({"intra_node", "one_per_node", "tp_like", "dp_like", "world"});
   const ConfigNode size_node = entry.child("group_size");
-  const int64_t group_size = size_node.asPositiveInteger();
+  const int64_t group_size = size_node.asIntegerIn(1, limits::kMaxGpus);
   const ConfigNode nodes_node = entry.child("nodes");
-  const int64_t nodes = nodes_node.asPositiveInteger();
+  const int64_t nodes = nodes_node.asIntegerIn(1, limits::kMaxGpus);
   const ConfigNode per_node_node = entry.child("gpus_per_node");
-  const int64_t per_node = per_node_node.asPositiveInteger();
+  const int64_t per_node = per_node_node.asIntegerIn(1, limits::kMaxGpus);
   if (group_size < 2) size_node.failExpected("a group of at least 2 GPUs");
   if (nodes * per_node != group_size) {
     size_node.fail(fmt::format("group_size {} is not nodes x gpus_per_node = {} x {}", group_size, nodes, per_node));
@@ -36,15 +37,16 @@ MeasuredCollective readCollective(const ConfigNode& entry, const std::string& na
   }
   curve.ranks_per_node.assign(static_cast<std::size_t>(nodes), per_node);
   (void)entry.child("dtype").asString();
-  (void)entry.child("warmup").asNonNegativeInteger();
-  (void)entry.child("iterations").asPositiveInteger();
+  (void)entry.child("warmup").asIntegerIn(0, limits::kMaxIterations);
+  (void)entry.child("iterations").asIntegerIn(1, limits::kMaxIterations);
   const ConfigNode results = entry.child("results");
   for (const auto& row : results.elements()) {
     row.allowKeys({"bytes", "time_us", "algbw_GBps", "busbw_GBps"});
     const ConfigNode bytes = row.child("bytes");
-    CollectiveSample sample{static_cast<double>(bytes.asPositiveInteger()), row.child("time_us").asPositiveNumber()};
-    (void)row.child("algbw_GBps").asNonNegativeNumber();
-    (void)row.child("busbw_GBps").asNonNegativeNumber();
+    CollectiveSample sample{static_cast<double>(bytes.asIntegerIn(1, limits::kMaxBytes)),
+                            row.child("time_us").asNumberIn(limits::kMinTimeUs, limits::kMaxTimeUs)};
+    (void)row.child("algbw_GBps").asNumberIn(0.0, limits::kMaxBandwidthGBps);
+    (void)row.child("busbw_GBps").asNumberIn(0.0, limits::kMaxBandwidthGBps);
     if (!curve.samples.empty() && sample.bytes <= curve.samples.back().bytes) {
       bytes.fail(
           fmt::format("sizes must grow from row to row; {} follows {}", sample.bytes, curve.samples.back().bytes));
@@ -64,9 +66,9 @@ NcclResults readNccl(const ConfigNode& root, const std::string& name) {
   results.cuda_runtime = root.child("cuda_runtime").asString();
   results.nccl_version = root.child("nccl_version").asString();
   const ConfigNode ranks = root.child("ranks");
-  results.ranks = ranks.asPositiveInteger();
-  results.nodes = root.child("nodes").asPositiveInteger();
-  results.gpus_per_node = root.child("gpus_per_node").asPositiveInteger();
+  results.ranks = ranks.asIntegerIn(1, limits::kMaxGpus);
+  results.nodes = root.child("nodes").asIntegerIn(1, limits::kMaxGpus);
+  results.gpus_per_node = root.child("gpus_per_node").asIntegerIn(1, limits::kMaxGpus);
   if (results.nodes * results.gpus_per_node != results.ranks) {
     ranks.fail(fmt::format("ranks {} is not nodes x gpus_per_node = {} x {}", results.ranks, results.nodes,
                            results.gpus_per_node));
@@ -92,19 +94,21 @@ GemmResults readGemm(const ConfigNode& root, const std::string& name) {
   for (const auto& row : root.child("gemm").elements()) {
     row.allowKeys({"m", "n", "k", "batch", "time_us", "tflops", "source"});
     GemmSample sample;
-    sample.m = row.child("m").asPositiveInteger();
-    sample.n = row.child("n").asPositiveInteger();
-    sample.k = row.child("k").asPositiveInteger();
-    if (auto batch = row.optionalChild("batch")) sample.batch = batch->asPositiveInteger();
-    sample.time_us = row.child("time_us").asPositiveNumber();
-    sample.tflops = row.child("tflops").asPositiveNumber();
+    sample.m = row.child("m").asIntegerIn(1, limits::kMaxDimension);
+    sample.n = row.child("n").asIntegerIn(1, limits::kMaxDimension);
+    sample.k = row.child("k").asIntegerIn(1, limits::kMaxDimension);
+    if (auto batch = row.optionalChild("batch")) sample.batch = batch->asIntegerIn(1, limits::kMaxDimension);
+    sample.time_us = row.child("time_us").asNumberIn(limits::kMinTimeUs, limits::kMaxTimeUs);
+    sample.tflops = row.child("tflops").asNumberIn(limits::kMinTflops, limits::kMaxTflops);
     sample.source = row.child("source").asString();
     results.gemm.push_back(std::move(sample));
   }
   for (const auto& row : root.child("memory_bandwidth").elements()) {
     row.allowKeys({"bytes", "time_us", "GBps"});
-    results.memory.push_back({static_cast<double>(row.child("bytes").asPositiveInteger()),
-                              row.child("time_us").asPositiveNumber(), row.child("GBps").asPositiveNumber()});
+    results.memory.push_back(
+        {static_cast<double>(row.child("bytes").asIntegerIn(1, limits::kMaxBytes)),
+         row.child("time_us").asNumberIn(limits::kMinTimeUs, limits::kMaxTimeUs),
+         row.child("GBps").asNumberIn(topology::limits::kMinBandwidthGBps, limits::kMaxBandwidthGBps)});
   }
   return results;
 }

@@ -8,7 +8,10 @@
 #include <map>
 #include <set>
 
+#include "base/config_node.h"
 #include "base/text_file.h"
+#include "base/utf8.h"
+#include "validate/measurement_limits.h"
 
 namespace trainsim::validate {
 namespace {
@@ -50,6 +53,20 @@ std::string shown(std::string_view text) {
 
 bool isWholeNumber(std::string_view text) {
   return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// Whether a line under a run's column header is meant as a result row: its first word starts
+// with a digit and reads as a number would be written (digits, letters, '.', ',', '+', '-'),
+// such as "1048576", or "4M" or "1,024" that do not read. Such a line is a row, read or
+// refused, never skipped: a dropped row moves the fit without a word. What else appears
+// between rows (NCCL's "host:pid:tid [0] NCCL INFO" lines, even with a numeric host; other
+// programs' output) has a first word that starts otherwise or holds ':', '[' or '/'.
+bool looksLikeResultRow(std::string_view first_word) {
+  if (first_word.empty() || !(first_word.front() >= '0' && first_word.front() <= '9')) return false;
+  return std::all_of(first_word.begin(), first_word.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' || c == ',' ||
+           c == '+' || c == '-';
+  });
 }
 
 // Matching is by hand, left to right, in time linear in the line: std::regex recurses once
@@ -336,7 +353,7 @@ class LogParser {
       return;
     }
     if (!comment) {
-      if (run_ && run_->columns && isWholeNumber(tokens[0].text)) {
+      if (run_ && run_->columns && looksLikeResultRow(tokens[0].text)) {
         addRow(line, tokens);
         return;
       }
@@ -377,6 +394,15 @@ class LogParser {
     }
     if (run_->columns) {
       fail(line.number, line.column, "a rank line after the run's column header");
+    }
+    // The GPU's name goes into calib.yaml and the JSON outputs: it must be text those can hold.
+    for (const std::string_view name : {match->host, match->gpu}) {
+      if (const auto invalid = firstInvalidUtf8(name)) {
+        const auto column = line.column + static_cast<std::size_t>(name.data() - line.text.data()) + *invalid;
+        fail(line.number, column,
+             fmt::format("rank line: expected a host and GPU name in UTF-8, found {}",
+                         invalidUtf8Message(name, *invalid)));
+      }
     }
     RankEntry entry{wholeNumber(match->rank, line.number, line.column + match->rank_offset, "rank"),
                     std::string(match->host), std::string(match->gpu), line.number};
@@ -433,18 +459,31 @@ class LogParser {
            fmt::format("expected {} columns as the header at line {} declares, found {}", columns.count, columns.line,
                        tokens.size()));
     }
-    auto number = [&](std::size_t index, const char* what) {
+    // A value outside [min, max] is refused as the YAML readers refuse one (ConfigNode::asNumberIn).
+    auto number = [&](std::size_t index, const char* what, double min, double max) {
       const auto value = parseNumber(tokens[index].text);
-      if (!value || *value < 0.0) {
+      if (!value || *value < min || *value > max) {
         fail(line.number, tokens[index].column,
-             fmt::format("{}: expected a non-negative number, found \"{}\"", what, shown(tokens[index].text)));
+             fmt::format("{}: expected a number between {} and {}, found \"{}\"", what, formatBound(min),
+                         formatBound(max), shown(tokens[index].text)));
+      }
+      return *value;
+    };
+    // Sizes and counts are printed as digits: "4M" or "1,024" is a typo, not a row to skip.
+    auto whole = [&](std::size_t index, const char* what, const char* unit) {
+      const std::string_view text = tokens[index].text;
+      const auto value = parseNumber(text);
+      if (!isWholeNumber(text) || !value || *value > static_cast<double>(limits::kMaxBytes)) {
+        fail(line.number, tokens[index].column,
+             fmt::format("{}: expected a whole number of {} up to {} (digits only), found \"{}\"", what, unit,
+                         formatBound(static_cast<double>(limits::kMaxBytes)), shown(text)));
       }
       return *value;
     };
     ResultRow row;
     row.line = line.number;
-    row.size = number(columns.size, "size");
-    row.count = number(columns.elements, "count");
+    row.size = whole(columns.size, "size", "bytes");
+    row.count = whole(columns.elements, "count", "elements");
     row.type = std::string(tokens[columns.type].text);
     if (columns.redop) row.redop = std::string(tokens[*columns.redop].text);
     if (columns.root) {
@@ -459,10 +498,9 @@ class LogParser {
     bool found = false;
     for (std::size_t index : columns.times) {
       if (tokens[index].text == "N/A") continue;
-      const double time = number(index, "time");
-      const double algbw = number(index + 1, "algbw");
-      const double busbw = number(index + 2, "busbw");
-      if (!(time > 0.0)) fail(line.number, tokens[index].column, "time: expected a positive number of microseconds");
+      const double time = number(index, "time (us)", limits::kMinTimeUs, limits::kMaxTimeUs);
+      const double algbw = number(index + 1, "algbw (GB/s)", 0.0, limits::kMaxBandwidthGBps);
+      const double busbw = number(index + 2, "busbw (GB/s)", 0.0, limits::kMaxBandwidthGBps);
       if (!found || time < row.time_us) {
         row.time_us = time;
         row.algbw_GBps = algbw;
@@ -637,7 +675,7 @@ Expected<NcclTestsLog> parseNcclTestsLog(std::string_view text, const std::strin
 }
 
 Expected<NcclTestsLog> loadNcclTestsLog(const std::string& path, std::optional<sim::CollectiveOp> op_hint) {
-  Expected<std::string> text = readTextFile(path, "an nccl-tests log file");
+  Expected<std::string> text = readTextFile(path, "an nccl-tests log file", kMaxMeasurementFileBytes);
   if (!text.ok()) return text.error();
   return parseNcclTestsLog(*text, path, op_hint);
 }

@@ -96,7 +96,8 @@ std::optional<std::string> oneRowText(const std::string& text, const std::vector
 }
 
 void readSourceFile(const std::string& path, const std::string& id, TrainingRows& rows, std::set<std::string>& ids) {
-  const auto text = std::make_shared<const std::string>(valueOrThrow(readTextFile(path, "a training source file")));
+  const auto text = std::make_shared<const std::string>(
+      valueOrThrow(readTextFile(path, "a training source file", kMaxConfigFileBytes)));
   const ConfigNode root = parseConfigText(*text, path);
   if (!root.isMap()) root.failExpected("a training source (a mapping with id, title, citation, metric and rows)");
   rows.sources.push_back(readSource(root, id));

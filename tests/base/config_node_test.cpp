@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 
 #include "base/error.h"
+#include "base/text_file.h"
 
 namespace trainsim {
 namespace {
@@ -60,6 +63,50 @@ TEST(ConfigNodeDuplicates, InASetValue) {
   EXPECT_EQ(errorOf([&] { applyOverride(root, parseOverride("parallelism={tp: 2, tp: 3}")); }),
             "--set parallelism={tp: 2, tp: 3}: parallelism.tp: duplicate key \"tp\" (first at column 2); a mapping "
             "holds each key once");
+}
+
+// --- Text that is not UTF-8 (issue 40: a name of such bytes failed every --json writer) ----
+
+TEST(ConfigNodeUtf8, AnInvalidByteIsAnErrorAtItsPosition) {
+  EXPECT_EQ(parseError("name: bad\xFFname\nlayers: 2\n"),
+            "bad.yaml:1:10: invalid YAML: not UTF-8 text (byte 0xFF); YAML and JSON files are UTF-8");
+  // In a quoted string, a comment, a key: anywhere in the file. Columns count bytes, as yaml-cpp's do.
+  EXPECT_EQ(parseError("a: 1\nname: \"\xC3\xA9\xC3(\"\n"),
+            "bad.yaml:2:10: invalid YAML: not UTF-8 text (byte 0xC3); YAML and JSON files are UTF-8");
+  EXPECT_EQ(parseError("a: 1 # \xE9t\xE9\n"),
+            "bad.yaml:1:8: invalid YAML: not UTF-8 text (byte 0xE9); YAML and JSON files are UTF-8");
+  // After a byte order mark, positions count from after it.
+  EXPECT_EQ(parseError("\xEF\xBB\xBFn\xC0\xAF: 1\n"),
+            "bad.yaml:1:2: invalid YAML: not UTF-8 text (byte 0xC0); YAML and JSON files are UTF-8");
+}
+
+TEST(ConfigNodeUtf8, ValidUtf8IsRead) {
+  const ConfigNode root =
+      parseConfigText("\xEF\xBB\xBFname: \"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x9A\x80\"\n", "ok.yaml");
+  EXPECT_EQ(root.child("name").asString(), "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x9A\x80");
+}
+
+TEST(ConfigNodeUtf8, InASetValueBlamesTheSet) {
+  ConfigNode root = parseConfigText("name: x\n", "exp.yaml");
+  EXPECT_EQ(errorOf([&] { applyOverride(root, parseOverride("name=bad\xFF")); }),
+            "--set name=bad\xFF: expected KEY=VALUE, found not UTF-8 text (byte 0xFF) at byte 9");
+}
+
+TEST(ConfigNodeFiles, ADeviceIsRefusedBeforeReading) {
+  if (!std::filesystem::exists("/dev/zero")) GTEST_SKIP() << "no /dev/zero";
+  EXPECT_EQ(errorOf([] { (void)loadConfigFile("/dev/zero"); }),
+            "/dev/zero: is not a regular file (a character device), expected a YAML file");
+}
+
+TEST(ConfigNodeFiles, AFileOverTheLimitIsRefusedBeforeParsing) {
+  const auto path = (std::filesystem::temp_directory_path() / "trainsim_config_node_test_large.yaml").string();
+  {
+    std::ofstream file(path, std::ios::binary);
+    // Not YAML at all from the first line: the size, not the parse, is what is reported.
+    file << "[[[\n" << std::string(kMaxConfigFileBytes, '#');
+  }
+  EXPECT_EQ(errorOf([&] { (void)loadConfigFile(path); }), path + ": is larger than the 4 MiB limit on a YAML file");
+  std::filesystem::remove(path);
 }
 
 TEST(ConfigNodeDocuments, SecondDocumentIsAnError) {

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "../validate/nccl_tests_log_writer.h"
@@ -236,6 +237,53 @@ TEST_F(CalibrateCommand, AMalformedSdpaBenchmarkExitsTwoNamingTheFile) {
             std::string::npos)
       << none.out;
   EXPECT_FALSE(fs::exists(path("c.yaml")));
+}
+
+// Regression test for issue 40: a row whose size was written "4M" was skipped (exit 0, the fit
+// on the other rows) and a time of 1e300 us was taken. Both are exit 2 at the row, and the
+// calibration file that was there stays as it was.
+TEST_F(CalibrateCommand, ARowThatDoesNotReadOrIsOutOfRangeExitsTwoAtItsLine) {
+  std::ifstream stream(path("run.log"));
+  const std::string log((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
+  struct Case {
+    std::string from, to, expected;
+  };
+  const std::vector<Case> cases = {
+      {"      4194304 ", "           4M ", ": size: expected a whole number of bytes"},
+      {"      4194304 ", "      4194304 1e300 ", " columns as the header at line "},  // a column too many
+  };
+  write("calib.yaml", "kept\n");
+  for (const auto& c : cases) {
+    std::string text = log;
+    const auto at = text.find(c.from);
+    ASSERT_NE(at, std::string::npos) << c.from;
+    text.replace(at, c.from.size(), c.to);
+    write("bad.log", text);
+    const CommandResult run = runTrainsim("calibrate --nccl-tests " + path("bad.log") +
+                                          " --cluster azure-nd-a100-v4 --out " + path("calib.yaml"));
+    EXPECT_EQ(run.exit_code, 2) << run.out;
+    EXPECT_EQ(run.out.rfind("trainsim: error: " + path("bad.log") + ":", 0), 0u) << run.out;
+    EXPECT_NE(run.out.find(c.expected), std::string::npos) << run.out;
+  }
+  // The time column of a row (its 6th word after the launcher's tag): 1e300 us.
+  std::string text = log;
+  const auto row_start = text.rfind('\n', text.find("      4194304 ")) + 1;
+  const auto row_end = text.find('\n', row_start);
+  const std::string tag = "[1,0]<stdout>:";
+  std::istringstream words(text.substr(row_start + tag.size(), row_end - row_start - tag.size()));
+  std::string row = tag;
+  int index = 0;
+  for (std::string word; words >> word; ++index) row += " " + (index == 5 ? std::string("1e300") : word);
+  text.replace(row_start, row_end - row_start, row);
+  write("bad.log", text);
+  const CommandResult huge = runTrainsim("calibrate --nccl-tests " + path("bad.log") +
+                                         " --cluster azure-nd-a100-v4 --out " + path("calib.yaml"));
+  EXPECT_EQ(huge.exit_code, 2) << huge.out;
+  EXPECT_NE(huge.out.find(": time (us): expected a number between 0.001 and 3600000000, found \"1e300\""),
+            std::string::npos)
+      << huge.out;
+  std::ifstream kept(path("calib.yaml"));
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(kept)), std::istreambuf_iterator<char>()), "kept\n");
 }
 
 TEST_F(CalibrateCommand, AWriteErrorExitsOne) {

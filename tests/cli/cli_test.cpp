@@ -251,9 +251,9 @@ TEST(CliTest, WriteErrorsExitOneNamingTheOutput) {
     EXPECT_EQ(result.exit_code, 1) << args[0] << " " << args.back();
     EXPECT_EQ(result.err, stdout_error) << args[0] << " " << args.back();
   }
-  // A file that cannot be created is the user's path: exit 2, with the reason.
+  // A file that cannot be created: exit 1 (SPEC.md, issue 40), with the reason.
   const Result missing = trainsim({"memory", "llama3-8b-dgx-h100", "--json", "/nonexistent/trainsim/m.json"});
-  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_EQ(missing.exit_code, 1);
   EXPECT_EQ(missing.err,
             "trainsim: error: /nonexistent/trainsim/m.json: cannot write the output file: No such file or directory\n");
 }

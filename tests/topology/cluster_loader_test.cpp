@@ -30,6 +30,25 @@ TEST(ClusterLoaderTest, AppliesDocumentedDefaults) {
   EXPECT_EQ(spec->inter_node->oversubscription, std::vector<double>{1.0});
 }
 
+// Regression test for issue 40: a --set that broke the GPU's fabric-and-bandwidth check was
+// blamed on the line of the GPU mapping in the file.
+TEST(ClusterLoaderTest, ACheckOfTwoKeysBlamesTheValueThatBrokeIt) {
+  const std::string expected =
+      "gpu.intra_node_bandwidth_GBps: expected a positive number (default_fabric nvswitch needs the GPU's scale-up "
+      "bandwidth, per GPU, per direction), found \"0\"";
+  ConfigNode root = parseConfigText(withGpu("nodes: 1\ngpus_per_node: 8\n"), "test.yaml");
+  applyOverride(root, parseOverride("gpu.intra_node_bandwidth_GBps=0"));
+  const auto set = loadClusterNode(root, shippedConfigs());
+  ASSERT_FALSE(set.ok());
+  EXPECT_EQ(set.error().toString(), "--set gpu.intra_node_bandwidth_GBps=0: " + expected);
+  // Given as 0 in the file: at its own line, not at the mapping's.
+  std::string zero = withGpu("nodes: 1\ngpus_per_node: 8\n");
+  zero.replace(zero.find("450"), 3, "0");
+  const auto file = specFromYaml(zero);
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.error().toString(), "test.yaml:6:30: " + expected);
+}
+
 TEST(ClusterLoaderTest, EveryShippedPresetLoadsAndBuilds) {
   for (const char* name : {"dgx-a100", "dgx-h100", "dgx-h200", "aws-p4d", "aws-p5", "azure-nd-a100-v4", "gcp-a3",
                            "l40s-pcie-roce", "rtx4090-workstation", "tpu-v4-pod-slice", "mi300x-node"}) {

@@ -298,6 +298,18 @@ TEST(AttentionBenchmarkCsvTest, MalformedCellsAreErrorsAtTheirPositionNamingTheC
        "bad.csv:3:23: is_causal: expected True or False, found \"yes\""},
       {"1,8192,8192,128,8,128,True,cudnn_fe,1.389,4.542,1584\n", "bad.csv:3:1: 11 cells, the header has 12"},
       {"1,8192,8192,128,8,128,True,\"cudnn_fe,1.389\n", "bad.csv:3:28: a quoted cell is never closed"},
+      // Out of physical range, as YAML values are refused (issue 40).
+      {"1,8192,8192,128,8,128,True,cudnn_fe,1e300,4.542,1584,1211\n",
+       "bad.csv:3:37: forward_time: expected a number between 0 and 3600000, found \"1e300\""},
+      {"1,8192,8192,128,8,128,True,cudnn_fe,1.389,4.542,2e6,1211\n",
+       "bad.csv:3:49: fwd_tflops_per_sec: expected a number between 0 and 1000000, found \"2e6\""},
+      {"1,99999999999999999999,8192,128,8,128,True,cudnn_fe,1.389,4.542,1584,1211\n",
+       "bad.csv:3:3: q_seqlen: expected a whole number between 1 and 16777216, found \"99999999999999999999\""},
+      {"4611686018427387904,8192,8192,4,8,128,True,cudnn_fe,1.389,4.542,1584,1211\n",
+       "bad.csv:3:1: batch_size: expected a whole number between 1 and 16777216, found \"4611686018427387904\""},
+      // A name that is not UTF-8 (it would fail the JSON writers later).
+      {"1,8192,8192,128,8,128,True,cudnn\xFF,1.389,4.542,1584,1211\n",
+       "bad.csv:3:28: backend: expected a name in UTF-8, found not UTF-8 text (byte 0xFF)"},
   };
   for (const auto& c : cases) {
     const std::string text = header + "1,8192,8192,128,8,128,True,cudnn_fe,1.389,4.542,1584,1211\n" + c.row;

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "nccl_tests_log_writer.h"
 
 namespace trainsim::validate {
@@ -92,6 +94,96 @@ std::string replaced(std::string text, const std::string& from, const std::strin
   return text.replace(at, from.size(), to);
 }
 
+// Regression test for issue 40: a size written "4M" made the row look like no row at all, and
+// the fit ran on the others (exit 0, a fitted bandwidth moved from 76.7 to 88.1 GB/s).
+TEST(NcclTestsLogTest, ARowThatDoesNotReadIsAnErrorNotSkipped) {
+  const std::string good = ncclTestsRun(CollectiveOp::kAllReduce, {8}, kSamples);
+  // Rows are lines 17-19; the size is the first word of a row, at column 9 ("%12" of "1048576").
+  struct Case {
+    std::string text;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {replaced(good, " 1048576 ", "      4M "),
+       "f.log:18:12: size: expected a whole number of bytes up to 1e15 (digits only), found \"4M\""},
+      {replaced(good, "   1048576 ", " 1,048,576 "), "f.log:18:"},
+      {replaced(good, "   1048576 ", "  1048576.5 "), "size: expected a whole number of bytes"},
+      {replaced(good, " 1048576 ", " 1e6     "), "found \"1e6\""},
+      {replaced(good, "1048576 ", "1048576x"), "found \"1048576x\""},
+  };
+  for (const auto& c : cases) {
+    const auto log = parseNcclTestsLog(c.text, "f.log");
+    ASSERT_FALSE(log.ok()) << c.expected << "\n" << c.text;
+    EXPECT_EQ(log.error().code, ExitCode::kInvalidInput);
+    EXPECT_THAT(log.error().toString(), HasSubstr(c.expected));
+  }
+}
+
+// Regression test for issue 40: a time of 1e300 us was taken, and the printed fit quality went wrong.
+TEST(NcclTestsLogTest, ValuesOutOfPhysicalRangeAreRefusedAsInYaml) {
+  const std::string good = ncclTestsRun(CollectiveOp::kAllReduce, {8}, kSamples);
+  struct Case {
+    std::string text;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {replaced(good, "70.25", "1e300"),
+       "f.log:18:57: time (us): expected a number between 0.001 and 3600000000, "
+       "found \"1e300\""},
+      {replaced(good, "70.25", "0.00"), "time (us): expected a number between 0.001 and 3600000000, found \"0.00\""},
+      {replaced(good, "70.25", "-70.25"), "found \"-70.25\""},
+      {replaced(good, "70.25", "nan"), "found \"nan\""},
+      {replaced(good, "70.25", "inf"), "found \"inf\""},
+      {replaced(good, "  1073741824 ", " 99999999999999999 "), "size: expected a whole number of bytes up to"},
+  };
+  for (const auto& c : cases) {
+    const auto log = parseNcclTestsLog(c.text, "f.log");
+    ASSERT_FALSE(log.ok()) << c.expected;
+    EXPECT_EQ(log.error().code, ExitCode::kInvalidInput);
+    EXPECT_THAT(log.error().toString(), HasSubstr(c.expected));
+  }
+  // The bandwidth columns too: the second row's out-of-place busbw (its 8th word) at 1e300 GB/s.
+  const auto row_start = good.rfind('\n', good.find(" 1048576 ")) + 1;
+  const auto row_end = good.find('\n', row_start);
+  std::istringstream words(good.substr(row_start, row_end - row_start));
+  std::string row;
+  int index = 0;
+  for (std::string word; words >> word; ++index) row += " " + (index == 7 ? std::string("1e300") : word);
+  std::string wide = good;
+  wide.replace(row_start, row_end - row_start, row);
+  const auto log = parseNcclTestsLog(wide, "f.log");
+  ASSERT_FALSE(log.ok());
+  EXPECT_THAT(log.error().toString(), HasSubstr("(GB/s): expected a number between 0 and 1000000, found \"1e300\""));
+}
+
+// What nccl-tests and NCCL print between rows stays ignored: only a line meant as a row is read.
+TEST(NcclTestsLogTest, LinesBetweenRowsThatAreNotRowsStayIgnored) {
+  std::string text = ncclTestsRun(CollectiveOp::kAllReduce, {8}, kSamples);
+  const auto second_row = text.find("  1048576 ");
+  const auto at = text.rfind('\n', second_row) + 1;
+  text.insert(at,
+              "10.0.0.1:4242:4242 [0] NCCL INFO Channel 00/02 : 0 1 2 3 4 5 6 7\n"
+              "node-001:4242:4300 [3] NCCL WARN NET/IB : Got async event : port error\n"
+              "[node-001:04242] 1 more process has sent help message help-mpi-btl-openib.txt\n"
+              "#  a comment\n"
+              "\n");
+  const auto log = parseNcclTestsLog(text, "h.log");
+  ASSERT_TRUE(log.ok()) << log.error().toString();
+  EXPECT_EQ(log->runs.front().samples.size(), 3u);
+}
+
+TEST(NcclTestsLogTest, AGpuNameThatIsNotUtf8IsAnErrorAtItsByte) {
+  const std::string good = ncclTestsRun(CollectiveOp::kAllReduce, {8}, kSamples);
+  const auto log = parseNcclTestsLog(replaced(good, "NVIDIA A100",
+                                              "NVIDIA \xC0\xAF"
+                                              "100"),
+                                     "u.log");
+  ASSERT_FALSE(log.ok());
+  EXPECT_EQ(log.error().code, ExitCode::kInvalidInput);
+  EXPECT_THAT(log.error().toString(),
+              HasSubstr(":5:69: rank line: expected a host and GPU name in UTF-8, found not UTF-8 text (byte 0xC0)"));
+}
+
 TEST(NcclTestsLogTest, MalformedLogsAreErrorsAtTheirLine) {
   const std::string good = ncclTestsRun(CollectiveOp::kAllReduce, {8}, kSamples);
   // Line 1 is the command line, 2 the header, 3-4 "#" and "# Using devices", 5-12 ranks,
@@ -104,7 +196,7 @@ TEST(NcclTestsLogTest, MalformedLogsAreErrorsAtTheirLine) {
       {"", "no nccl-tests run found"},
       {"hello\nworld\n", "no nccl-tests run found"},
       {replaced(good, "  70.25", ""), "f.log:18:"},  // a column missing
-      {replaced(good, "70.25", "fast"), "time: expected a non-negative number, found \"fast\""},
+      {replaced(good, "70.25", "fast"), "time (us): expected a number between 0.001 and 3600000000, found \"fast\""},
       {replaced(good, "#  Rank  1", "#  Rank  0"), "rank 0 is listed twice"},
       {replaced(good, "Pid   1001 on", "Pid on"), "f.log:6:1"},  // a rank line that does not read
       {replaced(good, "1048576", "512"), "does not grow"},

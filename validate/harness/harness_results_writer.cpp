@@ -10,8 +10,9 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <iostream>
+
+#include "base/atomic_file.h"
 
 namespace trainsim::harness {
 
@@ -126,14 +127,9 @@ std::optional<Error> writeResultsFile(const std::string& path, const std::string
     if (!std::cout) return Error{ExitCode::kInternal, "", "", "cannot write the results to stdout"};
     return std::nullopt;
   }
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) {
-    return Error{ExitCode::kInternal, path, "", fmt::format("cannot open for writing: {}", std::strerror(errno))};
-  }
-  file << text;
-  file.close();
-  if (!file) return Error{ExitCode::kInternal, path, "", "write failed"};
-  return std::nullopt;
+  // Whole or not at all: a results file cut short by a full disk or a killed job would read
+  // as a shorter sweep.
+  return writeFileAtomically(path, [&](std::ostream& out) { out << text; });
 }
 
 }  // namespace trainsim::harness
