@@ -42,6 +42,8 @@ for i in "${!targets[@]}"; do
     failed=$((failed + 1))
   fi
 done
-[ "$failed" -ne 0 ] && echo "fuzz: reproduce with build-sanitize/fuzz_TARGET FILE (docs/testing.md)" >&2
-echo "fuzz: $((${#targets[@]} - failed)) passed, $failed failed"
-[ "$failed" -eq 0 ]
+if [ "$failed" -ne 0 ]; then
+  echo "fuzz: findings in $failed of ${#targets[@]} targets; reproduce with build-sanitize/fuzz_TARGET FILE" >&2
+  exit 1
+fi
+echo "fuzz: no finding in ${#targets[@]} targets, ${seconds} s each"
