@@ -483,7 +483,20 @@ class StructureChecker final : public YAML::EventHandler {
 // Stops at the start of a document that has content: a config is one document.
 class ExtraDocumentFinder final : public YAML::EventHandler {
  public:
-  void OnDocumentStart(const YAML::Mark& mark) override { start_ = mark; }
+  explicit ExtraDocumentFinder(const std::string& text) : text_(text) {}
+
+  // yaml-cpp's parser does not move past a token that cannot start a document (a ',' after
+  // the document, as in `{"a": 1},`): it reports empty documents at the same place for ever.
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (start_.pos >= 0 && mark.pos <= start_.pos) {
+      const auto at = static_cast<std::size_t>(mark.pos);
+      const char c = at < text_.size() ? text_[at] : ' ';
+      throw YamlIssue{mark, "",
+                      c > ' ' && c < 127 ? std::string("invalid YAML: unexpected \"") + c + "\""
+                                         : std::string("invalid YAML: unexpected character")};
+    }
+    start_ = mark;
+  }
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark& /*mark*/, YAML::anchor_t /*anchor*/) override {}  // `---` and nothing: harmless
   void OnAlias(const YAML::Mark& /*mark*/, YAML::anchor_t /*anchor*/) override { found(); }
@@ -508,6 +521,7 @@ class ExtraDocumentFinder final : public YAML::EventHandler {
                     "a second YAML document starts here; a config file holds one document (remove the --- line and "
                     "what follows it)"};
   }
+  const std::string& text_;
   YAML::Mark start_ = YAML::Mark::null_mark();
 };
 
@@ -518,7 +532,7 @@ std::optional<YamlIssue> findStructureIssue(const std::string& text, const std::
   StructureChecker checker(text, root_path);
   try {
     if (!parser.HandleNextDocument(checker)) return std::nullopt;
-    ExtraDocumentFinder extra;
+    ExtraDocumentFinder extra(text);
     while (parser.HandleNextDocument(extra)) {
     }
   } catch (const YamlIssue& issue) {

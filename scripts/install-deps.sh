@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages trainsim builds with. Idempotent: installs only what is
+# Installs the Debian packages trainsim builds with (clang and its sanitizer and libFuzzer
+# runtimes for scripts/sanitize.sh and scripts/fuzz.sh). Idempotent: installs only what is
 # missing and stays quiet when everything is there. Runs apt-get through sudo when not root.
 set -euo pipefail
 
@@ -9,6 +10,7 @@ packages=(
   libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
+  clang libclang-rt-14-dev
 )
 
 missing=()

@@ -196,6 +196,20 @@ TEST(ConfigNodeSyntax, OtherSyntaxErrorsKeepYamlCppsMessage) {
   EXPECT_EQ(parseError("a: [1, 2\n"), "bad.yaml:2:1: invalid YAML: end of sequence flow not found");
 }
 
+// Found by fuzz_hf_config: yaml-cpp's parser never moves past a ',' after a document (a
+// config.json with a comma after its closing brace) and the reader looped for ever.
+TEST(ConfigNodeSyntax, CommaAfterTheDocumentIsAnErrorNotAHang) {
+  EXPECT_EQ(parseError("{\"model_type\": \"llama\"},\n"), "bad.yaml:1:24: invalid YAML: unexpected \",\"");
+  EXPECT_EQ(parseError("[1, 2],"), "bad.yaml:1:7: invalid YAML: unexpected \",\"");
+  EXPECT_EQ(parseError(",\n"), "bad.yaml:1:1: invalid YAML: unexpected \",\"");
+  EXPECT_EQ(parseError("\"llama\",\n  \"hidden_size\": 4096\n"), "bad.yaml:1:8: invalid YAML: unexpected \",\"");
+  EXPECT_EQ(parseError("a: 1\n...\n,\n"), "bad.yaml:3:1: invalid YAML: unexpected \",\"");
+  // A --set value goes through the same check.
+  ConfigNode root = parseConfigText("training: {seq_len: 4096}\n", "exp.yaml");
+  EXPECT_EQ(errorOf([&] { applyOverride(root, parseOverride("training.seq_len=,")); }),
+            "--set training.seq_len=,: invalid YAML: unexpected \",\"");
+}
+
 TEST(ConfigNodeFiles, DirectoryIsAnInputError) {
   const std::string directory = TRAINSIM_TEST_DATA_DIR;
   EXPECT_EQ(errorOf([&] { (void)loadConfigFile(directory); }), directory + ": is a directory, expected a YAML file");

@@ -152,7 +152,8 @@ TEST(FlopsModel, DropoutFollowsTheModelNotItsArchitecture) {
   // A llama model given attention dropout runs it inside the fused kernel.
   ModelSpec llama = llama3_8bModel();
   llama.attention_dropout = 0.1;
-  const Op* flash = transformerLayer(llama, shard(1, 4096, 4, true)).find("flash_attention");
+  const Workload llama_layer = transformerLayer(llama, shard(1, 4096, 4, true));  // outlives `flash`
+  const Op* flash = llama_layer.find("flash_attention");
   ASSERT_NE(flash, nullptr);
   EXPECT_DOUBLE_EQ(flash->forward.executed_flops, flash->forward.flops / 2.0 / 0.80);
 }
