@@ -1,10 +1,7 @@
 // End-to-end tests of the `trainsim` executable: exit codes, error messages and output
 // formats of SPEC.md, run as a user would (stdout, stderr and the exit status captured).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -12,76 +9,21 @@
 #include <string>
 #include <vector>
 
+#include "tests/cli/trainsim_run.h"
+
 namespace {
 
 namespace fs = std::filesystem;
+namespace cli_testing = trainsim::cli_testing;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string quote(const std::string& text) {
-  std::string quoted = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      quoted += "'\\''";
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + "'";
-}
-
-std::string readFile(const fs::path& path) {
-  std::ifstream stream(path, std::ios::binary);
-  std::ostringstream text;
-  text << stream.rdbuf();
-  return text.str();
-}
-
-// A scratch directory for one test, removed at the end.
-class TempDir {
- public:
-  TempDir() {
-    static int counter = 0;
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() / ("trainsim_cli_test_" + std::to_string(::getpid()) + "_" +
-                                         (info != nullptr ? info->name() : "x") + "_" + std::to_string(++counter));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using Result = cli_testing::TrainsimRun;
+using TempDir = cli_testing::ScratchDir;
 
 // Runs `trainsim ARGS...` with the source tree's presets; captures stdout, stderr, exit code.
 // With `stdout_to`, stdout goes to that file instead (and `out` stays empty).
 Result trainsim(const std::vector<std::string>& args, bool with_config_dir = true, int timeout_s = 120,
                 const std::string& stdout_to = "") {
-  TempDir scratch;
-  // A hang fails the test (exit 124) instead of blocking the suite.
-  std::string command = "timeout " + std::to_string(timeout_s) + " " + quote(TRAINSIM_EXECUTABLE);
-  if (with_config_dir) command += " --config-dir " + quote(TRAINSIM_CONFIG_DIR_FOR_TESTS);
-  for (const auto& arg : args) command += " " + quote(arg);
-  const fs::path out = scratch.path() / "stdout";
-  const fs::path err = scratch.path() / "stderr";
-  command += " >" + quote(stdout_to.empty() ? out.string() : stdout_to) + " 2>" + quote(err.string()) + " </dev/null";
-  const int status = std::system(command.c_str());
-  Result result;
-  if (status != -1 && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-  result.out = readFile(out);
-  result.err = readFile(err);
-  return result;
+  return cli_testing::runTrainsim(args, timeout_s, with_config_dir, stdout_to);
 }
 
 nlohmann::json parseJson(const Result& result) {

@@ -62,19 +62,22 @@ class ScratchDir {
   fs::path path_;
 };
 
-// Runs `trainsim --config-dir <the source tree's presets> ARGS...`; a hang fails (exit 124).
-inline TrainsimRun runTrainsim(const std::vector<std::string>& args, int timeout_s = 120) {
+// Runs `trainsim [--config-dir <the source tree's presets>] ARGS...`: a hang fails (exit
+// 124); with `stdout_to`, stdout goes to that file (and `out` stays empty).
+inline TrainsimRun runTrainsim(const std::vector<std::string>& args, int timeout_s = 120, bool with_config_dir = true,
+                               const std::string& stdout_to = "") {
   const ScratchDir scratch;
-  std::string command = "timeout " + std::to_string(timeout_s) + " " + shellQuoted(TRAINSIM_EXECUTABLE) +
-                        " --config-dir " + shellQuoted(TRAINSIM_CONFIG_DIR_FOR_TESTS);
+  std::string command = "timeout " + std::to_string(timeout_s) + " " + shellQuoted(TRAINSIM_EXECUTABLE);
+  if (with_config_dir) command += " --config-dir " + shellQuoted(TRAINSIM_CONFIG_DIR_FOR_TESTS);
   for (const auto& arg : args) command += " " + shellQuoted(arg);
-  command += " >" + shellQuoted(scratch / "stdout") + " 2>" + shellQuoted(scratch / "stderr") + " </dev/null";
+  const std::string out = stdout_to.empty() ? scratch / "stdout" : stdout_to;
+  command += " >" + shellQuoted(out) + " 2>" + shellQuoted(scratch / "stderr") + " </dev/null";
   const auto start = std::chrono::steady_clock::now();
   const int status = std::system(command.c_str());
   TrainsimRun run;
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (status != -1 && WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);
-  run.out = fileText(scratch / "stdout");
+  if (stdout_to.empty()) run.out = fileText(scratch / "stdout");
   run.err = fileText(scratch / "stderr");
   return run;
 }
