@@ -1,0 +1,21 @@
+// The memory simulateIteration needs for an experiment, estimated from the plan before the
+// cluster or any task is built (sim/memory_budget.h), so that `simulate` refuses at once a
+// plan it cannot represent within its budget. Counted as IterationBuilder builds them:
+// each simulated GPU's passes (its compute tasks and pipeline sends), the tensor-, context-
+// and expert-parallel collectives of every pass, and the data-parallel gradient reductions
+// and ZeRO parameter gathers of every data-parallel group (which span every replica, in
+// symmetric mode too), each collective at the most flows its algorithm may expand into
+// (sim/collective_flow_bound.h). The largest graph is taken at the full micro-batch count:
+// the steady-state extrapolation falls back to it when the line does not hold.
+#pragma once
+
+#include "parallelism/experiment.h"
+#include "parallelism/iteration_simulation.h"
+#include "sim/memory_budget.h"
+
+namespace trainsim::parallelism {
+
+[[nodiscard]] Expected<sim::MemoryEstimate> estimateIterationMemory(const Experiment& experiment,
+                                                                    const SimulationOptions& options);
+
+}  // namespace trainsim::parallelism
