@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/command_context.h"
+#include "sim/memory_budget.h"
 
 namespace trainsim::cli {
 
@@ -18,8 +19,9 @@ struct SimulateOptions {
   std::string calibration_file;  // --calibration calib.yaml
   bool ignore_memory = false;
   bool symmetric = false;
-  bool every_microbatch = false;  // no steady-state extrapolation
-  bool ops = false;               // the busiest stage's compute, op by op
+  bool every_microbatch = false;                         // no steady-state extrapolation
+  bool ops = false;                                      // the busiest stage's compute, op by op
+  double max_memory_GiB = sim::kDefaultMemoryBudgetGiB;  // refuse plans estimated above it
 };
 
 void addSimulateCommand(CLI::App& app, SimulateOptions& options);
