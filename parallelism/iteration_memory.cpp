@@ -70,7 +70,15 @@ Expected<sim::MemoryEstimate> estimateIterationMemory(const Experiment& experime
     const auto gpus = static_cast<double>(layout.ranks());
     estimate.add(sim::MemoryKind::kRanks, "GPUs' per-rank records", gpus);
 
-    const auto microbatches = static_cast<double>(plan.microbatches(experiment.training));
+    // The largest graph: the steady-state extrapolation's third run (its check of the line),
+    // else every micro-batch. (Where the line fails the fallback builds every micro-batch,
+    // which this does not bound.)
+    const int64_t all_microbatches = plan.microbatches(experiment.training);
+    const auto extrapolation = options.trace == nullptr && !options.every_microbatch
+                                   ? microbatchExtrapolation(plan, all_microbatches)
+                                   : std::nullopt;
+    const auto microbatches =
+        static_cast<double>(extrapolation ? 2 * extrapolation->second - extrapolation->first : all_microbatches);
     const auto chunks = static_cast<double>(plan.virtual_stages);
     // Symmetric mode simulates the first replicas of every stage; the rest are not built.
     const double replicas =

@@ -5,8 +5,9 @@
 // and expert-parallel collectives of every pass, and the data-parallel gradient reductions
 // and ZeRO parameter gathers of every data-parallel group (which span every replica, in
 // symmetric mode too), each collective at the most flows its algorithm may expand into
-// (sim/collective_flow_bound.h). The largest graph is taken at the full micro-batch count:
-// the steady-state extrapolation falls back to it when the line does not hold.
+// (sim/collective_flow_bound.h). The largest graph is the steady-state extrapolation's
+// third run where it applies (its fallback to every micro-batch, when the line does not
+// hold, is not bounded), else the full micro-batch count.
 #pragma once
 
 #include "parallelism/experiment.h"

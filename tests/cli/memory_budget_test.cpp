@@ -11,16 +11,16 @@
 
 namespace {
 
-struct Run {
+struct CommandRun {
   int exit_code = -1;
   std::string output;  // stdout and stderr
   double seconds = 0.0;
 };
 
-Run trainsim(const std::string& arguments) {
+CommandRun trainsim(const std::string& arguments) {
   const std::string command = "timeout 120 " + std::string(TRAINSIM_EXECUTABLE) + " --config-dir " +
                               TRAINSIM_CONFIG_DIR_FOR_TESTS + " " + arguments + " 2>&1 </dev/null";
-  Run run;
+  CommandRun run;
   const auto start = std::chrono::steady_clock::now();
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return run;
@@ -48,7 +48,7 @@ constexpr double kRefusalSeconds = 5.0;
 
 TEST(MemoryBudget, AMillionGpuSimulationIsRefusedUpFront) {
   for (const std::string mode : {"", " --symmetric"}) {
-    const Run run = trainsim("simulate " + kMillionGpuPlan + mode);
+    const CommandRun run = trainsim("simulate " + kMillionGpuPlan + mode);
     EXPECT_EQ(run.exit_code, 2) << run.output;
     EXPECT_NE(run.output.find("more than the 8 GiB memory budget"), std::string::npos) << run.output;
     EXPECT_NE(run.output.find("gradient reductions over 1048576 GPUs"), std::string::npos) << run.output;
@@ -58,7 +58,7 @@ TEST(MemoryBudget, AMillionGpuSimulationIsRefusedUpFront) {
 }
 
 TEST(MemoryBudget, AMillionGpuCollectiveIsRefusedUpFront) {
-  const Run run =
+  const CommandRun run =
       trainsim("collective --cluster dgx-h100 " + kMillionGpuCluster + " --op all_reduce --gpus 1048576 -b 1G -e 1G");
   EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_NE(run.output.find("flows of all_reduce on 1048576 GPUs"), std::string::npos) << run.output;
@@ -68,7 +68,7 @@ TEST(MemoryBudget, AMillionGpuCollectiveIsRefusedUpFront) {
 
 TEST(MemoryBudget, AnAllToAllOfTensOfThousandsOfGpusIsRefused) {
   // n (n - 1) flows: 4 x 10^9 at 65,536 GPUs.
-  const Run run =
+  const CommandRun run =
       trainsim("collective --cluster dgx-h100 --set nodes=8192 --set inter_node.switch_radix=256 --op all_to_all");
   EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_NE(run.output.find("flows of all_to_all on 65536 GPUs"), std::string::npos) << run.output;
@@ -78,10 +78,10 @@ TEST(MemoryBudget, AnAllToAllOfTensOfThousandsOfGpusIsRefused) {
 TEST(MemoryBudget, TheBudgetIsAnOption) {
   // A shipped run fits the default budget and not a tiny one.
   EXPECT_EQ(trainsim("collective --cluster dgx-h100 --op all_reduce --gpus 16 -b 1M -e 1M").exit_code, 0);
-  const Run tiny = trainsim("simulate llama3-8b-dgx-h100 --max-memory-gib 0.01");
+  const CommandRun tiny = trainsim("simulate llama3-8b-dgx-h100 --max-memory-gib 0.01");
   EXPECT_EQ(tiny.exit_code, 2) << tiny.output;
   EXPECT_NE(tiny.output.find("more than the 0.01 GiB memory budget"), std::string::npos) << tiny.output;
-  const Run zero = trainsim("collective --cluster dgx-h100 --op all_reduce --max-memory-gib 0");
+  const CommandRun zero = trainsim("collective --cluster dgx-h100 --op all_reduce --max-memory-gib 0");
   EXPECT_EQ(zero.exit_code, 2) << zero.output;
   EXPECT_NE(zero.output.find("--max-memory-gib: expected a positive number of GiB"), std::string::npos) << zero.output;
 }
