@@ -151,9 +151,9 @@ SizeRange parseSizeRange(const CollectiveOptions& options) {
 }
 
 // The memory of the run at most (sim/memory_budget.h): the cluster and the largest flow
-// graph of one size (each size's graph is freed before the next), from the spec and the
-// placement alone, before the cluster is built. A placement the cluster cannot hold is left
-// to placeRanks, which says why.
+// graph of one size (each size's graph is freed before the next), every flow running at
+// once, from the spec and the placement alone, before the cluster is built. A placement the
+// cluster cannot hold is left to placeRanks, which says why.
 sim::MemoryEstimate collectiveMemory(const topology::ClusterSpec& spec, sim::CollectiveOp op,
                                      std::optional<sim::CollectiveAlgorithm> algorithm,
                                      const CollectiveOptions& options) {
@@ -167,8 +167,12 @@ sim::MemoryEstimate collectiveMemory(const topology::ClusterSpec& spec, sim::Col
   shape.algorithm = algorithm;
   shape.most_per_node = std::min<int64_t>(gpus, options.gpus_per_node.value_or(spec.gpus_per_node));
   shape.multi_node = gpus > shape.most_per_node;
-  estimate.add(sim::MemoryKind::kFlows, fmt::format("flows of {} on {} GPUs", options.op, gpus),
-               sim::collectiveFlowBound(shape));
+  shape.nics_per_node = sim::channelLimit(spec);
+  const double flows = sim::collectiveFlowBound(shape);
+  estimate.add(sim::MemoryKind::kFlows, fmt::format("flows of {} on {} GPUs", options.op, gpus), flows);
+  // They all start together.
+  estimate.add(sim::MemoryKind::kRunningFlows, fmt::format("flows of {} on {} GPUs running at once", options.op, gpus),
+               flows);
   return estimate;
 }
 

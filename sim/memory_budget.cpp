@@ -15,6 +15,9 @@ double bytesEach(MemoryKind kind) {
     case MemoryKind::kRanks: return kBytesPerRank;
     case MemoryKind::kTasks: return kBytesPerTask;
     case MemoryKind::kFlows: return kBytesPerFlow;
+    case MemoryKind::kDependencies: return kBytesPerDependency;
+    case MemoryKind::kPasses: return kBytesPerPass;
+    case MemoryKind::kRunningFlows: return kBytesPerRunningFlow;
   }
   return 0.0;
 }

@@ -26,12 +26,14 @@ TEST(IterationMemory, CountsAtLeastTheTasksOfTheSimulatedGraph) {
       {"mixtral-8x7b-h100", {}},
       {"mixtral-8x7b-mi300x", {}},
       {"llama2-70b-h100", {"training.global_batch_size=64"}},
-      {"gpt3-175b-selene", {"training.global_batch_size=128", "parallelism.gpus=256"}},
-      {"gpt3-175b-selene", {"training.global_batch_size=64", "parallelism.gpus=256", "parallelism.zero=1"}},
+      {"gpt3-175b-selene", {"training.global_batch_size=128", "parallelism.gpus=256", "parallelism.dp=auto"}},
       {"gpt3-175b-selene",
-       {"training.global_batch_size=64", "parallelism.gpus=256", "parallelism.virtual_stages=2",
+       {"training.global_batch_size=64", "parallelism.gpus=256", "parallelism.dp=auto", "parallelism.zero=1"}},
+      {"gpt3-175b-selene",
+       {"training.global_batch_size=64", "parallelism.gpus=256", "parallelism.dp=auto", "parallelism.virtual_stages=2",
         "parallelism.sequence_parallel=true", "parallelism.tp_comm_overlap=true"}},
-      {"llama3-8b-dgx-h100", {"parallelism.zero=3", "parallelism.cp=1", "parallelism.gpus=16", "cluster.nodes=2"}},
+      {"llama3-8b-dgx-h100",
+       {"parallelism.zero=3", "parallelism.cp=1", "parallelism.gpus=16", "parallelism.dp=auto", "cluster.nodes=2"}},
       {"llama3-8b-dgx-h100", {"training.dispatch=eager", "training.stack=pytorch-fsdp"}},
   };
   for (const Case& c : cases) {
@@ -54,8 +56,11 @@ TEST(IterationMemory, CountsAtLeastTheTasksOfTheSimulatedGraph) {
           estimate.value().count(sim::MemoryKind::kTasks) + estimate.value().count(sim::MemoryKind::kFlows);
       const auto built = static_cast<double>(result.value().tasks);
       EXPECT_GE(counted, built) << c.experiment << (symmetric ? " symmetric" : " full");
-      // An upper bound, not a wild one: the budget refuses only what is really large.
-      EXPECT_LE(counted, 8.0 * built) << c.experiment << (symmetric ? " symmetric" : " full");
+      // An upper bound, not a wild one: the budget refuses only what is really large. The
+      // counts follow the builder; what is left is the flows of an all-reduce across nodes,
+      // counted as the double binary tree's where the tuner may take the ring (up to 1.38x
+      // here).
+      EXPECT_LE(counted, 1.5 * built) << c.experiment << (symmetric ? " symmetric" : " full");
     }
   }
 }

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "sim/collective_simulation.h"
 #include "sim/default_parameters.h"
@@ -66,6 +68,35 @@ TEST(CollectiveFlowBound, BoundsTheFlowsOfEveryAlgorithm) {
       EXPECT_EQ(collectiveFlowBound(shape), static_cast<double>(result.value().flows))
           << collectiveOpName(c.op) << " on " << c.gpus << " GPUs, " << bytes << " B, "
           << algorithmName(result.value().choice.algorithm);
+    }
+  }
+}
+
+TEST(CollectiveFlowBound, CountsAChannelPerNicAcrossNodes) {
+  // 4 NICs to 8 GPUs (4 channels), 32 (as many channels as GPUs, 8), a PCIe node with 4.
+  const ConfigPaths paths{TRAINSIM_CONFIG_DIR_FOR_TESTS};
+  for (const char* preset : {"aws-p4d", "aws-p5", "l40s-pcie-roce"}) {
+    auto spec = topology::loadClusterFile(preset, paths, {}).value();
+    spec.nodes = 4;
+    const topology::Cluster cluster = topology::Cluster::build(spec).value();
+    CollectiveSimulator simulator(cluster, defaultCommunicationParameters(paths).value());
+    for (const auto& [op, algorithm] : {std::pair{CollectiveOp::kAllReduce, std::optional<CollectiveAlgorithm>{}},
+                                        std::pair{CollectiveOp::kAllReduce, std::optional{CollectiveAlgorithm::kTree}},
+                                        std::pair{CollectiveOp::kAllGather, std::optional<CollectiveAlgorithm>{}}}) {
+      std::vector<int64_t> ranks;
+      for (int64_t r = 0; r < cluster.acceleratorCount(); ++r) ranks.push_back(r);
+      const auto result = simulator.simulate(CollectiveRequest{op, ranks, 1e9, algorithm, {}});
+      ASSERT_TRUE(result.ok()) << result.error().toString();
+      CollectiveShape shape;
+      shape.op = op;
+      shape.gpus = static_cast<int64_t>(ranks.size());
+      shape.most_per_node = spec.gpus_per_node;
+      shape.nics_per_node = channelLimit(spec);
+      shape.algorithm = algorithm;
+      EXPECT_GE(collectiveFlowBound(shape), static_cast<double>(result.value().flows)) << preset;
+      shape.algorithm = result.value().choice.algorithm;
+      EXPECT_EQ(collectiveFlowBound(shape), static_cast<double>(result.value().flows))
+          << preset << ", " << algorithmName(result.value().choice.algorithm);
     }
   }
 }
