@@ -10,7 +10,9 @@
 #include "base/expected.h"
 #include "cli/input_file.h"
 #include "cli/json_text.h"
+#include "cli/memory_budget_option.h"
 #include "cli/output_file.h"
+#include "sim/collective_flow_bound.h"
 #include "sim/collective_simulation.h"
 #include "sim/default_parameters.h"
 #include "topology/cluster.h"
@@ -149,6 +151,32 @@ SizeRange parseSizeRange(const CollectiveOptions& options) {
   return SizeRange{min_bytes, max_bytes, options.step_factor};
 }
 
+// The memory of the run at most (sim/memory_budget.h): the cluster and the largest flow
+// graph of one size (each size's graph is freed before the next), every flow running at
+// once, from the spec and the placement alone, before the cluster is built. A placement the
+// cluster cannot hold is left to placeRanks, which says why.
+sim::MemoryEstimate collectiveMemory(const topology::ClusterSpec& spec, sim::CollectiveOp op,
+                                     std::optional<sim::CollectiveAlgorithm> algorithm,
+                                     const CollectiveOptions& options) {
+  sim::MemoryEstimate estimate;
+  sim::addClusterMemory(spec, estimate);
+  const int64_t gpus = options.gpus.value_or(spec.totalGpus());
+  if (gpus < 2 || gpus > spec.totalGpus()) return estimate;
+  sim::CollectiveShape shape;
+  shape.op = op;
+  shape.gpus = gpus;
+  shape.algorithm = algorithm;
+  shape.most_per_node = std::min<int64_t>(gpus, options.gpus_per_node.value_or(spec.gpus_per_node));
+  shape.multi_node = gpus > shape.most_per_node;
+  shape.nics_per_node = sim::channelLimit(spec);
+  const double flows = sim::collectiveFlowBound(shape);
+  estimate.add(sim::MemoryKind::kFlows, fmt::format("flows of {} on {} GPUs", options.op, gpus), flows);
+  // They all start together.
+  estimate.add(sim::MemoryKind::kRunningFlows, fmt::format("flows of {} on {} GPUs running at once", options.op, gpus),
+               flows);
+  return estimate;
+}
+
 // The group's shape, for a measured correction of the calibration (collective_correction.h).
 struct GroupShape {
   int64_t nodes = 0;
@@ -197,6 +225,10 @@ int run(const CollectiveOptions& options, const CommandContext& context) {
   for (const auto& text : options.overrides) overrides.push_back(parseOverride(text));
   requireNotDirectory(options.cluster, "a cluster YAML file");
   const auto spec = valueOrThrow(topology::loadClusterFile(options.cluster, context.paths, overrides));
+  requireWithinMemoryBudget(collectiveMemory(spec, op, algorithm, options), options.max_memory_GiB,
+                            op == sim::CollectiveOp::kAllReduce && !algorithm
+                                ? "use fewer GPUs (--gpus), or --algo ring (a quarter of the tree's flows)"
+                                : "use fewer GPUs (--gpus)");
   const auto cluster = valueOrThrow(topology::Cluster::build(spec));
   const int64_t gpus = options.gpus.value_or(cluster.acceleratorCount());
   const std::vector<int64_t> ranks = placeRanks(cluster, gpus, options.gpus_per_node);
@@ -276,6 +308,7 @@ void addCollectiveCommand(CLI::App& app, CollectiveOptions& options) {
   command->add_option("--set", options.overrides, "Override a cluster key: KEY=VALUE (repeatable)");
   command->add_option("--json", options.json_file, "Write the rows as JSON (- = stdout)");
   command->add_option("--calibration", options.calibration_file, "Apply a calibration (trainsim calibrate)");
+  addMemoryBudgetOption(*command, options.max_memory_GiB);
 }
 
 int runCollective(const CollectiveOptions& options, const CommandContext& context) {

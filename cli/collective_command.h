@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/command_context.h"
+#include "sim/memory_budget.h"
 
 namespace trainsim::cli {
 
@@ -23,7 +24,8 @@ struct CollectiveOptions {
   std::string algorithm;
   std::string protocol;
   std::string json_file;
-  std::string calibration_file;  // --calibration calib.yaml
+  std::string calibration_file;                          // --calibration calib.yaml
+  double max_memory_GiB = sim::kDefaultMemoryBudgetGiB;  // refuse groups estimated above it
 };
 
 void addCollectiveCommand(CLI::App& app, CollectiveOptions& options);

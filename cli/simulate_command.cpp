@@ -13,9 +13,11 @@
 #include "cli/goodput_output.h"
 #include "cli/input_file.h"
 #include "cli/json_text.h"
+#include "cli/memory_budget_option.h"
 #include "cli/output_file.h"
 #include "goodput/goodput_report.h"
 #include "parallelism/experiment_loader.h"
+#include "parallelism/iteration_memory.h"
 #include "parallelism/iteration_simulation.h"
 #include "parallelism/rank_layout.h"
 #include "sim/trace_recorder.h"
@@ -214,6 +216,11 @@ int run(const SimulateOptions& options, const CommandContext& context) {
     calibration = valueOrThrow(validate::loadCalibrationFile(options.calibration_file));
     validate::applyCalibration(*calibration, simulation);
   }
+  // Before the cluster is built: a plan too large to represent is refused at once.
+  requireWithinMemoryBudget(valueOrThrow(parallelism::estimateIterationMemory(experiment, simulation)),
+                            options.max_memory_GiB,
+                            std::string("simulate fewer GPUs, ") + (options.symmetric ? "" : "use --symmetric, ") +
+                                "or larger gradient buckets (parallelism.ddp_bucket_size)");
   std::optional<sim::TraceRecorder> trace;
   if (!options.trace_file.empty()) {
     trace.emplace(parallelism::taskCategoryName);
@@ -303,6 +310,7 @@ void addSimulateCommand(CLI::App& app, SimulateOptions& options) {
   command->add_option("--seed", options.seed, "Seed of the Monte Carlo draws and of the slow GPUs (default 1)");
   command->add_flag("--ops", options.ops,
                     "Also list the busiest pipeline stage's compute op by op (text; \"ops\" in --json)");
+  addMemoryBudgetOption(*command, options.max_memory_GiB);
 }
 
 int runSimulate(const SimulateOptions& options, const CommandContext& context) {

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/command_context.h"
+#include "sim/memory_budget.h"
 
 namespace trainsim::cli {
 
@@ -19,10 +20,11 @@ struct SimulateOptions {
   std::string calibration_file;  // --calibration calib.yaml
   bool ignore_memory = false;
   bool symmetric = false;
-  bool every_microbatch = false;  // no steady-state extrapolation
-  bool ops = false;               // the busiest stage's compute, op by op
-  int64_t goodput_draws = 0;      // Monte Carlo draws of the run with failures (0: analytic only)
-  uint64_t seed = 1;              // for those draws and for the slow GPUs
+  bool every_microbatch = false;                         // no steady-state extrapolation
+  bool ops = false;                                      // the busiest stage's compute, op by op
+  double max_memory_GiB = sim::kDefaultMemoryBudgetGiB;  // refuse plans estimated above it
+  int64_t goodput_draws = 0;  // Monte Carlo draws of the run with failures (0: analytic only)
+  uint64_t seed = 1;          // for those draws and for the slow GPUs
 };
 
 void addSimulateCommand(CLI::App& app, SimulateOptions& options);

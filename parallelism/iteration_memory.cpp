@@ -1,0 +1,273 @@
+#include "parallelism/iteration_memory.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "parallelism/compute_timer.h"
+#include "parallelism/memory_model.h"
+#include "parallelism/pass_work.h"
+#include "parallelism/rank_layout.h"
+#include "sim/collective_flow_bound.h"
+#include "sim/compute_model.h"
+
+namespace trainsim::parallelism {
+namespace {
+
+// The shape of a group of `n` GPUs `stride` ranks apart, starting at a multiple of n x stride
+// (RankLayout: tensor-parallel groups are consecutive, context-, expert- and data-parallel
+// ones tp apart), on nodes of `per_node` GPUs.
+sim::CollectiveShape groupShape(sim::CollectiveOp op, int64_t n, int64_t stride, int64_t per_node,
+                                std::optional<int64_t> nics_per_node) {
+  sim::CollectiveShape shape;
+  shape.op = op;
+  shape.gpus = n;
+  const int64_t block = n * stride;
+  shape.multi_node = !(block <= per_node && per_node % block == 0);
+  shape.most_per_node = std::min(n, std::max<int64_t>(1, (per_node + stride - 1) / stride));
+  shape.nics_per_node = nics_per_node;
+  return shape;
+}
+
+// The group a pass collective of `group` runs on: its size and the ranks between members.
+std::pair<int64_t, int64_t> groupSizeAndStride(ParallelGroup group, const ParallelPlan& plan) {
+  switch (group) {
+    case ParallelGroup::kTensor: return {plan.tp, 1};
+    case ParallelGroup::kContext: return {plan.cp, plan.tp};
+    case ParallelGroup::kExpert: return {plan.ep, plan.tp};
+    case ParallelGroup::kPipeline: break;
+  }
+  return {1, 1};
+}
+
+std::string_view groupName(ParallelGroup group) {
+  switch (group) {
+    case ParallelGroup::kTensor: return "tensor-parallel";
+    case ParallelGroup::kContext: return "context-parallel";
+    case ParallelGroup::kExpert: return "expert-parallel";
+    case ParallelGroup::kPipeline: break;
+  }
+  return "pipeline";
+}
+
+// Collectives of one kind on groups of one shape, summed before they become items.
+struct CollectiveCount {
+  sim::CollectiveShape shape;
+  double collectives = 0.0;
+  double tasks = 0.0;  // besides the flows
+  double dependencies = 0.0;
+  // The groups they run on: each runs one of them at a time (they follow one another on its
+  // GPUs' streams or its NCCL stream), so at most one per group runs at once.
+  double groups = 0.0;
+};
+
+// What IterationBuilder::addCollective adds for one collective given `dependencies`: its
+// group, the fixed latency before the flows and, for `count` > 1 calls, the other calls'
+// latency; each flow depends on the fixed latency.
+void addCollective(CollectiveCount& total, double collectives, double dependencies, bool more_calls) {
+  total.collectives += collectives;
+  total.tasks += collectives * (more_calls ? 3.0 : 2.0);
+  total.dependencies += collectives * (dependencies + (more_calls ? 1.0 : 0.0));
+}
+
+void addItems(sim::MemoryEstimate& estimate, const std::string& what, const CollectiveCount& count) {
+  if (count.collectives <= 0.0) return;
+  const double each = sim::collectiveFlowBound(count.shape);
+  const double flows = count.collectives * each;
+  estimate.add(sim::MemoryKind::kFlows,
+               fmt::format("flows of {:.3g} {} over {} GPUs", count.collectives, what, count.shape.gpus), flows);
+  estimate.add(sim::MemoryKind::kRunningFlows, fmt::format("flows of {} running at once, one per group", what),
+               std::min(count.groups, count.collectives) * each);
+  estimate.add(sim::MemoryKind::kTasks, fmt::format("tasks of {:.3g} {}", count.collectives, what), count.tasks);
+  // Each flow depends on its collective's fixed latency.
+  estimate.add(sim::MemoryKind::kDependencies, fmt::format("dependencies of {:.3g} {}", count.collectives, what),
+               count.dependencies + flows);
+}
+
+// A pass's collectives as IterationBuilder::chunkPass merges them: calls of a kind (group,
+// op, pass, beside the compute or not) add up to one collective, a recomputed repeat opens
+// one of its own.
+std::vector<PassCollective> mergedCollectives(const PassWork& work) {
+  std::vector<PassCollective> merged;
+  for (const PassCollective& call : work.collectives) {
+    auto same = std::find_if(merged.begin(), merged.end(), [&](const PassCollective& c) {
+      return c.group == call.group && c.op == call.op && c.backward == call.backward &&
+             c.beside_compute == call.beside_compute;
+    });
+    if (call.recomputed || same == merged.end()) {
+      merged.push_back(call);
+    } else {
+      same->count += call.count;
+    }
+  }
+  return merged;
+}
+
+}  // namespace
+
+Expected<sim::MemoryEstimate> estimateIterationMemory(const Experiment& experiment, const SimulationOptions& given) {
+  return catchInputErrors([&]() -> sim::MemoryEstimate {
+    const SimulationOptions options = withHostDispatch(experiment, given);
+    const ParallelPlan& plan = experiment.plan;
+    const RankLayout layout(plan);
+    const int64_t per_node = std::max(1, experiment.cluster.gpus_per_node);
+    const std::optional<int64_t> nics = sim::channelLimit(experiment.cluster);
+    sim::MemoryEstimate estimate;
+    sim::addClusterMemory(experiment.cluster, estimate);
+    estimate.add(sim::MemoryKind::kRanks, "GPUs' per-rank records", static_cast<double>(layout.ranks()));
+
+    // The largest graph: the steady-state extrapolation's third run (its check of the line),
+    // else every micro-batch. (Where the line fails the fallback builds every micro-batch,
+    // which this does not bound.)
+    const int64_t all_microbatches = plan.microbatches(experiment.training);
+    const auto extrapolation = options.trace == nullptr && !options.every_microbatch
+                                   ? microbatchExtrapolation(plan, all_microbatches)
+                                   : std::nullopt;
+    const auto m =
+        static_cast<double>(extrapolation ? 2 * extrapolation->second - extrapolation->first : all_microbatches);
+    const auto chunks = static_cast<double>(plan.virtual_stages);
+    // Symmetric mode simulates the first replicas of every stage; the rest are not built.
+    const double replicas =
+        options.iteration.symmetric ? static_cast<double>(layout.symmetricReplicas()) : static_cast<double>(plan.dp);
+    const double simulated_per_stage = static_cast<double>(plan.tp * plan.cp) * replicas;
+    const bool data_parallel = plan.dp * plan.cp > 1;
+    const bool overlap_grads = plan.overlap_grad_reduce && data_parallel;
+    const bool zero3 = data_parallel && plan.zero >= 3;
+    const bool gathered_forward = data_parallel && plan.zero >= 1 && (plan.overlap_param_gather || zero3);
+    const bool host = options.iteration.host_seconds_per_kernel > 0.0;
+    const bool pass_start_marker = (plan.tp_comm_overlap && plan.tp > 1) || zero3 || plan.cp > 1;
+
+    const auto compute =
+        valueOrThrow(sim::ComputeModel::create(experiment.cluster.gpu, experiment.training.precision, options.compute));
+    const ComputeTimer timer(compute);
+    const auto no_seconds = [](const Communication&) { return 0.0; };
+    const std::vector<int64_t> layers = plan.layersPerStage(experiment.model.layers);
+
+    // Per simulated GPU (IterationBuilder::addPassCompute, orderPassesAfterCollectives,
+    // addPipelineSends, addOptimizerSteps).
+    double pass_tasks = 0.0;
+    double pass_dependencies = 0.0;
+    double sends = 0.0;
+    std::map<std::pair<ParallelGroup, sim::CollectiveOp>, CollectiveCount> pass_collectives;
+    std::vector<double> buckets_of_stage;
+    for (int64_t stage = 0; stage < plan.pp; ++stage) {
+      const double chunk_parameters =
+          stageParameters(experiment.model, experiment.training, plan, stage, layers[static_cast<std::size_t>(stage)])
+              .total() /
+          chunks;
+      const auto buckets = static_cast<double>(options.iteration.grad_buckets.count(plan, chunk_parameters));
+      buckets_of_stage.push_back(buckets);
+      double stage_tasks = 0.0;
+      double stage_dependencies = 0.0;
+      for (int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
+        const PassWork work =
+            chunkPassWork(experiment, stage, chunk, options.iteration.flops, timer, no_seconds, options.communication);
+        const std::vector<PassCollective> merged = mergedCollectives(work);
+        for (const PassKind kind : {PassKind::kForward, PassKind::kBackward}) {
+          const bool backward = kind == PassKind::kBackward;
+          // A stretch left exposed after the compute: only beside-compute collectives leave one
+          // (its length is not known here, where the collectives are not timed).
+          const bool exposed = work.exposedSeconds(kind) > 0.0 ||
+                               std::any_of(merged.begin(), merged.end(),
+                                           [&](const auto& c) { return c.beside_compute && c.backward == backward; });
+          // Host launches (the first, the rest, the end of the launches), the start marker, the
+          // compute, the exposed stretch. Each but the exposed stretch follows the task before it
+          // on its stream (a dependency); the others: the first launch's and the launches' end,
+          // the exposed stretch's, and the next pass's on this one's collectives.
+          const double tasks = (host ? 3.0 : 0.0) + (pass_start_marker ? 1.0 : 0.0) + 1.0 + (exposed ? 1.0 : 0.0);
+          const double dependencies = tasks + (host ? 2.0 : 0.0) + 1.0;
+          stage_tasks += m * tasks;
+          stage_dependencies += m * dependencies;
+          // The chunk's last backward in gradient buckets, its first forward in parameter buckets.
+          if ((backward && overlap_grads) || (!backward && gathered_forward)) {
+            stage_tasks += buckets - 1.0;
+            stage_dependencies += buckets - 1.0;
+          }
+          for (const PassCollective& call : merged) {
+            if (call.backward != backward || call.group == ParallelGroup::kPipeline) continue;
+            const auto [size, stride] = groupSizeAndStride(call.group, plan);
+            if (size < 2) continue;
+            // Once per group (built from its first member) and micro-batch.
+            const double calls = m * simulated_per_stage / static_cast<double>(size);
+            CollectiveCount& count = pass_collectives[{call.group, call.op}];
+            count.shape = groupShape(call.op, size, stride, per_node, nics);
+            count.groups = simulated_per_stage * static_cast<double>(plan.pp) / static_cast<double>(size);
+            addCollective(count, calls, static_cast<double>(size), call.count > 1);
+            if (call.beside_compute) {
+              // Each member's pass ends after the collective and its own stretch.
+              count.tasks += calls * static_cast<double>(size);
+              count.dependencies += calls * 2.0 * static_cast<double>(size);
+            }
+          }
+        }
+        if (plan.pp > 1) {
+          // A pipeline send into every pass but the first stage's first chunk's forwards and
+          // the last stage's last chunk's backwards; each after its producer, before its consumer.
+          const bool first = stage == 0 && chunk == 0;
+          const bool last = stage == plan.pp - 1 && chunk == plan.virtual_stages - 1;
+          sends += m * ((first ? 0.0 : 1.0) + (last ? 0.0 : 1.0)) * simulated_per_stage;
+        }
+      }
+      // The optimizer step after the last pass (on its stream) and each chunk's reductions.
+      stage_tasks += 1.0;
+      stage_dependencies += chunks + 2.0;
+      pass_tasks += stage_tasks * simulated_per_stage;
+      pass_dependencies += stage_dependencies * simulated_per_stage;
+    }
+    const double passes = 2.0 * m * chunks * simulated_per_stage * static_cast<double>(plan.pp);
+    estimate.add(sim::MemoryKind::kTasks, fmt::format("tasks of {:.3g} passes", passes), pass_tasks);
+    estimate.add(sim::MemoryKind::kDependencies, fmt::format("dependencies of {:.3g} passes", passes),
+                 pass_dependencies);
+    estimate.add(sim::MemoryKind::kPasses, fmt::format("per-GPU records of {:.3g} passes", passes), passes);
+    // Each send follows its producer and precedes its consumer; a GPU sends one way and the
+    // other at once at most (a send takes less than the pass that produced it).
+    estimate.add(sim::MemoryKind::kFlows, fmt::format("pipeline sends of {:.3g} passes", passes), sends);
+    estimate.add(sim::MemoryKind::kDependencies, fmt::format("dependencies of {:.3g} pipeline sends", sends),
+                 2.0 * sends);
+    const double gpus_simulated = simulated_per_stage * static_cast<double>(plan.pp);
+    estimate.add(sim::MemoryKind::kRunningFlows, "pipeline sends running at once, two per GPU",
+                 std::min(sends, plan.pp > 1 ? 2.0 * gpus_simulated : 0.0));
+    for (const auto& [key, count] : pass_collectives) {
+      addItems(estimate, fmt::format("{} {}s", groupName(key.first), sim::collectiveOpName(key.second)), count);
+    }
+
+    if (data_parallel) {
+      // One data-parallel group per (tp, pp) coordinate, whatever the mode; symmetric mode
+      // builds only the simulated members' dependencies and contentions. Each collective
+      // waits for its members (twice, for a bucketed gather's part of the forward) and the
+      // one before it, and slows its simulated members' compute (a contention, counted as
+      // two dependencies).
+      const int64_t size = plan.dp * plan.cp;
+      const double members = static_cast<double>(plan.cp) * replicas;
+      const double per_collective = 2.0 * members + 1.0 + 2.0 * members;
+      double reductions = 0.0;
+      double gathers = 0.0;
+      for (const double buckets : buckets_of_stage) {
+        reductions += chunks * ((overlap_grads ? buckets : 1.0) + (zero3 ? m - 1.0 : 0.0));
+        if (plan.zero >= 1) gathers += chunks * (buckets + (zero3 ? 2.0 * m - 1.0 : 0.0));
+      }
+      const auto groups = static_cast<double>(plan.tp);
+      CollectiveCount reduce;
+      reduce.groups = groups * static_cast<double>(plan.pp);
+      reduce.shape = groupShape(plan.zero >= 1 ? sim::CollectiveOp::kReduceScatter : sim::CollectiveOp::kAllReduce,
+                                size, plan.tp, per_node, nics);
+      addCollective(reduce, groups * reductions, per_collective, false);
+      addItems(estimate, "gradient reductions", reduce);
+      CollectiveCount gather;
+      gather.groups = reduce.groups;
+      gather.shape = groupShape(sim::CollectiveOp::kAllGather, size, plan.tp, per_node, nics);
+      addCollective(gather, groups * gathers, per_collective, false);
+      addItems(estimate, "parameter gathers", gather);
+    }
+    return estimate;
+  });
+}
+
+}  // namespace trainsim::parallelism

@@ -1,0 +1,49 @@
+#include "sim/collective_flow_bound.h"
+
+#include <algorithm>
+
+namespace trainsim::sim {
+namespace {
+
+double flowsOf(CollectiveAlgorithm algorithm, const CollectiveShape& shape) {
+  const auto n = static_cast<double>(shape.gpus);
+  // NcclTuner::channels: one per NIC across nodes, at most the group's GPUs on a node.
+  int64_t most = shape.most_per_node;
+  if (shape.nics_per_node) most = std::min(most, *shape.nics_per_node);
+  const double channels = shape.multi_node ? static_cast<double>(std::max<int64_t>(1, most)) : 1.0;
+  switch (algorithm) {
+    case CollectiveAlgorithm::kRing: return channels * (shape.op == CollectiveOp::kBroadcast ? n - 1.0 : n);
+    case CollectiveAlgorithm::kTree: return 4.0 * channels * std::max(0.0, n - 1.0);
+    case CollectiveAlgorithm::kNvls: return 2.0 * n;
+    case CollectiveAlgorithm::kDirect: return shape.op == CollectiveOp::kAllToAll ? n * (n - 1.0) : n;
+  }
+  return 0.0;
+}
+
+}  // namespace
+
+std::optional<int64_t> channelLimit(const topology::ClusterSpec& spec) {
+  if (spec.explicit_graph) return std::nullopt;
+  if (!spec.inter_node || spec.inter_node->topology == topology::NetworkTopology::kTorus) return 0;
+  return std::min<int64_t>(spec.inter_node->nics_per_node, spec.gpus_per_node);
+}
+
+double collectiveFlowBound(const CollectiveShape& shape) {
+  if (shape.algorithm) return flowsOf(*shape.algorithm, shape);
+  switch (shape.op) {
+    case CollectiveOp::kAllReduce: {
+      // NcclTuner::candidates: ring always, tree across nodes, NVLS inside a node.
+      double flows = std::max(flowsOf(CollectiveAlgorithm::kRing, shape), flowsOf(CollectiveAlgorithm::kNvls, shape));
+      if (shape.multi_node) flows = std::max(flows, flowsOf(CollectiveAlgorithm::kTree, shape));
+      return flows;
+    }
+    case CollectiveOp::kAllGather:
+    case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kBroadcast: return flowsOf(CollectiveAlgorithm::kRing, shape);
+    case CollectiveOp::kAllToAll:
+    case CollectiveOp::kSendRecv: return flowsOf(CollectiveAlgorithm::kDirect, shape);
+  }
+  return 0.0;
+}
+
+}  // namespace trainsim::sim
