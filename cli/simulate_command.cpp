@@ -221,6 +221,21 @@ int run(const SimulateOptions& options, const CommandContext& context) {
                             options.max_memory_GiB,
                             std::string("simulate fewer GPUs, ") + (options.symmetric ? "" : "use --symmetric, ") +
                                 "or larger gradient buckets (parallelism.ddp_bucket_size)");
+  std::optional<topology::ReliabilitySpec> reliability;
+  if (experiment.training.tokens) {
+    reliability = valueOrThrow(topology::clusterReliability(experiment.cluster, context.paths));
+    // With slow GPUs the goodput model simulates every rank again (goodput_report.h): that
+    // run has to fit the budget too.
+    const topology::Stragglers& stragglers = reliability->stragglers;
+    if (options.symmetric && stragglers.fraction > 0.0 && stragglers.slowdown > 1.0) {
+      parallelism::SimulationOptions every_rank = simulation;
+      every_rank.iteration.symmetric = false;
+      requireWithinMemoryBudget(valueOrThrow(parallelism::estimateIterationMemory(experiment, every_rank)),
+                                options.max_memory_GiB,
+                                "simulate fewer GPUs, or no slow GPUs (the goodput model simulates them rank by rank: "
+                                "cluster.reliability.stragglers.fraction=0)");
+    }
+  }
   std::optional<sim::TraceRecorder> trace;
   if (!options.trace_file.empty()) {
     trace.emplace(parallelism::taskCategoryName);
@@ -230,9 +245,8 @@ int run(const SimulateOptions& options, const CommandContext& context) {
   const auto expected_error = expectedErrorFor(experiment, context.paths);
   const goodput::GoodputOptions goodput_options{options.goodput_draws, options.seed, true};
   std::optional<goodput::GoodputReport> goodput_report;
-  if (experiment.training.tokens) {
-    const auto reliability = valueOrThrow(topology::clusterReliability(experiment.cluster, context.paths));
-    goodput_report = valueOrThrow(goodput::goodputOf(experiment, reliability, result, simulation, goodput_options));
+  if (reliability) {
+    goodput_report = valueOrThrow(goodput::goodputOf(experiment, *reliability, result, simulation, goodput_options));
   }
   std::optional<parallelism::OpProfile> profile;
   if (options.ops) profile = valueOrThrow(parallelism::computeOpProfile(experiment, simulation));

@@ -16,6 +16,7 @@
 #include "cli/experiment_json.h"
 #include "cli/input_file.h"
 #include "cli/json_text.h"
+#include "cli/memory_budget_option.h"
 #include "cli/output_file.h"
 #include "goodput/goodput_report.h"
 #include "sweep/pareto_front.h"
@@ -359,6 +360,11 @@ int run(const SweepOptions& options, const CommandContext& context, sweep::Proce
                                      : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   settings.simulation = valueOrThrow(parallelism::defaultSimulationOptions(context.paths));
   settings.simulation.iteration.symmetric = !options.full;
+  if (!std::isfinite(options.max_memory_GiB) || options.max_memory_GiB <= 0.0) {
+    throwInputError(kMemoryBudgetOption, "",
+                    fmt::format("expected a positive number of GiB, found {}", options.max_memory_GiB));
+  }
+  settings.memory_budget_GiB = options.max_memory_GiB;
 
   const sweep::PlanSpace space = sweep::parsePlanSpace(options.vary, options.fix);
   sweep::SweepTargetRequest request;
@@ -464,6 +470,7 @@ void addSweepCommand(CLI::App& app, SweepOptions& options) {
   command->add_option("--json", options.json_file, "Write every plan with its status as JSON (- = stdout)");
   command->add_option("--csv", options.csv_file, "Write every plan with its status as CSV (- = stdout)");
   command->add_option("--calibration", options.calibration_file, "Apply a calibration (trainsim calibrate)");
+  addMemoryBudgetOption(*command, options.max_memory_GiB);
   command->add_flag("--goodput", options.goodput,
                     "Rank by time-to-train and cost with failures, checkpoints and restarts (docs/goodput.md)");
   command->add_option("--plot", options.plot_file, "Write an SVG of time-to-train against cost with the Pareto front");

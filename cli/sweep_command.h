@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/command_context.h"
+#include "sim/memory_budget.h"
 
 namespace trainsim::cli {
 
@@ -31,7 +32,9 @@ struct SweepOptions {
   bool simulate_all = false;
   int64_t max_simulations = 0;  // 0: no cap
   bool full = false;
-  bool goodput = false;            // rank by time and cost with failures (goodput/)
+  bool goodput = false;  // rank by time and cost with failures (goodput/)
+  // Per simulation: a plan estimated above it is not simulated (invalid, with the estimate).
+  double max_memory_GiB = sim::kDefaultMemoryBudgetGiB;
   std::optional<int64_t> threads;  // default: every hardware thread
   std::string json_file;
   std::string csv_file;

@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "base/units.h"
+#include "parallelism/iteration_memory.h"
 #include "sweep/iteration_estimate.h"
 #include "sweep/parallel_for.h"
 #include "sweep/pareto_front.h"
@@ -31,6 +32,10 @@ constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
 // run goes through the same encoding, so both print the same bytes.
 constexpr std::size_t kMemoryRecordSize = 14;
 constexpr std::size_t kSimulationRecordSize = 21;
+// A simulation record's first value: 1 simulated, 0 rejected by the simulator, this when the
+// plan's simulation was estimated over the memory budget (its estimate in the second value).
+constexpr double kOverMemoryBudget = 2.0;
+constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 
 void encodeMemory(const MemoryReport& report, double* record) {
   const StageMemory& peak = report.peak();
@@ -156,6 +161,13 @@ class Evaluator {
     return distributedMap(
         "simulate", items, kSimulationRecordSize, [&](std::size_t candidate, int worker, double* record) {
           Experiment& experiment = experimentFor(candidate, worker);
+          const auto estimate = parallelism::estimateIterationMemory(experiment, settings_.simulation);
+          if (estimate && estimate->bytes() > settings_.memory_budget_GiB * kBytesPerGiB) {
+            std::fill(record, record + kSimulationRecordSize, 0.0);
+            record[0] = kOverMemoryBudget;
+            record[1] = estimate->bytes();
+            return;
+          }
           const auto result = parallelism::simulateIteration(experiment, settings_.simulation);
           if (result) {
             encodeResult(*result, record);
@@ -460,6 +472,12 @@ class SimulationRounds {
     auto& counts = sweep_.counts;
     simulated_[candidate] = true;
     ++counts.simulated;
+    if (record[0] == kOverMemoryBudget) {
+      outcome.status = PlanStatus::kInvalid;
+      outcome.reason = fmt::format("its simulation would need about {:.1f} GiB (estimated), over --max-memory-gib {:g}",
+                                   record[1] / kBytesPerGiB, settings_.memory_budget_GiB);
+      return;
+    }
     if (record[0] != 1.0) {
       outcome.status = PlanStatus::kInvalid;
       outcome.reason = "the simulator rejected the plan (see stderr)";

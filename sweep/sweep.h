@@ -33,6 +33,7 @@
 
 #include "parallelism/iteration_simulation.h"
 #include "parallelism/memory_model.h"
+#include "sim/memory_budget.h"
 #include "sweep/objective.h"
 #include "sweep/plan_enumerator.h"
 #include "sweep/plan_space.h"
@@ -58,6 +59,10 @@ struct SweepSettings {
   // Communication and compute parameters (a calibration), and the simulation mode
   // (iteration.symmetric: one data-parallel replica), used for every simulated plan.
   parallelism::SimulationOptions simulation;
+  // A plan whose simulation is estimated over this many GiB (parallelism/iteration_memory.h)
+  // is not simulated: it is invalid, with the estimate as its reason. Per simulation, so a
+  // sweep on T threads may hold T of them.
+  double memory_budget_GiB = sim::kDefaultMemoryBudgetGiB;
 };
 
 // Worst first in the output: simulated plans rank, the others follow by status.

@@ -110,3 +110,31 @@ TEST(GoodputCommandTest, SweepRanksByTheTimeWithFailures) {
 
 }  // namespace
 }  // namespace trainsim::cli_testing
+
+namespace trainsim::cli_testing {
+namespace {
+
+// The memory budget (--max-memory-gib) covers what the goodput model and a sweep simulate:
+// with slow GPUs every rank is simulated again, and each plan a sweep simulates is checked.
+TEST(GoodputCommandTest, TheMemoryBudgetCoversTheSlowGpuRunAndEverySweptPlan) {
+  // gpt3-175b-selene: about 38 MB estimated for one replica, 136 MB for every rank.
+  const std::vector<std::string> args = {"simulate", "gpt3-175b-selene", "--symmetric", "--max-memory-gib", "0.08"};
+  EXPECT_EQ(runTrainsim(args).exit_code, 0);
+  auto slow = args;
+  slow.insert(slow.end(), {"--set", "cluster.reliability.stragglers.fraction=0.01"});
+  const TrainsimRun refused = runTrainsim(slow);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("stragglers.fraction=0"), std::string::npos) << refused.err;
+  const auto sweep = jsonOf(runTrainsim(
+      {"sweep", "llama3-8b-dgx-h100", "--fix", "cp=1", "--fix", "ep=1", "--max-memory-gib", "0.001", "--json", "-"}));
+  ASSERT_TRUE(sweep["plans"].is_array());
+  int over_budget = 0;
+  for (const auto& plan : sweep["plans"]) {
+    if (plan.value("reason", "").find("over --max-memory-gib 0.001") != std::string::npos) ++over_budget;
+    EXPECT_FALSE(plan.contains("iteration_time_s")) << plan.dump();
+  }
+  EXPECT_GT(over_budget, 0);
+}
+
+}  // namespace
+}  // namespace trainsim::cli_testing
