@@ -6,6 +6,10 @@
 
 namespace trainsim::cli {
 
+nlohmann::ordered_json optionalNumber(const std::optional<double>& value) {
+  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+}
+
 nlohmann::ordered_json parallelismJson(const parallelism::Experiment& experiment) {
   const auto& plan = experiment.plan;
   nlohmann::ordered_json json = {{"dp", plan.dp},

@@ -11,6 +11,9 @@
 
 namespace trainsim::cli {
 
+// The number, or null when unset (time_to_train_s without training.tokens, ...).
+[[nodiscard]] nlohmann::ordered_json optionalNumber(const std::optional<double>& value);
+
 // {"dp", "tp", "pp", "cp", "ep", "virtual_stages", "microbatches"}
 [[nodiscard]] nlohmann::ordered_json parallelismJson(const parallelism::Experiment& experiment);
 // {"peak_bytes_per_gpu", "capacity_bytes", "fits", "weights", "gradients", "optimizer", "activations", "other"}

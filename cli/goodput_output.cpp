@@ -2,14 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "cli/experiment_json.h"
+
 namespace trainsim::cli {
 namespace {
 
 using nlohmann::ordered_json;
-
-ordered_json optionalNumber(const std::optional<double>& value) {
-  return value ? ordered_json(*value) : ordered_json(nullptr);
-}
 
 constexpr double kSecondsPerDay = 86400.0;
 

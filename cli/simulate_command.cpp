@@ -30,10 +30,6 @@ namespace {
 using parallelism::Experiment;
 using parallelism::IterationResult;
 
-nlohmann::ordered_json optionalNumber(const std::optional<double>& value) {
-  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
-}
-
 // The software stack the run was predicted for (null: none named).
 nlohmann::ordered_json stackJson(const Experiment& experiment) {
   if (!experiment.stack) return nullptr;

@@ -36,10 +36,6 @@ using nlohmann::ordered_json;
 using sweep::PlanStatus;
 using sweep::SweepResult;
 
-ordered_json optionalNumber(const std::optional<double>& value) {
-  return value ? ordered_json(*value) : ordered_json(nullptr);
-}
-
 // 185000 -> "185,000".
 std::string grouped(std::size_t value) {
   std::string digits = std::to_string(value);
