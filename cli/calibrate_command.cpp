@@ -360,7 +360,7 @@ int runCalibrate(const CalibrateOptions& options, const CommandContext& context)
   try {
     return run(options, context);
   } catch (const InputError& error) {
-    return reportError(error.error());
+    return reportError(error.error(), context);
   }
 }
 

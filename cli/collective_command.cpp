@@ -315,7 +315,7 @@ int runCollective(const CollectiveOptions& options, const CommandContext& contex
   try {
     return run(options, context);
   } catch (const InputError& error) {
-    return reportError(error.error());
+    return reportError(error.error(), context);
   }
 }
 

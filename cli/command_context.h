@@ -1,7 +1,9 @@
-// What every command gets from main(): where presets live, and how to report errors.
+// What every command gets from the command-line runner: where presets live, and how to
+// report errors.
 #pragma once
 
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "base/config_paths.h"
@@ -11,11 +13,16 @@ namespace trainsim::cli {
 
 struct CommandContext {
   ConfigPaths paths;
+  // The input error the command reported (reportError), for an in-process caller that turns
+  // it into its own error type (the Python module); the message on stderr is the same.
+  mutable std::optional<Error> reported_error;
 };
 
-// Prints "trainsim: <error>" on stderr and returns the error's exit code.
-inline int reportError(const Error& error) {
+// Prints "trainsim: error: <error>" on stderr, records it in the context and returns the
+// error's exit code.
+inline int reportError(const Error& error, const CommandContext& context) {
   std::cerr << "trainsim: error: " << error.toString() << "\n";
+  context.reported_error = error;
   return static_cast<int>(error.code);
 }
 

@@ -142,7 +142,7 @@ int runMemory(const MemoryOptions& options, const CommandContext& context) {
   try {
     return run(options, context);
   } catch (const InputError& error) {
-    return reportError(error.error());
+    return reportError(error.error(), context);
   }
 }
 

@@ -327,7 +327,7 @@ int runSimulate(const SimulateOptions& options, const CommandContext& context) {
   try {
     return run(options, context);
   } catch (const InputError& error) {
-    return reportError(error.error());
+    return reportError(error.error(), context);
   }
 }
 

@@ -478,7 +478,7 @@ int runSweep(const SweepOptions& options, const CommandContext& context) {
     return run(options, context, *group);
   } catch (const InputError& error) {
     // Every rank meets the same input error; one message is enough.
-    if (group->rank() == 0) return reportError(error.error());
+    if (group->rank() == 0) return reportError(error.error(), context);
     return static_cast<int>(error.error().code);
   }
 }

@@ -172,7 +172,7 @@ int runTopology(const TopologyOptions& options, const CommandContext& context) {
   try {
     return run(options, context);
   } catch (const InputError& error) {
-    return reportError(error.error());
+    return reportError(error.error(), context);
   }
 }
 

@@ -460,7 +460,7 @@ int runValidate(const ValidateOptions& options, const CommandContext& context) {
     throwInputError("validate", "",
                     "unknown suite \"" + options.suite + "\"; available: collectives, training, gemm, all");
   } catch (const InputError& error) {
-    return reportError(error.error());
+    return reportError(error.error(), context);
   }
 }
 

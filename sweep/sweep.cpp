@@ -1,6 +1,7 @@
 #include "sweep/sweep.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
@@ -174,7 +175,7 @@ class Evaluator {
           } else {
             // A checked plan the simulator rejects is a bug: keep it visible.
             std::fill(record, record + kSimulationRecordSize, 0.0);
-            fmt::print(stderr, "trainsim: sweep: the simulation rejected a plan: {}\n", result.error().toString());
+            spdlog::error("sweep: the simulation rejected a plan: {}", result.error().toString());
           }
         });
   }
