@@ -25,7 +25,8 @@ main { max-width: 940px; margin: 0 auto; padding: 24px 20px 40px; }
 h1 { font-size: 24px; margin: 0 0 4px; }
 h2 { font-size: 18px; margin: 28px 0 8px; }
 p.subtitle { margin: 0 0 4px; color: #4a5263; }
-section { background: white; border: 1px solid #dde1e8; border-radius: 6px; padding: 12px 16px; margin-top: 16px; }
+section { background: white; border: 1px solid #dde1e8; border-radius: 6px; padding: 12px 16px; margin-top: 16px;
+          overflow-x: auto; }
 .figures { display: grid; grid-template-columns: repeat(auto-fill, minmax(200px, 1fr)); gap: 10px; }
 .figure { border: 1px solid #e4e7ec; border-radius: 4px; padding: 8px 10px; }
 .figure .name { font-size: 12px; color: #5b6475; }
@@ -34,11 +35,12 @@ section { background: white; border: 1px solid #dde1e8; border-radius: 6px; padd
 .bad { color: #b3261e; }
 .good { color: #1e7b34; }
 svg { max-width: 100%; height: auto; display: block; }
-table { border-collapse: collapse; width: 100%; margin: 8px 0 4px; font-variant-numeric: tabular-nums; }
-th, td { border-bottom: 1px solid #e4e7ec; padding: 4px 6px; text-align: right; white-space: nowrap; }
+table { border-collapse: collapse; width: 100%; margin: 8px 0 4px; font-size: 13px; font-variant-numeric: tabular-nums; }
+th, td { border-bottom: 1px solid #e4e7ec; padding: 3px 5px; text-align: right; }
+td { white-space: nowrap; }
 th:first-child, td:first-child { text-align: left; }
 th { background: #f0f2f5; font-weight: 600; }
-pre { background: #f6f7f9; padding: 10px; overflow-x: auto; font-size: 12px; }
+pre { background: #f6f7f9; padding: 10px; white-space: pre-wrap; font-size: 12px; }
 .explain { color: #4a5263; font-size: 13px; }
 footer { margin-top: 24px; font-size: 12px; color: #6b7385; }
 )";
