@@ -23,7 +23,7 @@ body { margin: 0; background: #f6f7f9; color: #1d2330; font: 14px/1.45 system-ui
        Roboto, sans-serif; }
 main { max-width: 940px; margin: 0 auto; padding: 24px 20px 40px; }
 h1 { font-size: 24px; margin: 0 0 4px; }
-h2 { font-size: 18px; margin: 28px 0 8px; }
+h2 { font-size: 18px; margin: 4px 0 8px; }
 p.subtitle { margin: 0 0 4px; color: #4a5263; }
 section { background: white; border: 1px solid #dde1e8; border-radius: 6px; padding: 12px 16px; margin-top: 16px;
           overflow-x: auto; }
