@@ -11,6 +11,7 @@
 #include "base/units.h"
 #include "cli/experiment_json.h"
 #include "cli/goodput_output.h"
+#include "cli/html_report.h"
 #include "cli/input_file.h"
 #include "cli/json_text.h"
 #include "cli/memory_budget_option.h"
@@ -41,6 +42,24 @@ nlohmann::ordered_json stackJson(const Experiment& experiment) {
                                          : nlohmann::ordered_json(nullptr)}};
 }
 
+// One object per pipeline stage: where the time of the stage's last GPU to finish went and
+// the stage's peak memory per GPU.
+nlohmann::ordered_json stagesJson(const IterationResult& result) {
+  auto stages = nlohmann::ordered_json::array();
+  for (std::size_t s = 0; s < result.stage_breakdowns.size(); ++s) {
+    const auto& b = result.stage_breakdowns[s];
+    stages.push_back({{"stage", s},
+                      {"compute", b.compute},
+                      {"tp_comm_exposed", b.tp_comm_exposed},
+                      {"dp_comm_exposed", b.dp_comm_exposed},
+                      {"pp_comm_exposed", b.pp_comm_exposed},
+                      {"pipeline_bubble", b.pipeline_bubble},
+                      {"host_dispatch_exposed", b.host_dispatch_exposed},
+                      {"memory_bytes", std::llround(result.memory.stages.at(s).total())}});
+  }
+  return stages;
+}
+
 nlohmann::ordered_json resultJson(const Experiment& experiment, const IterationResult& result, bool symmetric,
                                   const std::optional<validate::ExpectedError>& expected_error) {
   const auto& plan = experiment.plan;
@@ -68,6 +87,7 @@ nlohmann::ordered_json resultJson(const Experiment& experiment, const IterationR
         {"pp_comm_exposed", b.pp_comm_exposed},
         {"pipeline_bubble", b.pipeline_bubble},
         {"host_dispatch_exposed", b.host_dispatch_exposed}}},
+      {"stages", stagesJson(result)},
       {"stack", stackJson(experiment)},
       {"expected_error", expectedErrorJson(expected_error)},
       {"simulation",
@@ -197,8 +217,9 @@ std::string summary(const Experiment& experiment, const IterationResult& result,
 }
 
 int run(const SimulateOptions& options, const CommandContext& context) {
-  requireOneStdoutOutput({{"--json", &options.json_file}, {"--trace", &options.trace_file}});
-  requireWritableOutputs({&options.json_file, &options.trace_file});
+  requireOneStdoutOutput(
+      {{"--json", &options.json_file}, {"--trace", &options.trace_file}, {"--html", &options.html_file}});
+  requireWritableOutputs({&options.json_file, &options.trace_file, &options.html_file});
   requireNotDirectory(options.experiment, "an experiment YAML file");
   std::vector<Override> overrides;
   for (const auto& text : options.overrides) overrides.push_back(parseOverride(text));
@@ -247,7 +268,15 @@ int run(const SimulateOptions& options, const CommandContext& context) {
   std::optional<parallelism::OpProfile> profile;
   if (options.ops) profile = valueOrThrow(parallelism::computeOpProfile(experiment, simulation));
   if (trace) writeOutput(options.trace_file, [&](std::ostream& out) { trace->write(out); });
-  const bool json_to_stdout = anyOnStdout({&options.json_file, &options.trace_file});
+  if (!options.html_file.empty()) {
+    const SimulateReport report{.experiment = experiment,
+                                .result = result,
+                                .expected_error = expected_error,
+                                .goodput = goodput_report,
+                                .symmetric = options.symmetric};
+    writeOutput(options.html_file, [&](std::ostream& out) { writeSimulateReport(out, report); });
+  }
+  const bool json_to_stdout = anyOnStdout({&options.json_file, &options.trace_file, &options.html_file});
   if (!options.json_file.empty()) {
     auto json = resultJson(experiment, result, options.symmetric, expected_error);
     if (calibration) json["calibration"] = validate::describeCalibration(*calibration);
@@ -307,6 +336,8 @@ void addSimulateCommand(CLI::App& app, SimulateOptions& options) {
   command->add_option("--set", options.overrides, "Override a key: KEY=VALUE (repeatable), e.g. parallelism.tp=4");
   command->add_option("--json", options.json_file, "Write the result as JSON (- = stdout)");
   command->add_option("--trace", options.trace_file, "Write a Chrome/Perfetto trace of the iteration");
+  command->add_option("--html", options.html_file,
+                      "Write a self-contained HTML report with charts: time and memory per stage (- = stdout)");
   command->add_option("--calibration", options.calibration_file, "Apply a calibration (trainsim calibrate)");
   command->add_flag("--symmetric", options.symmetric,
                     "Simulate one data-parallel replica (the others are identical): much faster at scale");

@@ -17,6 +17,7 @@ struct SimulateOptions {
   std::vector<std::string> overrides;
   std::string json_file;
   std::string trace_file;
+  std::string html_file;         // --html: the report page (html_report.h)
   std::string calibration_file;  // --calibration calib.yaml
   bool ignore_memory = false;
   bool symmetric = false;

@@ -14,6 +14,7 @@
 #include "base/expected.h"
 #include "base/units.h"
 #include "cli/experiment_json.h"
+#include "cli/html_report.h"
 #include "cli/input_file.h"
 #include "cli/json_text.h"
 #include "cli/memory_budget_option.h"
@@ -322,10 +323,12 @@ constexpr int64_t kMaxThreads = 1024;
 
 int run(const SweepOptions& options, const CommandContext& context, sweep::ProcessGroup& group) {
   const bool lead = group.rank() == 0;
-  requireOneStdoutOutput(
-      {{"--json", &options.json_file}, {"--csv", &options.csv_file}, {"--plot", &options.plot_file}});
+  requireOneStdoutOutput({{"--json", &options.json_file},
+                          {"--csv", &options.csv_file},
+                          {"--plot", &options.plot_file},
+                          {"--html", &options.html_file}});
   // Only the lead process writes (under mpirun, the others may not see its directories).
-  if (lead) requireWritableOutputs({&options.json_file, &options.csv_file, &options.plot_file});
+  if (lead) requireWritableOutputs({&options.json_file, &options.csv_file, &options.plot_file, &options.html_file});
   requireNotDirectory(options.experiment, "an experiment YAML file");
 
   sweep::SweepSettings settings;
@@ -407,15 +410,22 @@ int run(const SweepOptions& options, const CommandContext& context, sweep::Proce
   if (!options.csv_file.empty()) {
     writeOutput(options.csv_file, [&](std::ostream& out) { sweep::writeSweepCsv(out, result); });
   }
+  sweep::PlotOptions plot;
+  plot.title = fmt::format("{}: {} plans event-simulated, objective {}", result.targets.front().experiment.name,
+                           grouped(result.counts.simulated), options.objective);
+  plot.constraints = settings.constraints;
   if (!options.plot_file.empty()) {
-    sweep::PlotOptions plot;
-    const auto& first = result.targets.front();
-    plot.title = fmt::format("{}: {} plans event-simulated, objective {}", first.experiment.name,
-                             grouped(result.counts.simulated), options.objective);
-    plot.constraints = settings.constraints;
     writeOutput(options.plot_file, [&](std::ostream& out) { sweep::writeTradeOffSvg(out, result, plot); });
   }
-  const bool json_to_stdout = anyOnStdout({&options.json_file, &options.csv_file, &options.plot_file});
+  if (!options.html_file.empty()) {
+    const SweepReport report{.result = result,
+                             .summary = summaryText(result, options, settings, expected),
+                             .plot = plot,
+                             .top = settings.top};
+    writeOutput(options.html_file, [&](std::ostream& out) { writeSweepReport(out, report); });
+  }
+  const bool json_to_stdout =
+      anyOnStdout({&options.json_file, &options.csv_file, &options.plot_file, &options.html_file});
   if (!json_to_stdout) {
     if (calibration) {
       std::cout << "calibration in force: " << validate::describeCalibration(*calibration) << "\n";
@@ -470,6 +480,8 @@ void addSweepCommand(CLI::App& app, SweepOptions& options) {
   command->add_flag("--goodput", options.goodput,
                     "Rank by time-to-train and cost with failures, checkpoints and restarts (docs/goodput.md)");
   command->add_option("--plot", options.plot_file, "Write an SVG of time-to-train against cost with the Pareto front");
+  command->add_option("--html", options.html_file,
+                      "Write a self-contained HTML report: summary, trade-off plot, ranked plans (- = stdout)");
 }
 
 int runSweep(const SweepOptions& options, const CommandContext& context) {

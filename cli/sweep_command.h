@@ -1,6 +1,7 @@
 // `trainsim sweep EXPERIMENT.yaml`: search the parallel plans of an experiment (and of
 // several clusters or GPU counts), rank them by time, cost or MFU, print the top K, and
-// write every plan with its status to --json / --csv and the time/cost trade-off to --plot.
+// write every plan with its status to --json / --csv, the time/cost trade-off to --plot and a
+// report page to --html.
 // Under mpirun (MPI build) the plans are split over the ranks; rank 0 prints and writes.
 // docs/sweep.md documents the options, the statuses and the screen rule.
 #pragma once
@@ -39,6 +40,7 @@ struct SweepOptions {
   std::string json_file;
   std::string csv_file;
   std::string plot_file;
+  std::string html_file;         // --html: the report page (html_report.h)
   std::string calibration_file;  // --calibration calib.yaml
 };
 

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
+#include <vector>
 
 #include "parallelism/compute_timer.h"
+#include "parallelism/rank_layout.h"
 #include "sim/compute_model.h"
 #include "sim/default_parameters.h"
 #include "sim/engine.h"
@@ -17,9 +20,12 @@ namespace {
 
 double seconds(sim::SimTime t) { return sim::simTimeToSeconds(t); }
 
-// Where the critical rank's time went (see TimeBreakdown).
+// Where a rank's time went (see TimeBreakdown). `last_optimizer_end` is when the last
+// optimizer step of all ends (the critical rank's): a rank whose step ends before it waits
+// for the slowest stage, idle time like the bubble; after it, what runs until the makespan
+// (the parameter gathers that follow the steps) is data-parallel time, as on the critical rank.
 TimeBreakdown breakdownOf(const IterationGraph& iteration, const sim::TaskExecutor& executor, std::size_t rank_index,
-                          sim::SimTime makespan) {
+                          sim::SimTime makespan, sim::SimTime last_optimizer_end) {
   const RankTasks& rank = iteration.ranks[rank_index];
   const sim::TaskGraph& graph = iteration.graph;
   TimeBreakdown breakdown;
@@ -75,8 +81,9 @@ TimeBreakdown breakdownOf(const IterationGraph& iteration, const sim::TaskExecut
     previous_end = executor.finishTime(rank.step_end[i]);
   }
   const sim::SimTime optimizer_start = executor.startTime(rank.optimizer);
+  const sim::SimTime step_end = std::max(executor.finishTime(rank.optimizer), last_optimizer_end);
   breakdown.dp_comm_exposed += seconds(std::max<sim::SimTime>(0, optimizer_start - previous_end)) +
-                               seconds(std::max<sim::SimTime>(0, makespan - executor.finishTime(rank.optimizer)));
+                               seconds(std::max<sim::SimTime>(0, makespan - step_end));
   breakdown.pipeline_bubble =
       std::max(0.0, seconds(makespan) - breakdown.compute - breakdown.tp_comm_exposed - breakdown.pp_comm_exposed -
                         breakdown.dp_comm_exposed - breakdown.host_dispatch_exposed);
@@ -87,6 +94,7 @@ TimeBreakdown breakdownOf(const IterationGraph& iteration, const sim::TaskExecut
 struct ScheduleRun {
   double iteration_time_s = 0.0;
   TimeBreakdown breakdown;
+  std::vector<TimeBreakdown> stage_breakdowns;
   uint64_t tasks = 0;
   uint64_t events = 0;
 };
@@ -115,15 +123,29 @@ ScheduleRun simulateSchedule(const Experiment& experiment, const SimulationOptio
   run.tasks = iteration.graph.taskCount();
   run.events = engine.eventsProcessed();
 
-  // The breakdown of the rank whose optimizer step ends last.
-  std::size_t critical = 0;
+  // Per stage, the breakdown of its simulated rank whose optimizer step ends last (the first
+  // of equals); the critical rank, the one that ends last of all, is its stage's.
+  const RankLayout layout(experiment.plan);
+  std::vector<std::optional<std::size_t>> last_of_stage(static_cast<std::size_t>(experiment.plan.pp));
+  std::optional<std::size_t> critical;
+  auto endsLater = [&](std::size_t r, const std::optional<std::size_t>& than) {
+    return !than ||
+           executor.finishTime(iteration.ranks[r].optimizer) > executor.finishTime(iteration.ranks[*than].optimizer);
+  };
   for (std::size_t r = 0; r < iteration.ranks.size(); ++r) {
     if (!iteration.ranks[r].simulated) continue;
-    if (executor.finishTime(iteration.ranks[r].optimizer) > executor.finishTime(iteration.ranks[critical].optimizer)) {
-      critical = r;
-    }
+    auto& last = last_of_stage.at(static_cast<std::size_t>(layout.coordinate(static_cast<int64_t>(r)).pp));
+    if (endsLater(r, last)) last = r;
+    if (endsLater(r, critical)) critical = r;
   }
-  run.breakdown = breakdownOf(iteration, executor, critical, makespan);
+  if (!critical) throw std::logic_error("the iteration simulated no rank");
+  const sim::SimTime last_optimizer_end = executor.finishTime(iteration.ranks[*critical].optimizer);
+  for (const auto& last : last_of_stage) {
+    if (!last) throw std::logic_error("a pipeline stage has no simulated rank");
+    run.stage_breakdowns.push_back(breakdownOf(iteration, executor, *last, makespan, last_optimizer_end));
+  }
+  run.breakdown =
+      run.stage_breakdowns.at(static_cast<std::size_t>(layout.coordinate(static_cast<int64_t>(*critical)).pp));
   return run;
 }
 
@@ -147,6 +169,13 @@ TimeBreakdown extrapolate(const TimeBreakdown& a, const TimeBreakdown& b, const 
   result.pp_comm_exposed = extrapolate(a.pp_comm_exposed, b.pp_comm_exposed, e);
   result.pipeline_bubble = extrapolate(a.pipeline_bubble, b.pipeline_bubble, e);
   result.host_dispatch_exposed = extrapolate(a.host_dispatch_exposed, b.host_dispatch_exposed, e);
+  return result;
+}
+
+std::vector<TimeBreakdown> extrapolate(const std::vector<TimeBreakdown>& a, const std::vector<TimeBreakdown>& b,
+                                       const MicrobatchExtrapolation& e) {
+  std::vector<TimeBreakdown> result;
+  for (std::size_t stage = 0; stage < a.size(); ++stage) result.push_back(extrapolate(a[stage], b.at(stage), e));
   return result;
 }
 
@@ -248,11 +277,13 @@ Expected<IterationResult> simulateIteration(const Experiment& experiment, const 
         const MicrobatchExtrapolation used{result.microbatches, at_a, at_b};
         result.iteration_time_s = extrapolate(a.iteration_time_s, b.iteration_time_s, used);
         result.breakdown = extrapolate(a.breakdown, b.breakdown, used);
+        result.stage_breakdowns = extrapolate(a.stage_breakdowns, b.stage_breakdowns, used);
         result.extrapolation = used;
       } else {
         const ScheduleRun run = simulateSchedule(experiment, options);
         result.iteration_time_s = run.iteration_time_s;
         result.breakdown = run.breakdown;
+        result.stage_breakdowns = run.stage_breakdowns;
         result.tasks += run.tasks;
         result.events += run.events;
       }
@@ -260,6 +291,7 @@ Expected<IterationResult> simulateIteration(const Experiment& experiment, const 
       const ScheduleRun run = simulateSchedule(experiment, options);
       result.iteration_time_s = run.iteration_time_s;
       result.breakdown = run.breakdown;
+      result.stage_breakdowns = run.stage_breakdowns;
       result.tasks = run.tasks;
       result.events = run.events;
     }

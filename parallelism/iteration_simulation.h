@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/config_paths.h"
 #include "base/expected.h"
@@ -50,6 +51,10 @@ struct IterationResult {
   std::optional<double> cost_usd;
   MemoryReport memory;
   TimeBreakdown breakdown;  // of the rank that finishes last
+  // Per pipeline stage (index = stage): of the stage's simulated rank whose optimizer step
+  // ends last, each adding up to the iteration time; the critical rank's stage holds
+  // `breakdown`. A stage whose step ends before the critical rank's counts the wait as bubble.
+  std::vector<TimeBreakdown> stage_breakdowns;
   int64_t microbatches = 0;
   uint64_t tasks = 0;                                    // simulated (over both runs when extrapolated)
   uint64_t events = 0;                                   // likewise

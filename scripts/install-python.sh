@@ -22,4 +22,4 @@ PYTHON
 )"
 mkdir -p "$site_packages"
 echo "$(pwd)/build-python/python" > "$site_packages/trainsim.pth"
-"$interpreter" -c 'import trainsim; print(f"import trainsim: {trainsim.__file__} ({__import__(\"sys\").executable})")'
+"$interpreter" -c 'import sys, trainsim; print("import trainsim:", trainsim.__file__, "for", sys.executable)'

@@ -106,11 +106,11 @@ PlotFrame plotFrame(const SweepResult& sweep, const TradeOffAxes& axes, const st
 }
 
 // The opening <svg> tag, the white background and the title.
-void writeHeader(std::ostream& out, const std::string& title) {
-  out << fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" )"
+void writeHeader(std::ostream& out, const std::string& title, const std::string& id) {
+  out << fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg"{2} width="{0}" height="{1}" viewBox="0 0 {0} {1}" )"
                      R"(font-family="sans-serif" font-size="12">)"
                      "\n",
-                     kWidth, kHeight);
+                     kWidth, kHeight, id.empty() ? std::string() : fmt::format(R"( id="{}")", escapeXml(id)));
   out << fmt::format(R"(<rect width="{}" height="{}" fill="white"/>)"
                      "\n",
                      kWidth, kHeight);
@@ -264,7 +264,7 @@ void writeTradeOffSvg(std::ostream& out, const SweepResult& sweep, const PlotOpt
   for (std::size_t i = 0; i < sweep.outcomes.size(); ++i) {
     if (eventSimulated(sweep.outcomes[i])) points.push_back(i);
   }
-  writeHeader(out, options.title);
+  writeHeader(out, options.title, options.id);
   if (points.empty()) {
     out << fmt::format(R"(<text x="{}" y="{}" text-anchor="middle">no event-simulated plan</text>)"
                        "\n</svg>\n",

@@ -14,6 +14,7 @@ namespace trainsim::sweep {
 struct PlotOptions {
   std::string title;
   Constraints constraints;
+  std::string id;  // the <svg> element's id, for a page that embeds it ("": none)
 };
 
 void writeTradeOffSvg(std::ostream& out, const SweepResult& sweep, const PlotOptions& options);

@@ -101,6 +101,67 @@ parallelism: {tp: 1, pp: 4, overlap_grad_reduce: true}
   EXPECT_NEAR(result.breakdown.pipeline_bubble / result.iteration_time_s, (p - 1) / (m + p - 1), 0.05);
 }
 
+// pp 4 x dp 2 on one node; `global_batch_size` 32 gives 16 micro-batches, simulated in full,
+// 64 gives 32, extrapolated from the steady state (microbatchExtrapolation).
+Experiment fourStages(int global_batch_size) {
+  return experimentFrom(R"(
+model: {architecture: llama, layers: 16, hidden_size: 2048, ffn_hidden_size: 8192, attention_heads: 16, kv_heads: 8,
+        vocab_size: 32000}
+cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 8}
+training: {seq_len: 2048, micro_batch_size: 1, global_batch_size: )" +
+                        std::to_string(global_batch_size) + "}\nparallelism: {tp: 1, pp: 4}\n");
+}
+
+bool sameBreakdown(const TimeBreakdown& a, const TimeBreakdown& b) {
+  return a.compute == b.compute && a.tp_comm_exposed == b.tp_comm_exposed && a.dp_comm_exposed == b.dp_comm_exposed &&
+         a.pp_comm_exposed == b.pp_comm_exposed && a.pipeline_bubble == b.pipeline_bubble &&
+         a.host_dispatch_exposed == b.host_dispatch_exposed;
+}
+
+void expectStageBreakdowns(const IterationResult& result) {
+  ASSERT_EQ(result.stage_breakdowns.size(), 4U);
+  int critical_matches = 0;
+  for (const TimeBreakdown& b : result.stage_breakdowns) {
+    critical_matches += sameBreakdown(b, result.breakdown) ? 1 : 0;
+    EXPECT_GT(b.compute, 0.0);
+    const double sum = b.compute + b.tp_comm_exposed + b.dp_comm_exposed + b.pp_comm_exposed + b.pipeline_bubble +
+                       b.host_dispatch_exposed;
+    EXPECT_NEAR(sum, result.iteration_time_s, 1e-9 * result.iteration_time_s);
+  }
+  EXPECT_GE(critical_matches, 1);
+  // The last stage also runs the logits and the loss: the busiest, it sets the pace and idles
+  // least; the others wait for it.
+  const TimeBreakdown& last = result.stage_breakdowns.back();
+  for (std::size_t stage = 0; stage + 1 < result.stage_breakdowns.size(); ++stage) {
+    EXPECT_GT(last.compute, result.stage_breakdowns[stage].compute) << stage;
+    EXPECT_LT(last.pipeline_bubble, result.stage_breakdowns[stage].pipeline_bubble) << stage;
+  }
+}
+
+TEST(IterationSimulationTest, EveryPipelineStageHasABreakdownThatAddsUpToTheIteration) {
+  const IterationResult result = simulate(fourStages(32));
+  ASSERT_FALSE(result.extrapolation);
+  expectStageBreakdowns(result);
+}
+
+TEST(IterationSimulationTest, StageBreakdownsAreExtrapolatedLikeTheCriticalOne) {
+  const IterationResult result = simulate(fourStages(64));
+  ASSERT_TRUE(result.extrapolation);
+  expectStageBreakdowns(result);
+}
+
+TEST(IterationSimulationTest, SymmetricModeGivesTheSameStageBreakdowns) {
+  SimulationOptions symmetric = shippedSimulationOptions();
+  symmetric.iteration.symmetric = true;
+  auto reduced = simulateIteration(fourStages(32), symmetric);
+  ASSERT_TRUE(reduced.ok()) << reduced.error().toString();
+  const IterationResult full = simulate(fourStages(32));
+  ASSERT_EQ(reduced.value().stage_breakdowns.size(), full.stage_breakdowns.size());
+  for (std::size_t stage = 0; stage < full.stage_breakdowns.size(); ++stage) {
+    EXPECT_NEAR(reduced.value().stage_breakdowns[stage].compute, full.stage_breakdowns[stage].compute, 1e-9);
+  }
+}
+
 }  // namespace
 }  // namespace trainsim::parallelism
 
