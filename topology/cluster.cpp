@@ -32,23 +32,17 @@ LinkId Cluster::addTrunkPair(DeviceId a, DeviceId b, LinkType type, double bandw
 }
 
 void Cluster::finalize() {
-  std::vector<std::pair<std::size_t, std::size_t>> endpoints;
-  std::vector<LinkRef> properties;
-  endpoints.reserve(links_.size());
-  properties.reserve(links_.size());
-  for (LinkId id = 0; id < links_.size(); ++id) {
-    if (links_[id].trunk) continue;
-    endpoints.emplace_back(links_[id].from, links_[id].to);
-    properties.push_back(LinkRef{id});
+  // A stable counting sort of the links by source (trunks are left out): each device's
+  // out-links stay in the order they were added, so routes and their ties are deterministic.
+  out_offsets_.assign(devices_.size() + 1, 0);
+  for (const Link& link : links_) {
+    if (!link.trunk) ++out_offsets_[link.from + 1];
   }
-  // The unsorted constructor sorts edges by source with a stable counting sort, so the
-  // out-edge order of each device is the order links were added: deterministic.
-  graph_ = ClusterGraph(boost::edges_are_unsorted_multi_pass, endpoints.begin(), endpoints.end(), properties.begin(),
-                        devices_.size());
-  links_by_edge_index_.assign(links_.size(), 0);
-  auto [edge, edges_end] = boost::edges(graph_);
-  for (; edge != edges_end; ++edge) {
-    links_by_edge_index_[boost::get(boost::edge_index, graph_, *edge)] = graph_[*edge].id;
+  for (std::size_t device = 0; device < devices_.size(); ++device) out_offsets_[device + 1] += out_offsets_[device];
+  out_links_.assign(out_offsets_.back(), 0);
+  std::vector<std::size_t> next(out_offsets_.begin(), out_offsets_.end() - 1);
+  for (LinkId id = 0; id < links_.size(); ++id) {
+    if (!links_[id].trunk) out_links_[next[links_[id].from]++] = id;
   }
 }
 
@@ -64,10 +58,8 @@ DeviceId Cluster::nic(int node, int index) const {
 }
 
 std::span<const LinkId> Cluster::outLinks(DeviceId device) const {
-  auto [begin, end] = boost::out_edges(static_cast<ClusterGraph::vertex_descriptor>(device), graph_);
-  if (begin == end) return {};
-  const std::size_t first = boost::get(boost::edge_index, graph_, *begin);
-  return {links_by_edge_index_.data() + first, static_cast<std::size_t>(std::distance(begin, end))};
+  const std::size_t first = out_offsets_[device];
+  return {out_links_.data() + first, out_offsets_[device + 1] - first};
 }
 
 }  // namespace trainsim::topology

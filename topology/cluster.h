@@ -1,13 +1,13 @@
-// The cluster as a graph of devices and directed links (Boost.Graph CSR), built once from
-// a ClusterSpec and immutable afterwards, so simulations on several threads can share it.
+// The cluster as a graph of devices and directed links (out-links in compressed sparse row
+// form), built once from a ClusterSpec and immutable afterwards, so simulations on several
+// threads can share it. Plain vectors rather than a Boost.Graph type: this header is in most
+// of the project's sources, and Boost.Graph's headers were most of their compile time.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <vector>
-
-#include <boost/graph/compressed_sparse_row_graph.hpp>
 
 #include "base/expected.h"
 #include "topology/clos_fabric.h"
@@ -16,11 +16,6 @@
 #include "topology/link.h"
 
 namespace trainsim::topology {
-
-struct LinkRef {
-  LinkId id = 0;
-};
-using ClusterGraph = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, LinkRef>;
 
 class Cluster {
  public:
@@ -33,7 +28,6 @@ class Cluster {
   [[nodiscard]] const std::vector<Link>& links() const { return links_; }
   [[nodiscard]] const Device& device(DeviceId id) const { return devices_[id]; }
   [[nodiscard]] const Link& link(LinkId id) const { return links_[id]; }
-  [[nodiscard]] const ClusterGraph& graph() const { return graph_; }
 
   // Accelerators in rank order: node by node, GPU 0..k-1 inside a node.
   [[nodiscard]] const std::vector<DeviceId>& accelerators() const { return accelerators_; }
@@ -46,7 +40,7 @@ class Cluster {
   // The folded-Clos structure of the network, when the cluster has one.
   [[nodiscard]] const std::optional<ClosFabric>& closFabric() const { return clos_; }
   void setClosFabric(ClosFabric fabric) { clos_ = std::move(fabric); }
-  // Directed links leaving a device (CSR order).
+  // Directed links leaving a device, in the order they were added.
   [[nodiscard]] std::span<const LinkId> outLinks(DeviceId device) const;
 
   // Construction API for the builder: adds a device / a pair of directed links.
@@ -54,7 +48,7 @@ class Cluster {
   LinkId addLinkPair(DeviceId a, DeviceId b, LinkType type, double bandwidth_Bps, int64_t latency_ps);
   // Adds a trunk pair (Link::trunk): up from a to b and down from b to a, left out of the graph.
   LinkId addTrunkPair(DeviceId a, DeviceId b, LinkType type, double bandwidth_Bps);
-  // Builds the CSR graph and adjacency index; call once after the last add.
+  // Builds the out-link index; call once after the last add.
   void finalize();
 
  private:
@@ -66,8 +60,10 @@ class Cluster {
   std::vector<DeviceId> accelerators_;
   std::vector<DeviceId> nics_;
   std::optional<ClosFabric> clos_;  // node-major, in the order the builder added them
-  ClusterGraph graph_;
-  std::vector<LinkId> links_by_edge_index_;  // the CSR graph's edges, in its order
+  // Out-links in compressed sparse row form: device d's are
+  // out_links_[out_offsets_[d] .. out_offsets_[d + 1]), in the order they were added.
+  std::vector<std::size_t> out_offsets_;
+  std::vector<LinkId> out_links_;
 };
 
 }  // namespace trainsim::topology
