@@ -8,16 +8,35 @@ std::vector<ChunkPart> chunkWorkloads(const Experiment& experiment, int64_t stag
                                       const FlopsOptions& base) {
   const auto& plan = experiment.plan;
   const MicroBatchShard shard = MicroBatchShard::of(experiment.training, plan);
-  const auto layers = static_cast<double>(plan.layersOfChunk(experiment.model.layers, stage, chunk));
+  const ModelSpec& model = experiment.model;
+  const int64_t layers = plan.layersOfChunk(model.layers, stage, chunk);
   const FlopsOptions kernels = kernelsFor(experiment, base);  // training.flash_attention
   FlopsOptions layer_kernels = kernels;
   layer_kernels.tp_comm_overlap = plan.tp_comm_overlap;
   layer_kernels.tp_overlap_config = plan.tp_comm_overlap_config;
   std::vector<ChunkPart> parts;
-  parts.push_back({transformerLayer(experiment.model, shard, layer_kernels), layers, true});
-  if (stage == 0 && chunk == 0) parts.push_back({embeddingLayer(experiment.model, shard, kernels), 1.0, false});
+  if (model.uniformLayers()) {
+    parts.push_back({transformerLayer(model, shard, layer_kernels), static_cast<double>(layers), true});
+  } else {
+    // One part per kind of layer the chunk holds (dense and MoE, sliding-window and full).
+    for (const LayerKindCount& group : model.layerKinds(plan.firstLayerOfChunk(model.layers, stage, chunk), layers)) {
+      parts.push_back(
+          {transformerLayer(model, shard, layer_kernels, group.kind), static_cast<double>(group.count), true});
+    }
+  }
+  if (stage == 0 && chunk == 0) parts.push_back({embeddingLayer(model, shard, kernels), 1.0, false});
   if (stage == plan.pp - 1 && chunk == plan.virtual_stages - 1) {
-    parts.push_back({outputLayer(experiment.model, shard, kernels), 1.0, false});
+    parts.push_back({outputLayer(model, shard, kernels), 1.0, false});
+    if (model.mtp_layers > 0) {
+      // The MTP modules follow the output layer on the last stage (Megatron-Core places them
+      // there: multi_token_prediction.py, "mtp_on_this_rank" for the last pipeline stage),
+      // each an input projection, a transformer block (recomputed like the others) and the
+      // shared output head and loss.
+      const auto depth = static_cast<double>(model.mtp_layers);
+      parts.push_back({multiTokenPredictionInput(model, shard, kernels), depth, false});
+      parts.push_back({transformerLayer(model, shard, layer_kernels, model.mtpLayerKind()), depth, true});
+      parts.push_back({outputLayer(model, shard, kernels), depth, false});
+    }
   }
   return parts;
 }

@@ -301,9 +301,17 @@ struct Workload {
   [[nodiscard]] const Op* find(std::string_view name) const;
 };
 
-// One transformer layer (attention block + MLP or MoE block).
+// One transformer layer (attention block + MLP or MoE block) of `kind`; without a kind, the
+// model's last layer's (every layer's where ModelSpec::uniformLayers()).
 [[nodiscard]] Workload transformerLayer(const ModelSpec& model, const MicroBatchShard& shard,
                                         const FlopsOptions& options = {});
+[[nodiscard]] Workload transformerLayer(const ModelSpec& model, const MicroBatchShard& shard,
+                                        const FlopsOptions& options, LayerKind kind);
+// The input of one multi-token prediction module (ModelSpec::mtp_layers): the shared
+// embedding's lookup of the shifted tokens, two RMSNorms and the 2h -> h projection. Its
+// transformer block is transformerLayer(model.mtpLayerKind()) and its head outputLayer.
+[[nodiscard]] Workload multiTokenPredictionInput(const ModelSpec& model, const MicroBatchShard& shard,
+                                                 const FlopsOptions& options = {});
 // The first pipeline stage's input: token embedding (vocabulary-parallel), learned positions
 // and embedding dropout for gpt.
 [[nodiscard]] Workload embeddingLayer(const ModelSpec& model, const MicroBatchShard& shard,

@@ -27,39 +27,135 @@ struct LayerParameters {
   double expert = 0.0;
 };
 
-// One transformer layer on one GPU; with tp = ep = 1 the sums are ModelSpec::layerParameterCount().
-LayerParameters layerParameters(const ModelSpec& model, const ParallelPlan& plan) {
+// Multi-head latent attention on one GPU as Megatron-Core shards it
+// (multi_latent_attention.py): the down projections to the latents and the latents' norms
+// whole on every tensor-parallel rank, the up projections split by heads (columns), the output
+// projection by rows; biases (attention_bias) on the down and output projections replicated.
+double latentAttentionWeights(const ModelSpec& model, double tp) {
+  const LatentAttentionSpec& mla = *model.mla;
+  const auto hidden = static_cast<double>(model.hidden_size);
+  const auto heads = static_cast<double>(model.attention_heads);
+  const auto q_rank = static_cast<double>(mla.q_lora_rank);
+  const auto kv_rank = static_cast<double>(mla.kv_lora_rank);
+  const auto rope = static_cast<double>(mla.qk_rope_head_dim);
+  const double qk = heads * static_cast<double>(mla.qkHeadDim());
+  double weights = 0.0;
+  if (mla.q_lora_rank > 0) {
+    weights += hidden * q_rank + q_rank + q_rank * qk / tp;
+  } else {
+    weights += hidden * qk / tp;
+  }
+  weights += hidden * (kv_rank + rope) + kv_rank;
+  weights += kv_rank * heads * static_cast<double>(mla.qk_nope_head_dim + mla.v_head_dim) / tp;
+  weights += heads * static_cast<double>(mla.v_head_dim) * hidden / tp;
+  if (model.attention_bias) weights += (mla.q_lora_rank > 0 ? q_rank : qk / tp) + kv_rank + rope + hidden;
+  return weights;
+}
+
+// One transformer layer of `kind` on one GPU; with tp = ep = 1 the sums are
+// ModelSpec::layerParameterCount(kind).
+LayerParameters layerParameters(const ModelSpec& model, const ParallelPlan& plan, LayerKind kind) {
   const auto hidden = static_cast<double>(model.hidden_size);
   const auto query = static_cast<double>(model.queryDim());
   const auto kv = static_cast<double>(model.kvDim());
   const auto tp = static_cast<double>(plan.tp);
   const bool gpt = model.architecture == Architecture::kGpt;
   LayerParameters layer;
-  // QKV split by columns (whole heads), the output projection by rows.
-  layer.dense = hidden * (2.0 * query + 2.0 * kv) / tp;
-  if (gpt) layer.dense += (query + 2.0 * kv) / tp + hidden;  // QKV biases split, output bias replicated
-  layer.dense += gpt ? 4.0 * hidden : 2.0 * hidden;          // norms, replicated
-  if (model.moe) {
-    const double local_experts = static_cast<double>(model.moe->experts) / static_cast<double>(plan.ep);
-    layer.dense += hidden * static_cast<double>(model.moe->experts);  // router, replicated
-    layer.expert =
-        local_experts * mlpWeights(model.architecture, hidden, static_cast<double>(model.moe->ffn_hidden_size), tp);
+  if (model.mla) {
+    layer.dense = latentAttentionWeights(model, tp);
+  } else {
+    // QKV split by columns (whole heads), the output projection by rows.
+    layer.dense = hidden * (2.0 * query + 2.0 * kv) / tp;
+    // QKV biases split, output bias replicated.
+    if (gpt || model.attention_bias) layer.dense += (query + 2.0 * kv) / tp + hidden;
+  }
+  if (model.attention_sinks) layer.dense += static_cast<double>(model.attention_heads) / tp;  // per head, split
+  layer.dense += gpt ? 4.0 * hidden : 2.0 * hidden;                                           // norms, replicated
+  if (model.moe && kind.moe) {
+    const MoeSpec& moe = *model.moe;
+    const auto experts = static_cast<double>(moe.experts);
+    const double local_experts = experts / static_cast<double>(plan.ep);
+    layer.dense += hidden * experts;  // router, replicated
+    if (moe.router_bias) layer.dense += experts;
+    const auto ffn = static_cast<double>(moe.ffn_hidden_size);
+    double expert = mlpWeights(model.architecture, hidden, ffn, tp);
+    // GPT-OSS's expert biases: gate/up split with their columns, down replicated.
+    if (moe.expert_bias && !gpt) expert += 2.0 * ffn / tp + hidden;
+    layer.expert = local_experts * expert;
+    if (moe.shared_experts > 0) {
+      // Shared experts are dense weights, sharded by tp like a dense MLP (Megatron-Core's SharedExpertMLP).
+      const auto shared = static_cast<double>(moe.shared_experts * moe.shared_ffn_hidden_size);
+      layer.dense += mlpWeights(model.architecture, hidden, shared, tp);
+      if (moe.shared_expert_gate) layer.dense += hidden;
+    }
   } else {
     layer.dense += mlpWeights(model.architecture, hidden, static_cast<double>(model.ffn_hidden_size), tp);
   }
   return layer;
 }
 
-// Activation bytes of the core attention (what selective recompute drops).
-double coreAttentionBytes(const ModelSpec& model, const MicroBatchShard& shard, const MemoryOptions& options) {
+// The kinds of the transformer layers of `stage` (holding `layers` of them), over all its model chunks.
+std::vector<LayerKindCount> stageLayerKinds(const ModelSpec& model, const ParallelPlan& plan, int64_t stage,
+                                            int64_t layers) {
+  if (model.uniformLayers()) return {{model.layerKind(model.layers - 1), layers}};
+  std::vector<LayerKindCount> kinds;
+  for (int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
+    const int64_t first = plan.firstLayerOfChunk(model.layers, stage, chunk);
+    for (const LayerKindCount& group : model.layerKinds(first, plan.layersOfChunk(model.layers, stage, chunk))) {
+      auto same =
+          std::find_if(kinds.begin(), kinds.end(), [&](const LayerKindCount& k) { return k.kind == group.kind; });
+      if (same == kinds.end()) {
+        kinds.push_back(group);
+      } else {
+        same->count += group.count;
+      }
+    }
+  }
+  return kinds;
+}
+
+// Activation bytes of the core attention (what selective recompute drops). A sliding-window
+// layer's unfused scores span its window only.
+double coreAttentionBytes(const ModelSpec& model, const MicroBatchShard& shard, const MemoryOptions& options,
+                          LayerKind kind) {
   const double heads = static_cast<double>(model.attention_heads) / static_cast<double>(shard.tp);
   const double batch = static_cast<double>(shard.micro_batch_size) * heads;
   const double queries = static_cast<double>(shard.seq_len) / static_cast<double>(shard.cp);
   if (options.kernels.fused_attention) return kFp32Bytes * batch * queries;  // the logsumexp
-  const double scores = batch * queries * static_cast<double>(shard.seq_len);
+  const double keys = kind.sliding_window
+                          ? std::min(static_cast<double>(shard.seq_len), static_cast<double>(model.sliding_window))
+                          : static_cast<double>(shard.seq_len);
+  const double scores = batch * queries * keys;
   const double e = shard.activationBytes();
   // Softmax output; with dropout also its mask and its output (the input of the context matmul).
   return scores * (e + (model.hasAttentionDropout() ? options.kernels.dropout_mask_bytes + e : 0.0));
+}
+
+// What multi-head latent attention keeps for its backward besides the block input (as
+// Megatron-Core's MLASelfAttention runs it, flops_model.cpp latentAttentionBlock): the input
+// norm's output read by both down projections, on the rank's tokens; the gathered q latent
+// (its norm's input and output, the q_b input) and kv latent with the rope key (norm input
+// over kv_lora_rank + rope, norm output as the kv_b input); the per-head Q and K of
+// nope + rope and V of v_head_dim after the up projections; the output projection's input.
+// DeepSeek-V3 recomputes the norms and the up projections instead (arXiv:2412.19437 section
+// 3.2.2); trainsim keeps Megatron-Core's default, which stores them.
+double latentAttentionActivationBytes(const ModelSpec& model, const MicroBatchShard& shard) {
+  const LatentAttentionSpec& mla = *model.mla;
+  const double e = shard.activationBytes();
+  const double eg = shard.gemmOperandBytes();
+  const double tokens = shard.tokens();
+  const double heads = static_cast<double>(model.attention_heads) / static_cast<double>(shard.tp);
+  const auto q_rank = static_cast<double>(mla.q_lora_rank);
+  const auto kv_rank = static_cast<double>(mla.kv_lora_rank);
+  const auto rope = static_cast<double>(mla.qk_rope_head_dim);
+  const auto qk = static_cast<double>(mla.qkHeadDim());
+  const auto v = static_cast<double>(mla.v_head_dim);
+  double bytes = eg * shard.replicatedRegionTokens() * static_cast<double>(model.hidden_size);  // down-projection input
+  if (mla.q_lora_rank > 0) bytes += (e + eg) * tokens * q_rank;    // q latent: norm input, q_b input
+  bytes += e * tokens * (kv_rank + rope) + eg * tokens * kv_rank;  // kv latent and rope key; kv_b input
+  bytes += e * tokens * heads * (2.0 * qk + v);                    // Q, K, V
+  bytes += eg * tokens * heads * v;                                // output-projection input
+  return bytes;
 }
 
 // Per-GPU buffers of the embedding stage (per micro-batch in flight): the int64 token ids and,
@@ -128,11 +224,13 @@ StateBytes stateBytesPerParameter(Precision precision, Optimizer optimizer, cons
 
 StageParameters stageParameters(const ModelSpec& model, const TrainingSpec& training, const ParallelPlan& plan,
                                 int64_t stage, int64_t layers) {
-  const LayerParameters layer = layerParameters(model, plan);
   StageParameters parameters;
-  parameters.dense = static_cast<double>(layers) * layer.dense;
-  parameters.expert = static_cast<double>(layers) * layer.expert;
-  parameters.largest_layer = layer.dense + layer.expert;
+  for (const LayerKindCount& group : stageLayerKinds(model, plan, stage, layers)) {
+    const LayerParameters layer = layerParameters(model, plan, group.kind);
+    parameters.dense += static_cast<double>(group.count) * layer.dense;
+    parameters.expert += static_cast<double>(group.count) * layer.expert;
+    parameters.largest_layer = std::max(parameters.largest_layer, layer.dense + layer.expert);
+  }
   const auto hidden = static_cast<double>(model.hidden_size);
   const double table = static_cast<double>(model.vocab_size) * hidden / static_cast<double>(plan.tp);
   const bool gpt = model.architecture == Architecture::kGpt;
@@ -145,12 +243,28 @@ StageParameters stageParameters(const ModelSpec& model, const TrainingSpec& trai
   if (stage == plan.pp - 1) {
     parameters.dense += gpt ? 2.0 * hidden : hidden;  // final norm
     if (!model.tied_embeddings || plan.pp > 1) parameters.dense += table;
+    if (model.mtp_layers > 0) {
+      // The MTP modules (ModelSpec::mtpParameterCount), on the last stage; with pp > 1 that
+      // stage also holds a copy of the embedding the modules look their tokens up in
+      // (Megatron-Core's GPTModel builds the embedding where pre_process or mtp_process).
+      const auto depth = static_cast<double>(model.mtp_layers);
+      const LayerParameters block = layerParameters(model, plan, model.mtpLayerKind());
+      parameters.dense += depth * (block.dense + 2.0 * hidden * hidden / static_cast<double>(plan.tp) + 3.0 * hidden);
+      parameters.expert += depth * block.expert;
+      parameters.largest_layer = std::max(parameters.largest_layer, block.dense + block.expert);
+      if (plan.pp > 1) parameters.dense += table;
+    }
   }
   return parameters;
 }
 
 double layerActivationBytes(const ModelSpec& model, const MicroBatchShard& shard, Recompute recompute,
                             const MemoryOptions& options) {
+  return layerActivationBytes(model, shard, recompute, options, model.layerKind(model.layers - 1));
+}
+
+double layerActivationBytes(const ModelSpec& model, const MicroBatchShard& shard, Recompute recompute,
+                            const MemoryOptions& options, LayerKind kind) {
   const double e = shard.activationBytes();
   // What a Transformer Engine linear layer saves of its input for the weight gradient: with
   // fp8 the quantized (column-wise, 1-byte) copy it made for its FP8 GEMMs, not the 16-bit
@@ -170,11 +284,15 @@ double layerActivationBytes(const ModelSpec& model, const MicroBatchShard& shard
 
   double bytes = 0.0;
   // Attention block.
-  bytes += e * replicated * hidden;         // input-norm input
-  bytes += eg * replicated * hidden;        // QKV GEMM input (norm output)
-  bytes += e * tokens * (query + kv) / tp;  // Q and K (after RoPE) for the scores
-  bytes += e * tokens * kv / tp;            // V for the context
-  bytes += eg * tokens * query / tp;        // output-projection input (the attention context)
+  bytes += e * replicated * hidden;  // input-norm input
+  if (model.mla) {
+    bytes += latentAttentionActivationBytes(model, shard);
+  } else {
+    bytes += eg * replicated * hidden;        // QKV GEMM input (norm output)
+    bytes += e * tokens * (query + kv) / tp;  // Q and K (after RoPE) for the scores
+    bytes += e * tokens * kv / tp;            // V for the context
+    bytes += eg * tokens * query / tp;        // output-projection input (the attention context)
+  }
   if (dropout) bytes += mask * replicated * hidden;
   // MLP or MoE block.
   bytes += e * replicated * hidden;  // norm input
@@ -183,16 +301,21 @@ double layerActivationBytes(const ModelSpec& model, const MicroBatchShard& shard
   auto mlp = [&](double slots, double ffn, double fc1_input_tokens) {
     return eg * fc1_input_tokens * hidden + (e * (gated ? 2.0 : 1.0) + eg) * slots * ffn / tp;
   };
-  if (model.moe) {
+  if (model.moe && kind.moe) {
     const double top_k = static_cast<double>(model.moe->top_k);
     bytes += e * replicated * hidden;                                            // router input
     bytes += kFp32Bytes * replicated * static_cast<double>(model.moe->experts);  // fp32 router probabilities
     bytes += mlp(tokens * top_k, static_cast<double>(model.moe->ffn_hidden_size), tokens * top_k);
+    if (model.moe->shared_experts > 0) {
+      // The shared experts: a dense MLP of their summed width on every token.
+      const auto shared = static_cast<double>(model.moe->shared_experts * model.moe->shared_ffn_hidden_size);
+      bytes += mlp(tokens, shared, replicated);
+    }
   } else {
     bytes += mlp(tokens, static_cast<double>(model.ffn_hidden_size), replicated);
   }
   if (dropout) bytes += mask * replicated * hidden;
-  if (recompute == Recompute::kNone) bytes += coreAttentionBytes(model, shard, options);
+  if (recompute == Recompute::kNone) bytes += coreAttentionBytes(model, shard, options, kind);
   return bytes;
 }
 
@@ -228,7 +351,14 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
   auto sharded = [](double bytes, double replicas, bool shard_it) { return shard_it ? bytes / replicas : bytes; };
 
   const double per_layer = layerActivationBytes(model, shard, plan.recompute, options);
-  double working_set = 0.0;  // one layer recomputed during its backward, for one micro-batch
+  // One layer of `kind` recomputed during its backward, for one micro-batch.
+  auto workingSetOf = [&](LayerKind kind) {
+    if (plan.recompute == Recompute::kNone) return 0.0;
+    return layerActivationBytes(model, shard, Recompute::kNone, options, kind) -
+           (plan.recompute == Recompute::kSelective ? layerActivationBytes(model, shard, plan.recompute, options, kind)
+                                                    : 0.0);
+  };
+  double working_set = 0.0;
   if (plan.recompute != Recompute::kNone) {
     working_set = layerActivationBytes(model, shard, Recompute::kNone, options) -
                   (plan.recompute == Recompute::kSelective ? per_layer : 0.0);
@@ -253,8 +383,22 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
     memory.optimizer = sharded(p.dense * state.optimizer, dense_replicas, plan.zero >= 1) +
                        sharded(p.expert * state.optimizer, expert_replicas, plan.zero >= 1);
 
-    const double chunk_layers = static_cast<double>(memory.layers) / v;
-    memory.activations = static_cast<double>(memory.in_flight) * chunk_layers * per_layer + working_set;
+    if (model.uniformLayers()) {
+      const double chunk_layers = static_cast<double>(memory.layers) / v;
+      memory.activations = static_cast<double>(memory.in_flight) * chunk_layers * per_layer + working_set;
+    } else {
+      // Layers of different kinds (dense and MoE, sliding and full): their sum over the stage,
+      // and the largest working set of a recomputed layer.
+      double stage_layers_bytes = 0.0;
+      double largest_working_set = 0.0;
+      for (const LayerKindCount& group : stageLayerKinds(model, plan, stage, memory.layers)) {
+        stage_layers_bytes +=
+            static_cast<double>(group.count) * layerActivationBytes(model, shard, plan.recompute, options, group.kind);
+        largest_working_set = std::max(largest_working_set, workingSetOf(group.kind));
+      }
+      memory.activation_per_layer = stage_layers_bytes / static_cast<double>(std::max<int64_t>(1, memory.layers));
+      memory.activations = static_cast<double>(memory.in_flight) * stage_layers_bytes / v + largest_working_set;
+    }
     if (stage == 0) {
       // The first model chunk holds about in_flight / v of the stage's micro-batches.
       const double first_chunk = std::ceil(static_cast<double>(memory.in_flight) / v);
@@ -264,6 +408,18 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
       // The last stage starts each micro-batch's backward right after its forward (1F1B); gpipe keeps all.
       const double last_chunk = plan.schedule == PipelineSchedule::kGpipe ? static_cast<double>(microbatches) : 1.0;
       memory.activations += last_chunk * outputActivationBytes(model, shard, options);
+      if (model.mtp_layers > 0) {
+        // Each MTP module: its block, its head's buffers as the output layer's, and its input
+        // (the two norms' inputs and the 2h-wide projection input).
+        const LayerKind kind = model.mtpLayerKind();
+        const double input = 2.0 * e * shard.replicatedRegionTokens() * hidden +
+                             2.0 * shard.gemmOperandBytes() * shard.tokens() * hidden;
+        memory.activations += last_chunk * static_cast<double>(model.mtp_layers) *
+                              (layerActivationBytes(model, shard, plan.recompute, options, kind) +
+                               outputActivationBytes(model, shard, options) + input);
+        memory.activations +=
+            plan.recompute == Recompute::kNone ? 0.0 : std::max(0.0, workingSetOf(kind) - working_set);
+      }
     }
 
     double buffers = 0.0;

@@ -115,8 +115,11 @@ struct StageParameters {
 
 // Activation bytes one transformer layer keeps for one micro-batch until its backward, under
 // a recompute policy (see the derivation above).
+// Without a kind, the model's last layer's (every layer's where ModelSpec::uniformLayers()).
 [[nodiscard]] double layerActivationBytes(const ModelSpec& model, const MicroBatchShard& shard, Recompute recompute,
                                           const MemoryOptions& options = {});
+[[nodiscard]] double layerActivationBytes(const ModelSpec& model, const MicroBatchShard& shard, Recompute recompute,
+                                          const MemoryOptions& options, LayerKind kind);
 
 // Micro-batches whose activations a stage holds at its peak, counted in model chunks of
 // layers / virtual_stages layers:

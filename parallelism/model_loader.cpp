@@ -7,6 +7,9 @@
 #include <optional>
 #include <string_view>
 
+#include "parallelism/model_features_loader.h"
+#include "parallelism/model_limits.h"
+
 namespace trainsim::parallelism {
 namespace {
 
@@ -20,7 +23,8 @@ constexpr std::array<std::string_view, 4> kHfLayers = {"num_hidden_layers", "n_l
 constexpr std::array<std::string_view, 4> kHfHeads = {"num_attention_heads", "n_head", "num_heads", "n_heads"};
 constexpr std::array<std::string_view, 2> kHfKvHeads = {"num_key_value_heads", "num_kv_heads"};
 constexpr std::array<std::string_view, 4> kHfFfn = {"intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size"};
-constexpr std::array<std::string_view, 2> kHfExperts = {"num_local_experts", "num_experts"};
+// DeepSeek-V2/V3 spell the routed experts n_routed_experts.
+constexpr std::array<std::string_view, 3> kHfExperts = {"num_local_experts", "num_experts", "n_routed_experts"};
 // Residual-stream dropout (GPT-2's resid_pdrop, BERT-style hidden_dropout_prob, OPT's dropout)
 // and attention-probability dropout (GPT-2's attn_pdrop).
 constexpr std::array<std::string_view, 4> kHfHiddenDropout = {"hidden_dropout", "resid_pdrop", "hidden_dropout_prob",
@@ -32,28 +36,21 @@ constexpr std::array<std::string_view, 8> kHfOtherKeys = {"model_type",  "vocab_
                                                           "head_dim",    "num_experts_per_tok", "moe_intermediate_size",
                                                           "multi_query", "_name_or_path"};
 
-// Bounds on model sizes: far above any model built, low enough that the layer-by-layer
-// task graph and the size products (parameters, FLOPs, bytes) stay within what the
-// simulator can hold and represent.
-// 80x the deepest large models (GPT-1T and Llama 3 405B have 128 and 126 layers); each
-// layer is a set of tasks per micro-batch.
-constexpr int64_t kMaxLayers = 10'000;
-// 2^20: 40x the widest (GPT-1T's 25,600).
-constexpr int64_t kMaxHiddenSize = int64_t{1} << 20;
-// 2^22: four times the widest hidden size, the usual MLP ratio.
-constexpr int64_t kMaxFfnHiddenSize = int64_t{1} << 22;
-// Attention heads (query or key/value) and head width: 2^16, 500x the most heads (128).
-constexpr int64_t kMaxHeads = int64_t{1} << 16;
-constexpr int64_t kMaxHeadDim = int64_t{1} << 16;
-// 2^24: 64x the largest vocabularies (Gemma's 256K).
-constexpr int64_t kMaxVocabSize = int64_t{1} << 24;
-// 2^16 experts: 256x the most routed experts of a published model (DeepSeek-V3's 256).
-constexpr int64_t kMaxExperts = int64_t{1} << 16;
+using model_limits::kMaxExperts;
+using model_limits::kMaxFfnHiddenSize;
+using model_limits::kMaxHeadDim;
+using model_limits::kMaxHeads;
+using model_limits::kMaxHiddenSize;
+using model_limits::kMaxLayers;
+using model_limits::kMaxVocabSize;
 
 // model_type values by MLP shape: a gated MLP (three matrices) is `llama`, a plain one `gpt`.
-constexpr std::array<std::string_view, 17> kLlamaStyleTypes = {
-    "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",     "qwen3_moe", "gemma",   "gemma2",
-    "phi3",  "olmo",    "olmo2",   "olmoe", "granite",   "internlm2", "cohere",    "stablelm"};
+// DeepSeek-V2/V3 (and Kimi K2, a DeepSeek-V3) and GPT-OSS have gated MLPs and RMSNorm too; their
+// own features are read by model_features_loader.h.
+constexpr std::array<std::string_view, 21> kLlamaStyleTypes = {
+    "llama",     "mistral", "mixtral",  "qwen2",       "qwen2_moe",   "qwen3",   "qwen3_moe",
+    "gemma",     "gemma2",  "phi3",     "olmo",        "olmo2",       "olmoe",   "granite",
+    "internlm2", "cohere",  "stablelm", "deepseek_v2", "deepseek_v3", "kimi_k2", "gpt_oss"};
 constexpr std::array<std::string_view, 11> kGptStyleTypes = {
     "gpt2", "gpt_neox", "gptj", "gpt_neo", "gpt_bigcode", "opt", "bloom", "falcon", "phi", "starcoder2", "codegen"};
 
@@ -115,9 +112,11 @@ double dropoutProbability(const ConfigNode& node) {
 int64_t defaultTopK(int64_t experts) { return std::min<int64_t>(2, experts); }
 
 ModelSpec parseTrainsimModel(const ConfigNode& root, const std::string& default_name) {
-  root.allowKeys({"name", "description", "source", "architecture", "layers", "hidden_size", "ffn_hidden_size",
-                  "attention_heads", "kv_heads", "head_dim", "vocab_size", "tied_embeddings", "hidden_dropout",
-                  "attention_dropout", "moe"});
+  std::vector<std::string> keys = {"name",        "description",     "source",          "architecture",      "layers",
+                                   "hidden_size", "ffn_hidden_size", "attention_heads", "kv_heads",          "head_dim",
+                                   "vocab_size",  "tied_embeddings", "hidden_dropout",  "attention_dropout", "moe"};
+  keys.insert(keys.end(), trainsimFeatureKeys().begin(), trainsimFeatureKeys().end());
+  root.allowKeys(keys);
   ModelSpec model;
   model.name = root.string("name", default_name);
   (void)root.string("description", "");
@@ -151,7 +150,9 @@ ModelSpec parseTrainsimModel(const ConfigNode& root, const std::string& default_
   if (auto node = root.optionalChild("attention_dropout")) model.attention_dropout = dropoutProbability(*node);
 
   if (auto moe = root.optionalChild("moe")) {
-    moe->allowKeys({"experts", "top_k", "ffn_hidden_size"});
+    std::vector<std::string> moe_keys = {"experts", "top_k", "ffn_hidden_size"};
+    moe_keys.insert(moe_keys.end(), trainsimMoeFeatureKeys().begin(), trainsimMoeFeatureKeys().end());
+    moe->allowKeys(moe_keys);
     MoeSpec spec;
     // emplace, not assignment: assigning a YAML::Node rebinds the node it refers to in the document.
     nodes.moe_experts.emplace(moe->child("experts"));
@@ -159,8 +160,10 @@ ModelSpec parseTrainsimModel(const ConfigNode& root, const std::string& default_
     if (auto top_k = moe->optionalChild("top_k")) nodes.moe_top_k.emplace(*top_k);
     spec.top_k = nodes.moe_top_k ? nodes.moe_top_k->asIntegerIn(1, kMaxExperts) : defaultTopK(spec.experts);
     spec.ffn_hidden_size = moe->integerIn("ffn_hidden_size", model.ffn_hidden_size, 1, kMaxFfnHiddenSize);
+    readTrainsimMoeFeatures(*moe, model, spec);
     model.moe = spec;
   }
+  readTrainsimFeatures(root, model);
   checkSizes(model, nodes);
   if (model.head_dim == 0) model.head_dim = model.hidden_size / model.attention_heads;
   return model;
@@ -197,16 +200,18 @@ void checkHfOverrides(const ConfigNode& root) {
     const std::string first = relative.substr(0, relative.find('.'));
     if (contains(kHfHidden, first) || contains(kHfLayers, first) || contains(kHfHeads, first) ||
         contains(kHfKvHeads, first) || contains(kHfFfn, first) || contains(kHfExperts, first) ||
-        contains(kHfHiddenDropout, first) || contains(kHfAttentionDropout, first) || contains(kHfOtherKeys, first)) {
+        contains(kHfHiddenDropout, first) || contains(kHfAttentionDropout, first) || contains(kHfOtherKeys, first) ||
+        isHuggingFaceFeatureKey(first)) {
       continue;
     }
     throwInputError(display, key_path,
                     "not a key trainsim reads from a Hugging Face config.json; it reads model_type, hidden_size, "
                     "num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, "
                     "vocab_size, tie_word_embeddings, num_local_experts, num_experts_per_tok, "
-                    "moe_intermediate_size and the dropout probabilities hidden_dropout, resid_pdrop, "
-                    "hidden_dropout_prob, dropout, attention_dropout, attn_pdrop and "
-                    "attention_probs_dropout_prob");
+                    "moe_intermediate_size, n_routed_experts, the dropout probabilities hidden_dropout, "
+                    "resid_pdrop, hidden_dropout_prob, dropout, attention_dropout, attn_pdrop and "
+                    "attention_probs_dropout_prob, and the architecture keys " +
+                        huggingFaceFeatureKeyList());
   }
 }
 
@@ -270,11 +275,6 @@ ModelSpec parseHuggingFaceConfig(const ConfigNode& root, const std::string& defa
   if (auto node = hfValue(root, kHfHiddenDropout)) model.hidden_dropout = dropoutProbability(*node);
   if (auto node = hfValue(root, kHfAttentionDropout)) model.attention_dropout = dropoutProbability(*node);
 
-  // Qwen2-MoE adds an always-active shared expert to the routed ones; counting it as nothing
-  // would quietly undercount FLOPs and memory, so it is refused until it is modelled.
-  if (auto shared = hfValue(root, "shared_expert_intermediate_size"); shared && shared->asNonNegativeInteger() > 0) {
-    shared->fail("shared experts are not modelled yet; trainsim can only describe routed experts");
-  }
   // Dense configs of some families write num_experts: 0; only a positive count makes a MoE model.
   if (nodes.moe_experts && nodes.moe_experts->asIntegerIn(0, kMaxExperts) > 0) {
     MoeSpec spec;
@@ -284,6 +284,7 @@ ModelSpec parseHuggingFaceConfig(const ConfigNode& root, const std::string& defa
     spec.ffn_hidden_size = expert_ffn ? expert_ffn->asIntegerIn(1, kMaxFfnHiddenSize) : model.ffn_hidden_size;
     model.moe = spec;
   }
+  readHuggingFaceFeatures(root, type, model);
   checkSizes(model, nodes);
   if (model.head_dim == 0) model.head_dim = model.hidden_size / model.attention_heads;
   return model;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace trainsim::parallelism {
 
@@ -14,11 +15,66 @@ namespace trainsim::parallelism {
 enum class Architecture : uint8_t { kGpt, kLlama };
 [[nodiscard]] std::string_view architectureName(Architecture architecture);
 
-// Mixture of experts: every layer's MLP is replaced by `experts` MLPs of which each token uses `top_k`.
+// Mixture of experts: the MLP of every layer but `dense_layers` is replaced by `experts` routed
+// MLPs of which each token uses `top_k`, plus `shared_experts` MLPs every token passes through.
 struct MoeSpec {
   int64_t experts = 0;
   int64_t top_k = 0;
   int64_t ffn_hidden_size = 0;  // one expert's MLP width; the model's ffn_hidden_size unless given
+  // Shared experts (DeepSeekMoE, arXiv:2401.06066 section 3.2; DeepSeek-V2/V3's
+  // n_shared_experts; Qwen2-MoE's one shared expert of shared_expert_intermediate_size):
+  // MLPs of shared_ffn_hidden_size each, computed for every token beside the routed ones.
+  int64_t shared_experts = 0;
+  int64_t shared_ffn_hidden_size = 0;
+  // Qwen2-MoE scales the shared expert's output by sigmoid(x W), W of hidden x 1
+  // (transformers' modeling_qwen2_moe.py, Qwen2MoeSparseMoeBlock.shared_expert_gate).
+  bool shared_expert_gate = false;
+  // Layers (0-based, sorted) that keep a dense MLP of the model's ffn_hidden_size:
+  // DeepSeek's first_k_dense_replace, Qwen-MoE's mlp_only_layers and decoder_sparse_step.
+  std::vector<int64_t> dense_layers;
+  // Biases on the experts' linear layers (GPT-OSS: gate_up_proj_bias, down_proj_bias) and on
+  // the router (GPT-OSS's router bias; DeepSeek-V3's e_score_correction_bias). Parameters
+  // only: a bias add is part of its GEMM's epilogue.
+  bool expert_bias = false;
+  bool router_bias = false;
+  // Group-limited routing (DeepSeek-V2 section 2.1.3 "device-limited routing", V3's n_group /
+  // topk_group): experts in `router_groups` groups, each token choosing among the best
+  // `router_group_top_k` groups. Recorded; it changes which experts a token reaches, not the
+  // router's FLOPs (the hidden x experts scores) nor the expert work under balanced routing.
+  int64_t router_groups = 1;
+  int64_t router_group_top_k = 1;
+
+  bool operator==(const MoeSpec&) const = default;
+};
+
+// Multi-head latent attention (DeepSeek-V2, arXiv:2405.04434 section 2.1; transformers'
+// modeling_deepseek_v3.py DeepseekV3Attention): queries through a low-rank latent of
+// q_lora_rank (0: one projection from hidden), keys and values through a shared latent of
+// kv_lora_rank plus one decoupled RoPE key of qk_rope_head_dim shared by all heads; each head
+// scores with qk_nope_head_dim + qk_rope_head_dim and reads values of v_head_dim.
+struct LatentAttentionSpec {
+  int64_t q_lora_rank = 0;
+  int64_t kv_lora_rank = 0;
+  int64_t qk_nope_head_dim = 0;
+  int64_t qk_rope_head_dim = 0;
+  int64_t v_head_dim = 0;
+
+  [[nodiscard]] int64_t qkHeadDim() const { return qk_nope_head_dim + qk_rope_head_dim; }
+  bool operator==(const LatentAttentionSpec&) const = default;
+};
+
+// What varies from one transformer layer of a model to another: its MLP (routed experts or,
+// for dense layers, the dense MLP) and its attention span (sliding window or full).
+struct LayerKind {
+  bool moe = false;
+  bool sliding_window = false;
+  bool operator==(const LayerKind&) const = default;
+};
+
+// `count` layers of one kind.
+struct LayerKindCount {
+  LayerKind kind;
+  int64_t count = 0;
 };
 
 struct ModelSpec {
@@ -42,8 +98,38 @@ struct ModelSpec {
   std::optional<double> hidden_dropout;
   std::optional<double> attention_dropout;
   std::optional<MoeSpec> moe;
+  // Multi-head latent attention in place of (grouped-query) multi-head attention.
+  std::optional<LatentAttentionSpec> mla;
+  // Biases on the Q, K, V and output projections of a llama-style model (GPT-OSS; gpt models
+  // always have them). Parameters only: a bias add is part of its GEMM's epilogue.
+  bool attention_bias = false;
+  // Attention sinks (GPT-OSS, transformers' modeling_gpt_oss.py: one learned logit per head
+  // added to the softmax denominator): one parameter per head, FLOPs negligible (one more
+  // term per query row of the softmax), so no op of its own.
+  bool attention_sinks = false;
+  // Sliding-window attention: layers in `sliding_window_layers` (0-based, sorted) attend over
+  // the last `sliding_window` tokens only (GPT-OSS: window 128 on every other layer,
+  // layer_types in its config). 0: none.
+  int64_t sliding_window = 0;
+  std::vector<int64_t> sliding_window_layers;
+  // Multi-token prediction depth (DeepSeek-V3, arXiv:2412.19437 section 2.2): each MTP module
+  // is a projection of [RMSNorm(h); RMSNorm(Emb(t_{i+k}))] from 2 hidden to hidden, one
+  // transformer block and the shared output head and embedding, trained with the main model.
+  int64_t mtp_layers = 0;
 
   [[nodiscard]] bool isMoe() const { return moe.has_value(); }
+  // The kind of transformer layer `layer` (0-based); MTP blocks are layerKind(layers - 1)'s
+  // MLP with full attention (DeepSeek-V3's MTP block is a MoE layer).
+  [[nodiscard]] LayerKind layerKind(int64_t layer) const;
+  [[nodiscard]] LayerKind mtpLayerKind() const;
+  // The kinds of layers [first, first + count), each with how many there are, in the order
+  // each kind first appears.
+  [[nodiscard]] std::vector<LayerKindCount> layerKinds(int64_t first, int64_t count) const;
+  // Every layer the same kind (no dense layers among MoE ones, no sliding-window layers among full ones).
+  [[nodiscard]] bool uniformLayers() const;
+  // Query and key width per head (q and k), value width per head, over all heads.
+  [[nodiscard]] int64_t qkHeadDim() const { return mla ? mla->qkHeadDim() : head_dim; }
+  [[nodiscard]] int64_t vHeadDim() const { return mla ? mla->v_head_dim : head_dim; }
   // Dropout on the residual stream and the embedding output (fused bias-dropout-add).
   [[nodiscard]] bool hasHiddenDropout() const { return hidden_dropout.value_or(defaultDropout()) > 0.0; }
   // Dropout on the attention probabilities (inside the flash-attention kernel, or its own kernel).
@@ -52,13 +138,21 @@ struct ModelSpec {
   [[nodiscard]] int64_t queryDim() const { return attention_heads * head_dim; }
   [[nodiscard]] int64_t kvDim() const { return kv_heads * head_dim; }
 
-  // Weights of one transformer layer: attention, MLP (all experts, plus router), norms, biases.
+  // Weights of one transformer layer: attention, MLP (all experts, plus router), norms, biases;
+  // without a kind, the last layer's (a MoE layer in a MoE model).
   [[nodiscard]] double layerParameterCount() const;
-  // All weights: layers, final norm, input embedding, and the output projection unless tied.
-  // Learned position embeddings (GPT-2/3) depend on the sequence length and are not included.
-  // A double: sizes multiply to beyond int64 for absurd inputs, and callers do FLOP math in doubles.
+  [[nodiscard]] double layerParameterCount(LayerKind kind) const;
+  // The weights of the MTP modules besides the shared embedding and output head: per depth
+  // its two RMSNorms, the 2h x h projection, one transformer block and the output head's norm.
+  [[nodiscard]] double mtpParameterCount() const;
+  // All weights: layers, MTP modules, final norm, input embedding, and the output projection
+  // unless tied. Learned position embeddings (GPT-2/3) depend on the sequence length and are
+  // not included. A double: sizes multiply to beyond int64 for absurd inputs, and callers do
+  // FLOP math in doubles.
   [[nodiscard]] double parameterCount() const;
-  // Weights one token passes through: with MoE only top_k experts (and the router) count.
+  // Weights one token passes through in the main model: with MoE only top_k routed experts
+  // (the shared ones and the router) count; the MTP modules are left out, as DeepSeek-V3's
+  // "37B activated" leaves them out (arXiv:2412.19437 section 1).
   [[nodiscard]] double activeParameterCount() const;
 };
 

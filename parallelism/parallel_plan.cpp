@@ -62,6 +62,15 @@ int64_t ParallelPlan::layersOfChunk(int64_t layers, int64_t stage, int64_t chunk
   return base + (longer_chunk ? 1 : 0);
 }
 
+int64_t ParallelPlan::firstLayerOfChunk(int64_t layers, int64_t stage, int64_t chunk) const {
+  assert(stage >= 0 && stage < pp && chunk >= 0 && chunk < virtual_stages);
+  int64_t first = 0;
+  for (int64_t virtual_stage = 0; virtual_stage < chunk * pp + stage; ++virtual_stage) {
+    first += layersOfChunk(layers, virtual_stage % pp, virtual_stage / pp);
+  }
+  return first;
+}
+
 std::string ParallelPlan::unevenSplitText(int64_t layers) const {
   if (!first_stage_layers && !last_stage_layers) return {};
   const std::vector<int64_t> stages = layersPerStage(layers);

@@ -68,6 +68,10 @@ struct ParallelPlan {
   // --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split
   // (Llama 3.1 405B, 126 layers on pp 8 x vp 8: 1 + 7 x 2 layers on the first stage).
   [[nodiscard]] int64_t layersOfChunk(int64_t layers, int64_t stage, int64_t chunk) const;
+  // The index of the first transformer layer of that chunk: model chunks hold consecutive
+  // layers in the order of their virtual stage, chunk x pp + stage (Megatron-LM's interleaved
+  // layout, megatron/core/transformer/transformer_block.py get_num_layers_to_build and its offset).
+  [[nodiscard]] int64_t firstLayerOfChunk(int64_t layers, int64_t stage, int64_t chunk) const;
   // "7 + 14 x 8 + 7": the layers of the first stage, the middle ones and the last, for an
   // uneven split; empty for an even one.
   [[nodiscard]] std::string unevenSplitText(int64_t layers) const;
