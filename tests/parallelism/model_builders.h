@@ -50,7 +50,11 @@ inline ModelSpec mixtralModel() {
   ModelSpec model = llama3_8bModel();
   model.name = "mixtral-8x7b";
   model.vocab_size = 32000;
-  model.moe = MoeSpec{8, 2, 14336};
+  MoeSpec moe;
+  moe.experts = 8;
+  moe.top_k = 2;
+  moe.ffn_hidden_size = 14336;
+  model.moe = moe;
   return model;
 }
 

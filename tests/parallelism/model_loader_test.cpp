@@ -292,7 +292,8 @@ TEST(HuggingFaceConfigErrors, UnknownModelType) {
             dataDir() +
                 "/hf/t5.json:2:17: model_type: expected a model_type trainsim knows: gated-MLP (llama-style) llama, "
                 "mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, phi3, olmo, olmo2, olmoe, "
-                "granite, internlm2, cohere, stablelm; plain-MLP (gpt-style) gpt2, gpt_neox, gptj, gpt_neo, "
+                "granite, internlm2, cohere, stablelm, deepseek_v2, deepseek_v3, kimi_k2, gpt_oss; plain-MLP "
+                "(gpt-style) gpt2, gpt_neox, gptj, gpt_neo, "
                 "gpt_bigcode, opt, bloom, falcon, phi, starcoder2, codegen; describe other models in a trainsim model "
                 "file, found \"t5\"");
 }
@@ -316,22 +317,17 @@ TEST(HuggingFaceConfigErrors, WrongType) {
             dataDir() + "/hf/bad_hidden.json:3:18: hidden_size: expected a positive integer, found \"big\"");
 }
 
-TEST(HuggingFaceConfigErrors, SharedExpertsAreNotModelled) {
-  EXPECT_EQ(errorText(loadModelFile(dataDir() + "/hf/shared_expert.json", testPaths())),
-            dataDir() +
-                "/hf/shared_expert.json:6:38: shared_expert_intermediate_size: shared experts are not modelled yet; "
-                "trainsim can only describe routed experts");
-}
-
 TEST(HuggingFaceConfigErrors, OverrideOfAKeyItDoesNotRead) {
   EXPECT_EQ(
       errorText(loadModelFile(dataDir() + "/hf/Meta-Llama-3-8B/config.json", testPaths(), overrides({"layers=2"}))),
       "--set layers=2: layers: not a key trainsim reads from a Hugging Face config.json; it reads model_type, "
       "hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, "
-      "vocab_size, tie_word_embeddings, num_local_experts, num_experts_per_tok, moe_intermediate_size and the dropout "
-      "probabilities "
-      "hidden_dropout, resid_pdrop, hidden_dropout_prob, dropout, attention_dropout, attn_pdrop and "
-      "attention_probs_dropout_prob");
+      "vocab_size, tie_word_embeddings, num_local_experts, num_experts_per_tok, moe_intermediate_size, "
+      "n_routed_experts, the dropout probabilities hidden_dropout, resid_pdrop, hidden_dropout_prob, dropout, "
+      "attention_dropout, attn_pdrop and attention_probs_dropout_prob, and the architecture keys n_shared_experts, "
+      "first_k_dense_replace, moe_layer_freq, q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, "
+      "v_head_dim, n_group, topk_group, topk_method, num_nextn_predict_layers, attention_bias, "
+      "shared_expert_intermediate_size, decoder_sparse_step, mlp_only_layers, sliding_window, layer_types");
 }
 
 // --- Bounds: sizes that would exhaust memory or overflow are refused at their key --------
