@@ -96,13 +96,18 @@ void checkTensorParallel(const ModelSpec& model, const ParallelPlan& plan, std::
   // Megatron splits whole heads, whole key/value groups and the MLP width over tp ranks
   // (experts' MLPs too: expert tensor parallelism defaults to tp).
   int64_t common = std::gcd(std::gcd(model.attention_heads, model.kv_heads), model.ffn_hidden_size);
+  // Shared experts are split like a dense MLP of their summed width (Megatron-Core's SharedExpertMLP).
+  const int64_t shared =
+      model.moe && model.moe->shared_experts > 0 ? model.moe->shared_experts * model.moe->shared_ffn_hidden_size : 0;
   if (model.moe) common = std::gcd(common, model.moe->ffn_hidden_size);
+  if (shared > 0) common = std::gcd(common, shared);
   const std::string fits = "; tp values that fit this model: " + alternatives(divisors(common, gpuLimit(plan)));
-  const std::array<std::pair<const char*, int64_t>, 4> sizes = {{
+  const std::array<std::pair<const char*, int64_t>, 5> sizes = {{
       {"attention_heads", model.attention_heads},
       {"kv_heads", model.kv_heads},
       {"ffn_hidden_size", model.ffn_hidden_size},
       {"moe.ffn_hidden_size", model.moe ? model.moe->ffn_hidden_size : model.ffn_hidden_size},
+      {"moe.shared_experts x shared_ffn_hidden_size", shared > 0 ? shared : model.ffn_hidden_size},
   }};
   for (const auto& [name, size] : sizes) {
     if (size % plan.tp != 0) {
