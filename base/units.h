@@ -10,6 +10,7 @@ inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 inline constexpr double kMiB = 1024.0 * 1024.0;
 inline constexpr double kGB = 1e9;
 inline constexpr double kTera = 1e12;
+inline constexpr double kFp32Bytes = 4.0;  // one single-precision value
 
 [[nodiscard]] constexpr double gigabytesPerSecond(double GBps) { return GBps * 1e9; }
 [[nodiscard]] constexpr double gigabitsPerSecond(double Gbps) { return Gbps * 1e9 / 8.0; }

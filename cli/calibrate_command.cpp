@@ -28,7 +28,7 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-std::string humanBytes(double bytes) {
+std::string ncclSizeText(double bytes) {
   if (bytes >= 1024.0 * kMiB) return fmt::format("{:g}G", bytes / (1024.0 * kMiB));
   if (bytes >= kMiB) return fmt::format("{:g}M", bytes / kMiB);
   if (bytes >= 1024.0) return fmt::format("{:g}K", bytes / 1024.0);
@@ -88,7 +88,7 @@ std::string communicationReport(const validate::CommunicationFit& fit) {
       const double before = prediction.before_us[i] / sample.time_us - 1.0;
       const double after = prediction.after_us[i] / sample.time_us - 1.0;
       text +=
-          fmt::format("  {:>8} {:>12.2f} {:>12.2f} {:>8} {:>12.2f} {:>8}\n", humanBytes(sample.bytes), sample.time_us,
+          fmt::format("  {:>8} {:>12.2f} {:>12.2f} {:>8} {:>12.2f} {:>8}\n", ncclSizeText(sample.bytes), sample.time_us,
                       prediction.before_us[i], percent(before), prediction.after_us[i], percent(after));
       if (sample.bytes >= kMiB) {
         worst_before = std::max(worst_before, std::abs(before));

@@ -9,6 +9,7 @@
 #include "base/units.h"
 #include "cli/goodput_output.h"
 #include "cli/html_escape.h"
+#include "cli/money_text.h"
 #include "cli/stacked_bar_chart.h"
 #include "sweep/objective.h"
 
@@ -63,13 +64,7 @@ std::string grouped(double value) {
   return value < 0 ? "-" + digits : digits;
 }
 
-std::string dollars(double usd) {
-  if (usd >= 1e6) return fmt::format("${:.2f}M", usd / 1e6);
-  if (usd >= 1e3) return fmt::format("${:.1f}k", usd / 1e3);
-  return fmt::format("${:.0f}", usd);
-}
-
-std::string gib(double bytes) { return fmt::format("{:.1f}", bytes / units::kGiB); }
+std::string gibText(double bytes) { return fmt::format("{:.1f}", bytes / units::kGiB); }
 
 // One key figure: its name, value (markup) and a note under it (markup, may be empty).
 std::string figure(const std::string& name, const std::string& value, const std::string& note = "") {
@@ -108,14 +103,14 @@ std::string keyFigures(const SimulateReport& report) {
                  fmt::format("model FLOPs; {:.1f} TFLOP/s hardware", r.hardware_tflops_per_gpu));
   html += figure("MFU", fmt::format("{:.1f}%", 100.0 * r.mfu), fmt::format("HFU {:.1f}%", 100.0 * r.hfu));
   html += figure("memory per GPU",
-                 fmt::format("{} GiB <span class=\"{}\">{}</span>", gib(memory.peakBytes()),
+                 fmt::format("{} GiB <span class=\"{}\">{}</span>", gibText(memory.peakBytes()),
                              memory.fits() ? "good" : "bad", memory.fits() ? "fits" : "does not fit"),
-                 fmt::format("of {} GiB; peak on stage {}", gib(memory.capacity_bytes), memory.peak_stage));
+                 fmt::format("of {} GiB; peak on stage {}", gibText(memory.capacity_bytes), memory.peak_stage));
   if (r.time_to_train_s) {
     html += figure("time to train", escapeHtml(durationText(*r.time_to_train_s)),
                    fmt::format("{:.3g} tokens, without failures", *experiment.training.tokens));
     html += figure("GPU-hours", grouped(*r.gpu_hours));
-    html += figure("cost", r.cost_usd ? dollars(*r.cost_usd) : "unknown",
+    html += figure("cost", r.cost_usd ? dollarsText(*r.cost_usd) : "unknown",
                    r.cost_usd ? "" : "no price_per_gpu_hour in the cluster");
   } else {
     html += figure("time to train", "unknown", "set training.tokens");
@@ -133,7 +128,7 @@ std::string keyFigures(const SimulateReport& report) {
     if (with_failures.estimate) {
       html += figure("goodput", fmt::format("{:.1f}%", 100.0 * with_failures.estimate->goodput),
                      fmt::format("with failures: {}{}", escapeHtml(durationText(with_failures.estimate->wall_s)),
-                                 with_failures.cost_usd ? ", " + dollars(*with_failures.cost_usd) : ""));
+                                 with_failures.cost_usd ? ", " + dollarsText(*with_failures.cost_usd) : ""));
     } else {
       html += figure("goodput", "0%", "failures come faster than checkpoints can save progress");
     }
@@ -249,7 +244,7 @@ std::string memorySection(const SimulateReport& report) {
                         .series = memorySeries(),
                         .rows = {},
                         .reference = ChartReference{memory.capacity_bytes / units::kGiB,
-                                                    fmt::format("capacity {} GiB", gib(memory.capacity_bytes)),
+                                                    fmt::format("capacity {} GiB", gibText(memory.capacity_bytes)),
                                                     report_colour::kCapacity}};
   for (const auto& stage : memory.stages) {
     std::vector<double> values;
@@ -262,7 +257,7 @@ std::string memorySection(const SimulateReport& report) {
       "memory model of <code>trainsim memory</code>): weights, gradients and optimizer states as sharded by the "
       "plan, the activations of the micro-batches in flight, and other (communication buffers, CUDA context and "
       "libraries, allocator overhead). {}</p>\n",
-      gib(memory.capacity_bytes),
+      gibText(memory.capacity_bytes),
       memory.fits() ? "Every stage fits."
                     : fmt::format("<span class=\"bad\">Stage {} does not fit.</span>", memory.peak_stage));
   html += stackedBarChartSvg(chart);
@@ -271,9 +266,9 @@ std::string memorySection(const SimulateReport& report) {
   html += "<th>total (GiB)</th><th>of capacity</th></tr>\n";
   for (const auto& stage : memory.stages) {
     html += fmt::format("<tr><td>stage {}</td><td>{}</td>", stage.stage, stage.layers);
-    for (double bytes : memoryValues(stage)) html += "<td>" + gib(bytes) + "</td>";
+    for (double bytes : memoryValues(stage)) html += "<td>" + gibText(bytes) + "</td>";
     const bool fits = stage.total() <= memory.capacity_bytes;
-    html += fmt::format("<td>{}</td><td{}>{:.0f}%</td></tr>\n", gib(stage.total()), fits ? "" : " class=\"bad\"",
+    html += fmt::format("<td>{}</td><td{}>{:.0f}%</td></tr>\n", gibText(stage.total()), fits ? "" : " class=\"bad\"",
                         100.0 * stage.total() / memory.capacity_bytes);
   }
   html += "</table>\n</section>\n";
@@ -310,7 +305,7 @@ std::string rankedPlansTable(const sweep::SweepResult& result, std::size_t top) 
         plan.ep, plan.virtual_stages, plan_candidate.micro_batch_size, plan.sequence_parallel ? "on" : "-", plan.zero,
         parallelism::recomputeName(plan.recompute), r.iteration_time_s, 100.0 * r.mfu,
         outcome.memory->peakBytes() / units::kGiB, time_to_train ? escapeHtml(durationText(*time_to_train)) : "-",
-        cost ? dollars(*cost) : "-", outcome.pareto ? "yes" : "");
+        cost ? dollarsText(*cost) : "-", outcome.pareto ? "yes" : "");
   }
   html += "</table>\n";
   if (rank == 0) html += "<p>No simulated plan meets the constraints.</p>\n";

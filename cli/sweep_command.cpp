@@ -18,6 +18,7 @@
 #include "cli/input_file.h"
 #include "cli/json_text.h"
 #include "cli/memory_budget_option.h"
+#include "cli/money_text.h"
 #include "cli/output_file.h"
 #include "goodput/goodput_report.h"
 #include "sweep/pareto_front.h"
@@ -48,12 +49,6 @@ std::string duration(double seconds) {
   if (seconds >= 86400.0) return fmt::format("{:.1f} days", seconds / 86400.0);
   if (seconds >= 3600.0) return fmt::format("{:.1f} h", seconds / 3600.0);
   return fmt::format("{:.1f} s", seconds);
-}
-
-std::string dollars(double usd) {
-  if (usd >= 1e6) return fmt::format("${:.2f}M", usd / 1e6);
-  if (usd >= 1e3) return fmt::format("${:.1f}k", usd / 1e3);
-  return fmt::format("${:.0f}", usd);
 }
 
 // The parallelism keys of `simulate --json`, plus the other swept dimensions.
@@ -248,7 +243,7 @@ std::string tableText(const SweepResult& result, std::size_t top) {
         plan_candidate.micro_batch_size, plan.sequence_parallel ? "on" : "-", plan.zero,
         parallelism::recomputeName(plan.recompute), r.iteration_time_s, 100.0 * r.mfu,
         outcome.memory->peakBytes() / units::kGiB, time_to_train ? duration(*time_to_train) : "-",
-        cost ? dollars(*cost) : "-");
+        cost ? dollarsText(*cost) : "-");
   }
   if (rank == 0) text += "(no simulated plan meets the constraints)\n";
   if (rank > 0 && result.targets.front().goodput) {

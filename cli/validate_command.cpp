@@ -25,7 +25,7 @@
 namespace trainsim::cli {
 namespace {
 
-std::string humanBytes(double bytes) {
+std::string binaryBytesText(double bytes) {
   if (bytes >= 1024.0 * 1024.0 * 1024.0) return fmt::format("{:.3g} GiB", bytes / (1024.0 * 1024.0 * 1024.0));
   if (bytes >= 1024.0 * 1024.0) return fmt::format("{:.3g} MiB", bytes / (1024.0 * 1024.0));
   if (bytes >= 1024.0) return fmt::format("{:.3g} KiB", bytes / 1024.0);
@@ -61,7 +61,7 @@ SuiteOutput collectiveSuite(const CommandContext& context, const CalibrationInFo
     for (const auto& point : accuracy.points) {
       const double error = point.predicted_busbw_GBps / point.measured_busbw_GBps - 1.0;
       text += fmt::format("  {:>10} {:>12.2f} {:>12.2f} {:>7.1f}% {:>9.1f}us {:>9.1f}us {:>7} {:>7}\n",
-                          humanBytes(static_cast<double>(point.bytes)), point.measured_busbw_GBps,
+                          binaryBytesText(static_cast<double>(point.bytes)), point.measured_busbw_GBps,
                           point.predicted_busbw_GBps, 100.0 * error, point.measured_time_us, point.predicted_time_us,
                           point.algorithm, point.protocol);
       rows.push_back({{"bytes", point.bytes},
@@ -75,10 +75,10 @@ SuiteOutput collectiveSuite(const CommandContext& context, const CalibrationInFo
     text += fmt::format("  large messages (>= 256 MiB): mean bus bandwidth error {:+.1f}%\n",
                         100.0 * accuracy.large_message_error);
     text += fmt::format("  half of peak reached at {} measured, {} predicted (ratio {:.2f})\n",
-                        humanBytes(accuracy.measured_half_peak_bytes), humanBytes(accuracy.predicted_half_peak_bytes),
-                        half_ratio);
+                        binaryBytesText(accuracy.measured_half_peak_bytes),
+                        binaryBytesText(accuracy.predicted_half_peak_bytes), half_ratio);
     text += fmt::format("  {} latency: {:.1f} us measured, {:.1f} us predicted ({:+.1f}%)\n",
-                        humanBytes(static_cast<double>(accuracy.small_message_bytes)),
+                        binaryBytesText(static_cast<double>(accuracy.small_message_bytes)),
                         accuracy.measured_small_latency_us, accuracy.predicted_small_latency_us, 100.0 * latency_error);
     json.push_back({{"id", curve.id},
                     {"title", curve.title},

@@ -4,13 +4,15 @@
 #include <cmath>
 #include <utility>
 
+#include "base/units.h"
+
 namespace trainsim::parallelism {
 namespace {
 
 using sim::CollectiveOp;
 
 // The logsumexp of flash attention and the router's softmax are kept in fp32.
-constexpr double kFp32Bytes = 4.0;
+using units::kFp32Bytes;
 // One FP8 (e4m3 / e5m2) element: what a quantization writes per copy of its tensor.
 constexpr double kFp8ElementBytes = 1.0;
 

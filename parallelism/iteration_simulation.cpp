@@ -162,13 +162,16 @@ double extrapolate(double at_first, double at_second, const MicrobatchExtrapolat
 }
 
 TimeBreakdown extrapolate(const TimeBreakdown& a, const TimeBreakdown& b, const MicrobatchExtrapolation& e) {
+  // A part that is zero in both runs comes out a rounding error either side of zero (a
+  // pipeline bubble of -1e-16 s with pp 1); no part of a time is negative.
+  auto part = [&](double at_a, double at_b) { return std::max(0.0, extrapolate(at_a, at_b, e)); };
   TimeBreakdown result;
-  result.compute = extrapolate(a.compute, b.compute, e);
-  result.tp_comm_exposed = extrapolate(a.tp_comm_exposed, b.tp_comm_exposed, e);
-  result.dp_comm_exposed = extrapolate(a.dp_comm_exposed, b.dp_comm_exposed, e);
-  result.pp_comm_exposed = extrapolate(a.pp_comm_exposed, b.pp_comm_exposed, e);
-  result.pipeline_bubble = extrapolate(a.pipeline_bubble, b.pipeline_bubble, e);
-  result.host_dispatch_exposed = extrapolate(a.host_dispatch_exposed, b.host_dispatch_exposed, e);
+  result.compute = part(a.compute, b.compute);
+  result.tp_comm_exposed = part(a.tp_comm_exposed, b.tp_comm_exposed);
+  result.dp_comm_exposed = part(a.dp_comm_exposed, b.dp_comm_exposed);
+  result.pp_comm_exposed = part(a.pp_comm_exposed, b.pp_comm_exposed);
+  result.pipeline_bubble = part(a.pipeline_bubble, b.pipeline_bubble);
+  result.host_dispatch_exposed = part(a.host_dispatch_exposed, b.host_dispatch_exposed);
   return result;
 }
 

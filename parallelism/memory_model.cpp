@@ -12,7 +12,7 @@ namespace {
 using topology::Precision;
 
 // Flash attention's logsumexp and the MoE router's probabilities are kept in fp32.
-constexpr double kFp32Bytes = 4.0;
+using units::kFp32Bytes;
 
 // Mixture-of-experts and dense MLP weights of one layer on one GPU.
 double mlpWeights(Architecture architecture, double hidden, double ffn, double tp) {

@@ -10,6 +10,7 @@
 
 #include "sim/collective_simulation.h"
 #include "sim/parameter_names.h"
+#include "validate/robust_statistics.h"
 
 namespace trainsim::validate {
 
@@ -22,11 +23,9 @@ namespace {
 
 using topology::LinkType;
 
-// Robust weights: Huber's constant, MAD-to-sigma factor, and the scale's floor (relative
-// error): below 1% every point counts fully.
-constexpr double kHuberK = 1.345;
-constexpr double kMadToSigma = 1.4826;
-constexpr double kMinScale = 0.01;
+// Robust weights (robust_statistics.h) with the scale's floor (relative error): below 1%
+// every point counts fully.
+constexpr double kCommunicationFitMinScale = 0.01;
 // Central finite-difference step in the transformed space: 2% of the value (log) or of
 // the odds (logistic). Large enough to step over the simulator's nanosecond time grid and
 // the small jumps of the tuner's algorithm/protocol choice.
@@ -48,13 +47,6 @@ constexpr double kMaxEfficiency = 0.999;
 constexpr double kPriorWeight = 0.01;
 // And a hard bound: at most two decades either side of the start (log-mapped parameters).
 constexpr double kMaxLogDeviation = 4.605170185988091;  // ln(100)
-
-double median(std::vector<double> values) {
-  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-  std::nth_element(values.begin(), middle, values.end());
-  if (values.size() % 2 == 1) return *middle;
-  return 0.5 * (*middle + *std::max_element(values.begin(), middle));
-}
 
 struct Unknown {
   const CommunicationParameterName* name;
@@ -181,7 +173,7 @@ class Problem {
 Eigen::VectorXd huberWeights(const Eigen::VectorXd& r, std::size_t points) {
   std::vector<double> absolute(points);
   for (std::size_t i = 0; i < points; ++i) absolute[i] = std::abs(r(static_cast<Eigen::Index>(i)));
-  const double scale = std::max(kMinScale, kMadToSigma * median(absolute));
+  const double scale = std::max(kCommunicationFitMinScale, kMadToSigma * median(absolute));
   Eigen::VectorXd w = Eigen::VectorXd::Ones(r.size());
   for (std::size_t i = 0; i < points; ++i) {
     const double u = std::abs(r(static_cast<Eigen::Index>(i))) / scale;

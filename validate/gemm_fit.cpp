@@ -6,6 +6,7 @@
 #include <map>
 
 #include "sim/compute_model.h"
+#include "validate/robust_statistics.h"
 
 namespace trainsim::validate {
 namespace {
@@ -14,12 +15,6 @@ namespace {
 constexpr double kMinStreamBytes = 256.0 * 1024.0 * 1024.0;
 // The launch overhead is taken off a measured GEMM time down to at most this fraction of it.
 constexpr double kMinNetTimeFraction = 0.5;
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
 
 int64_t elementBytes(topology::Precision precision) {
   switch (precision) {

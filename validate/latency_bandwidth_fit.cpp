@@ -1,4 +1,5 @@
 #include "validate/latency_bandwidth_fit.h"
+#include "validate/robust_statistics.h"
 
 #include <Eigen/Dense>
 
@@ -8,23 +9,10 @@
 namespace trainsim::validate {
 namespace {
 
-// Huber's tuning constant: 95% efficiency under Gaussian noise.
-constexpr double kHuberK = 1.345;
-// Median absolute deviation to standard deviation under Gaussian noise.
-constexpr double kMadToSigma = 1.4826;
-// Floor of the robust scale, relative error: below 0.5% every point counts fully (a curve
-// that the model fits to rounding should not have its best points down-weighted).
-constexpr double kMinScale = 0.005;
+// Robust weights: robust_statistics.h. Floor of the robust scale, relative error: below 0.5% every point counts fully
+// (a curve that the model fits to rounding should not have its best points down-weighted).
+constexpr double kAlphaBetaFitMinScale = 0.005;
 constexpr int kMaxRounds = 50;
-
-double median(std::vector<double> values) {
-  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-  std::nth_element(values.begin(), middle, values.end());
-  if (values.size() % 2 == 1) return *middle;
-  const double upper = *middle;
-  const double lower = *std::max_element(values.begin(), middle);
-  return 0.5 * (lower + upper);
-}
 
 // Weighted least squares for (alpha, gamma = 1/beta) >= 0 in relative error.
 Eigen::Vector2d solve(const std::vector<CollectiveSample>& samples, const Eigen::VectorXd& weights) {
@@ -67,7 +55,7 @@ Expected<LatencyBandwidthFit> fitLatencyBandwidth(const std::vector<CollectiveSa
     }
     std::vector<double> absolute(residuals.size());
     std::transform(residuals.begin(), residuals.end(), absolute.begin(), [](double r) { return std::abs(r); });
-    const double scale = std::max(kMinScale, kMadToSigma * median(absolute));
+    const double scale = std::max(kAlphaBetaFitMinScale, kMadToSigma * median(absolute));
     Eigen::VectorXd next(n);
     for (Eigen::Index i = 0; i < n; ++i) {
       const double u = std::abs(residuals[static_cast<std::size_t>(i)]) / scale;

@@ -1,4 +1,5 @@
 #include "validate/training_rate_fit.h"
+#include "validate/wall_time.h"
 
 #include <fmt/format.h>
 
@@ -83,10 +84,6 @@ double meanError(const std::vector<const RateFitRow*>& rows, const std::vector<d
     sum += absolute ? std::fabs(error) : error;
   }
   return sum / static_cast<double>(rows.size());
-}
-
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace

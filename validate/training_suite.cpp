@@ -9,6 +9,7 @@
 
 #include "base/config_text.h"
 #include "parallelism/experiment_loader.h"
+#include "validate/wall_time.h"
 
 namespace trainsim::validate {
 namespace {
@@ -53,10 +54,6 @@ double layerMilliseconds(const TrainingRow& row, const parallelism::Experiment& 
   const double added =
       passesSeconds(longer_experiment, longer_result, options) - passesSeconds(experiment, result, options);
   return 1e3 * added;
-}
-
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 // Simulates a row whose experiment loaded: as published, or at the fastest unpublished plan
