@@ -27,31 +27,6 @@ struct LayerParameters {
   double expert = 0.0;
 };
 
-// Multi-head latent attention on one GPU as Megatron-Core shards it
-// (multi_latent_attention.py): the down projections to the latents and the latents' norms
-// whole on every tensor-parallel rank, the up projections split by heads (columns), the output
-// projection by rows; biases (attention_bias) on the down and output projections replicated.
-double latentAttentionWeights(const ModelSpec& model, double tp) {
-  const LatentAttentionSpec& mla = *model.mla;
-  const auto hidden = static_cast<double>(model.hidden_size);
-  const auto heads = static_cast<double>(model.attention_heads);
-  const auto q_rank = static_cast<double>(mla.q_lora_rank);
-  const auto kv_rank = static_cast<double>(mla.kv_lora_rank);
-  const auto rope = static_cast<double>(mla.qk_rope_head_dim);
-  const double qk = heads * static_cast<double>(mla.qkHeadDim());
-  double weights = 0.0;
-  if (mla.q_lora_rank > 0) {
-    weights += hidden * q_rank + q_rank + q_rank * qk / tp;
-  } else {
-    weights += hidden * qk / tp;
-  }
-  weights += hidden * (kv_rank + rope) + kv_rank;
-  weights += kv_rank * heads * static_cast<double>(mla.qk_nope_head_dim + mla.v_head_dim) / tp;
-  weights += heads * static_cast<double>(mla.v_head_dim) * hidden / tp;
-  if (model.attention_bias) weights += (mla.q_lora_rank > 0 ? q_rank : qk / tp) + kv_rank + rope + hidden;
-  return weights;
-}
-
 // One transformer layer of `kind` on one GPU; with tp = ep = 1 the sums are
 // ModelSpec::layerParameterCount(kind).
 LayerParameters layerParameters(const ModelSpec& model, const ParallelPlan& plan, LayerKind kind) {
@@ -62,7 +37,7 @@ LayerParameters layerParameters(const ModelSpec& model, const ParallelPlan& plan
   const bool gpt = model.architecture == Architecture::kGpt;
   LayerParameters layer;
   if (model.mla) {
-    layer.dense = latentAttentionWeights(model, tp);
+    layer.dense = latentAttentionParameters(model, tp);
   } else {
     // QKV split by columns (whole heads), the output projection by rows.
     layer.dense = hidden * (2.0 * query + 2.0 * kv) / tp;

@@ -19,39 +19,13 @@ double expertParameters(const ModelSpec& model, double hidden, double ffn) {
   return parameters;
 }
 
-// Multi-head latent attention (transformers' modeling_deepseek_v3.py, DeepseekV3Attention):
-// q_a_proj (hidden -> q_lora_rank), q_a_layernorm, q_b_proj (q_lora_rank -> heads x qk), or
-// q_proj (hidden -> heads x qk) without q compression; kv_a_proj_with_mqa (hidden ->
-// kv_lora_rank + qk_rope_head_dim), kv_a_layernorm, kv_b_proj (kv_lora_rank -> heads x (nope +
-// v)); o_proj (heads x v -> hidden). attention_bias puts biases on q_a / q, kv_a and o.
-double latentAttentionParameters(const ModelSpec& model) {
-  const LatentAttentionSpec& mla = *model.mla;
-  const auto hidden = static_cast<double>(model.hidden_size);
-  const auto heads = static_cast<double>(model.attention_heads);
-  const auto q_rank = static_cast<double>(mla.q_lora_rank);
-  const auto kv_rank = static_cast<double>(mla.kv_lora_rank);
-  const auto rope = static_cast<double>(mla.qk_rope_head_dim);
-  const double qk = heads * static_cast<double>(mla.qkHeadDim());
-  double parameters = 0.0;
-  if (mla.q_lora_rank > 0) {
-    parameters += hidden * q_rank + q_rank + q_rank * qk;
-  } else {
-    parameters += hidden * qk;
-  }
-  parameters += hidden * (kv_rank + rope) + kv_rank;
-  parameters += kv_rank * heads * static_cast<double>(mla.qk_nope_head_dim + mla.v_head_dim);
-  parameters += heads * static_cast<double>(mla.v_head_dim) * hidden;
-  if (model.attention_bias) parameters += (mla.q_lora_rank > 0 ? q_rank : qk) + kv_rank + rope + hidden;
-  return parameters;
-}
-
 double attentionParameters(const ModelSpec& model) {
   const auto hidden = static_cast<double>(model.hidden_size);
   const auto query = static_cast<double>(model.queryDim());
   const auto kv = static_cast<double>(model.kvDim());
   double attention = 0.0;
   if (model.mla) {
-    attention = latentAttentionParameters(model);
+    attention = latentAttentionParameters(model, 1.0);
   } else {
     attention = hidden * (2.0 * query + 2.0 * kv);  // Q, K, V in; output projection back to hidden
     if (model.architecture == Architecture::kGpt || model.attention_bias) {
@@ -183,6 +157,27 @@ double ModelSpec::activeParameterCount() const {
   }
   return sumOverLayers(*this, [&](LayerKind kind) { return layerParameters(*this, kind, copies); }) +
          outsideLayers(*this);
+}
+
+double latentAttentionParameters(const ModelSpec& model, double tp) {
+  const LatentAttentionSpec& mla = *model.mla;
+  const auto hidden = static_cast<double>(model.hidden_size);
+  const auto heads = static_cast<double>(model.attention_heads);
+  const auto q_rank = static_cast<double>(mla.q_lora_rank);
+  const auto kv_rank = static_cast<double>(mla.kv_lora_rank);
+  const auto rope = static_cast<double>(mla.qk_rope_head_dim);
+  const double qk = heads * static_cast<double>(mla.qkHeadDim());
+  double parameters = 0.0;
+  if (mla.q_lora_rank > 0) {
+    parameters += hidden * q_rank + q_rank + q_rank * qk / tp;
+  } else {
+    parameters += hidden * qk / tp;
+  }
+  parameters += hidden * (kv_rank + rope) + kv_rank;
+  parameters += kv_rank * heads * static_cast<double>(mla.qk_nope_head_dim + mla.v_head_dim) / tp;
+  parameters += heads * static_cast<double>(mla.v_head_dim) * hidden / tp;
+  if (model.attention_bias) parameters += (mla.q_lora_rank > 0 ? q_rank : qk / tp) + kv_rank + rope + hidden;
+  return parameters;
 }
 
 }  // namespace trainsim::parallelism

@@ -156,4 +156,15 @@ struct ModelSpec {
   [[nodiscard]] double activeParameterCount() const;
 };
 
+// The weights of one multi-head latent attention block (model.mla set) on one GPU of `tp`
+// tensor-parallel ranks (1: the whole block). Modules as transformers' modeling_deepseek_v3.py
+// (DeepseekV3Attention) has them: q_a_proj (hidden -> q_lora_rank), q_a_layernorm, q_b_proj
+// (q_lora_rank -> heads x qk), or q_proj (hidden -> heads x qk) without q compression;
+// kv_a_proj_with_mqa (hidden -> kv_lora_rank + qk_rope_head_dim), kv_a_layernorm, kv_b_proj
+// (kv_lora_rank -> heads x (nope + v)); o_proj (heads x v -> hidden); attention_bias puts
+// biases on q_a / q, kv_a and o. Sharded as Megatron-Core does (multi_latent_attention.py): the
+// down projections, the latents' norms and the biases of the down and output projections
+// whole on every rank, the up projections split by heads, the output projection by rows.
+[[nodiscard]] double latentAttentionParameters(const ModelSpec& model, double tp);
+
 }  // namespace trainsim::parallelism
