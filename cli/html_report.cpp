@@ -10,6 +10,7 @@
 #include "cli/goodput_output.h"
 #include "cli/html_escape.h"
 #include "cli/money_text.h"
+#include "cli/ranked_plans.h"
 #include "cli/stacked_bar_chart.h"
 #include "sweep/objective.h"
 
@@ -285,16 +286,14 @@ std::string rankedPlansTable(const sweep::SweepResult& result, std::size_t top) 
       "<th>recompute</th><th>iteration (s)</th><th>MFU</th><th>memory (GiB)</th><th>time to train</th>"
       "<th>cost</th><th>Pareto</th></tr>\n";
   std::size_t rank = 0;
-  for (std::size_t candidate : result.order) {
-    const auto& outcome = result.outcomes[candidate];
-    if (outcome.status != sweep::PlanStatus::kSimulated || rank == top) break;
-    const auto& plan_candidate = result.candidates[candidate];
+  for (const RankedPlan& ranked : rankedPlans(result, top)) {
+    const auto& plan_candidate = *ranked.candidate;
     const auto& plan = plan_candidate.plan;
-    const auto& target = result.targets[plan_candidate.target];
-    const auto& r = *outcome.result;
-    // With --goodput, the time and cost the plan was ranked by: failures included.
-    const auto time_to_train = target.goodput ? sweep::timeToTrain(target, r.iteration_time_s) : r.time_to_train_s;
-    const auto cost = target.goodput ? sweep::costOfTraining(target, r.iteration_time_s) : r.cost_usd;
+    const auto& target = *ranked.target;
+    const auto& outcome = *ranked.outcome;
+    const auto& r = *ranked.result;
+    const auto& time_to_train = ranked.time_to_train_s;
+    const auto& cost = ranked.cost_usd;
     const std::string split = plan.unevenSplitText(target.experiment.model.layers);
     html += fmt::format("<tr><td>{}</td>", ++rank);
     if (several) html += fmt::format("<td>{}</td><td>{}</td>", escapeHtml(target.cluster_label), target.gpus);

@@ -20,6 +20,7 @@
 #include "cli/memory_budget_option.h"
 #include "cli/money_text.h"
 #include "cli/output_file.h"
+#include "cli/ranked_plans.h"
 #include "goodput/goodput_report.h"
 #include "sweep/pareto_front.h"
 #include "sweep/plan_space.h"
@@ -219,16 +220,14 @@ std::string tableText(const SweepResult& result, std::size_t top) {
       "sp", "zero", "recompute", "iter (s)", "MFU", "mem (GiB)", "time to train", "cost");
   std::size_t rank = 0;
   std::vector<std::string> splits;  // the uneven pipeline splits of the rows shown, in order
-  for (std::size_t candidate : result.order) {
-    const auto& outcome = result.outcomes[candidate];
-    if (outcome.status != PlanStatus::kSimulated || rank == top) break;
-    const auto& plan_candidate = result.candidates[candidate];
+  for (const RankedPlan& ranked : rankedPlans(result, top)) {
+    const auto& plan_candidate = *ranked.candidate;
     const auto& plan = plan_candidate.plan;
-    const auto& target = result.targets[plan_candidate.target];
-    const auto& r = *outcome.result;
-    // With --goodput, the time and cost the plan was ranked by: failures included.
-    const auto time_to_train = target.goodput ? sweep::timeToTrain(target, r.iteration_time_s) : r.time_to_train_s;
-    const auto cost = target.goodput ? sweep::costOfTraining(target, r.iteration_time_s) : r.cost_usd;
+    const auto& target = *ranked.target;
+    const auto& outcome = *ranked.outcome;
+    const auto& r = *ranked.result;
+    const auto& time_to_train = ranked.time_to_train_s;
+    const auto& cost = ranked.cost_usd;
     const bool uneven = plan.first_stage_layers || plan.last_stage_layers;
     if (uneven) {
       const std::string split =
