@@ -53,21 +53,21 @@ def simulate(
     """Simulates one training iteration of `experiment` (a preset name, a YAML path or a dict)
     and returns the keys of `trainsim simulate --json`. A plan that does not fit in GPU memory
     is returned too: result["memory"]["fits"] is False."""
-    with _InputFile(experiment, "experiment") as path:
-        args = ["simulate", path, "--json", "-"]
+    with _InputFile(experiment, "experiment") as input_file:
+        args = ["simulate", input_file.path, "--json", "-"]
         args += _override_args(set, overrides)
         args += _flag("--symmetric", symmetric) + _flag("--every-microbatch", every_microbatch) + _flag("--ops", ops)
         args += _option("--calibration", calibration) + _option("--goodput-draws", goodput_draws)
         args += _option("--seed", seed) + _option("--max-memory-gib", max_memory_gib)
-        return _json_command(args, config_dir, path, accept=(_DOES_NOT_FIT,))
+        return _json_command(args, config_dir, input_file, accept=(_DOES_NOT_FIT,))
 
 
 def memory(experiment, *, set=None, calibration=None, config_dir=None, **overrides):
     """Per-stage memory per GPU of `experiment`: the keys of `trainsim memory --json`. A plan
     that does not fit is returned too (its "fits" is False)."""
-    with _InputFile(experiment, "experiment") as path:
-        args = ["memory", path, "--json", "-"] + _override_args(set, overrides) + _option("--calibration", calibration)
-        return _json_command(args, config_dir, path, accept=(_DOES_NOT_FIT,))
+    with _InputFile(experiment, "experiment") as input_file:
+        args = ["memory", input_file.path, "--json", "-"] + _override_args(set, overrides) + _option("--calibration", calibration)
+        return _json_command(args, config_dir, input_file, accept=(_DOES_NOT_FIT,))
 
 
 def sweep(
@@ -97,8 +97,8 @@ def sweep(
 
     vary: {"tp": [4, 8]} replaces a dimension's values; fix: {"pp": 8} keeps one; clusters
     and gpus: lists to compare; objective: "time", "cost" or "mfu"."""
-    with _InputFile(experiment, "experiment") as path:
-        args = ["sweep", path, "--json", "-"] + _override_args(set, overrides)
+    with _InputFile(experiment, "experiment") as input_file:
+        args = ["sweep", input_file.path, "--json", "-"] + _override_args(set, overrides)
         for name, values in (vary or {}).items():
             args += ["--vary", f"{name}={','.join(_value_text(value) for value in _as_list(values))}"]
         for name, value in (fix or {}).items():
@@ -112,7 +112,7 @@ def sweep(
         args += _flag("--simulate-all", simulate_all) + _option("--max-simulations", max_simulations)
         args += _flag("--full", full) + _option("--threads", threads) + _flag("--goodput", goodput)
         args += _option("--calibration", calibration) + _option("--max-memory-gib", max_memory_gib)
-        return _json_command(args, config_dir, path)
+        return _json_command(args, config_dir, input_file)
 
 
 def sweep_table(result):
@@ -140,81 +140,80 @@ def collective(
 ):
     """One collective over sizes, as nccl-tests measures it: the keys of `trainsim collective
     --json`. Sizes are bytes or text as nccl-tests takes them ("1M", "4G")."""
-    with _InputFile(cluster, "cluster") as path:
-        args = ["collective", "--cluster", path, "--op", op, "--json", "-"] + _override_args(set, overrides)
+    with _InputFile(cluster, "cluster") as input_file:
+        args = ["collective", "--cluster", input_file.path, "--op", op, "--json", "-"] + _override_args(set, overrides)
         args += _option("--gpus", gpus) + _option("--gpus-per-node", gpus_per_node)
         args += _option("--min-bytes", min_bytes) + _option("--max-bytes", max_bytes)
         args += _option("--step-factor", step_factor) + _option("--algo", algo) + _option("--proto", proto)
         args += _option("--calibration", calibration) + _option("--max-memory-gib", max_memory_gib)
-        return _json_command(args, config_dir, path)
+        return _json_command(args, config_dir, input_file)
 
 
 def topology(cluster, *, path=None, bisection=True, set=None, config_dir=None, **overrides):
     """The cluster's device graph, link counts and bandwidths: the keys of `trainsim topology
     --json`. path=(a, b) adds the route between two GPUs; bisection=False skips the max-flow
     bisection (slow on very large clusters)."""
-    with _InputFile(cluster, "cluster") as file:
-        args = ["topology", file, "--json", "-"] + _override_args(set, overrides) + _flag("--no-bisection", not bisection)
+    with _InputFile(cluster, "cluster") as input_file:
+        args = ["topology", input_file.path, "--json", "-"] + _override_args(set, overrides) + _flag("--no-bisection", not bisection)
         if path is not None:
             first, second = path
             args += ["--path", str(first), str(second)]
-        return _json_command(args, config_dir, file)
+        return _json_command(args, config_dir, input_file)
 
 
 class _InputFile:
     """A preset name or path as is; a dict written to a temporary YAML file (JSON is YAML) for
     the run, named "<experiment dict>" or "<cluster dict>" in error messages."""
 
-    # Temporary file -> its name in messages, while the run lasts.
-    displays = {}
-
     def __init__(self, value, kind):
         self._value = value
         self._kind = kind
         self._directory = None
-        self._path = None
+        self.path = None
 
     def __enter__(self):
         if isinstance(self._value, Mapping):
             self._directory = tempfile.TemporaryDirectory(prefix="trainsim-")
-            path = os.path.join(self._directory.name, f"{self._kind}.yaml")
-            with open(path, "w", encoding="utf-8") as file:
-                json.dump(self._value, file, indent=1, allow_nan=False)
-                file.write("\n")
-            self._path = path
-            _InputFile.displays[path] = f"<{self._kind} dict>"
-            return path
-        if isinstance(self._value, (str, os.PathLike)):
-            return os.fspath(self._value)
-        raise TypeError(f"{self._kind}: expected a preset name, a path or a dict, found {type(self._value).__name__}")
+            self.path = os.path.join(self._directory.name, f"{self._kind}.yaml")
+            with open(self.path, "w", encoding="utf-8") as yaml_file:
+                json.dump(self._value, yaml_file, indent=1, allow_nan=False)
+                yaml_file.write("\n")
+        elif isinstance(self._value, (str, os.PathLike)):
+            self.path = os.fspath(self._value)
+        else:
+            raise TypeError(f"{self._kind}: expected a preset name, a path or a dict, found {type(self._value).__name__}")
+        return self
 
     def __exit__(self, *exc_info):
         if self._directory is not None:
-            _InputFile.displays.pop(self._path, None)
             self._directory.cleanup()
         return False
+
+    def renamed(self, text):
+        """`text` with the temporary file of a dict named as what it is."""
+        return text.replace(self.path, f"<{self._kind} dict>") if self._directory is not None else text
 
 
 def _global_args(config_dir):
     return ["--config-dir", os.fspath(config_dir)] if config_dir is not None else []
 
 
-def _json_command(args, config_dir, input_path, accept=()):
+def _json_command(args, config_dir, input_file, accept=()):
     """Runs a command that writes JSON on stdout; returns the JSON, or raises its error."""
     exit_code, out, err, error = _native.run(_global_args(config_dir) + args)
-    stderr = _renamed(err.decode("utf-8", "replace"), input_path)
+    stderr = input_file.renamed(err.decode("utf-8", "replace"))
     for line in stderr.splitlines():
         if line.startswith("warning: "):
             warnings.warn(line[len("warning: ") :], stacklevel=3)
     if exit_code == 0 or exit_code in accept:
         return json.loads(out.decode("utf-8"))
-    raise _command_error(exit_code, stderr, error, input_path)
+    raise _command_error(exit_code, stderr, error, input_file)
 
 
-def _command_error(exit_code, stderr, error, input_path):
+def _command_error(exit_code, stderr, error, input_file):
     if error is not None:
-        message = _renamed(error["message"], input_path)
-        where = _renamed(error["where"], input_path)
+        message = input_file.renamed(error["message"])
+        where = input_file.renamed(error["where"])
         if error["exit_code"] == _INVALID_INPUT:
             return InputError(message, where, error["key"], stderr)
         return OutputError(": ".join(part for part in (where, message) if part), error["exit_code"], stderr)
@@ -226,12 +225,6 @@ def _command_error(exit_code, stderr, error, input_path):
     if exit_code == 1:
         return OutputError(message, exit_code, stderr)
     return TrainsimError(message, exit_code, stderr)
-
-
-def _renamed(text, input_path):
-    """The temporary file of a dict named as what it is ("<experiment dict>")."""
-    display = _InputFile.displays.get(input_path)
-    return text.replace(input_path, display) if display else text
 
 
 def _override_args(set_overrides, keywords):
