@@ -17,6 +17,7 @@
 #include "sim/default_parameters.h"
 #include "topology/cluster.h"
 #include "topology/cluster_loader.h"
+#include "topology/rank_placement.h"
 #include "validate/calibration_file.h"
 
 namespace trainsim::cli {
@@ -55,39 +56,15 @@ constexpr double kMinStepFactor = 1.01;
 
 std::vector<int64_t> placeRanks(const topology::Cluster& cluster, int64_t gpus,
                                 std::optional<int64_t> per_node_option) {
-  const int64_t total = cluster.acceleratorCount();
-  const int64_t per_node = cluster.spec().gpus_per_node;
-  if (gpus < 2) throwInputError("--gpus", "", "expected at least 2 GPUs, found " + std::to_string(gpus));
-  std::vector<int64_t> ranks;
   if (per_node_option && *per_node_option < 1) {
     throwInputError("--gpus-per-node", "",
                     "expected a positive number of GPUs per node, found " + std::to_string(*per_node_option));
   }
-  const int64_t gpus_per_node = per_node_option.value_or(0);
-  if (gpus_per_node == 0) {
-    if (gpus > total) {
-      throwInputError("--gpus", "",
-                      std::to_string(gpus) + " GPUs asked but the cluster has " + std::to_string(total) +
-                          "; add nodes with --set nodes=N");
-    }
-    for (int64_t r = 0; r < gpus; ++r) ranks.push_back(r);
-    return ranks;
+  topology::RankPlacement placement = topology::placeRanks(cluster, gpus, per_node_option.value_or(0));
+  if (!placement.problem.empty()) {
+    throwInputError(placement.per_node_at_fault ? "--gpus-per-node" : "--gpus", "", placement.problem);
   }
-  if (gpus_per_node > per_node || gpus % gpus_per_node != 0) {
-    throwInputError("--gpus-per-node", "",
-                    "expected a divisor of --gpus that is at most the " + std::to_string(per_node) +
-                        " GPUs of a node, found " + std::to_string(gpus_per_node));
-  }
-  const int64_t nodes = gpus / gpus_per_node;
-  if (nodes > cluster.spec().nodes) {
-    throwInputError("--gpus", "",
-                    std::to_string(nodes) + " nodes needed but the cluster has " +
-                        std::to_string(cluster.spec().nodes) + "; add nodes with --set nodes=N");
-  }
-  for (int64_t node = 0; node < nodes; ++node) {
-    for (int64_t local = 0; local < gpus_per_node; ++local) ranks.push_back(node * per_node + local);
-  }
-  return ranks;
+  return std::move(placement.ranks);
 }
 
 sim::CollectiveOp parseOp(const std::string& text) {
@@ -104,11 +81,7 @@ sim::CollectiveOp parseOp(const std::string& text) {
 // --algo; none when empty (the simulator chooses).
 std::optional<sim::CollectiveAlgorithm> parseAlgorithm(const std::string& text) {
   if (text.empty()) return std::nullopt;
-  std::optional<sim::CollectiveAlgorithm> algorithm;
-  for (auto candidate : {sim::CollectiveAlgorithm::kRing, sim::CollectiveAlgorithm::kTree,
-                         sim::CollectiveAlgorithm::kNvls, sim::CollectiveAlgorithm::kDirect}) {
-    if (sim::algorithmName(candidate) == text) algorithm = candidate;
-  }
+  const std::optional<sim::CollectiveAlgorithm> algorithm = sim::parseAlgorithmName(text);
   if (!algorithm) throwInputError("--algo", "", "expected ring, tree, nvls or direct, found \"" + text + "\"");
   return algorithm;
 }
@@ -169,6 +142,7 @@ sim::MemoryEstimate collectiveMemory(const topology::ClusterSpec& spec, sim::Col
   shape.most_per_node = std::min<int64_t>(gpus, options.gpus_per_node.value_or(spec.gpus_per_node));
   shape.multi_node = gpus > shape.most_per_node;
   shape.nics_per_node = sim::channelLimit(spec);
+  shape.mesh = sim::meshFabric(spec);
   const double flows = sim::collectiveFlowBound(shape);
   estimate.add(sim::MemoryKind::kFlows, fmt::format("flows of {} on {} GPUs", options.op, gpus), flows);
   // They all start together.

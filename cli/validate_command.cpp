@@ -32,7 +32,9 @@ std::string binaryBytesText(double bytes) {
   return fmt::format("{:.0f} B", bytes);
 }
 
-// The collective suite's text table and JSON.
+std::string signedPercent(double fraction) { return fmt::format("{:+.1f}%", 100.0 * fraction); }
+
+// A suite's text table and JSON.
 struct SuiteOutput {
   std::string text;
   nlohmann::ordered_json json;
@@ -45,52 +47,101 @@ struct CalibrationInForce {
   std::string description;
 };
 
+// How a curve's run was set up, for its table's title line.
+std::string curveSetup(const validate::MeasuredCurve& curve) {
+  std::string setup = fmt::format("{}, {} GPUs", sim::collectiveOpName(curve.op), curve.gpus);
+  if (curve.gpus_per_node > 0) setup += fmt::format(" ({} per node)", curve.gpus_per_node);
+  setup += ", cluster " + curve.cluster;
+  for (const Override& setting : curve.cluster_settings)
+    setup += fmt::format(" {}={}", setting.key_path, setting.value);
+  if (curve.algorithm) setup += fmt::format(", algorithm {} forced", sim::algorithmName(*curve.algorithm));
+  return setup;
+}
+
+// Per system, the accuracy goals' figures: bus bandwidth MAPE and bias from 1 MiB up.
+std::string systemsTable(const std::vector<validate::SystemAccuracy>& systems) {
+  std::string text = fmt::format(
+      "\nPer system (accuracy targets; bus bandwidth, sizes >= 1 MiB)\n  {:<52} {:>6} {:>6} {:>7} {:>7}  {}\n",
+      "system", "curves", "points", "MAPE", "bias", "1 MiB time error");
+  for (const auto& system : systems) {
+    std::string latency;
+    for (double error : system.one_mib_latency_errors) latency += (latency.empty() ? "" : ", ") + signedPercent(error);
+    text += fmt::format("  {:<52} {:>6} {:>6} {:>6.1f}% {:>7}  {}\n", system.system, system.curves.size(),
+                        system.scored_points, 100.0 * system.mape, signedPercent(system.bias),
+                        latency.empty() ? "-" : latency);
+  }
+  return text;
+}
+
 SuiteOutput collectiveSuite(const CommandContext& context, const CalibrationInForce& in_force) {
   sim::CommunicationParameters parameters = valueOrThrow(sim::defaultCommunicationParameters(context.paths));
   if (in_force.calibration) validate::applyCalibration(*in_force.calibration, parameters);
-  const auto results = valueOrThrow(validate::compareAllReduceCurves(context.paths, parameters));
-  std::string text = "all_reduce: predicted vs published nccl-tests bus bandwidth\n";
+  const auto results = valueOrThrow(validate::compareCollectiveCurves(context.paths, parameters));
+  const auto systems = validate::summarizeSystems(results);
+  std::string text = "collectives: predicted vs published nccl-tests / rccl-tests bus bandwidth\n";
   nlohmann::ordered_json json = nlohmann::ordered_json::array();
   for (const auto& accuracy : results) {
     const auto& curve = accuracy.curve;
-    text += fmt::format("\n{} ({} GPUs, cluster {}){}\n  source: {}\n", curve.title, curve.gpus, curve.cluster,
+    text += fmt::format("\n{} ({}){}\n  source: {}\n", curve.title, curveSetup(curve),
                         curve.accuracy_target ? "" : " [reference only]", curve.source);
+    if (!curve.notes.empty()) text += "  notes: " + curve.notes + "\n";
     text += fmt::format("  {:>10} {:>12} {:>12} {:>8} {:>11} {:>11} {:>7} {:>7}\n", "size", "busbw meas", "busbw pred",
                         "error", "time meas", "time pred", "algo", "proto");
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (const auto& point : accuracy.points) {
-      const double error = point.predicted_busbw_GBps / point.measured_busbw_GBps - 1.0;
       text += fmt::format("  {:>10} {:>12.2f} {:>12.2f} {:>7.1f}% {:>9.1f}us {:>9.1f}us {:>7} {:>7}\n",
                           binaryBytesText(static_cast<double>(point.bytes)), point.measured_busbw_GBps,
-                          point.predicted_busbw_GBps, 100.0 * error, point.measured_time_us, point.predicted_time_us,
-                          point.algorithm, point.protocol);
+                          point.predicted_busbw_GBps, 100.0 * point.error, point.measured_time_us,
+                          point.predicted_time_us, point.algorithm, point.protocol);
       rows.push_back({{"bytes", point.bytes},
                       {"measured_busbw_GBps", point.measured_busbw_GBps},
                       {"predicted_busbw_GBps", point.predicted_busbw_GBps},
                       {"measured_time_us", point.measured_time_us},
-                      {"predicted_time_us", point.predicted_time_us}});
+                      {"predicted_time_us", point.predicted_time_us},
+                      {"error", point.error},
+                      {"algorithm", point.algorithm},
+                      {"protocol", point.protocol}});
     }
     const double half_ratio = accuracy.predicted_half_peak_bytes / accuracy.measured_half_peak_bytes;
     const double latency_error = accuracy.predicted_small_latency_us / accuracy.measured_small_latency_us - 1.0;
+    if (accuracy.scored_points > 0) {
+      text +=
+          fmt::format("  sizes >= 1 MiB: bus bandwidth MAPE {:.1f}%, bias {} over {} point{}\n", 100.0 * accuracy.mape,
+                      signedPercent(accuracy.bias), accuracy.scored_points, accuracy.scored_points == 1 ? "" : "s");
+    }
     text += fmt::format("  large messages (>= 256 MiB): mean bus bandwidth error {:+.1f}%\n",
                         100.0 * accuracy.large_message_error);
-    text += fmt::format("  half of peak reached at {} measured, {} predicted (ratio {:.2f})\n",
-                        binaryBytesText(accuracy.measured_half_peak_bytes),
-                        binaryBytesText(accuracy.predicted_half_peak_bytes), half_ratio);
+    if (accuracy.points.size() > 2) {
+      text += fmt::format("  half of peak reached at {} measured, {} predicted (ratio {:.2f})\n",
+                          binaryBytesText(accuracy.measured_half_peak_bytes),
+                          binaryBytesText(accuracy.predicted_half_peak_bytes), half_ratio);
+    }
     text += fmt::format("  {} latency: {:.1f} us measured, {:.1f} us predicted ({:+.1f}%)\n",
                         binaryBytesText(static_cast<double>(accuracy.small_message_bytes)),
                         accuracy.measured_small_latency_us, accuracy.predicted_small_latency_us, 100.0 * latency_error);
-    json.push_back({{"id", curve.id},
-                    {"title", curve.title},
-                    {"source", curve.source},
-                    {"cluster", curve.cluster},
-                    {"gpus", curve.gpus},
-                    {"accuracy_target", curve.accuracy_target},
-                    {"large_message_error", accuracy.large_message_error},
-                    {"half_peak_ratio", half_ratio},
-                    {"small_message_latency_error", latency_error},
-                    {"points", rows}});
+    nlohmann::ordered_json entry = {{"id", curve.id},
+                                    {"title", curve.title},
+                                    {"system", curve.system},
+                                    {"op", sim::collectiveOpName(curve.op)},
+                                    {"source", curve.source},
+                                    {"cluster", curve.cluster},
+                                    {"gpus", curve.gpus},
+                                    {"accuracy_target", curve.accuracy_target},
+                                    {"mape", accuracy.mape},
+                                    {"bias", accuracy.bias},
+                                    {"scored_points", accuracy.scored_points},
+                                    {"large_message_error", accuracy.large_message_error},
+                                    {"half_peak_ratio", half_ratio},
+                                    {"small_message_latency_error", latency_error}};
+    for (const auto& system : systems) {
+      if (system.system != curve.system || !curve.accuracy_target) continue;
+      entry["system_mape"] = system.mape;
+      entry["system_bias"] = system.bias;
+    }
+    entry["points"] = rows;
+    json.push_back(std::move(entry));
   }
+  text += systemsTable(systems);
   return {text, json, 0};
 }
 
@@ -136,8 +187,6 @@ SuiteOutput gemmSuite(const CommandContext& context, const CalibrationInForce& i
   }
   return {text, json, 0};
 }
-
-std::string signedPercent(double fraction) { return fmt::format("{:+.1f}%", 100.0 * fraction); }
 
 std::string metricValue(validate::TrainingMetric metric, double value) {
   switch (metric) {

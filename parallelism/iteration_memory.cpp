@@ -25,7 +25,7 @@ namespace {
 // (RankLayout: tensor-parallel groups are consecutive, context-, expert- and data-parallel
 // ones tp apart), on nodes of `per_node` GPUs.
 sim::CollectiveShape groupShape(sim::CollectiveOp op, int64_t n, int64_t stride, int64_t per_node,
-                                std::optional<int64_t> nics_per_node) {
+                                std::optional<int64_t> nics_per_node, bool mesh) {
   sim::CollectiveShape shape;
   shape.op = op;
   shape.gpus = n;
@@ -33,6 +33,7 @@ sim::CollectiveShape groupShape(sim::CollectiveOp op, int64_t n, int64_t stride,
   shape.multi_node = !(block <= per_node && per_node % block == 0);
   shape.most_per_node = std::min(n, std::max<int64_t>(1, (per_node + stride - 1) / stride));
   shape.nics_per_node = nics_per_node;
+  shape.mesh = mesh;
   return shape;
 }
 
@@ -119,6 +120,7 @@ Expected<sim::MemoryEstimate> estimateIterationMemory(const Experiment& experime
     const RankLayout layout(plan);
     const int64_t per_node = std::max(1, experiment.cluster.gpus_per_node);
     const std::optional<int64_t> nics = sim::channelLimit(experiment.cluster);
+    const bool mesh = sim::meshFabric(experiment.cluster);
     sim::MemoryEstimate estimate;
     sim::addClusterMemory(experiment.cluster, estimate);
     estimate.add(sim::MemoryKind::kRanks, "GPUs' per-rank records", static_cast<double>(layout.ranks()));
@@ -197,7 +199,7 @@ Expected<sim::MemoryEstimate> estimateIterationMemory(const Experiment& experime
             // Once per group (built from its first member) and micro-batch.
             const double calls = m * simulated_per_stage / static_cast<double>(size);
             CollectiveCount& count = pass_collectives[{call.group, call.op}];
-            count.shape = groupShape(call.op, size, stride, per_node, nics);
+            count.shape = groupShape(call.op, size, stride, per_node, nics, mesh);
             count.groups = simulated_per_stage * static_cast<double>(plan.pp) / static_cast<double>(size);
             addCollective(count, calls, static_cast<double>(size), call.count > 1);
             if (call.beside_compute) {
@@ -257,12 +259,12 @@ Expected<sim::MemoryEstimate> estimateIterationMemory(const Experiment& experime
       CollectiveCount reduce;
       reduce.groups = groups * static_cast<double>(plan.pp);
       reduce.shape = groupShape(plan.zero >= 1 ? sim::CollectiveOp::kReduceScatter : sim::CollectiveOp::kAllReduce,
-                                size, plan.tp, per_node, nics);
+                                size, plan.tp, per_node, nics, mesh);
       addCollective(reduce, groups * reductions, per_collective, false);
       addItems(estimate, "gradient reductions", reduce);
       CollectiveCount gather;
       gather.groups = reduce.groups;
-      gather.shape = groupShape(sim::CollectiveOp::kAllGather, size, plan.tp, per_node, nics);
+      gather.shape = groupShape(sim::CollectiveOp::kAllGather, size, plan.tp, per_node, nics, mesh);
       addCollective(gather, groups * gathers, per_collective, false);
       addItems(estimate, "parameter gathers", gather);
     }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/mesh_rings.h"
+
 namespace trainsim::sim {
 namespace {
 
@@ -11,8 +13,10 @@ double flowsOf(CollectiveAlgorithm algorithm, const CollectiveShape& shape) {
   int64_t most = shape.most_per_node;
   if (shape.nics_per_node) most = std::min(most, *shape.nics_per_node);
   const double channels = shape.multi_node ? static_cast<double>(std::max<int64_t>(1, most)) : 1.0;
+  const double ring_channels =
+      shape.mesh ? meshRingChannels(static_cast<int>(shape.most_per_node), static_cast<int>(channels)) : channels;
   switch (algorithm) {
-    case CollectiveAlgorithm::kRing: return channels * (shape.op == CollectiveOp::kBroadcast ? n - 1.0 : n);
+    case CollectiveAlgorithm::kRing: return ring_channels * (shape.op == CollectiveOp::kBroadcast ? n - 1.0 : n);
     case CollectiveAlgorithm::kTree: return 4.0 * channels * std::max(0.0, n - 1.0);
     case CollectiveAlgorithm::kNvls: return 2.0 * n;
     case CollectiveAlgorithm::kDirect: return shape.op == CollectiveOp::kAllToAll ? n * (n - 1.0) : n;
@@ -21,6 +25,10 @@ double flowsOf(CollectiveAlgorithm algorithm, const CollectiveShape& shape) {
 }
 
 }  // namespace
+
+bool meshFabric(const topology::ClusterSpec& spec) {
+  return spec.intra_node.fabric == topology::IntraNodeFabric::kNvLinkMesh && !spec.explicit_graph;
+}
 
 std::optional<int64_t> channelLimit(const topology::ClusterSpec& spec) {
   if (spec.explicit_graph) return std::nullopt;

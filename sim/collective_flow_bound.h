@@ -25,11 +25,16 @@ struct CollectiveShape {
   // The NICs of a node, which cap the channels across nodes (NcclTuner::channels,
   // channelLimit); unset: not known, the group's GPUs on a node bound them.
   std::optional<int64_t> nics_per_node;
+  // The nodes' GPUs form a full mesh (fabric nvlink_mesh): rings run meshRingChannels.
+  bool mesh = false;
   // The algorithm when it is forced (--algo); otherwise the largest candidate counts.
   std::optional<CollectiveAlgorithm> algorithm;
 };
 
 [[nodiscard]] double collectiveFlowBound(const CollectiveShape& shape);
+
+// Whether the cluster's nodes are full meshes (CollectiveShape::mesh).
+[[nodiscard]] bool meshFabric(const topology::ClusterSpec& spec);
 
 // The NICs per node of the cluster `spec` describes, as Cluster::nicsPerNode counts them
 // (0 without a switched network: one channel), for CollectiveShape::nics_per_node; unset

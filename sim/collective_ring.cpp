@@ -1,6 +1,7 @@
 // Ring collectives (NCCL's ring): all-reduce = reduce-scatter then all-gather around the
 // ring, 2(n-1) steps; all-gather and reduce-scatter n-1 steps; broadcast a pipeline chain
-// from the root. Across nodes each channel enters a node at one GPU and visits the node's
+// from the root. On a full mesh of point-to-point links each channel takes its own ring over
+// different links (sim/mesh_rings.h). Across nodes each channel enters a node at one GPU and visits the node's
 // other GPUs (the node's GPUs rotated by the channel index), so with one channel per NIC
 // every NIC carries one channel in each direction, as NCCL's DGX rings do.
 //
@@ -17,8 +18,25 @@
 #include <optional>
 
 #include "sim/collective_algorithms.h"
+#include "sim/mesh_rings.h"
 
 namespace trainsim::sim::detail {
+namespace {
+
+// On a full mesh, channel `channel` visits the node's GPUs along its own ring of
+// disjointRingOrders, starting at the GPU at `entry` (its entry GPU across nodes).
+std::vector<int64_t> meshOrder(const std::vector<int64_t>& node, int channel, std::size_t entry) {
+  const auto& rings = disjointRingOrders(static_cast<int>(node.size()));
+  const std::vector<int>& ring = rings[static_cast<std::size_t>(channel) % rings.size()];
+  const auto start =
+      static_cast<std::size_t>(std::find(ring.begin(), ring.end(), static_cast<int>(entry)) - ring.begin());
+  std::vector<int64_t> order;
+  for (std::size_t i = 0; i < ring.size(); ++i)
+    order.push_back(node[static_cast<std::size_t>(ring[(start + i) % ring.size()])]);
+  return order;
+}
+
+}  // namespace
 
 void buildRing(const AlgorithmContext& context) {
   CollectiveBuilder& builder = context.builder;
@@ -43,12 +61,17 @@ void buildRing(const AlgorithmContext& context) {
     // The GPU each rank's node is entered by in this channel (its NIC is the channel's).
     std::map<int64_t, int64_t> entry;
     if (layout.singleNode()) {
-      order = context.request.ranks;
+      order = layout.mesh ? meshOrder(context.request.ranks, channel, 0) : context.request.ranks;
     } else {
       for (const auto& node : layout.ranks_by_node) {
         const std::size_t shift = static_cast<std::size_t>(channel) % node.size();
-        order.insert(order.end(), node.begin() + static_cast<std::ptrdiff_t>(shift), node.end());
-        order.insert(order.end(), node.begin(), node.begin() + static_cast<std::ptrdiff_t>(shift));
+        if (layout.mesh) {
+          const std::vector<int64_t> visit = meshOrder(node, channel, shift);
+          order.insert(order.end(), visit.begin(), visit.end());
+        } else {
+          order.insert(order.end(), node.begin() + static_cast<std::ptrdiff_t>(shift), node.end());
+          order.insert(order.end(), node.begin(), node.begin() + static_cast<std::ptrdiff_t>(shift));
+        }
         for (int64_t rank : node) entry[rank] = node[shift];
       }
     }

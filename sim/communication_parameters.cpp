@@ -21,6 +21,13 @@ std::string_view algorithmName(CollectiveAlgorithm algorithm) {
   return "unknown";
 }
 
+std::optional<CollectiveAlgorithm> parseAlgorithmName(std::string_view name) {
+  for (CollectiveAlgorithm algorithm : kAllAlgorithms) {
+    if (algorithmName(algorithm) == name) return algorithm;
+  }
+  return std::nullopt;
+}
+
 double CommunicationParameters::linkEfficiency(topology::LinkType type, std::string_view gpu_key) const {
   using topology::LinkType;
   switch (type) {

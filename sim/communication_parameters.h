@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,10 @@ enum class CollectiveAlgorithm : uint8_t {
   kDirect,  // point-to-point between every pair (all-to-all) or the given pairs (send/recv)
 };
 [[nodiscard]] std::string_view algorithmName(CollectiveAlgorithm algorithm);
+inline constexpr std::array<CollectiveAlgorithm, 4> kAllAlgorithms = {
+    CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree, CollectiveAlgorithm::kNvls, CollectiveAlgorithm::kDirect};
+// The algorithm of that name (algorithmName), none for another name.
+[[nodiscard]] std::optional<CollectiveAlgorithm> parseAlgorithmName(std::string_view name);
 
 // NCCL groups per-step latencies by the kind of hop.
 enum class HopClass : uint8_t { kNvLink, kPcie, kNetwork };

@@ -7,6 +7,8 @@
 #include <set>
 #include <string>
 
+#include "sim/mesh_rings.h"
+
 namespace trainsim::sim {
 
 using topology::DeviceId;
@@ -177,6 +179,8 @@ GroupLayout NcclTuner::layout(const std::vector<int64_t>& ranks) const {
     result.ranks_by_node[it->second].push_back(rank);
   }
   result.size = static_cast<int64_t>(ranks.size());
+  result.mesh =
+      cluster_.spec().intra_node.fabric == topology::IntraNodeFabric::kNvLinkMesh && !cluster_.spec().explicit_graph;
   for (const auto& node : result.ranks_by_node) {
     result.max_per_node = std::max(result.max_per_node, static_cast<int>(node.size()));
   }
@@ -207,10 +211,11 @@ std::vector<CollectiveAlgorithm> NcclTuner::candidates(CollectiveOp op, const Gr
 
 int NcclTuner::channels(CollectiveAlgorithm algorithm, const GroupLayout& layout, const GroupHardware& hardware) {
   // Across nodes NCCL runs one channel per NIC so that every NIC carries one ring's (or
-  // tree's) traffic in each direction; inside a node one channel already fills the links.
-  if (algorithm == CollectiveAlgorithm::kRing || algorithm == CollectiveAlgorithm::kTree) {
-    if (!layout.singleNode()) return std::max(1, std::min(hardware.nics_per_node, layout.max_per_node));
-  }
+  // tree's) traffic in each direction. Inside a switched node one channel already fills the
+  // links; on a full mesh each channel takes its own ring over different links.
+  const int across = layout.singleNode() ? 1 : std::max(1, std::min(hardware.nics_per_node, layout.max_per_node));
+  if (algorithm == CollectiveAlgorithm::kRing && layout.mesh) return meshRingChannels(layout.max_per_node, across);
+  if (algorithm == CollectiveAlgorithm::kRing || algorithm == CollectiveAlgorithm::kTree) return across;
   return 1;
 }
 

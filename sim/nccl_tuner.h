@@ -24,6 +24,9 @@ struct GroupLayout {
   std::vector<std::vector<int64_t>> ranks_by_node;
   int64_t size = 0;
   int max_per_node = 0;
+  // The nodes' GPUs form a full mesh of point-to-point links (fabric nvlink_mesh): rings
+  // spread their channels over the mesh's links (sim/mesh_rings.h).
+  bool mesh = false;
   [[nodiscard]] bool singleNode() const { return ranks_by_node.size() == 1; }
   [[nodiscard]] int nodes() const { return static_cast<int>(ranks_by_node.size()); }
 };

@@ -5,6 +5,7 @@
 #include "sim/collective_simulation.h"
 #include "topology/cluster.h"
 #include "topology/cluster_loader.h"
+#include "topology/rank_placement.h"
 
 namespace trainsim::validate {
 namespace {
@@ -27,62 +28,123 @@ double halfPeakBytes(const std::vector<PointComparison>& points, bool predicted)
   return 0.0;
 }
 
+// The run's ranks on the curve's cluster; a curve the cluster cannot hold is an input error.
+std::vector<int64_t> curveRanks(const MeasuredCurve& curve, const topology::Cluster& cluster,
+                                const ConfigPaths& paths) {
+  topology::RankPlacement placement = topology::placeRanks(cluster, curve.gpus, curve.gpus_per_node);
+  if (!placement.problem.empty()) {
+    throwInputError(collectiveCurvesPath(paths), "curves." + curve.id,
+                    "cluster " + curve.cluster + ": " + placement.problem);
+  }
+  return std::move(placement.ranks);
+}
+
+CurveAccuracy compareCurve(const MeasuredCurve& curve, const ConfigPaths& paths,
+                           const sim::CommunicationParameters& parameters) {
+  const auto spec = valueOrThrow(topology::loadClusterFile(curve.cluster, paths, curve.cluster_settings));
+  const auto cluster = valueOrThrow(topology::Cluster::build(spec));
+  sim::CollectiveSimulator simulator(cluster, parameters);
+  const std::vector<int64_t> ranks = curveRanks(curve, cluster, paths);
+  const double factor = sim::busBandwidthFactor(curve.op, curve.gpus);
+  auto predict = [&](int64_t bytes) {
+    return valueOrThrow(simulator.simulate(
+        sim::CollectiveRequest{curve.op, ranks, static_cast<double>(bytes), curve.algorithm, std::nullopt}));
+  };
+
+  CurveAccuracy accuracy;
+  accuracy.curve = curve;
+  double large_sum = 0.0;
+  int large_count = 0;
+  double absolute_sum = 0.0;
+  double signed_sum = 0.0;
+  for (const MeasuredPoint& point : curve.points) {
+    const sim::CollectiveResult result = predict(point.bytes);
+    PointComparison row;
+    row.bytes = point.bytes;
+    row.measured_busbw_GBps = point.busbw_GBps;
+    row.predicted_busbw_GBps = result.busbw_Bps / 1e9;
+    const bool timed = !std::isnan(point.time_us);
+    row.measured_time_us =
+        timed ? point.time_us : static_cast<double>(point.bytes) * factor / (point.busbw_GBps * 1e9) * 1e6;
+    row.predicted_time_us = result.time_s * 1e6;
+    row.error = timed ? row.measured_time_us / row.predicted_time_us - 1.0
+                      : row.predicted_busbw_GBps / row.measured_busbw_GBps - 1.0;
+    row.algorithm = std::string(sim::algorithmName(result.choice.algorithm));
+    row.protocol = std::string(sim::protocolName(result.choice.protocol));
+    if (point.bytes >= kScoredMinBytes) {
+      absolute_sum += std::fabs(row.error);
+      signed_sum += row.error;
+      ++accuracy.scored_points;
+    }
+    if (point.bytes >= (int64_t{256} << 20)) {
+      large_sum += row.error;
+      ++large_count;
+    }
+    accuracy.points.push_back(row);
+  }
+  if (accuracy.scored_points > 0) {
+    accuracy.mape = absolute_sum / accuracy.scored_points;
+    accuracy.bias = signed_sum / accuracy.scored_points;
+  }
+  accuracy.large_message_error = large_count > 0 ? large_sum / large_count : 0.0;
+  accuracy.measured_half_peak_bytes = halfPeakBytes(accuracy.points, false);
+  accuracy.predicted_half_peak_bytes = halfPeakBytes(accuracy.points, true);
+  if (!std::isnan(curve.small_message_latency_us)) {
+    accuracy.small_message_bytes = curve.small_message_bytes;
+    accuracy.measured_small_latency_us = curve.small_message_latency_us;
+    accuracy.predicted_small_latency_us = predict(curve.small_message_bytes).time_s * 1e6;
+  } else {
+    accuracy.small_message_bytes = accuracy.points.front().bytes;
+    accuracy.measured_small_latency_us = accuracy.points.front().measured_time_us;
+    accuracy.predicted_small_latency_us = accuracy.points.front().predicted_time_us;
+  }
+  return accuracy;
+}
+
 }  // namespace
 
-Expected<std::vector<CurveAccuracy>> compareAllReduceCurves(const ConfigPaths& paths,
-                                                            const sim::CommunicationParameters& parameters) {
+Expected<std::vector<CurveAccuracy>> compareCollectiveCurves(const ConfigPaths& paths,
+                                                             const sim::CommunicationParameters& parameters) {
   return catchInputErrors([&]() -> std::vector<CurveAccuracy> {
     std::vector<CurveAccuracy> results;
-    for (const MeasuredCurve& curve : valueOrThrow(loadAllReduceCurves(paths))) {
-      const auto spec = valueOrThrow(topology::loadClusterFile(curve.cluster, paths));
-      const auto cluster = valueOrThrow(topology::Cluster::build(spec));
-      sim::CollectiveSimulator simulator(cluster, parameters);
-      std::vector<int64_t> ranks;
-      for (int64_t r = 0; r < curve.gpus; ++r) ranks.push_back(r);
-      const double factor = sim::busBandwidthFactor(sim::CollectiveOp::kAllReduce, curve.gpus);
-
-      CurveAccuracy accuracy;
-      accuracy.curve = curve;
-      auto predict = [&](int64_t bytes) {
-        return valueOrThrow(simulator.simulate(
-            sim::CollectiveRequest{sim::CollectiveOp::kAllReduce, ranks, static_cast<double>(bytes), {}, {}}));
-      };
-      double large_sum = 0.0;
-      int large_count = 0;
-      for (const MeasuredPoint& point : curve.points) {
-        const sim::CollectiveResult result = predict(point.bytes);
-        PointComparison row;
-        row.bytes = point.bytes;
-        row.measured_busbw_GBps = point.busbw_GBps;
-        row.predicted_busbw_GBps = result.busbw_Bps / 1e9;
-        row.measured_time_us = std::isnan(point.time_us)
-                                   ? static_cast<double>(point.bytes) * factor / (point.busbw_GBps * 1e9) * 1e6
-                                   : point.time_us;
-        row.predicted_time_us = result.time_s * 1e6;
-        row.algorithm = std::string(sim::algorithmName(result.choice.algorithm));
-        row.protocol = std::string(sim::protocolName(result.choice.protocol));
-        if (point.bytes >= (int64_t{256} << 20)) {
-          large_sum += row.predicted_busbw_GBps / row.measured_busbw_GBps - 1.0;
-          ++large_count;
-        }
-        accuracy.points.push_back(row);
-      }
-      accuracy.large_message_error = large_count > 0 ? large_sum / large_count : 0.0;
-      accuracy.measured_half_peak_bytes = halfPeakBytes(accuracy.points, false);
-      accuracy.predicted_half_peak_bytes = halfPeakBytes(accuracy.points, true);
-      if (!std::isnan(curve.small_message_latency_us)) {
-        accuracy.small_message_bytes = curve.small_message_bytes;
-        accuracy.measured_small_latency_us = curve.small_message_latency_us;
-        accuracy.predicted_small_latency_us = predict(curve.small_message_bytes).time_s * 1e6;
-      } else {
-        accuracy.small_message_bytes = accuracy.points.front().bytes;
-        accuracy.measured_small_latency_us = accuracy.points.front().measured_time_us;
-        accuracy.predicted_small_latency_us = accuracy.points.front().predicted_time_us;
-      }
-      results.push_back(std::move(accuracy));
+    for (const MeasuredCurve& curve : valueOrThrow(loadCollectiveCurves(paths))) {
+      results.push_back(compareCurve(curve, paths, parameters));
     }
     return results;
   });
+}
+
+std::vector<SystemAccuracy> summarizeSystems(const std::vector<CurveAccuracy>& curves) {
+  std::vector<SystemAccuracy> systems;
+  std::vector<double> absolute_sums;
+  std::vector<double> signed_sums;
+  for (const CurveAccuracy& accuracy : curves) {
+    if (!accuracy.curve.accuracy_target) continue;
+    std::size_t index = 0;
+    while (index < systems.size() && systems[index].system != accuracy.curve.system) ++index;
+    if (index == systems.size()) {
+      systems.push_back(SystemAccuracy{accuracy.curve.system, {}, 0, 0.0, 0.0, {}});
+      absolute_sums.push_back(0.0);
+      signed_sums.push_back(0.0);
+    }
+    SystemAccuracy& system = systems[index];
+    system.curves.push_back(accuracy.curve.id);
+    for (const PointComparison& point : accuracy.points) {
+      if (point.bytes < kScoredMinBytes) continue;
+      absolute_sums[index] += std::fabs(point.error);
+      signed_sums[index] += point.error;
+      ++system.scored_points;
+      if (point.bytes == kScoredMinBytes) {
+        system.one_mib_latency_errors.push_back(point.predicted_time_us / point.measured_time_us - 1.0);
+      }
+    }
+  }
+  for (std::size_t i = 0; i < systems.size(); ++i) {
+    if (systems[i].scored_points == 0) continue;
+    systems[i].mape = absolute_sums[i] / systems[i].scored_points;
+    systems[i].bias = signed_sums[i] / systems[i].scored_points;
+  }
+  return systems;
 }
 
 }  // namespace trainsim::validate

@@ -1,15 +1,18 @@
-// Published nccl-tests all_reduce measurements that the collective model is checked against
+// Published nccl-tests / rccl-tests measurements that the collective model is checked against
 // (`trainsim validate collectives`), read with their citations from
 // <config dir>/validation/collectives.yaml (configs/validation/README.md describes the schema).
 #pragma once
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "base/config_node.h"
 #include "base/config_paths.h"
 #include "base/expected.h"
+#include "sim/collective.h"
 
 namespace trainsim::validate {
 
@@ -24,10 +27,19 @@ struct MeasuredPoint {
 struct MeasuredCurve {
   std::string id;
   std::string title;
+  // The system measured (machine type and fabric); the accuracy goals are per system.
+  std::string system;
   std::string source;
-  std::string cluster;   // preset in configs/clusters/ that models the system
-  int64_t gpus;          // the first N GPUs in rank order
-  bool accuracy_target;  // one of the curves the project's accuracy goals name
+  sim::CollectiveOp op = sim::CollectiveOp::kAllReduce;
+  std::string cluster;  // preset in configs/clusters/ that models the system
+  // Settings of the run that differ from the preset (e.g. NVLS disabled), applied as --set.
+  std::vector<Override> cluster_settings;
+  int64_t gpus = 0;           // ranks of the run
+  int64_t gpus_per_node = 0;  // spread as this many per node; 0: the first `gpus` in rank order
+  // The algorithm the run forced (NCCL_ALGO); none: NCCL's tuner chose.
+  std::optional<sim::CollectiveAlgorithm> algorithm;
+  bool accuracy_target = false;  // counts towards the accuracy goals, else a reference
+  std::string notes;             // why a curve is a reference only, caveats of the source
   std::vector<MeasuredPoint> points;
   // The system's published small-message latency (us) where the curve itself starts
   // above the latency-bound sizes; kNotPublished otherwise.
@@ -36,10 +48,10 @@ struct MeasuredCurve {
 };
 
 // The file's path: <config dir>/validation/collectives.yaml.
-[[nodiscard]] std::string allReduceCurvesPath(const ConfigPaths& paths);
+[[nodiscard]] std::string collectiveCurvesPath(const ConfigPaths& paths);
 
 // All curves of the suite, in the file's order. Errors (file:line:col and key) for an unknown
 // or missing key, a value of the wrong type, a curve without points or an id given twice.
-[[nodiscard]] Expected<std::vector<MeasuredCurve>> loadAllReduceCurves(const ConfigPaths& paths);
+[[nodiscard]] Expected<std::vector<MeasuredCurve>> loadCollectiveCurves(const ConfigPaths& paths);
 
 }  // namespace trainsim::validate

@@ -548,9 +548,10 @@ TEST(CliTest, CollectiveGpusPerNodeMustDivideGpus) {
   const Result result =
       trainsim({"collective", "--cluster", "dgx-a100", "--gpus-per-node", "3", "--gpus", "16", "-b", "1M", "-e", "1M"});
   EXPECT_EQ(result.exit_code, 2);
-  EXPECT_EQ(result.err,
-            "trainsim: error: --gpus-per-node: expected a divisor of --gpus that is at most the 8 GPUs of a node, "
-            "found 3\n");
+  EXPECT_EQ(
+      result.err,
+      "trainsim: error: --gpus-per-node: expected a divisor of the GPU count that is at most the 8 GPUs of a node, "
+      "found 3\n");
 }
 
 TEST(CliTest, CollectiveGpusPerNodeSpreadsTheGroup) {

@@ -83,21 +83,23 @@ TEST(DefaultParametersTest, ShippedCommunicationDefaultsHoldThePreviousValues) {
   EXPECT_EQ(p.launch_overhead_us, 12.0);
 }
 
-// The rule the per-GPU rows replace: A100 0.78, B200 and GB200 0.76, every other GPU 0.82.
-double formerNvlinkEfficiency(std::string_view gpu_key) {
+// The shipped rows: A100 0.78, B200 and GB200 0.76, AMD's xGMI (MI300X, MI325X, MI355X)
+// 0.75, every other GPU 0.82.
+double expectedNvlinkEfficiency(std::string_view gpu_key) {
   if (gpu_key.starts_with("a100")) return 0.78;
   if (gpu_key.starts_with("b200") || gpu_key.starts_with("gb200")) return 0.76;
+  if (gpu_key == "mi300x" || gpu_key == "mi325x" || gpu_key == "mi355x") return 0.75;
   return 0.82;
 }
 
-TEST(DefaultParametersTest, NvlinkEfficiencyOfEveryCatalogGpuIsTheFormerRules) {
+TEST(DefaultParametersTest, NvlinkEfficiencyOfEveryCatalogGpu) {
   const auto parameters = defaultCommunicationParameters(kShipped);
   ASSERT_TRUE(parameters.ok()) << parameters.error().toString();
   const auto catalog = topology::GpuCatalog::load(std::string(TRAINSIM_CONFIG_DIR_FOR_TESTS) + "/gpus.yaml");
   ASSERT_TRUE(catalog.ok()) << catalog.error().toString();
   ASSERT_GE(catalog->keys().size(), 20U);
   for (const std::string& key : catalog->keys()) {
-    EXPECT_EQ(parameters->linkEfficiency(topology::LinkType::kNvLink, key), formerNvlinkEfficiency(key)) << key;
+    EXPECT_EQ(parameters->linkEfficiency(topology::LinkType::kNvLink, key), expectedNvlinkEfficiency(key)) << key;
   }
   // An inline GPU (no catalog key of its own) takes the default.
   EXPECT_EQ(parameters->linkEfficiency(topology::LinkType::kNvLink, "inline"), 0.82);

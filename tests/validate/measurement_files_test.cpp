@@ -26,9 +26,9 @@ class ValidationDir {
 };
 
 TEST(MeasurementFilesTest, TheShippedCurvesLoadInTheirOrder) {
-  const auto curves = loadAllReduceCurves(kPaths);
+  const auto curves = loadCollectiveCurves(kPaths);
   ASSERT_TRUE(curves.ok()) << curves.error().toString();
-  ASSERT_EQ(curves->size(), 6u);
+  ASSERT_EQ(curves->size(), 54u);
   const MeasuredCurve& deepops = curves->front();
   EXPECT_EQ(deepops.id, "deepops-2x-dgx-a100");
   EXPECT_EQ(deepops.points.size(), 13u);
@@ -41,8 +41,22 @@ TEST(MeasurementFilesTest, TheShippedCurvesLoadInTheirOrder) {
   const MeasuredCurve& azure = (*curves)[1];
   EXPECT_TRUE(std::isnan(azure.points.front().time_us));
   EXPECT_TRUE(std::isnan(azure.small_message_latency_us));
-  EXPECT_EQ(curves->back().id, "echo-azure-a100-16");
-  EXPECT_FALSE(curves->back().accuracy_target);
+  EXPECT_EQ((*curves)[5].id, "echo-azure-a100-16");
+  EXPECT_FALSE((*curves)[5].accuracy_target);
+  // The multi-node tables: ops other than all_reduce, runs spread over nodes, forced algorithms.
+  const auto find = [&](const std::string& id) -> const MeasuredCurve& {
+    for (const auto& curve : *curves) {
+      if (curve.id == id) return curve;
+    }
+    throw std::runtime_error("no curve " + id);
+  };
+  EXPECT_EQ(find("oci-gb200-48n-alltoall").op, sim::CollectiveOp::kAllToAll);
+  EXPECT_EQ(find("oci-gb200-48n-alltoall").gpus, 192);
+  EXPECT_EQ(find("oci-gb200-48n-alltoall").gpus_per_node, 64);
+  EXPECT_EQ(find("gcp-a3mega-2n-allgather").op, sim::CollectiveOp::kAllGather);
+  EXPECT_EQ(find("aac11-mi325x-8n-allreduce").algorithm, sim::CollectiveAlgorithm::kRing);
+  ASSERT_EQ(find("coreweave-gb200-1rack-allreduce").cluster_settings.size(), 1u);
+  EXPECT_EQ(find("coreweave-gb200-1rack-allreduce").cluster_settings[0].key_path, "intra_node.nvls");
 }
 
 TEST(MeasurementFilesTest, AMalformedCurveIsRefusedAtItsPosition) {
@@ -50,31 +64,56 @@ TEST(MeasurementFilesTest, AMalformedCurveIsRefusedAtItsPosition) {
       "curves:\n"
       "  - id: demo\n"
       "    title: \"Demo\"\n"
+      "    system: \"Demo system\"\n"
       "    source: \"a test\"\n"
+      "    op: all_reduce\n"
       "    cluster: dgx-a100\n"
       "    gpus: 8\n"
       "    accuracy_target: true\n"
       "    points:\n"
       "      - {bytes: 1024, time_us: null, busbw_GBps: 1.5}\n";
   const ValidationDir good("collectives.yaml", curve);
-  ASSERT_TRUE(loadAllReduceCurves(good.paths()).ok());
+  ASSERT_TRUE(loadCollectiveCurves(good.paths()).ok());
 
   std::string typo = curve;
   typo.replace(typo.find("busbw_GBps"), 10, "busbw_GBs");
   const ValidationDir unknown("collectives.yaml", typo);
-  const auto unknown_key = loadAllReduceCurves(unknown.paths());
+  const auto unknown_key = loadCollectiveCurves(unknown.paths());
   ASSERT_FALSE(unknown_key.ok());
-  EXPECT_EQ(unknown_key.error().where, unknown.file("collectives.yaml") + ":9:38");
+  EXPECT_EQ(unknown_key.error().where, unknown.file("collectives.yaml") + ":11:38");
   EXPECT_EQ(unknown_key.error().key_path, "curves[0].points[0].busbw_GBs");
   EXPECT_NE(unknown_key.error().message.find("unknown key"), std::string::npos) << unknown_key.error().toString();
 
   std::string negative = curve;
   negative.replace(negative.find("gpus: 8"), 7, "gpus: -8");
   const ValidationDir wrong("collectives.yaml", negative);
-  const auto wrong_value = loadAllReduceCurves(wrong.paths());
+  const auto wrong_value = loadCollectiveCurves(wrong.paths());
   ASSERT_FALSE(wrong_value.ok());
-  EXPECT_EQ(wrong_value.error().where, wrong.file("collectives.yaml") + ":6:11");
+  EXPECT_EQ(wrong_value.error().where, wrong.file("collectives.yaml") + ":8:11");
   EXPECT_EQ(wrong_value.error().key_path, "curves[0].gpus");
+
+  std::string bad_op = curve;
+  bad_op.replace(bad_op.find("op: all_reduce"), 14, "op: allreduce");
+  const ValidationDir op_dir("collectives.yaml", bad_op);
+  const auto op_error = loadCollectiveCurves(op_dir.paths());
+  ASSERT_FALSE(op_error.ok());
+  EXPECT_EQ(op_error.error().where, op_dir.file("collectives.yaml") + ":6:9");
+  EXPECT_EQ(op_error.error().key_path, "curves[0].op");
+
+  std::string forced = curve;
+  forced.replace(forced.find("    accuracy_target"), 0, "    algorithm: butterfly\n");
+  const ValidationDir algorithm_dir("collectives.yaml", forced);
+  const auto algorithm_error = loadCollectiveCurves(algorithm_dir.paths());
+  ASSERT_FALSE(algorithm_error.ok());
+  EXPECT_EQ(algorithm_error.error().key_path, "curves[0].algorithm");
+  EXPECT_NE(algorithm_error.error().message.find("ring, tree, nvls or direct"), std::string::npos);
+
+  std::string unordered = curve;
+  unordered += "      - {bytes: 512, time_us: null, busbw_GBps: 1.0}\n";
+  const ValidationDir order_dir("collectives.yaml", unordered);
+  const auto order_error = loadCollectiveCurves(order_dir.paths());
+  ASSERT_FALSE(order_error.ok());
+  EXPECT_EQ(order_error.error().key_path, "curves[0].points[1].bytes");
 }
 
 TEST(MeasurementFilesTest, TheShippedGemmSourcesLoadInTheirOrder) {
