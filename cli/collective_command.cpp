@@ -82,7 +82,8 @@ sim::CollectiveOp parseOp(const std::string& text) {
 std::optional<sim::CollectiveAlgorithm> parseAlgorithm(const std::string& text) {
   if (text.empty()) return std::nullopt;
   const std::optional<sim::CollectiveAlgorithm> algorithm = sim::parseAlgorithmName(text);
-  if (!algorithm) throwInputError("--algo", "", "expected ring, tree, nvls or direct, found \"" + text + "\"");
+  if (!algorithm)
+    throwInputError("--algo", "", "expected ring, tree, nvls, direct or nvls_tree, found \"" + text + "\"");
   return algorithm;
 }
 
@@ -277,7 +278,7 @@ void addCollectiveCommand(CLI::App& app, CollectiveOptions& options) {
   command->add_option("-e,--max-bytes", options.max_bytes, "Largest size (nccl-tests -e)")->capture_default_str();
   command->add_option("-f,--step-factor", options.step_factor, "Size multiplier (nccl-tests -f)")
       ->capture_default_str();
-  command->add_option("--algo", options.algorithm, "Force the algorithm: ring | tree | nvls | direct");
+  command->add_option("--algo", options.algorithm, "Force the algorithm: ring | tree | nvls | direct | nvls_tree");
   command->add_option("--proto", options.protocol, "Force the protocol: LL | LL128 | Simple");
   command->add_option("--set", options.overrides, "Override a cluster key: KEY=VALUE (repeatable)");
   command->add_option("--json", options.json_file, "Write the rows as JSON (- = stdout)");

@@ -4,10 +4,17 @@
 // (detail::stepLatencySeconds and the others in nccl_tuner.h).
 #pragma once
 
+#include <optional>
+#include <utility>
+#include <vector>
+
 #include "sim/collective_builder.h"
 #include "sim/nccl_tuner.h"
 
 namespace trainsim::sim::detail {
+
+// NCCL's double binary tree: two complementary trees, each carrying half of the data.
+inline constexpr int kTrees = 2;
 
 struct AlgorithmContext {
   CollectiveBuilder& builder;
@@ -24,6 +31,20 @@ void buildRing(const AlgorithmContext& context);
 void buildTree(const AlgorithmContext& context);
 // NVLink SHARP all-reduce inside one NVSwitch node.
 void buildNvls(const AlgorithmContext& context);
+// NVLS inside each node and a double binary tree between nodes (NCCL's NVLS_TREE).
+void buildNvlsTree(const AlgorithmContext& context);
+
+// The GPU <-> NVSwitch paths of NVLS for `ranks` (one node) and the slowest one's latency
+// beyond the defaults.
+struct NvlsPaths {
+  std::vector<std::pair<topology::DeviceId, topology::DeviceId>> gpu_and_switch;
+  std::optional<double> excess_s;
+};
+[[nodiscard]] NvlsPaths nvlsPaths(const CollectiveBuilder& builder, const std::vector<int64_t>& ranks);
+// NVLS's flows for an all-reduce of `bytes` over `paths`: the buffer into the switch and back
+// on every GPU's NVLink, at the NVLS efficiency.
+void addNvlsFlows(CollectiveBuilder& builder, const NvlsPaths& paths, double bytes, double latency_s, TaskId group,
+                  TaskId start);
 // All-to-all between every pair; send/recv from each rank to the next.
 void buildDirect(const AlgorithmContext& context);
 

@@ -71,6 +71,7 @@ TaskId CollectiveBuilder::add(const CollectiveRequest& request, const Collective
     case CollectiveAlgorithm::kTree: detail::buildTree(context); break;
     case CollectiveAlgorithm::kNvls: detail::buildNvls(context); break;
     case CollectiveAlgorithm::kDirect: detail::buildDirect(context); break;
+    case CollectiveAlgorithm::kNvlsTree: detail::buildNvlsTree(context); break;
   }
   return group;
 }

@@ -19,6 +19,10 @@ double flowsOf(CollectiveAlgorithm algorithm, const CollectiveShape& shape) {
     case CollectiveAlgorithm::kRing: return ring_channels * (shape.op == CollectiveOp::kBroadcast ? n - 1.0 : n);
     case CollectiveAlgorithm::kTree: return 4.0 * channels * std::max(0.0, n - 1.0);
     case CollectiveAlgorithm::kNvls: return 2.0 * n;
+    // NVLS on every node, and two trees per local index with an edge each way per node but
+    // the root: 2 x 2 x (n - most_per_node) flows between nodes.
+    case CollectiveAlgorithm::kNvlsTree:
+      return 2.0 * n + 4.0 * std::max(0.0, n - static_cast<double>(shape.most_per_node));
     case CollectiveAlgorithm::kDirect: return shape.op == CollectiveOp::kAllToAll ? n * (n - 1.0) : n;
   }
   return 0.0;
@@ -40,9 +44,12 @@ double collectiveFlowBound(const CollectiveShape& shape) {
   if (shape.algorithm) return flowsOf(*shape.algorithm, shape);
   switch (shape.op) {
     case CollectiveOp::kAllReduce: {
-      // NcclTuner::candidates: ring always, tree across nodes, NVLS inside a node.
+      // NcclTuner::candidates: ring always, tree and NVLS_TREE across nodes, NVLS inside a node.
       double flows = std::max(flowsOf(CollectiveAlgorithm::kRing, shape), flowsOf(CollectiveAlgorithm::kNvls, shape));
-      if (shape.multi_node) flows = std::max(flows, flowsOf(CollectiveAlgorithm::kTree, shape));
+      if (shape.multi_node) {
+        flows = std::max(
+            {flows, flowsOf(CollectiveAlgorithm::kTree, shape), flowsOf(CollectiveAlgorithm::kNvlsTree, shape)});
+      }
       return flows;
     }
     case CollectiveOp::kAllGather:

@@ -11,37 +11,48 @@
 
 namespace trainsim::sim::detail {
 
-void buildNvls(const AlgorithmContext& context) {
-  CollectiveBuilder& builder = context.builder;
+NvlsPaths nvlsPaths(const CollectiveBuilder& builder, const std::vector<int64_t>& ranks) {
   const auto& cluster = builder.cluster();
-  const auto& parameters = builder.parameters();
-  // Links run at raw x NVLink efficiency; NVLS reaches raw x nvls_efficiency.
-  const double nvlink_efficiency = parameters.linkEfficiency(topology::LinkType::kNvLink, cluster.spec().gpu.key);
-  const double wire = context.request.bytes * nvlink_efficiency / parameters.nvls_efficiency;
-  std::vector<std::pair<topology::DeviceId, topology::DeviceId>> gpu_and_switch;
-  // The one step goes GPU -> NVSwitch -> GPU; the slowest such path sets its latency
-  // beyond the defaults.
-  std::optional<double> excess;
-  for (int64_t rank : context.request.ranks) {
+  NvlsPaths paths;
+  for (int64_t rank : ranks) {
     const topology::DeviceId gpu = cluster.accelerator(rank);
     topology::DeviceId nvswitch = gpu;
     for (auto id : cluster.outLinks(gpu)) {
       const auto to = cluster.link(id).to;
       if (cluster.device(to).kind == topology::DeviceKind::kNvSwitch) nvswitch = to;
     }
-    gpu_and_switch.emplace_back(gpu, nvswitch);
+    paths.gpu_and_switch.emplace_back(gpu, nvswitch);
     const double path =
         builder.deviceLatencyExcessSeconds(gpu, nvswitch) + builder.deviceLatencyExcessSeconds(nvswitch, gpu);
-    excess = excess ? std::max(*excess, path) : path;
+    paths.excess_s = std::max(paths.excess_s.value_or(path), path);
   }
+  return paths;
+}
+
+void addNvlsFlows(CollectiveBuilder& builder, const NvlsPaths& paths, double bytes, double latency_s, TaskId group,
+                  TaskId start) {
+  const auto& parameters = builder.parameters();
+  // Links run at raw x NVLink efficiency; NVLS reaches raw x nvls_efficiency.
+  const double nvlink_efficiency =
+      parameters.linkEfficiency(topology::LinkType::kNvLink, builder.cluster().spec().gpu.key);
+  const double wire = bytes * nvlink_efficiency / parameters.nvlsEfficiency(builder.cluster().spec().gpu.key);
+  for (const auto& [gpu, nvswitch] : paths.gpu_and_switch) {
+    builder.addDeviceFlow(gpu, nvswitch, wire, latency_s, group, start);
+    builder.addDeviceFlow(nvswitch, gpu, wire, latency_s, group, start);
+  }
+}
+
+void buildNvls(const AlgorithmContext& context) {
+  CollectiveBuilder& builder = context.builder;
+  const auto& parameters = builder.parameters();
+  // The one step goes GPU -> NVSwitch -> GPU; the slowest such path sets its latency
+  // beyond the defaults.
+  const NvlsPaths paths = nvlsPaths(builder, context.request.ranks);
   const double latency = stepLatencySeconds(parameters, CollectiveAlgorithm::kNvls, Protocol::kSimple,
-                                            HopClass::kNvLink, 1.0, 0.0, false, {excess.value_or(0.0), 0.0}) +
+                                            HopClass::kNvLink, 1.0, 0.0, false, {paths.excess_s.value_or(0.0), 0.0}) +
                          pipelineFillSeconds(parameters, Protocol::kSimple, 2.0,
                                              context.request.bytes / static_cast<double>(context.request.ranks.size()));
-  for (const auto& [gpu, nvswitch] : gpu_and_switch) {
-    builder.addDeviceFlow(gpu, nvswitch, wire, latency, context.group, context.start);
-    builder.addDeviceFlow(nvswitch, gpu, wire, latency, context.group, context.start);
-  }
+  addNvlsFlows(builder, paths, context.request.bytes, latency, context.group, context.start);
 }
 
 }  // namespace trainsim::sim::detail

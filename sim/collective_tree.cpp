@@ -12,9 +12,6 @@
 
 namespace trainsim::sim::detail {
 
-// NCCL's double binary tree: two complementary trees, each carrying half of the data.
-constexpr int kTrees = 2;
-
 void buildTree(const AlgorithmContext& context) {
   CollectiveBuilder& builder = context.builder;
   const GroupLayout& layout = context.layout;
@@ -24,8 +21,10 @@ void buildTree(const AlgorithmContext& context) {
   // NCCL's tree runs at tree_bandwidth_factor of the links and at most its bus-bandwidth
   // cap; algorithm bandwidth = cap x tree_algorithm_bandwidth_ratio, shared by the two trees'
   // flows of every channel into each head GPU.
-  const double per_edge = wireBytes(parameters, context.choice.protocol, context.request.bytes / 2.0 / channels) /
-                          parameters.tree_bandwidth_factor;
+  const double per_edge =
+      wireBytes(parameters, context.choice.protocol, context.request.bytes / 2.0 / channels) /
+      parameters.tree_bandwidth_factor /
+      treeSizeCorrection(parameters, CollectiveAlgorithm::kTree, context.choice.protocol, context.request.bytes);
   const double flows_per_head = kTrees / parameters.tree_algorithm_bandwidth_ratio * channels;
   const double rate_cap = treeMaxBusBandwidth(parameters, nodes) / parameters.tree_bandwidth_factor / flows_per_head;
   const double depth = std::floor(std::log2(static_cast<double>(nodes)));

@@ -17,8 +17,16 @@ std::string_view algorithmName(CollectiveAlgorithm algorithm) {
     case CollectiveAlgorithm::kTree: return "tree";
     case CollectiveAlgorithm::kNvls: return "nvls";
     case CollectiveAlgorithm::kDirect: return "direct";
+    case CollectiveAlgorithm::kNvlsTree: return "nvls_tree";
   }
   return "unknown";
+}
+
+std::string treeSizeClassName(std::size_t size_class) {
+  const std::size_t shift = size_class + 6;  // 64 B = 2^6
+  if (shift < 10) return std::to_string(std::size_t{1} << shift) + "B";
+  if (shift < 20) return std::to_string(std::size_t{1} << (shift - 10)) + "KiB";
+  return std::to_string(std::size_t{1} << (shift - 20)) + "MiB";
 }
 
 std::optional<CollectiveAlgorithm> parseAlgorithmName(std::string_view name) {
@@ -26,6 +34,13 @@ std::optional<CollectiveAlgorithm> parseAlgorithmName(std::string_view name) {
     if (algorithmName(algorithm) == name) return algorithm;
   }
   return std::nullopt;
+}
+
+double CommunicationParameters::nvlsEfficiency(std::string_view gpu_key) const {
+  for (const MeasuredFraction& row : nvls_efficiency_per_gpu) {
+    if (row.gpu_key == gpu_key) return row.fraction;
+  }
+  return nvls_efficiency;
 }
 
 double CommunicationParameters::linkEfficiency(topology::LinkType type, std::string_view gpu_key) const {

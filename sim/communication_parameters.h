@@ -24,16 +24,23 @@ inline constexpr std::array<Protocol, 3> kAllProtocols = {Protocol::kLL, Protoco
 [[nodiscard]] std::string_view protocolName(Protocol protocol);
 
 enum class CollectiveAlgorithm : uint8_t {
-  kRing,    // NCCL ring (all-reduce = reduce-scatter + all-gather)
-  kTree,    // NCCL double binary tree across nodes, chain inside a node
-  kNvls,    // NVLink SHARP: reductions in the NVSwitch (single node)
-  kDirect,  // point-to-point between every pair (all-to-all) or the given pairs (send/recv)
+  kRing,      // NCCL ring (all-reduce = reduce-scatter + all-gather)
+  kTree,      // NCCL double binary tree across nodes, chain inside a node
+  kNvls,      // NVLink SHARP: reductions in the NVSwitch (single node)
+  kDirect,    // point-to-point between every pair (all-to-all) or the given pairs (send/recv)
+  kNvlsTree,  // NVLS inside each node, a double binary tree between nodes (NCCL's NVLS_TREE)
 };
 [[nodiscard]] std::string_view algorithmName(CollectiveAlgorithm algorithm);
-inline constexpr std::array<CollectiveAlgorithm, 4> kAllAlgorithms = {
-    CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree, CollectiveAlgorithm::kNvls, CollectiveAlgorithm::kDirect};
+inline constexpr std::array<CollectiveAlgorithm, 5> kAllAlgorithms = {
+    CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree, CollectiveAlgorithm::kNvls, CollectiveAlgorithm::kDirect,
+    CollectiveAlgorithm::kNvlsTree};
 // The algorithm of that name (algorithmName), none for another name.
 [[nodiscard]] std::optional<CollectiveAlgorithm> parseAlgorithmName(std::string_view name);
+
+// Size classes of NCCL's tree correction: 64 B x 2^i for i below this.
+inline constexpr std::size_t kTreeSizeClasses = 24;
+// "64B", "128B", ..., "512KiB", "1MiB", ..., "512MiB".
+[[nodiscard]] std::string treeSizeClassName(std::size_t size_class);
 
 // NCCL groups per-step latencies by the kind of hop.
 enum class HopClass : uint8_t { kNvLink, kPcie, kNetwork };
@@ -50,11 +57,13 @@ struct CommunicationParameters {
   double other_efficiency = 0.0;  // TPU ICI and CPU socket links
   // NVLS all-reduce algorithm bandwidth as a fraction of the NVLink bandwidth.
   double nvls_efficiency = 0.0;
+  // The same per GPU catalog key where a GPU's NVLS differs; other GPUs take nvls_efficiency.
+  std::vector<MeasuredFraction> nvls_efficiency_per_gpu;
 
   // Protocol bandwidth factors (of Simple's), by Protocol.
   std::array<double, 3> protocol_bandwidth_factor{};
   // Fixed latency of one collective call, microseconds, by CollectiveAlgorithm and Protocol.
-  std::array<std::array<double, 3>, 4> base_latency_us{};
+  std::array<std::array<double, 3>, kAllAlgorithms.size()> base_latency_us{};
   // Latency of one pipeline step over one hop, microseconds, by HopClass and Protocol, for
   // ring-like algorithms and for trees; NVLS's step. They include the wire latency of the
   // hop as measured, on links with the default latencies (topology/link_defaults.h); see
@@ -62,12 +71,18 @@ struct CommunicationParameters {
   std::array<std::array<double, 3>, 3> ring_step_latency_us{};
   std::array<std::array<double, 3>, 3> tree_step_latency_us{};
   double nvls_step_latency_us = 0.0;
+  // A network step of NVLS_TREE's tree between nodes, microseconds.
+  double nvls_tree_network_step_latency_us = 0.0;
   // LL's intra-node step latency is multiplied by this when the collective spans nodes.
   double ll_multi_node_intra_step_factor = 0.0;
 
   // Pipeline fill: bytes of payload per chunk by Protocol, and the channels and the copy
   // rate of one channel (one CTA) that carry them.
   std::array<double, 3> chunk_bytes{};
+  // NCCL's correction of its tree model at medium sizes, by Protocol and size class
+  // (64 B x 2^i, i = 0..23; treeSizeClassName): the fraction of the modelled bandwidth that
+  // trees reach. 1 above the table.
+  std::array<std::array<double, kTreeSizeClasses>, 3> tree_size_correction{};
   double pipeline_channels = 0.0;
   double channel_bandwidth_GBps = 0.0;
 
@@ -83,6 +98,8 @@ struct CommunicationParameters {
   double launch_overhead_us = 0.0;
 
   [[nodiscard]] double linkEfficiency(topology::LinkType type, std::string_view gpu_key) const;
+  // NVLS algorithm bandwidth over NVLink bandwidth on this GPU.
+  [[nodiscard]] double nvlsEfficiency(std::string_view gpu_key) const;
 };
 
 }  // namespace trainsim::sim

@@ -23,14 +23,17 @@ double stepLatencySeconds(const CommunicationParameters& parameters, CollectiveA
       algorithm == CollectiveAlgorithm::kTree ? parameters.tree_step_latency_us : parameters.ring_step_latency_us;
   const auto p = static_cast<std::size_t>(protocol);
   double intra_us = table[static_cast<std::size_t>(intra)][p];
-  if (algorithm == CollectiveAlgorithm::kNvls) intra_us = parameters.nvls_step_latency_us;
+  double network_table_us = table[static_cast<std::size_t>(HopClass::kNetwork)][p];
+  if (algorithm == CollectiveAlgorithm::kNvls || algorithm == CollectiveAlgorithm::kNvlsTree) {
+    intra_us = parameters.nvls_step_latency_us;
+  }
+  if (algorithm == CollectiveAlgorithm::kNvlsTree) network_table_us = parameters.nvls_tree_network_step_latency_us;
   // NCCL: LL's intra-node step costs more when the collective spans nodes (tuning.cc).
   if (multi_node && protocol == Protocol::kLL) intra_us *= parameters.ll_multi_node_intra_step_factor;
   // The wire part of the step follows the cluster's links; faster links cannot make a step
   // cost less than nothing.
   intra_us = std::max(0.0, intra_us + excess.intra_s * 1e6);
-  const double network_us =
-      std::max(0.0, table[static_cast<std::size_t>(HopClass::kNetwork)][p] + excess.network_s * 1e6);
+  const double network_us = std::max(0.0, network_table_us + excess.network_s * 1e6);
   return (intra_steps * intra_us + network_steps * network_us) * 1e-6;
 }
 
@@ -40,6 +43,16 @@ double pipelineFillSeconds(const CommunicationParameters& parameters, Protocol p
   const double chunk = std::min(parameters.chunk_bytes[static_cast<std::size_t>(protocol)],
                                 bytes_per_step / parameters.pipeline_channels);
   return (steps - 1.0) * chunk / (parameters.channel_bandwidth_GBps * 1e9);
+}
+
+double treeSizeCorrection(const CommunicationParameters& parameters, CollectiveAlgorithm algorithm, Protocol protocol,
+                          double bytes) {
+  if (algorithm != CollectiveAlgorithm::kTree && algorithm != CollectiveAlgorithm::kNvlsTree) return 1.0;
+  // NCCL's size class: log2(bytes / 64), rounded down; none below 64 B.
+  if (bytes < 64.0) return 1.0;
+  const auto size_class = static_cast<std::size_t>(std::floor(std::log2(bytes / 64.0)));
+  if (size_class >= kTreeSizeClasses) return 1.0;
+  return parameters.tree_size_correction[static_cast<std::size_t>(protocol)][size_class];
 }
 
 double treeMaxBusBandwidth(const CommunicationParameters& parameters, int nodes) {
@@ -188,8 +201,22 @@ GroupLayout NcclTuner::layout(const std::vector<int64_t>& ranks) const {
 }
 
 bool NcclTuner::nvlsAvailable(const GroupLayout& layout) const {
-  return layout.singleNode() && layout.size > 1 && cluster_.spec().intra_node.nvls &&
-         cluster_.spec().intra_node.fabric == topology::IntraNodeFabric::kNvSwitch && !cluster_.spec().explicit_graph;
+  return layout.singleNode() && layout.size > 1 && nvlsNodes();
+}
+
+bool NcclTuner::nvlsTreeAvailable(const GroupLayout& layout) const {
+  if (layout.singleNode() || !nvlsNodes()) return false;
+  // NVLS needs at least two of the group's GPUs on every node, the same number on each, so
+  // that the GPUs of one local index form the trees between nodes.
+  for (const auto& node : layout.ranks_by_node) {
+    if (node.size() < 2 || static_cast<int>(node.size()) != layout.max_per_node) return false;
+  }
+  return true;
+}
+
+bool NcclTuner::nvlsNodes() const {
+  return cluster_.spec().intra_node.nvls && cluster_.spec().intra_node.fabric == topology::IntraNodeFabric::kNvSwitch &&
+         !cluster_.spec().explicit_graph;
 }
 
 std::vector<CollectiveAlgorithm> NcclTuner::candidates(CollectiveOp op, const GroupLayout& layout) const {
@@ -198,6 +225,7 @@ std::vector<CollectiveAlgorithm> NcclTuner::candidates(CollectiveOp op, const Gr
       std::vector<CollectiveAlgorithm> result = {CollectiveAlgorithm::kRing};
       if (!layout.singleNode()) result.push_back(CollectiveAlgorithm::kTree);
       if (nvlsAvailable(layout)) result.push_back(CollectiveAlgorithm::kNvls);
+      if (nvlsTreeAvailable(layout)) result.push_back(CollectiveAlgorithm::kNvlsTree);
       return result;
     }
     case CollectiveOp::kAllGather:
@@ -215,7 +243,10 @@ int NcclTuner::channels(CollectiveAlgorithm algorithm, const GroupLayout& layout
   // links; on a full mesh each channel takes its own ring over different links.
   const int across = layout.singleNode() ? 1 : std::max(1, std::min(hardware.nics_per_node, layout.max_per_node));
   if (algorithm == CollectiveAlgorithm::kRing && layout.mesh) return meshRingChannels(layout.max_per_node, across);
-  if (algorithm == CollectiveAlgorithm::kRing || algorithm == CollectiveAlgorithm::kTree) return across;
+  if (algorithm == CollectiveAlgorithm::kRing || algorithm == CollectiveAlgorithm::kTree ||
+      algorithm == CollectiveAlgorithm::kNvlsTree) {
+    return across;
+  }
   return 1;
 }
 
@@ -277,14 +308,29 @@ double NcclTuner::estimateTime(const CollectiveRequest& request, const GroupLayo
       const double tree_bus =
           std::min(bus_Bps * parameters_.tree_bandwidth_factor,
                    detail::treeMaxBusBandwidth(parameters_, layout.nodes()) * parameters_.protocol_bandwidth_factor[p]);
-      time += request.bytes / (0.5 * tree_bus);
+      time += request.bytes /
+              (0.5 * tree_bus * detail::treeSizeCorrection(parameters_, algorithm, protocol, request.bytes));
       break;
     }
     case CollectiveAlgorithm::kNvls:
       time += detail::stepLatencySeconds(parameters_, algorithm, protocol, intra, 1.0, 0.0, false, excess);
       time += detail::pipelineFillSeconds(parameters_, protocol, 2.0, request.bytes / n);
-      time += request.bytes / (spec.intra_node.bandwidth_GBps * 1e9 * parameters_.nvls_efficiency);
+      time += request.bytes / (spec.intra_node.bandwidth_GBps * 1e9 * parameters_.nvlsEfficiency(spec.gpu.key));
       break;
+    case CollectiveAlgorithm::kNvlsTree: {
+      // NCCL's NVLS_TREE: one NVLS step inside the node, 2 log2(nodes) tree steps between
+      // nodes. Each node's GPUs reduce through the NVSwitch, the GPUs of one local index
+      // exchange their 1/ppn of the buffer between nodes over their own NICs: a node sends
+      // the whole buffer once each way over its NICs between 2 nodes, twice beyond (NCCL's
+      // tuning.cc doubles the inter-node bandwidth of NVLS_TREE on 2 nodes).
+      const double depth = std::floor(std::log2(std::max(1.0, nodes)));
+      time += detail::stepLatencySeconds(parameters_, algorithm, protocol, intra, 1.0, 2.0 * depth, true, excess);
+      const double nvls_Bps = spec.intra_node.bandwidth_GBps * 1e9 * parameters_.nvlsEfficiency(spec.gpu.key);
+      const double network_Bps = hardware.network_Bps * (nodes <= 2.0 ? 1.0 : 0.5);
+      time += request.bytes / (std::min(nvls_Bps, network_Bps > 0.0 ? network_Bps : nvls_Bps) *
+                               detail::treeSizeCorrection(parameters_, algorithm, protocol, request.bytes));
+      break;
+    }
     case CollectiveAlgorithm::kDirect:
       time += detail::stepLatencySeconds(parameters_, algorithm, protocol, intra, nodes > 1 ? 0.0 : 1.0,
                                          nodes > 1 ? 1.0 : 0.0, nodes > 1, excess);
@@ -329,8 +375,9 @@ Expected<CollectiveChoice> NcclTuner::choose(const CollectiveRequest& request) c
     for (CollectiveAlgorithm algorithm : allowed) {
       for (Protocol protocol : kAllProtocols) {
         if (request.protocol && protocol != *request.protocol) continue;
-        // NVLS runs only with the Simple protocol.
-        if (algorithm == CollectiveAlgorithm::kNvls && protocol != Protocol::kSimple) continue;
+        // NVLS and NVLS_TREE run only with the Simple protocol.
+        const bool nvls = algorithm == CollectiveAlgorithm::kNvls || algorithm == CollectiveAlgorithm::kNvlsTree;
+        if (nvls && protocol != Protocol::kSimple) continue;
         evaluated = true;
         const double time = estimateTime(request, group, links, algorithm, protocol);
         if (time < best.estimated_time_s) {
@@ -340,7 +387,8 @@ Expected<CollectiveChoice> NcclTuner::choose(const CollectiveRequest& request) c
     }
     // The only pair left out above is NVLS with a protocol other than Simple, so no
     // candidate means that pair was forced.
-    if (!evaluated) throwInputError("--proto", "", "the NVLS algorithm runs only with the Simple protocol");
+    if (!evaluated)
+      throwInputError("--proto", "", "the NVLS algorithms (nvls, nvls_tree) run only with the Simple protocol");
     if (!std::isfinite(best.estimated_time_s)) {
       // Links of a built cluster have positive bandwidths; only communication parameters
       // (a calibration) that zero an efficiency or a protocol factor get here.

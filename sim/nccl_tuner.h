@@ -74,6 +74,9 @@ class NcclTuner {
   [[nodiscard]] static int channels(CollectiveAlgorithm algorithm, const GroupLayout& layout,
                                     const GroupHardware& hardware);
   [[nodiscard]] bool nvlsAvailable(const GroupLayout& layout) const;
+  [[nodiscard]] bool nvlsTreeAvailable(const GroupLayout& layout) const;
+  // The nodes' NVSwitch reduces in the switch (NVLS): intra_node.nvls on a switched node.
+  [[nodiscard]] bool nvlsNodes() const;
   // Explicit graphs: the GPU's effective bandwidth into the scale-up fabric (NVLink/ICI
   // links; PCIe links where it has none), and per node the effective bandwidth and the
   // number of NICs of its network links.
@@ -102,6 +105,11 @@ namespace detail {
 // NCCL's buffer slot or the per-step data spread over the pipeline channels if smaller.
 [[nodiscard]] double pipelineFillSeconds(const CommunicationParameters& parameters, Protocol protocol, double steps,
                                          double bytes_per_step);
+
+// The fraction of its modelled bandwidth a tree or NVLS_TREE all-reduce of `bytes` reaches
+// (CommunicationParameters::tree_size_correction; 1 for other algorithms and large sizes).
+[[nodiscard]] double treeSizeCorrection(const CommunicationParameters& parameters, CollectiveAlgorithm algorithm,
+                                        Protocol protocol, double bytes);
 
 // NCCL's tree bus-bandwidth cap for a tree over `nodes` nodes, bytes/s.
 [[nodiscard]] double treeMaxBusBandwidth(const CommunicationParameters& parameters, int nodes);

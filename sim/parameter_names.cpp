@@ -43,14 +43,24 @@ std::vector<CommunicationParameterName> buildCommunicationNames() {
   names.push_back(scalar("pcie_efficiency", R::kEfficiency, &P::pcie_efficiency));
   names.push_back(scalar("other_efficiency", R::kEfficiency, &P::other_efficiency));
   names.push_back(scalar("nvls_efficiency", R::kEfficiency, &P::nvls_efficiency));
+  names.push_back({"nvls_efficiency_per_gpu", R::kEfficiency, true,
+                   [](const P& p, std::string_view gpu) { return p.nvlsEfficiency(gpu); },
+                   [](P& p, std::string_view gpu, double value) {
+                     for (MeasuredFraction& row : p.nvls_efficiency_per_gpu) {
+                       if (row.gpu_key == gpu) {
+                         row.fraction = value;
+                         return;
+                       }
+                     }
+                     p.nvls_efficiency_per_gpu.push_back({std::string(gpu), value});
+                   }});
   for (Protocol protocol : kAllProtocols) {
     const auto i = static_cast<std::size_t>(protocol);
     names.push_back(element<P>(
         "protocol_bandwidth_factor." + std::string(protocolName(protocol)),
         R::kEfficiency, [i](auto& p) -> auto& { return p.protocol_bandwidth_factor[i]; }));
   }
-  for (auto algorithm : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree, CollectiveAlgorithm::kNvls,
-                         CollectiveAlgorithm::kDirect}) {
+  for (auto algorithm : kAllAlgorithms) {
     for (Protocol protocol : kAllProtocols) {
       const auto a = static_cast<std::size_t>(algorithm);
       const auto i = static_cast<std::size_t>(protocol);
@@ -73,12 +83,21 @@ std::vector<CommunicationParameterName> buildCommunicationNames() {
     }
   }
   names.push_back(scalar("nvls_step_latency_us", R::kNonNegative, &P::nvls_step_latency_us));
+  names.push_back(scalar("nvls_tree_network_step_latency_us", R::kNonNegative, &P::nvls_tree_network_step_latency_us));
   names.push_back(scalar("ll_multi_node_intra_step_factor", R::kPositive, &P::ll_multi_node_intra_step_factor));
   for (Protocol protocol : kAllProtocols) {
     const auto i = static_cast<std::size_t>(protocol);
     names.push_back(element<P>(
         "chunk_bytes." + std::string(protocolName(protocol)),
         R::kPositive, [i](auto& p) -> auto& { return p.chunk_bytes[i]; }));
+  }
+  for (Protocol protocol : kAllProtocols) {
+    for (std::size_t size_class = 0; size_class < kTreeSizeClasses; ++size_class) {
+      const auto i = static_cast<std::size_t>(protocol);
+      names.push_back(element<P>(
+          "tree_size_correction." + std::string(protocolName(protocol)) + "." + treeSizeClassName(size_class),
+          R::kEfficiency, [ i, size_class ](auto& p) -> auto& { return p.tree_size_correction[i][size_class]; }));
+    }
   }
   names.push_back(scalar("pipeline_channels", R::kPositive, &P::pipeline_channels));
   names.push_back(scalar("channel_bandwidth_GBps", R::kPositive, &P::channel_bandwidth_GBps));

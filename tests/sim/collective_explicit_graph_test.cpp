@@ -104,7 +104,7 @@ constexpr CollectiveOp kAllOps[] = {CollectiveOp::kAllReduce, CollectiveOp::kAll
 
 // Regression test for the input-robustness audit, item 1: every algorithm's estimate was
 // infinite on an explicit graph (its intra_node bandwidth is not set), reported as
-// "--proto: the NVLS algorithm runs only with the Simple protocol".
+// "--proto: the NVLS algorithms (nvls, nvls_tree) run only with the Simple protocol".
 TEST(CollectiveExplicitGraphTest, EveryOpRunsOnEachGraph) {
   for (const char* yaml : {kGraphNvSwitchYaml, kGraphRingYaml, kGraphTwoNodesYaml}) {
     const Cluster cluster = clusterFromYaml(yaml);

@@ -41,6 +41,8 @@ TEST(CollectiveFlowBound, BoundsTheFlowsOfEveryAlgorithm) {
       {CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing, 64},
       {CollectiveOp::kAllReduce, CollectiveAlgorithm::kTree, 64},
       {CollectiveOp::kAllReduce, CollectiveAlgorithm::kTree, 24},
+      {CollectiveOp::kAllReduce, CollectiveAlgorithm::kNvlsTree, 16},
+      {CollectiveOp::kAllReduce, CollectiveAlgorithm::kNvlsTree, 64},
       {CollectiveOp::kAllGather, std::nullopt, 64},
       {CollectiveOp::kReduceScatter, std::nullopt, 16},
       {CollectiveOp::kBroadcast, std::nullopt, 64},

@@ -18,6 +18,7 @@
 #include "sim/communication_parameters.h"
 #include "sim/engine.h"
 #include "sim/flow_network.h"
+#include "sim/nccl_tuner.h"
 #include "sim/result.h"
 #include "sim/sim_time.h"
 #include "sim/task_executor.h"
@@ -509,12 +510,91 @@ TEST(CollectiveTest, TreeIsNotOfferedInsideOneNode) {
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error().toString(),
             "--algo: tree is not available for all_reduce on this group; available: ring, nvls");
-  // NVLS is not offered across nodes either.
+  // NVLS is not offered across nodes either: NVLS_TREE is.
   auto across = simulator.simulate(
       CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(16), 1.0 * kGiB, CollectiveAlgorithm::kNvls, {}});
   ASSERT_FALSE(across.ok());
   EXPECT_EQ(across.error().toString(),
-            "--algo: nvls is not available for all_reduce on this group; available: ring, tree");
+            "--algo: nvls is not available for all_reduce on this group; available: ring, tree, nvls_tree");
+}
+
+// ---------------------------------------------------------------------------------------
+// NVLS_TREE.
+
+TEST(CollectiveTest, NvlsTreeOnTwoH100NodesMovesTheBufferOnceEachWayOverTheNics) {
+  const Cluster cluster = presetCluster("dgx-h100");
+  const CommunicationParameters parameters = shippedCommunication();
+  CollectiveSimulator simulator(cluster, parameters);
+  auto result = simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(16), 8.0 * kGiB, {}, {}});
+  ASSERT_TRUE(result.ok()) << result.error().toString();
+  // Large messages across two NVLS nodes: NVLS_TREE, as NCCL's tuner picks it.
+  EXPECT_EQ(result->choice.algorithm, CollectiveAlgorithm::kNvlsTree);
+  EXPECT_EQ(result->choice.protocol, Protocol::kSimple);
+  // Bound by NVLS inside the node (450 GB/s x NVLS efficiency of algorithm bandwidth) or by
+  // the node's NICs carrying the buffer once each way (8 x 400 Gb/s x InfiniBand efficiency).
+  const double nvls_Bps = 450e9 * parameters.nvlsEfficiency("h100-sxm");
+  const double nics_Bps = 8.0 * 50e9 * parameters.infiniband_efficiency;
+  const double bound_Bps = std::min(nvls_Bps, nics_Bps);
+  EXPECT_NEAR(result->algbw_Bps / bound_Bps, 1.0, 0.03);
+  // A ring is bound by the NICs carrying the buffer about twice: it is slower.
+  auto ring = simulator.simulate(
+      CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(16), 8.0 * kGiB, CollectiveAlgorithm::kRing, {}});
+  ASSERT_TRUE(ring.ok());
+  EXPECT_LT(ring->busbw_Bps, 0.8 * result->busbw_Bps);
+}
+
+TEST(CollectiveTest, NvlsTreeNeedsTheSameGpusOnEveryNodeAndTwoAtLeast) {
+  const Cluster cluster = presetCluster("dgx-h100");
+  CollectiveSimulator simulator(cluster, shippedCommunication());
+  // One GPU per node (a data-parallel group across tensor-parallel nodes): no NVLS to do.
+  auto strided = simulator.simulate(
+      CollectiveRequest{CollectiveOp::kAllReduce, {0, 8, 16, 24}, 1.0 * kGiB, CollectiveAlgorithm::kNvlsTree, {}});
+  ASSERT_FALSE(strided.ok());
+  EXPECT_EQ(strided.error().toString(),
+            "--algo: nvls_tree is not available for all_reduce on this group; available: ring, tree");
+  // 8 GPUs on one node and 2 on another.
+  auto uneven = simulator.simulate(
+      CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(10), 1.0 * kGiB, CollectiveAlgorithm::kNvlsTree, {}});
+  ASSERT_FALSE(uneven.ok());
+}
+
+TEST(CollectiveTest, TreesReachNcclsCorrectionOfTheirBandwidthAtMediumSizes) {
+  const CommunicationParameters parameters = shippedCommunication();
+  // NCCL's table for Simple: 0.5 at 1 MiB (64 B x 2^14), 0.7 at 4 MiB, 0.9 at 512 MiB, 1 beyond.
+  EXPECT_EQ(detail::treeSizeCorrection(parameters, CollectiveAlgorithm::kNvlsTree, Protocol::kSimple, 1 << 20), 0.5);
+  EXPECT_EQ(detail::treeSizeCorrection(parameters, CollectiveAlgorithm::kTree, Protocol::kSimple, 4 << 20), 0.7);
+  EXPECT_EQ(detail::treeSizeCorrection(parameters, CollectiveAlgorithm::kTree, Protocol::kSimple, 512.0 * (1 << 20)),
+            0.9);
+  EXPECT_EQ(detail::treeSizeCorrection(parameters, CollectiveAlgorithm::kTree, Protocol::kSimple, 1.0 * kGiB), 1.0);
+  EXPECT_EQ(detail::treeSizeCorrection(parameters, CollectiveAlgorithm::kRing, Protocol::kSimple, 1 << 20), 1.0);
+  EXPECT_EQ(detail::treeSizeCorrection(parameters, CollectiveAlgorithm::kTree, Protocol::kLL, 32), 1.0);
+
+  // The flows follow it: NVLS_TREE at 4 MiB takes about 1 / 0.7 of its uncorrected time.
+  const Cluster cluster = presetCluster("dgx-h100");
+  CommunicationParameters uncorrected = parameters;
+  for (auto& row : uncorrected.tree_size_correction) row.fill(1.0);
+  auto corrected_run =
+      CollectiveSimulator(cluster, parameters)
+          .simulate(CollectiveRequest{
+              CollectiveOp::kAllReduce, firstRanks(16), 64.0 * (1 << 20), CollectiveAlgorithm::kNvlsTree, {}});
+  auto plain_run =
+      CollectiveSimulator(cluster, uncorrected)
+          .simulate(CollectiveRequest{
+              CollectiveOp::kAllReduce, firstRanks(16), 64.0 * (1 << 20), CollectiveAlgorithm::kNvlsTree, {}});
+  ASSERT_TRUE(corrected_run.ok() && plain_run.ok());
+  EXPECT_GT(corrected_run->time_s, plain_run->time_s * 1.1);
+}
+
+TEST(CollectiveTest, BlackwellNvlsRunsAtItsOwnEfficiency) {
+  const CommunicationParameters parameters = shippedCommunication();
+  EXPECT_EQ(parameters.nvlsEfficiency("h100-sxm"), parameters.nvls_efficiency);
+  EXPECT_NEAR(parameters.nvlsEfficiency("b200"), 0.60 * 0.74 / 0.85, 0.005);
+  const Cluster cluster = presetCluster("dgx-b200");
+  CollectiveSimulator simulator(cluster, parameters);
+  auto result = simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(8), 8.0 * kGiB, {}, {}});
+  ASSERT_TRUE(result.ok()) << result.error().toString();
+  EXPECT_EQ(result->choice.algorithm, CollectiveAlgorithm::kNvls);
+  EXPECT_NEAR(result->algbw_Bps / (900e9 * parameters.nvlsEfficiency("b200")), 1.0, 0.02);
 }
 
 TEST(CollectiveTest, NvlsWithANonSimpleProtocolIsAnError) {
@@ -523,7 +603,8 @@ TEST(CollectiveTest, NvlsWithANonSimpleProtocolIsAnError) {
   auto result = simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(8), 1.0 * kGiB,
                                                      CollectiveAlgorithm::kNvls, Protocol::kLL});
   ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.error().toString(), "--proto: the NVLS algorithm runs only with the Simple protocol");
+  EXPECT_EQ(result.error().toString(),
+            "--proto: the NVLS algorithms (nvls, nvls_tree) run only with the Simple protocol");
 }
 
 // ---------------------------------------------------------------------------------------
