@@ -17,6 +17,7 @@
 #include "sim/default_parameters.h"
 #include "validate/calibration_file.h"
 #include "validate/collective_accuracy.h"
+#include "validate/collective_transfer.h"
 #include "validate/gemm_accuracy.h"
 #include "validate/training_rate_fit.h"
 #include "validate/training_suite.h"
@@ -142,6 +143,41 @@ SuiteOutput collectiveSuite(const CommandContext& context, const CalibrationInFo
     json.push_back(std::move(entry));
   }
   text += systemsTable(systems);
+  return {text, json, 0};
+}
+
+// `validate collectives --scale-transfer`: per system, the large runs predicted with the
+// shipped parameters and after calibrating on the small runs.
+SuiteOutput scaleTransfer(const CommandContext& context, const CalibrationInForce& in_force) {
+  sim::CommunicationParameters parameters = valueOrThrow(sim::defaultCommunicationParameters(context.paths));
+  if (in_force.calibration) validate::applyCalibration(*in_force.calibration, parameters);
+  const auto transfers = valueOrThrow(validate::collectiveScaleTransfer(context.paths, parameters));
+  std::string text = fmt::format(
+      "collectives: calibration on at most {} nodes of a system, its larger runs predicted (bus bandwidth, sizes >= "
+      "1 MiB)\n",
+      validate::kTransferFitMaxNodes);
+  nlohmann::ordered_json json = nlohmann::ordered_json::array();
+  for (const auto& transfer : transfers) {
+    text += fmt::format("\n{}\n  fitted on: {}\n  predicted: {}\n", transfer.system,
+                        fmt::join(transfer.fitted_curves, ", "), fmt::join(transfer.held_out_curves, ", "));
+    nlohmann::ordered_json values = nlohmann::ordered_json::array();
+    for (const auto& value : transfer.values) {
+      text += fmt::format("  {:<40} {:>10.4g} -> {:.4g}\n", value.name, value.before, value.after);
+      values.push_back({{"name", value.name}, {"before", value.before}, {"after", value.after}});
+    }
+    text += fmt::format("  {} points: MAPE {:.1f}% (bias {}) with the preset, {:.1f}% (bias {}) calibrated\n",
+                        transfer.held_out_points, 100.0 * transfer.preset_mape, signedPercent(transfer.preset_bias),
+                        100.0 * transfer.calibrated_mape, signedPercent(transfer.calibrated_bias));
+    json.push_back({{"system", transfer.system},
+                    {"fitted_curves", transfer.fitted_curves},
+                    {"held_out_curves", transfer.held_out_curves},
+                    {"held_out_points", transfer.held_out_points},
+                    {"preset_mape", transfer.preset_mape},
+                    {"preset_bias", transfer.preset_bias},
+                    {"calibrated_mape", transfer.calibrated_mape},
+                    {"calibrated_bias", transfer.calibrated_bias},
+                    {"fitted", values}});
+  }
   return {text, json, 0};
 }
 
@@ -473,6 +509,8 @@ void addValidateCommand(CLI::App& app, ValidateOptions& options) {
   command->add_flag(
       "--fit-rate-fraction", options.fit_rate_fraction,
       "training: fit the training-rate fraction of each GPU type to the suite (runs it 10 times, on every core)");
+  command->add_flag("--scale-transfer", options.scale_transfer,
+                    "collectives: calibrate on each system's runs on at most 2 nodes and predict its larger runs");
   command->add_flag("--print-experiment", options.print_experiment,
                     "training: print each --row's experiment YAML (what it simulates) instead of running it");
 }
@@ -484,6 +522,12 @@ int runValidate(const ValidateOptions& options, const CommandContext& context) {
     if (!options.calibration_file.empty()) {
       in_force.calibration = valueOrThrow(validate::loadCalibrationFile(options.calibration_file));
       in_force.description = validate::describeCalibration(*in_force.calibration);
+    }
+    if (options.scale_transfer) {
+      if (options.suite != "collectives") {
+        throwInputError("validate", "--scale-transfer", "expected the collectives suite");
+      }
+      return emit(options, {{"scale_transfer", scaleTransfer(context, in_force)}}, in_force);
     }
     if (options.suite == "collectives") {
       return emit(options, {{"collectives", collectiveSuite(context, in_force)}}, in_force);

@@ -18,6 +18,7 @@ struct ValidateOptions {
   std::string calibration_file;    // --calibration calib.yaml
   bool print_experiment = false;   // training: --print-experiment
   bool fit_rate_fraction = false;  // training: --fit-rate-fraction
+  bool scale_transfer = false;     // collectives: --scale-transfer
 };
 
 void addValidateCommand(CLI::App& app, ValidateOptions& options);

@@ -103,6 +103,11 @@ CurveAccuracy compareCurve(const MeasuredCurve& curve, const ConfigPaths& paths,
 
 }  // namespace
 
+Expected<CurveAccuracy> compareCollectiveCurve(const MeasuredCurve& curve, const ConfigPaths& paths,
+                                               const sim::CommunicationParameters& parameters) {
+  return catchInputErrors([&] { return compareCurve(curve, paths, parameters); });
+}
+
 Expected<std::vector<CurveAccuracy>> compareCollectiveCurves(const ConfigPaths& paths,
                                                              const sim::CommunicationParameters& parameters) {
   return catchInputErrors([&]() -> std::vector<CurveAccuracy> {

@@ -56,6 +56,10 @@ struct SystemAccuracy {
   std::vector<double> one_mib_latency_errors;
 };
 
+// One curve of the suite.
+[[nodiscard]] Expected<CurveAccuracy> compareCollectiveCurve(const MeasuredCurve& curve, const ConfigPaths& paths,
+                                                             const sim::CommunicationParameters& parameters);
+
 [[nodiscard]] Expected<std::vector<CurveAccuracy>> compareCollectiveCurves(
     const ConfigPaths& paths, const sim::CommunicationParameters& parameters);
 
