@@ -1,6 +1,7 @@
 #include "sim/parameter_names.h"
 
 #include <array>
+#include <functional>
 #include <vector>
 
 namespace trainsim::sim {
@@ -20,40 +21,40 @@ ParameterName<P> element(std::string name, ParameterRange range, Element element
           [element_of](P& p, std::string_view, double value) { element_of(p) = value; }};
 }
 
+// A per-GPU table of fractions: `in_force` reads the value a GPU has (its row or the
+// table's default); setting one changes the GPU's row or adds it.
+ParameterName<CommunicationParameters> perGpuFractions(
+    std::string name, std::vector<MeasuredFraction> CommunicationParameters::*rows,
+    std::function<double(const CommunicationParameters&, std::string_view)> in_force) {
+  return {std::move(name), ParameterRange::kEfficiency, true, std::move(in_force),
+          [rows](CommunicationParameters& p, std::string_view gpu, double value) {
+            for (MeasuredFraction& row : p.*rows) {
+              if (row.gpu_key == gpu) {
+                row.fraction = value;
+                return;
+              }
+            }
+            (p.*rows).push_back({std::string(gpu), value});
+          }};
+}
+
 constexpr std::array<std::string_view, 3> kHopClassNames = {"nvlink", "pcie", "network"};
 
 std::vector<CommunicationParameterName> buildCommunicationNames() {
   using P = CommunicationParameters;
   using R = ParameterRange;
   std::vector<CommunicationParameterName> names;
-  names.push_back({"nvlink_efficiency", R::kEfficiency, true,
-                   [](const P& p, std::string_view gpu) { return p.linkEfficiency(topology::LinkType::kNvLink, gpu); },
-                   [](P& p, std::string_view gpu, double value) {
-                     for (MeasuredFraction& row : p.nvlink_efficiency) {
-                       if (row.gpu_key == gpu) {
-                         row.fraction = value;
-                         return;
-                       }
-                     }
-                     p.nvlink_efficiency.push_back({std::string(gpu), value});
-                   }});
+  names.push_back(perGpuFractions("nvlink_efficiency", &P::nvlink_efficiency, [](const P& p, std::string_view gpu) {
+    return p.linkEfficiency(topology::LinkType::kNvLink, gpu);
+  }));
   names.push_back(scalar("nvlink_efficiency_default", R::kEfficiency, &P::nvlink_efficiency_default));
   names.push_back(scalar("infiniband_efficiency", R::kEfficiency, &P::infiniband_efficiency));
   names.push_back(scalar("ethernet_efficiency", R::kEfficiency, &P::ethernet_efficiency));
   names.push_back(scalar("pcie_efficiency", R::kEfficiency, &P::pcie_efficiency));
   names.push_back(scalar("other_efficiency", R::kEfficiency, &P::other_efficiency));
   names.push_back(scalar("nvls_efficiency", R::kEfficiency, &P::nvls_efficiency));
-  names.push_back({"nvls_efficiency_per_gpu", R::kEfficiency, true,
-                   [](const P& p, std::string_view gpu) { return p.nvlsEfficiency(gpu); },
-                   [](P& p, std::string_view gpu, double value) {
-                     for (MeasuredFraction& row : p.nvls_efficiency_per_gpu) {
-                       if (row.gpu_key == gpu) {
-                         row.fraction = value;
-                         return;
-                       }
-                     }
-                     p.nvls_efficiency_per_gpu.push_back({std::string(gpu), value});
-                   }});
+  names.push_back(perGpuFractions("nvls_efficiency_per_gpu", &P::nvls_efficiency_per_gpu,
+                                  [](const P& p, std::string_view gpu) { return p.nvlsEfficiency(gpu); }));
   for (Protocol protocol : kAllProtocols) {
     const auto i = static_cast<std::size_t>(protocol);
     names.push_back(element<P>(
