@@ -23,10 +23,13 @@
 namespace trainsim::sim::detail {
 namespace {
 
-// On a full mesh, channel `channel` visits the node's GPUs along its own ring of
-// disjointRingOrders, starting at the GPU at `entry` (its entry GPU across nodes).
-std::vector<int64_t> meshOrder(const std::vector<int64_t>& node, int channel, std::size_t entry) {
-  const auto& rings = disjointRingOrders(static_cast<int>(node.size()));
+using MeshRings = std::vector<std::vector<int>>;
+
+// On a full mesh, channel `channel` visits the node's GPUs along its own ring of `rings`
+// (disjointRingOrders of the node's size), starting at the GPU at `entry` (its entry GPU
+// across nodes).
+std::vector<int64_t> meshOrder(const MeshRings& rings, const std::vector<int64_t>& node, int channel,
+                               std::size_t entry) {
   const std::vector<int>& ring = rings[static_cast<std::size_t>(channel) % rings.size()];
   const auto start =
       static_cast<std::size_t>(std::find(ring.begin(), ring.end(), static_cast<int>(entry)) - ring.begin());
@@ -55,18 +58,26 @@ void buildRing(const AlgorithmContext& context) {
     payload = size;
   }
   const double per_channel = wireBytes(builder.parameters(), context.choice.protocol, payload / channels);
+  // A mesh's rings by node size, looked up once per collective rather than per channel.
+  std::map<std::size_t, const MeshRings*> mesh_rings;
+  auto ringsOf = [&](std::size_t gpus) -> const MeshRings& {
+    const MeshRings*& rings = mesh_rings[gpus];
+    if (rings == nullptr) rings = &disjointRingOrders(static_cast<int>(gpus));
+    return *rings;
+  };
 
   for (int channel = 0; channel < channels; ++channel) {
     std::vector<int64_t> order;
     // The GPU each rank's node is entered by in this channel (its NIC is the channel's).
     std::map<int64_t, int64_t> entry;
     if (layout.singleNode()) {
-      order = layout.mesh ? meshOrder(context.request.ranks, channel, 0) : context.request.ranks;
+      const auto& ranks = context.request.ranks;
+      order = layout.mesh ? meshOrder(ringsOf(ranks.size()), ranks, channel, 0) : ranks;
     } else {
       for (const auto& node : layout.ranks_by_node) {
         const std::size_t shift = static_cast<std::size_t>(channel) % node.size();
         if (layout.mesh) {
-          const std::vector<int64_t> visit = meshOrder(node, channel, shift);
+          const std::vector<int64_t> visit = meshOrder(ringsOf(node.size()), node, channel, shift);
           order.insert(order.end(), visit.begin(), visit.end());
         } else {
           order.insert(order.end(), node.begin() + static_cast<std::ptrdiff_t>(shift), node.end());

@@ -1,5 +1,6 @@
 #include "validate/collective_accuracy.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/collective_simulation.h"
@@ -29,12 +30,10 @@ double halfPeakBytes(const std::vector<PointComparison>& points, bool predicted)
 }
 
 // The run's ranks on the curve's cluster; a curve the cluster cannot hold is an input error.
-std::vector<int64_t> curveRanks(const MeasuredCurve& curve, const topology::Cluster& cluster,
-                                const ConfigPaths& paths) {
+std::vector<int64_t> curveRanks(const MeasuredCurve& curve, const topology::Cluster& cluster) {
   topology::RankPlacement placement = topology::placeRanks(cluster, curve.gpus, curve.gpus_per_node);
   if (!placement.problem.empty()) {
-    throwInputError(collectiveCurvesPath(paths), "curves." + curve.id,
-                    "cluster " + curve.cluster + ": " + placement.problem);
+    throwInputError(curve.where, "curves." + curve.id + ".gpus", "cluster " + curve.cluster + ": " + placement.problem);
   }
   return std::move(placement.ranks);
 }
@@ -44,7 +43,7 @@ CurveAccuracy compareCurve(const MeasuredCurve& curve, const ConfigPaths& paths,
   const auto spec = valueOrThrow(topology::loadClusterFile(curve.cluster, paths, curve.cluster_settings));
   const auto cluster = valueOrThrow(topology::Cluster::build(spec));
   sim::CollectiveSimulator simulator(cluster, parameters);
-  const std::vector<int64_t> ranks = curveRanks(curve, cluster, paths);
+  const std::vector<int64_t> ranks = curveRanks(curve, cluster);
   const double factor = sim::busBandwidthFactor(curve.op, curve.gpus);
   auto predict = [&](int64_t bytes) {
     return valueOrThrow(simulator.simulate(
@@ -121,33 +120,30 @@ Expected<std::vector<CurveAccuracy>> compareCollectiveCurves(const ConfigPaths& 
 
 std::vector<SystemAccuracy> summarizeSystems(const std::vector<CurveAccuracy>& curves) {
   std::vector<SystemAccuracy> systems;
-  std::vector<double> absolute_sums;
-  std::vector<double> signed_sums;
   for (const CurveAccuracy& accuracy : curves) {
     if (!accuracy.curve.accuracy_target) continue;
-    std::size_t index = 0;
-    while (index < systems.size() && systems[index].system != accuracy.curve.system) ++index;
-    if (index == systems.size()) {
-      systems.push_back(SystemAccuracy{accuracy.curve.system, {}, 0, 0.0, 0.0, {}});
-      absolute_sums.push_back(0.0);
-      signed_sums.push_back(0.0);
+    auto system = std::find_if(systems.begin(), systems.end(),
+                               [&](const SystemAccuracy& found) { return found.system == accuracy.curve.system; });
+    if (system == systems.end()) {
+      SystemAccuracy added;
+      added.system = accuracy.curve.system;
+      system = systems.insert(systems.end(), std::move(added));
     }
-    SystemAccuracy& system = systems[index];
-    system.curves.push_back(accuracy.curve.id);
+    system->curves.push_back(accuracy.curve.id);
+    // Sums of the curves' figures weighted by their scored points, divided below.
+    system->scored_points += accuracy.scored_points;
+    system->mape += accuracy.mape * accuracy.scored_points;
+    system->bias += accuracy.bias * accuracy.scored_points;
     for (const PointComparison& point : accuracy.points) {
-      if (point.bytes < kScoredMinBytes) continue;
-      absolute_sums[index] += std::fabs(point.error);
-      signed_sums[index] += point.error;
-      ++system.scored_points;
       if (point.bytes == kScoredMinBytes) {
-        system.one_mib_latency_errors.push_back(point.predicted_time_us / point.measured_time_us - 1.0);
+        system->one_mib_latency_errors.push_back(point.predicted_time_us / point.measured_time_us - 1.0);
       }
     }
   }
-  for (std::size_t i = 0; i < systems.size(); ++i) {
-    if (systems[i].scored_points == 0) continue;
-    systems[i].mape = absolute_sums[i] / systems[i].scored_points;
-    systems[i].bias = signed_sums[i] / systems[i].scored_points;
+  for (SystemAccuracy& system : systems) {
+    if (system.scored_points == 0) continue;
+    system.mape /= system.scored_points;
+    system.bias /= system.scored_points;
   }
   return systems;
 }

@@ -47,6 +47,7 @@ MeasuredCurve readCurve(const ConfigNode& node) {
   curve.cluster = node.child("cluster").asString();
   if (auto settings = node.optionalChild("cluster_set")) curve.cluster_settings = readClusterSettings(*settings);
   curve.gpus = node.child("gpus").asPositiveInteger();
+  curve.where = node.child("gpus").where();
   if (auto per_node = node.optionalChild("gpus_per_node")) curve.gpus_per_node = per_node->asPositiveInteger();
   if (auto algorithm = node.optionalChild("algorithm")) {
     curve.algorithm = sim::parseAlgorithmName(algorithm->asString());

@@ -26,6 +26,7 @@ struct MeasuredPoint {
 
 struct MeasuredCurve {
   std::string id;
+  std::string where;  // file:line:col of the curve's `gpus`, for a run the cluster cannot place
   std::string title;
   // The system measured (machine type and fabric); the accuracy goals are per system.
   std::string system;

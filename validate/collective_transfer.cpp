@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <map>
-#include <set>
 #include <utility>
 
 #include "topology/cluster.h"
@@ -46,23 +45,28 @@ MeasuredCollective measuredRun(const MeasuredCurve& curve, const topology::Clust
   return run;
 }
 
-// Bus bandwidth MAPE and bias over the scored sizes of `curves` with `parameters`.
-std::pair<double, double> heldOutError(const std::vector<const MeasuredCurve*>& curves, const ConfigPaths& paths,
-                                       const sim::CommunicationParameters& parameters, int& points) {
-  double absolute = 0.0;
-  double signed_sum = 0.0;
-  points = 0;
+struct HeldOutError {
+  int points = 0;
+  double mape = 0.0;
+  double bias = 0.0;
+};
+
+// Bus bandwidth MAPE and bias over the scored sizes of `curves` with `parameters`: the
+// curves' own figures, weighted by their scored points.
+HeldOutError heldOutError(const std::vector<const MeasuredCurve*>& curves, const ConfigPaths& paths,
+                          const sim::CommunicationParameters& parameters) {
+  HeldOutError error;
   for (const MeasuredCurve* curve : curves) {
     const CurveAccuracy accuracy = valueOrThrow(compareCollectiveCurve(*curve, paths, parameters));
-    for (const PointComparison& point : accuracy.points) {
-      if (point.bytes < kScoredMinBytes) continue;
-      absolute += std::fabs(point.error);
-      signed_sum += point.error;
-      ++points;
-    }
+    error.points += accuracy.scored_points;
+    error.mape += accuracy.mape * accuracy.scored_points;
+    error.bias += accuracy.bias * accuracy.scored_points;
   }
-  if (points == 0) return {0.0, 0.0};
-  return {absolute / points, signed_sum / points};
+  if (error.points > 0) {
+    error.mape /= error.points;
+    error.bias /= error.points;
+  }
+  return error;
 }
 
 }  // namespace
@@ -105,10 +109,13 @@ Expected<std::vector<ScaleTransfer>> collectiveScaleTransfer(const ConfigPaths& 
       options.min_bytes = static_cast<double>(kScoredMinBytes);
       const CommunicationFit fit = valueOrThrow(fitCommunicationParameters(cluster, small_runs, parameters, options));
       transfer.values = fit.values;
-      std::tie(transfer.preset_mape, transfer.preset_bias) =
-          heldOutError(large, paths, parameters, transfer.held_out_points);
-      std::tie(transfer.calibrated_mape, transfer.calibrated_bias) =
-          heldOutError(large, paths, fit.parameters, transfer.held_out_points);
+      const HeldOutError preset = heldOutError(large, paths, parameters);
+      const HeldOutError calibrated = heldOutError(large, paths, fit.parameters);
+      transfer.held_out_points = preset.points;
+      transfer.preset_mape = preset.mape;
+      transfer.preset_bias = preset.bias;
+      transfer.calibrated_mape = calibrated.mape;
+      transfer.calibrated_bias = calibrated.bias;
       results.push_back(std::move(transfer));
     }
     return results;
