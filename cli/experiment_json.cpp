@@ -22,6 +22,11 @@ nlohmann::ordered_json parallelismJson(const parallelism::Experiment& experiment
   // An uneven pipeline split only: the layers of every stage follow from these two.
   if (plan.first_stage_layers) json["first_stage_layers"] = *plan.first_stage_layers;
   if (plan.last_stage_layers) json["last_stage_layers"] = *plan.last_stage_layers;
+  // A mixture-of-experts model only: the expert layers' tensor- and data-parallel degrees.
+  if (experiment.model.moe) {
+    json["etp"] = plan.expertTensorParallel();
+    json["edp"] = plan.expertDataParallel();
+  }
   return json;
 }
 

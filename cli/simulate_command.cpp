@@ -174,9 +174,13 @@ std::string summary(const Experiment& experiment, const IterationResult& result,
   std::string text = fmt::format("{}: {} on {} x {} ({})\n", experiment.name, experiment.model.name, plan.gpus,
                                  experiment.cluster.gpu.key, experiment.cluster.name);
   const std::string split = plan.unevenSplitText(experiment.model.layers);
-  text += fmt::format("plan: tp {} pp {}{} dp {} cp {} ep {}, virtual stages {}, {} micro-batches of {}, {}{}{}\n",
+  const std::string experts =
+      experiment.model.moe && plan.etp != parallelism::ParallelPlan::kAuto
+          ? fmt::format(" (etp {}, edp {})", plan.expertTensorParallel(), plan.expertDataParallel())
+          : std::string();
+  text += fmt::format("plan: tp {} pp {}{} dp {} cp {} ep {}{}, virtual stages {}, {} micro-batches of {}, {}{}{}\n",
                       plan.tp, plan.pp, split.empty() ? "" : " (" + split + " layers)", plan.dp, plan.cp, plan.ep,
-                      plan.virtual_stages, result.microbatches, experiment.training.micro_batch_size,
+                      experts, plan.virtual_stages, result.microbatches, experiment.training.micro_batch_size,
                       parallelism::scheduleName(plan.schedule),
                       plan.zero > 0 ? fmt::format(", zero {}", plan.zero) : std::string(),
                       experiment.training.flash_attention ? "" : ", unfused attention");

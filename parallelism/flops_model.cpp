@@ -499,22 +499,25 @@ void WorkloadBuilder::denseMlp(double ffn) {
   tensorParallelBlock("mlp_input", "mlp_output", kMlpGemms, fc1, fc2);
 }
 
-// Mixture of experts (Megatron-Core MoELayer with the all-to-all token dispatcher): each rank
+// Mixture of experts (Megatron-Core MoELayer with the all-to-all token dispatcher,
+// megatron/core/transformer/moe/token_dispatcher.py MoEAlltoAllTokenDispatcher): each rank
 // routes its tokens (tokens / tp with sequence parallelism, which Megatron-LM requires for MoE
 // with tp > 1; a plan without it is modelled as if it had it), permutes them by expert,
-// exchanges them over the ep group, all-gathers them over the tp group (expert tensor
-// parallelism = tp), runs its experts / ep local experts as grouped GEMMs, and sends the
-// results back the same way. Tokens are assumed balanced over experts (the aim of the
-// auxiliary load-balancing loss).
+// exchanges them over the ep group, all-gathers them over the expert-tensor-parallel group
+// (etp ranks, tp unless the plan sets etp), runs its experts / ep local experts as grouped
+// GEMMs of width / etp, and sends the results back the same way. Tokens are assumed balanced
+// over experts (the aim of the auxiliary load-balancing loss).
 void WorkloadBuilder::moeBlock() {
   const MoeSpec& moe = *model_.moe;
   const double top_k = static_cast<double>(moe.top_k);
   const double experts = static_cast<double>(moe.experts);
   const double local_experts = experts / static_cast<double>(shard_.ep);
-  const double routed = tokens() / tp_;           // tokens this rank routes
-  const double expert_tokens = tokens() * top_k;  // token slots this rank's experts process (after the tp all-gather)
+  const auto etp = static_cast<double>(shard_.etp);
+  const double routed = tokens() / tp_;  // tokens this rank routes
+  const double expert_tokens =
+      routed * top_k * etp;  // token slots this rank's experts process (after the etp all-gather)
   const double per_expert = expert_tokens / local_experts;
-  const double width = static_cast<double>(moe.ffn_hidden_size) / tp_;
+  const double width = static_cast<double>(moe.ffn_hidden_size) / etp;
 
   norm("mlp_norm", replicatedTokens());
   gemm("moe_router", routed, experts, hidden_, 1.0, WeightGemm::kSixteenBit);
@@ -530,9 +533,9 @@ void WorkloadBuilder::moeBlock() {
     communicate("moe_combine_grad_all_to_all", CollectiveOp::kAllToAll, ParallelGroup::kExpert, true, slot_bytes);
     communicate("moe_dispatch_grad_all_to_all", CollectiveOp::kAllToAll, ParallelGroup::kExpert, true, slot_bytes);
   }
-  if (shard_.tp > 1) {
+  if (shard_.etp > 1) {
     const double gathered = expert_tokens * hidden_ * e_;
-    const auto group = ParallelGroup::kTensor;
+    const auto group = ParallelGroup::kExpertTensor;
     communicate("moe_tokens_all_gather", CollectiveOp::kAllGather, group, false, gathered);
     communicate("moe_output_reduce_scatter", CollectiveOp::kReduceScatter, group, false, gathered);
     communicate("moe_output_grad_all_gather", CollectiveOp::kAllGather, group, true, gathered);
@@ -642,6 +645,7 @@ std::string_view parallelGroupName(ParallelGroup group) {
     case ParallelGroup::kTensor: return "tp";
     case ParallelGroup::kContext: return "cp";
     case ParallelGroup::kExpert: return "ep";
+    case ParallelGroup::kExpertTensor: return "etp";
     case ParallelGroup::kPipeline: return "pp";
   }
   return "unknown";

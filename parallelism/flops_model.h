@@ -250,7 +250,8 @@ struct Op {
   std::vector<GemmShape> backward_gemms;  // input-gradient and weight-gradient matmuls
 };
 
-enum class ParallelGroup : uint8_t { kTensor, kContext, kExpert, kPipeline };
+// kExpertTensor: the expert MLPs' tensor-parallel group (ParallelPlan::expertTensorParallel).
+enum class ParallelGroup : uint8_t { kTensor, kContext, kExpert, kExpertTensor, kPipeline };
 [[nodiscard]] std::string_view parallelGroupName(ParallelGroup group);
 
 // The GEMM a tensor-parallel collective runs beside under tp_comm_overlap.

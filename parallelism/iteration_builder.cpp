@@ -17,7 +17,8 @@ TaskCategory categoryOf(ParallelGroup group) {
   switch (group) {
     case ParallelGroup::kTensor: return TaskCategory::kTensorComm;
     case ParallelGroup::kContext: return TaskCategory::kContextComm;
-    case ParallelGroup::kExpert: return TaskCategory::kExpertComm;
+    case ParallelGroup::kExpert:
+    case ParallelGroup::kExpertTensor: return TaskCategory::kExpertComm;
     case ParallelGroup::kPipeline: return TaskCategory::kPipelineComm;
   }
   return TaskCategory::kOther;
@@ -53,6 +54,10 @@ IterationBuilder::IterationBuilder(const Experiment& experiment, const topology:
       layers_per_stage_(experiment.plan.layersPerStage(experiment.model.layers)),
       features_(featuresOf(experiment.plan)),
       pass_collectives_(experiment.plan, cluster, router, communication) {
+  for (int64_t stage = 0; stage < experiment.plan.pp; ++stage) {
+    stage_parameters_.push_back(stageParameters(experiment.model, experiment.training, experiment.plan, stage,
+                                                layers_per_stage_[static_cast<std::size_t>(stage)]));
+  }
   // Per-rank compute scales give ranks of one replica different times: no replica stands for another.
   assert(options_.rank_compute_scale.empty() ||
          (!options_.symmetric && std::ssize(options_.rank_compute_scale) == layout_.ranks()));
@@ -60,8 +65,9 @@ IterationBuilder::IterationBuilder(const Experiment& experiment, const topology:
 
 IterationBuilder::Features IterationBuilder::featuresOf(const ParallelPlan& plan) {
   Features features;
-  // Gradients are reduced over the data- and context-parallel ranks (RankLayout::dataGroup).
-  features.data_parallel = plan.dp * plan.cp > 1;
+  // Gradients are reduced over the data- and context-parallel ranks (RankLayout::dataGroup),
+  // expert ones over the expert data-parallel ranks where the experts have groups of their own.
+  features.data_parallel = plan.dp * plan.cp > 1 || (plan.separateExpertGroups() && plan.expertDataParallel() > 1);
   features.overlap_grads = plan.overlap_grad_reduce && features.data_parallel;
   // ZeRO-3 (sharded parameters, pp = 1): every pass gathers the chunk's parameters and every
   // backward reduce-scatters its gradients (DeepSpeed stage 3, PyTorch FSDP).
@@ -122,17 +128,29 @@ std::vector<int64_t> IterationBuilder::groupOf(ParallelGroup group, int64_t rank
     case ParallelGroup::kTensor: return layout_.tensorGroup(coordinate);
     case ParallelGroup::kContext: return layout_.contextGroup(coordinate);
     case ParallelGroup::kExpert: return layout_.expertGroup(coordinate);
+    case ParallelGroup::kExpertTensor: return layout_.expertTensorGroup(coordinate);
     case ParallelGroup::kPipeline: break;
   }
   return {};
 }
 
 double IterationBuilder::chunkParameters(int64_t stage) const {
-  const auto& plan = experiment_.plan;
-  return stageParameters(experiment_.model, experiment_.training, plan, stage,
-                         layers_per_stage_[static_cast<std::size_t>(stage)])
-             .total() /
-         static_cast<double>(plan.virtual_stages);
+  return stage_parameters_[static_cast<std::size_t>(stage)].total() /
+         static_cast<double>(experiment_.plan.virtual_stages);
+}
+
+std::vector<IterationBuilder::ReplicaGroup> IterationBuilder::replicaGroupsLedBy(int64_t rank) const {
+  const RankCoordinate coordinate = layout_.coordinate(rank);
+  const ReplicaShares shares =
+      replicaShares(experiment_.plan, stage_parameters_[static_cast<std::size_t>(coordinate.pp)]);
+  const double chunk = chunkParameters(coordinate.pp);
+  std::vector<ReplicaGroup> groups;
+  auto add = [&](std::vector<int64_t> ranks, double share) {
+    if (ranks.size() > 1 && ranks.front() == rank) groups.push_back({std::move(ranks), chunk * share});
+  };
+  if (shares.dense > 0.0) add(layout_.dataGroup(coordinate), shares.dense);
+  if (shares.expert > 0.0) add(layout_.expertDataGroup(coordinate), shares.expert);
+  return groups;
 }
 
 int64_t IterationBuilder::bucketCount(int64_t stage) const {

@@ -31,6 +31,7 @@
 #include "parallelism/experiment.h"
 #include "parallelism/flops_model.h"
 #include "parallelism/gradient_buckets.h"
+#include "parallelism/memory_model.h"
 #include "parallelism/op_timer.h"
 #include "parallelism/optimizer_step.h"
 #include "parallelism/pass_collective_timer.h"
@@ -162,6 +163,14 @@ class IterationBuilder {
     std::vector<std::vector<std::vector<sim::TaskId>>> gradient;
     std::vector<std::vector<std::vector<sim::TaskId>>> gather;
   };
+  // A data-parallel group and the parameters of one model chunk on each of its GPUs that it
+  // reduces (and ZeRO-gathers): the dense ones over RankLayout::dataGroup, the experts' over
+  // expertDataGroup where they have groups of their own (replicaShares). Both split into the
+  // chunk's gradient buckets, and run on their own communicators.
+  struct ReplicaGroup {
+    std::vector<int64_t> ranks;
+    double chunk_parameters = 0.0;
+  };
   // What of the plan, beyond the schedule, shapes the graph.
   struct Features {
     bool data_parallel = false;  // gradients reduced over dp x cp > 1 ranks (RankLayout::dataGroup)
@@ -193,6 +202,11 @@ class IterationBuilder {
                       int64_t stage, std::size_t step, std::vector<std::vector<sim::TaskId>>& gradient_buckets,
                       std::vector<std::vector<sim::TaskId>>& gather_buckets) const;
   void addGroupCollective(IterationGraph& result, int64_t rank, std::size_t step, const ChunkPass::Comm& comm);
+  void addChunkReductions(IterationGraph& result, const std::vector<StageSchedule>& stages, const BucketTasks& buckets,
+                          const ReplicaGroup& replicas, int64_t stage, sim::CollectiveOp reduce, double grad_bytes,
+                          std::vector<std::vector<sim::TaskId>>& reductions);
+  void addChunkGathers(IterationGraph& result, const std::vector<StageSchedule>& stages, const BucketTasks& buckets,
+                       const ReplicaGroup& replicas, int64_t stage, double bytes_per_parameter);
   [[nodiscard]] sim::TaskId addZero3Reductions(IterationGraph& result, const StageSchedule& schedule, int64_t chunk,
                                                const std::vector<int64_t>& group, sim::CollectiveOp reduce,
                                                double bytes);
@@ -210,6 +224,8 @@ class IterationBuilder {
   // optimizer, and the gradient buckets they are reduced (and gathered) in.
   [[nodiscard]] double chunkParameters(int64_t stage) const;
   [[nodiscard]] int64_t bucketCount(int64_t stage) const;
+  // The groups of more than one GPU whose first rank is `rank`.
+  [[nodiscard]] std::vector<ReplicaGroup> replicaGroupsLedBy(int64_t rank) const;
   // A data-parallel collective's NCCL kernel holds some of each member GPU's SMs while it
   // runs: what the GPU computes meanwhile runs on the rest.
   void contendWithCompute(IterationGraph& result, sim::TaskId collective, const std::vector<int64_t>& group) const;
@@ -226,6 +242,7 @@ class IterationBuilder {
   IterationOptions options_;
   RankLayout layout_;
   std::vector<int64_t> layers_per_stage_;
+  std::vector<StageParameters> stage_parameters_;  // per stage, on one GPU
   Features features_;
   PassCollectiveTimer pass_collectives_;
   // Collective choices and zero-byte latencies, per (op, group size, bytes, category):

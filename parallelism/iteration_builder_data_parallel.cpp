@@ -30,38 +30,45 @@ std::vector<std::vector<TaskId>> IterationBuilder::addGradientReductions(Iterati
   const MicroBatchShard shard = MicroBatchShard::of(experiment_.training, plan);
   const double grad_bytes = options_.grad_reduce_bytes_per_parameter.value_or(shard.mainGradientBytes());
   for (int64_t r = 0; r < layout_.ranks(); ++r) {
-    const RankCoordinate coordinate = layout_.coordinate(r);
-    if (coordinate.dp != 0 || coordinate.cp != 0) continue;  // one per data-parallel group
-    const std::vector<int64_t> group = layout_.dataGroup(coordinate);
-    const int64_t stage = coordinate.pp;
-    for (int64_t c = 0; c < plan.virtual_stages; ++c) {
-      const int64_t count = features_.overlap_grads ? bucketCount(stage) : 1;
-      const double bytes = chunkParameters(stage) / static_cast<double>(count) * grad_bytes;
-      TaskId previous = sim::kNoTask;
-      if (features_.zero3) {
-        previous = addZero3Reductions(result, stages[static_cast<std::size_t>(stage)], c, group, reduce,
-                                      chunkParameters(stage) * grad_bytes);
-      }
-      for (int64_t b = 0; b < count; ++b) {
-        std::vector<TaskId> dependencies;
-        for (int64_t member : group) {
-          const auto& rank = result.ranks[static_cast<std::size_t>(member)];
-          if (!rank.simulated) continue;
-          dependencies.push_back(features_.overlap_grads
-                                     ? buckets.gradient[static_cast<std::size_t>(member)][static_cast<std::size_t>(c)]
-                                                       [static_cast<std::size_t>(b)]
-                                     : rank.last_backward_end);
-        }
-        if (previous != sim::kNoTask) dependencies.push_back(previous);  // one NCCL stream: buckets in order
-        previous = addCollective(result, reduce, group, bytes, 1, dependencies, TaskCategory::kDataComm);
-        contendWithCompute(result, previous, group);
-      }
-      for (int64_t member : group) {
-        if (simulated(member)) reductions[static_cast<std::size_t>(member)].push_back(previous);
-      }
+    for (const ReplicaGroup& replicas : replicaGroupsLedBy(r)) {
+      addChunkReductions(result, stages, buckets, replicas, layout_.coordinate(r).pp, reduce, grad_bytes, reductions);
     }
   }
   return reductions;
+}
+
+// Part of phase 5: the reductions of one data-parallel group (`replicas`), chunk by chunk.
+void IterationBuilder::addChunkReductions(IterationGraph& result, const std::vector<StageSchedule>& stages,
+                                          const BucketTasks& buckets, const ReplicaGroup& replicas, int64_t stage,
+                                          sim::CollectiveOp reduce, double grad_bytes,
+                                          std::vector<std::vector<TaskId>>& reductions) {
+  const std::vector<int64_t>& group = replicas.ranks;
+  for (int64_t c = 0; c < experiment_.plan.virtual_stages; ++c) {
+    const int64_t count = features_.overlap_grads ? bucketCount(stage) : 1;
+    const double bytes = replicas.chunk_parameters / static_cast<double>(count) * grad_bytes;
+    TaskId previous = sim::kNoTask;
+    if (features_.zero3) {
+      previous = addZero3Reductions(result, stages[static_cast<std::size_t>(stage)], c, group, reduce,
+                                    replicas.chunk_parameters * grad_bytes);
+    }
+    for (int64_t b = 0; b < count; ++b) {
+      std::vector<TaskId> dependencies;
+      for (int64_t member : group) {
+        const auto& rank = result.ranks[static_cast<std::size_t>(member)];
+        if (!rank.simulated) continue;
+        dependencies.push_back(features_.overlap_grads
+                                   ? buckets.gradient[static_cast<std::size_t>(member)][static_cast<std::size_t>(c)]
+                                                     [static_cast<std::size_t>(b)]
+                                   : rank.last_backward_end);
+      }
+      if (previous != sim::kNoTask) dependencies.push_back(previous);  // one NCCL stream: buckets in order
+      previous = addCollective(result, reduce, group, bytes, 1, dependencies, TaskCategory::kDataComm);
+      contendWithCompute(result, previous, group);
+    }
+    for (int64_t member : group) {
+      if (simulated(member)) reductions[static_cast<std::size_t>(member)].push_back(previous);
+    }
+  }
 }
 
 // Part of phase 5 under ZeRO-3: each micro-batch's gradients are reduce-scattered into the
@@ -92,9 +99,9 @@ void IterationBuilder::addOptimizerSteps(IterationGraph& result, const std::vect
   for (int64_t r = 0; r < layout_.ranks(); ++r) {
     RankTasks& rank = result.ranks[static_cast<std::size_t>(r)];
     if (!rank.simulated) continue;
-    const int64_t stage = layout_.coordinate(r).pp;
-    const double parameters = chunkParameters(stage) * static_cast<double>(plan.virtual_stages);
-    const double traffic = optimizerStepTraffic(experiment_.training, plan, parameters, options_.optimizer_step);
+    const StageParameters& parameters = stage_parameters_[static_cast<std::size_t>(layout_.coordinate(r).pp)];
+    const double traffic =
+        optimizerStepTraffic(experiment_.training, plan, parameters.dense, parameters.expert, options_.optimizer_step);
     std::vector<TaskId> dependencies = reductions[static_cast<std::size_t>(r)];
     dependencies.push_back(rank.step_end.back());
     rank.optimizer = result.graph.addCompute(sim::secondsToSimTime(timer_.memoryBoundSeconds(traffic)), dependencies,
@@ -117,27 +124,33 @@ void IterationBuilder::addParameterGathers(IterationGraph& result, const std::ve
   if (!features_.data_parallel || plan.zero < 1) return;
   const double bytes_per_parameter = MicroBatchShard::of(experiment_.training, plan).parameterGatherBytes();
   for (int64_t r = 0; r < layout_.ranks(); ++r) {
-    const RankCoordinate coordinate = layout_.coordinate(r);
-    if (coordinate.dp != 0 || coordinate.cp != 0) continue;  // one per data-parallel group
-    const std::vector<int64_t> group = layout_.dataGroup(coordinate);
-    const int64_t stage = coordinate.pp;
-    const StageSchedule& schedule = stages[static_cast<std::size_t>(stage)];
-    const int64_t count = bucketCount(stage);
-    const double bytes = chunkParameters(stage) / static_cast<double>(count) * bytes_per_parameter;
-    TaskId previous = sim::kNoTask;
-    for (int64_t c = 0; c < plan.virtual_stages; ++c) {
-      const TaskId first = addBucketedGather(result, group, c, count, bytes, previous, buckets);
-      if (features_.zero3)
-        addZero3PassGathers(result, schedule, c, group, previous, bytes * static_cast<double>(count));
-      if (!features_.gathered_forward) continue;
-      // The chunk's first forward waits for the first bucket (its later parts for theirs).
-      const std::size_t j = schedule.index(PipelineStep{PassKind::kForward, 0, static_cast<int32_t>(c)});
-      for (int64_t member : group) {
-        if (simulated(member)) {
-          RankTasks& rank = result.ranks[static_cast<std::size_t>(member)];
-          result.graph.addDependency(first, rank.step_compute[j]);
-          rank.step_gather[j] = first;
-        }
+    for (const ReplicaGroup& replicas : replicaGroupsLedBy(r)) {
+      addChunkGathers(result, stages, buckets, replicas, layout_.coordinate(r).pp, bytes_per_parameter);
+    }
+  }
+}
+
+// Part of phase 7: the gathers of one data-parallel group (`replicas`), chunk by chunk.
+void IterationBuilder::addChunkGathers(IterationGraph& result, const std::vector<StageSchedule>& stages,
+                                       const BucketTasks& buckets, const ReplicaGroup& replicas, int64_t stage,
+                                       double bytes_per_parameter) {
+  const auto& plan = experiment_.plan;
+  const std::vector<int64_t>& group = replicas.ranks;
+  const StageSchedule& schedule = stages[static_cast<std::size_t>(stage)];
+  const int64_t count = bucketCount(stage);
+  const double bytes = replicas.chunk_parameters / static_cast<double>(count) * bytes_per_parameter;
+  TaskId previous = sim::kNoTask;
+  for (int64_t c = 0; c < plan.virtual_stages; ++c) {
+    const TaskId first = addBucketedGather(result, group, c, count, bytes, previous, buckets);
+    if (features_.zero3) addZero3PassGathers(result, schedule, c, group, previous, bytes * static_cast<double>(count));
+    if (!features_.gathered_forward) continue;
+    // The chunk's first forward waits for the first bucket (its later parts for theirs).
+    const std::size_t j = schedule.index(PipelineStep{PassKind::kForward, 0, static_cast<int32_t>(c)});
+    for (int64_t member : group) {
+      if (simulated(member)) {
+        RankTasks& rank = result.ranks[static_cast<std::size_t>(member)];
+        result.graph.addDependency(first, rank.step_compute[j]);
+        rank.step_gather[j] = first;
       }
     }
   }

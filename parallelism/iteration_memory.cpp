@@ -42,7 +42,8 @@ std::pair<int64_t, int64_t> groupSizeAndStride(ParallelGroup group, const Parall
   switch (group) {
     case ParallelGroup::kTensor: return {plan.tp, 1};
     case ParallelGroup::kContext: return {plan.cp, plan.tp};
-    case ParallelGroup::kExpert: return {plan.ep, plan.tp};
+    case ParallelGroup::kExpert: return {plan.ep, plan.expertTensorParallel()};
+    case ParallelGroup::kExpertTensor: return {plan.expertTensorParallel(), 1};
     case ParallelGroup::kPipeline: break;
   }
   return {1, 1};
@@ -53,6 +54,7 @@ std::string_view groupName(ParallelGroup group) {
     case ParallelGroup::kTensor: return "tensor-parallel";
     case ParallelGroup::kContext: return "context-parallel";
     case ParallelGroup::kExpert: return "expert-parallel";
+    case ParallelGroup::kExpertTensor: return "expert-tensor-parallel";
     case ParallelGroup::kPipeline: break;
   }
   return "pipeline";
@@ -139,7 +141,9 @@ Expected<sim::MemoryEstimate> estimateIterationMemory(const Experiment& experime
     const double replicas =
         options.iteration.symmetric ? static_cast<double>(layout.symmetricReplicas()) : static_cast<double>(plan.dp);
     const double simulated_per_stage = static_cast<double>(plan.tp * plan.cp) * replicas;
-    const bool data_parallel = plan.dp * plan.cp > 1;
+    // As IterationBuilder::featuresOf: dense gradients over dp x cp, expert ones over their own group.
+    const bool expert_data_parallel = plan.separateExpertGroups() && plan.expertDataParallel() > 1;
+    const bool data_parallel = plan.dp * plan.cp > 1 || expert_data_parallel;
     const bool overlap_grads = plan.overlap_grad_reduce && data_parallel;
     const bool zero3 = data_parallel && plan.zero >= 3;
     const bool gathered_forward = data_parallel && plan.zero >= 1 && (plan.overlap_param_gather || zero3);
@@ -241,32 +245,43 @@ Expected<sim::MemoryEstimate> estimateIterationMemory(const Experiment& experime
     }
 
     if (data_parallel) {
-      // One data-parallel group per (tp, pp) coordinate, whatever the mode; symmetric mode
-      // builds only the simulated members' dependencies and contentions. Each collective
-      // waits for its members (twice, for a bucketed gather's part of the forward) and the
-      // one before it, and slows its simulated members' compute (a contention, counted as
-      // two dependencies).
-      const int64_t size = plan.dp * plan.cp;
-      const double members = static_cast<double>(plan.cp) * replicas;
-      const double per_collective = 2.0 * members + 1.0 + 2.0 * members;
+      // One data-parallel group per (tp, pp) coordinate, whatever the mode, and where the
+      // experts have groups of their own (IterationBuilder::replicaGroupsLedBy) one expert
+      // data-parallel group per (etp, ep, pp) coordinate too; symmetric mode builds only the
+      // simulated members' dependencies and contentions. Each collective waits for its
+      // members (twice, for a bucketed gather's part of the forward) and the one before it,
+      // and slows its simulated members' compute (a contention, counted as two dependencies).
       double reductions = 0.0;
       double gathers = 0.0;
       for (const double buckets : buckets_of_stage) {
         reductions += chunks * ((overlap_grads ? buckets : 1.0) + (zero3 ? m - 1.0 : 0.0));
         if (plan.zero >= 1) gathers += chunks * (buckets + (zero3 ? 2.0 * m - 1.0 : 0.0));
       }
-      const auto groups = static_cast<double>(plan.tp);
-      CollectiveCount reduce;
-      reduce.groups = groups * static_cast<double>(plan.pp);
-      reduce.shape = groupShape(plan.zero >= 1 ? sim::CollectiveOp::kReduceScatter : sim::CollectiveOp::kAllReduce,
-                                size, plan.tp, per_node, nics, mesh);
-      addCollective(reduce, groups * reductions, per_collective, false);
-      addItems(estimate, "gradient reductions", reduce);
-      CollectiveCount gather;
-      gather.groups = reduce.groups;
-      gather.shape = groupShape(sim::CollectiveOp::kAllGather, size, plan.tp, per_node, nics, mesh);
-      addCollective(gather, groups * gathers, per_collective, false);
-      addItems(estimate, "parameter gathers", gather);
+      const auto addGroups = [&](std::string_view what, int64_t size, int64_t stride, double groups, double members) {
+        const double per_collective = 2.0 * members + 1.0 + 2.0 * members;
+        CollectiveCount reduce;
+        reduce.groups = groups * static_cast<double>(plan.pp);
+        reduce.shape = groupShape(plan.zero >= 1 ? sim::CollectiveOp::kReduceScatter : sim::CollectiveOp::kAllReduce,
+                                  size, stride, per_node, nics, mesh);
+        addCollective(reduce, groups * reductions, per_collective, false);
+        addItems(estimate, fmt::format("{}gradient reductions", what), reduce);
+        CollectiveCount gather;
+        gather.groups = reduce.groups;
+        gather.shape = groupShape(sim::CollectiveOp::kAllGather, size, stride, per_node, nics, mesh);
+        addCollective(gather, groups * gathers, per_collective, false);
+        addItems(estimate, fmt::format("{}parameter gathers", what), gather);
+      };
+      if (plan.dp * plan.cp > 1) {
+        addGroups("", plan.dp * plan.cp, plan.tp, static_cast<double>(plan.tp),
+                  static_cast<double>(plan.cp) * replicas);
+      }
+      if (expert_data_parallel) {
+        const int64_t folded = plan.expertTensorParallel() * plan.ep;
+        const auto size = static_cast<double>(plan.expertDataParallel());
+        // Simulated members: the share of the stage's ranks that are simulated.
+        const double members = std::min(size, std::ceil(size * replicas / static_cast<double>(plan.dp)));
+        addGroups("expert ", plan.expertDataParallel(), folded, static_cast<double>(folded), members);
+      }
     }
     return estimate;
   });

@@ -53,9 +53,10 @@ LayerParameters layerParameters(const ModelSpec& model, const ParallelPlan& plan
     layer.dense += hidden * experts;  // router, replicated
     if (moe.router_bias) layer.dense += experts;
     const auto ffn = static_cast<double>(moe.ffn_hidden_size);
-    double expert = mlpWeights(model.architecture, hidden, ffn, tp);
+    const auto etp = static_cast<double>(plan.expertTensorParallel());
+    double expert = mlpWeights(model.architecture, hidden, ffn, etp);
     // GPT-OSS's expert biases: gate/up split with their columns, down replicated.
-    if (moe.expert_bias && !gpt) expert += 2.0 * ffn / tp + hidden;
+    if (moe.expert_bias && !gpt) expert += 2.0 * ffn / etp + hidden;
     layer.expert = local_experts * expert;
     if (moe.shared_experts > 0) {
       // Shared experts are dense weights, sharded by tp like a dense MLP (Megatron-Core's SharedExpertMLP).
@@ -160,6 +161,12 @@ double outputActivationBytes(const ModelSpec& model, const MicroBatchShard& shar
 int64_t communicatorCount(const ParallelPlan& plan) {
   int64_t count = 0;
   for (int64_t degree : {plan.tp, plan.pp, plan.dp, plan.cp, plan.ep}) count += degree > 1 ? 1 : 0;
+  // The expert layers' own groups, where they differ from the ones above: an expert
+  // tensor-parallel group of etp != tp, and the expert data-parallel group that reduces the
+  // expert gradients (Megatron-Core builds both in parallel_state.py).
+  const int64_t etp = plan.expertTensorParallel();
+  if (etp > 1 && etp != plan.tp) ++count;
+  if ((plan.ep > 1 || etp != plan.tp) && plan.expertDataParallel() > 1) ++count;
   return count;
 }
 
@@ -195,6 +202,11 @@ StateBytes stateBytesPerParameter(Precision precision, Optimizer optimizer, cons
   training.precision = precision;
   training.optimizer = optimizer;
   return stateBytesPerParameter(training, options);
+}
+
+ReplicaShares replicaShares(const ParallelPlan& plan, const StageParameters& parameters) {
+  if (!plan.separateExpertGroups() || parameters.total() <= 0.0) return {};
+  return {parameters.dense / parameters.total(), parameters.expert / parameters.total()};
 }
 
 StageParameters stageParameters(const ModelSpec& model, const TrainingSpec& training, const ParallelPlan& plan,
@@ -273,21 +285,25 @@ double layerActivationBytes(const ModelSpec& model, const MicroBatchShard& shard
   bytes += e * replicated * hidden;  // norm input
   // The expert MLP (or the dense one) on `slots` tokens: fc1 input, then GELU input and fc2
   // input (gpt) or the SwiGLU input of twice the width and the fc2 input (llama).
-  auto mlp = [&](double slots, double ffn, double fc1_input_tokens) {
-    return eg * fc1_input_tokens * hidden + (e * (gated ? 2.0 : 1.0) + eg) * slots * ffn / tp;
+  // `split`: the ranks that share its width (tp, or etp for the experts).
+  auto mlp = [&](double slots, double ffn, double fc1_input_tokens, double split) {
+    return eg * fc1_input_tokens * hidden + (e * (gated ? 2.0 : 1.0) + eg) * slots * ffn / split;
   };
   if (model.moe && kind.moe) {
     const double top_k = static_cast<double>(model.moe->top_k);
     bytes += e * replicated * hidden;                                            // router input
     bytes += kFp32Bytes * replicated * static_cast<double>(model.moe->experts);  // fp32 router probabilities
-    bytes += mlp(tokens * top_k, static_cast<double>(model.moe->ffn_hidden_size), tokens * top_k);
+    // The routed slots of this rank's tokens / tp, all-gathered over the etp ranks.
+    const auto etp = static_cast<double>(shard.etp);
+    const double slots = tokens / tp * top_k * etp;
+    bytes += mlp(slots, static_cast<double>(model.moe->ffn_hidden_size), slots, etp);
     if (model.moe->shared_experts > 0) {
       // The shared experts: a dense MLP of their summed width on every token.
       const auto shared = static_cast<double>(model.moe->shared_experts * model.moe->shared_ffn_hidden_size);
-      bytes += mlp(tokens, shared, replicated);
+      bytes += mlp(tokens, shared, replicated, tp);
     }
   } else {
-    bytes += mlp(tokens, static_cast<double>(model.ffn_hidden_size), replicated);
+    bytes += mlp(tokens, static_cast<double>(model.ffn_hidden_size), replicated, tp);
   }
   if (dropout) bytes += mask * replicated * hidden;
   if (recompute == Recompute::kNone) bytes += coreAttentionBytes(model, shard, options, kind);
@@ -322,7 +338,7 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
   // Data-parallel replicas of a parameter: ZeRO and the distributed optimizer shard over them
   // (Megatron-Core's data-parallel group includes the context-parallel ranks).
   const auto dense_replicas = static_cast<double>(plan.dp * plan.cp);
-  const double expert_replicas = dense_replicas / static_cast<double>(plan.ep);
+  const auto expert_replicas = static_cast<double>(plan.expertDataParallel());
   auto sharded = [](double bytes, double replicas, bool shard_it) { return shard_it ? bytes / replicas : bytes; };
 
   const double per_layer = layerActivationBytes(model, shard, plan.recompute, options);

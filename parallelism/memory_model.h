@@ -24,8 +24,8 @@
 //   MLP:       norm input 2sbh R, fc1 input 2sbh R, then gpt: GELU input 2sbf S and fc2 input
 //              2sbf S, dropout mask sbh R; llama: SwiGLU input 2sb(2f) S and fc2 input 2sbf S;
 //   MoE:       norm input and router input 2sbh R each, the fp32 router probabilities, and per
-//              routed token slot (s b top_k of them, all-gathered over tp): expert fc1 input
-//              2h, then the expert MLP as above on f = moe.ffn_hidden_size, split over tp.
+//              routed token slot (s b top_k / t of them, all-gathered over etp): expert fc1
+//              input 2h, then the expert MLP as above on f = moe.ffn_hidden_size, split over etp.
 // With q = kv = h (no GQA), f = 4h, gpt and unfused attention this is exactly Korthikanti's
 // 34 + 5as/h: 11sbh + 5as^2b attention, 19sbh MLP, 4sbh norms. Context parallelism divides s by
 // cp in every term (each rank keeps its s / cp queries; the keys of the s^2 terms stay s).
@@ -99,7 +99,7 @@ struct StateBytes {
 
 // Parameters of one pipeline stage held by one GPU (tensor- and expert-parallel shards), split
 // by how data parallelism replicates them: dense ones over dp x cp ranks, expert ones over
-// dp x cp / ep ranks (Megatron-Core's expert data-parallel group).
+// tp x cp x dp / (etp x ep) ranks (Megatron-Core's expert data-parallel group).
 struct StageParameters {
   double dense = 0.0;
   double expert = 0.0;
@@ -107,6 +107,17 @@ struct StageParameters {
 
   [[nodiscard]] double total() const { return dense + expert; }
 };
+// How a GPU's parameters divide between the groups that reduce (and ZeRO-gather) them, as
+// fractions of StageParameters::total: all on RankLayout::dataGroup unless the experts have
+// groups of their own (ParallelPlan::separateExpertGroups), then the expert ones on the
+// expert data-parallel group (Megatron-Core keeps them in a buffer of their own, reduced over
+// that group: megatron/core/distributed/distributed_data_parallel.py, expert_parallel_buffers).
+struct ReplicaShares {
+  double dense = 1.0;
+  double expert = 0.0;
+};
+[[nodiscard]] ReplicaShares replicaShares(const ParallelPlan& plan, const StageParameters& parameters);
+
 // `stage` of pp with `layers` transformer layers; the first holds the embedding (and GPT's
 // learned positions), the last the final norm and the output layer (a copy of the input
 // embedding when tied and pp > 1, as Megatron-LM keeps it).

@@ -50,11 +50,10 @@ OpProfile stageOpProfile(const Experiment& experiment, const OpTimer& timer, con
     return a.name < b.name;
   });
   const auto layers = plan.layersPerStage(experiment.model.layers);
-  const double parameters =
-      stageParameters(experiment.model, experiment.training, plan, stage, layers[static_cast<std::size_t>(stage)])
-          .total();
-  profile.optimizer_s =
-      timer.memoryBoundSeconds(optimizerStepTraffic(experiment.training, plan, parameters, options.optimizer_step));
+  const StageParameters parameters =
+      stageParameters(experiment.model, experiment.training, plan, stage, layers[static_cast<std::size_t>(stage)]);
+  profile.optimizer_s = timer.memoryBoundSeconds(
+      optimizerStepTraffic(experiment.training, plan, parameters.dense, parameters.expert, options.optimizer_step));
   return profile;
 }
 

@@ -42,12 +42,15 @@ OptimizerStepBytes optimizerStepBytes(const TrainingSpec& training, const Optimi
   return bytes;
 }
 
-double optimizerStepTraffic(const TrainingSpec& training, const ParallelPlan& plan, double parameters,
-                            const OptimizerStepOptions& options) {
+double optimizerStepTraffic(const TrainingSpec& training, const ParallelPlan& plan, double dense_parameters,
+                            double expert_parameters, const OptimizerStepOptions& options) {
   const OptimizerStepBytes bytes = optimizerStepBytes(training, options);
-  const double dp = static_cast<double>(plan.dp * plan.cp);  // the data-parallel group with context parallel
-  const double updated = plan.zero >= 1 ? parameters / dp : parameters;
-  const double gradients = plan.zero >= 3 ? parameters / dp : parameters;
+  const auto dp = static_cast<double>(plan.dp * plan.cp);  // the data-parallel group with context parallel
+  const auto edp = static_cast<double>(plan.expertDataParallel());
+  const double sharded = dense_parameters / dp + expert_parameters / edp;
+  const double whole = dense_parameters + expert_parameters;
+  const double updated = plan.zero >= 1 ? sharded : whole;
+  const double gradients = plan.zero >= 3 ? sharded : whole;
   return updated * bytes.per_updated_parameter + gradients * bytes.per_gradient_element;
 }
 

@@ -54,11 +54,13 @@ struct OptimizerStepBytes {
 
 [[nodiscard]] OptimizerStepBytes optimizerStepBytes(const TrainingSpec& training, const OptimizerStepOptions& options);
 
-// Bytes of one rank's optimizer step: `parameters` of its model chunks. ZeRO >= 1 shards the
-// update over dp x cp (RankLayout::dataGroup). The gradient buffer is zeroed in full up to ZeRO-2: Megatron's
-// distributed optimizer keeps a full-size buffer that backward accumulates into, and ZeRO-2 is timed as ZeRO-1
-// (zero_sharding_test.cpp); ZeRO-3 holds 1/dp of it.
-[[nodiscard]] double optimizerStepTraffic(const TrainingSpec& training, const ParallelPlan& plan, double parameters,
+// Bytes of one rank's optimizer step: the dense and expert parameters of its model chunks.
+// ZeRO >= 1 shards the update of the dense ones over dp x cp (RankLayout::dataGroup), of the
+// expert ones over the expert data-parallel ranks (ParallelPlan::expertDataParallel). The gradient buffer is zeroed in
+// full up to ZeRO-2: Megatron's distributed optimizer keeps a full-size buffer that backward accumulates into, and
+// ZeRO-2 is timed as ZeRO-1 (zero_sharding_test.cpp); ZeRO-3 holds 1/dp of it.
+[[nodiscard]] double optimizerStepTraffic(const TrainingSpec& training, const ParallelPlan& plan,
+                                          double dense_parameters, double expert_parameters,
                                           const OptimizerStepOptions& options);
 
 }  // namespace trainsim::parallelism

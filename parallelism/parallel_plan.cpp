@@ -88,9 +88,9 @@ constexpr double kMinDdpBucketSize = 1e6;
 constexpr double kMaxDdpBucketSize = 1e15;
 
 ParallelPlan readParallelPlan(const ConfigNode& section) {
-  section.allowKeys({"gpus", "tp", "pp", "dp", "cp", "ep", "sequence_parallel", "virtual_stages", "schedule", "zero",
-                     "recompute", "overlap_grad_reduce", "overlap_param_gather", "ddp_bucket_size", "tp_comm_overlap",
-                     "tp_comm_overlap_config", "first_stage_layers", "last_stage_layers"});
+  section.allowKeys({"gpus", "tp", "pp", "dp", "cp", "ep", "etp", "sequence_parallel", "virtual_stages", "schedule",
+                     "zero", "recompute", "overlap_grad_reduce", "overlap_param_gather", "ddp_bucket_size",
+                     "tp_comm_overlap", "tp_comm_overlap_config", "first_stage_layers", "last_stage_layers"});
   ParallelPlan plan;
   if (auto gpus = section.optionalChild("gpus")) plan.gpus = gpus->asPositiveInteger();
   plan.tp = section.positiveInteger("tp", 1);
@@ -106,6 +106,7 @@ ParallelPlan readParallelPlan(const ConfigNode& section) {
   }
   plan.cp = section.positiveInteger("cp", 1);
   plan.ep = section.positiveInteger("ep", 1);
+  if (auto etp = section.optionalChild("etp")) plan.etp = etp->asPositiveInteger();
   plan.sequence_parallel = section.boolean("sequence_parallel", false);
   plan.virtual_stages = section.positiveInteger("virtual_stages", 1);
   plan.schedule = section.enumeration("schedule", {"gpipe", "1f1b"}, "1f1b") == "gpipe" ? PipelineSchedule::kGpipe

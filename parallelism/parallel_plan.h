@@ -34,6 +34,10 @@ struct ParallelPlan {
   int64_t dp = kAuto;  // kAuto: gpus / (tp * pp * cp)
   int64_t cp = 1;
   int64_t ep = 1;
+  // Expert tensor parallelism: the tensor-parallel degree of the expert MLPs, apart from the
+  // attention's tp (Megatron-Core --expert-tensor-parallel-size, "MoE parallel folding",
+  // arXiv:2504.14960). kAuto: tp, Megatron-Core's default.
+  int64_t etp = kAuto;
   bool sequence_parallel = false;  // resolvePlan turns it off at tp = 1, where it does nothing (as Megatron does)
   int64_t virtual_stages = 1;      // model chunks per GPU; > 1 = interleaved 1F1B
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
@@ -56,6 +60,15 @@ struct ParallelPlan {
   std::optional<int64_t> last_stage_layers;
 
   [[nodiscard]] bool interleaved() const { return virtual_stages > 1; }
+  // The expert layers fold the tp x cp x dp ranks of a pipeline stage into etp x ep x edp
+  // (etp innermost, then ep: Megatron-Core's expert RankGenerator order "tp-ep-dp-pp").
+  [[nodiscard]] int64_t expertTensorParallel() const { return etp == kAuto ? tp : etp; }
+  // The ranks that hold the same expert weights, over which expert gradients are reduced and
+  // the distributed optimizer shards expert states: tp x cp x dp / (etp x ep). Needs a resolved dp.
+  [[nodiscard]] int64_t expertDataParallel() const { return tp * cp * dp / (expertTensorParallel() * ep); }
+  // Whether the expert layers have groups of their own (ep > 1 or etp != tp); otherwise their
+  // data-parallel group is the dense layers'.
+  [[nodiscard]] bool separateExpertGroups() const { return ep > 1 || expertTensorParallel() != tp; }
   // Microbatches per iteration on each pipeline: global_batch / (dp * micro_batch). Needs a resolved dp.
   [[nodiscard]] int64_t microbatches(const TrainingSpec& training) const;
   // Transformer layers of each of the pp stages (all virtual chunks of a stage together),

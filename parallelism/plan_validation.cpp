@@ -94,19 +94,21 @@ std::optional<PlanIssue> checkDegreeProduct(const ParallelPlan& plan, const std:
 
 void checkTensorParallel(const ModelSpec& model, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
   // Megatron splits whole heads, whole key/value groups and the MLP width over tp ranks
-  // (experts' MLPs too: expert tensor parallelism defaults to tp).
+  // (experts' MLPs too while expert tensor parallelism is left at tp; checkExpertParallel
+  // checks an etp of its own).
   int64_t common = std::gcd(std::gcd(model.attention_heads, model.kv_heads), model.ffn_hidden_size);
   // Shared experts are split like a dense MLP of their summed width (Megatron-Core's SharedExpertMLP).
   const int64_t shared =
       model.moe && model.moe->shared_experts > 0 ? model.moe->shared_experts * model.moe->shared_ffn_hidden_size : 0;
-  if (model.moe) common = std::gcd(common, model.moe->ffn_hidden_size);
+  const bool experts_on_tp = model.moe && plan.etp == ParallelPlan::kAuto;
+  if (experts_on_tp) common = std::gcd(common, model.moe->ffn_hidden_size);
   if (shared > 0) common = std::gcd(common, shared);
   const std::string fits = "; tp values that fit this model: " + alternatives(divisors(common, gpuLimit(plan)));
   const std::array<std::pair<const char*, int64_t>, 5> sizes = {{
       {"attention_heads", model.attention_heads},
       {"kv_heads", model.kv_heads},
       {"ffn_hidden_size", model.ffn_hidden_size},
-      {"moe.ffn_hidden_size", model.moe ? model.moe->ffn_hidden_size : model.ffn_hidden_size},
+      {"moe.ffn_hidden_size", experts_on_tp ? model.moe->ffn_hidden_size : model.ffn_hidden_size},
       {"moe.shared_experts x shared_ffn_hidden_size", shared > 0 ? shared : model.ffn_hidden_size},
   }};
   for (const auto& [name, size] : sizes) {
@@ -231,26 +233,45 @@ void checkBatch(const TrainingSpec& training, const ParallelPlan& plan, std::vec
 }
 
 void checkExpertParallel(const ModelSpec& model, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
-  if (plan.ep == 1) return;
-  const std::string ep = "ep = " + str(plan.ep);
+  if (plan.ep == 1 && plan.etp == ParallelPlan::kAuto) return;
+  const char* key = plan.ep > 1 ? "parallelism.ep" : "parallelism.etp";
   if (!model.moe) {
-    issues.push_back({"parallelism.ep",
-                      ep + " needs a mixture-of-experts model; " + model.name + " is dense (it has no moe section)"});
+    const std::string what = plan.ep > 1 ? "ep = " + str(plan.ep) : "etp = " + str(plan.etp);
+    issues.push_back(
+        {key, what + " needs a mixture-of-experts model; " + model.name + " is dense (it has no moe section)"});
     return;
   }
-  // Megatron-Core forms expert-parallel groups inside the data- and context-parallel ranks
-  // (world size divisible by expert-TP x ep x pp, with expert TP = tp), and gives every
-  // ep rank the same number of experts.
-  const int64_t dp_cp = product({plan.dp, plan.cp});
-  const std::string fits = "; ep values that fit: " + alternatives(divisors(model.moe->experts, dp_cp, dp_cp));
+  const int64_t etp = plan.expertTensorParallel();
+  if (plan.etp != ParallelPlan::kAuto && model.moe->ffn_hidden_size % etp != 0) {
+    issues.push_back({"parallelism.etp", "etp = " + str(etp) + " does not divide moe.ffn_hidden_size = " +
+                                             str(model.moe->ffn_hidden_size) + "; etp values that fit: " +
+                                             alternatives(divisors(model.moe->ffn_hidden_size, gpuLimit(plan)))});
+    return;
+  }
+  // Megatron-Core folds the tp x cp x dp ranks of a stage into etp x ep x expert-dp
+  // (megatron/core/parallel_state.py, the expert RankGenerator; world size divisible by
+  // etp x ep x pp) and gives every ep rank the same number of experts.
+  const int64_t ranks = product({plan.tp, plan.dp, plan.cp});
+  const int64_t folded = product({etp, plan.ep});
+  const std::string ep = "ep = " + str(plan.ep);
+  const std::string fits =
+      "; ep values that fit: " + alternatives(divisors(model.moe->experts, ranks / etp, ranks / etp));
   if (model.moe->experts % plan.ep != 0) {
     issues.push_back({"parallelism.ep", ep + " does not divide moe.experts = " + str(model.moe->experts) + fits});
-  } else if (dp_cp % plan.ep != 0) {
+  } else if (ranks % folded != 0 && plan.etp == ParallelPlan::kAuto) {
+    const int64_t dp_cp = product({plan.dp, plan.cp});
     issues.push_back({"parallelism.ep", ep + " does not divide dp x cp = " + str(plan.dp) + " x " + str(plan.cp) +
                                             " = " + str(dp_cp) +
                                             " (expert-parallel groups are formed from data- and context-parallel "
                                             "ranks, as in Megatron-Core)" +
                                             fits});
+  } else if (ranks % folded != 0) {
+    issues.push_back({key, "etp x ep = " + str(etp) + " x " + str(plan.ep) + " = " + str(folded) +
+                               " does not divide tp x dp x cp = " + str(plan.tp) + " x " + str(plan.dp) + " x " +
+                               str(plan.cp) + " = " + str(ranks) +
+                               " (the expert layers fold the ranks of a pipeline stage into etp x ep x expert-dp, "
+                               "as Megatron-Core does)" +
+                               (ranks % etp == 0 ? fits : "")});
   }
 }
 
@@ -468,12 +489,13 @@ std::vector<PlanIssue> checkPlan(const ModelSpec& model, const topology::Cluster
   std::vector<PlanIssue> issues;
   // Degrees below 1 can only come from code that built the plan by hand (the reader rejects them).
   for (const auto& [key, value] :
-       std::array<std::pair<const char*, int64_t>, 7>{{{"parallelism.gpus", plan.gpus},
+       std::array<std::pair<const char*, int64_t>, 8>{{{"parallelism.gpus", plan.gpus},
                                                        {"parallelism.tp", plan.tp},
                                                        {"parallelism.pp", plan.pp},
                                                        {"parallelism.dp", plan.dp},
                                                        {"parallelism.cp", plan.cp},
                                                        {"parallelism.ep", plan.ep},
+                                                       {"parallelism.etp", plan.expertTensorParallel()},
                                                        {"parallelism.virtual_stages", plan.virtual_stages}}}) {
     if (value < 1) {
       issues.push_back({key, "expected a positive integer, found \"" + str(value) + "\" (is the plan resolved?)"});

@@ -21,7 +21,7 @@ struct RankCoordinate {
 class RankLayout {
  public:
   explicit RankLayout(const ParallelPlan& plan)
-      : tp_(plan.tp), cp_(plan.cp), dp_(plan.dp), pp_(plan.pp), ep_(plan.ep) {}
+      : tp_(plan.tp), cp_(plan.cp), dp_(plan.dp), pp_(plan.pp), ep_(plan.ep), etp_(plan.expertTensorParallel()) {}
 
   [[nodiscard]] int64_t ranks() const { return tp_ * cp_ * dp_ * pp_; }
   [[nodiscard]] int64_t rank(const RankCoordinate& c) const { return c.tp + tp_ * (c.cp + cp_ * (c.dp + dp_ * c.pp)); }
@@ -58,21 +58,23 @@ class RankLayout {
     return group;
   }
   // Data-parallel replicas that symmetric mode simulates: the fewest (from replica 0) whose
-  // ranks make whole expert-parallel groups, lcm(ep, cp) / cp; 1 without expert parallelism.
-  [[nodiscard]] int64_t symmetricReplicas() const { return ep_ / std::gcd(ep_, cp_); }
-  // Expert-parallel groups: ep consecutive ranks of the data- and context-parallel ranks
-  // taken together (Megatron-Core builds them from dp x cp; plan validation asks ep to divide
-  // dp x cp, not dp), in rank order: context-parallel index inner, data-parallel outer, so an
-  // expert group may span context-parallel ranks when ep > dp.
-  [[nodiscard]] std::vector<int64_t> expertGroup(RankCoordinate c) const {
-    const int64_t first = (c.cp + cp_ * c.dp) / ep_ * ep_;
-    std::vector<int64_t> group;
-    for (int64_t i = 0; i < ep_; ++i) {
-      c.cp = (first + i) % cp_;
-      c.dp = (first + i) / cp_;
-      group.push_back(rank(c));
-    }
-    return group;
+  // ranks make whole expert-parallel groups: a replica is tp x cp consecutive ranks of a stage,
+  // an expert group spans etp x ep of them, so lcm(tp x cp, etp x ep) / (tp x cp); 1 without
+  // expert parallelism at etp = tp.
+  [[nodiscard]] int64_t symmetricReplicas() const {
+    const int64_t replica = tp_ * cp_;
+    return std::lcm(replica, etp_ * ep_) / replica;
+  }
+  // The expert layers' groups (ParallelPlan::expertTensorParallel): the tp x cp x dp ranks of
+  // a stage, in rank order, taken as etp x ep x expert-dp with etp innermost (Megatron-Core's
+  // expert RankGenerator). At etp = tp the expert-parallel group is ep consecutive ranks of
+  // the data- and context-parallel ranks taken together (context-parallel index inner), so it
+  // may span context-parallel ranks when ep > dp.
+  [[nodiscard]] std::vector<int64_t> expertGroup(const RankCoordinate& c) const { return expertVary(c, etp_, ep_); }
+  [[nodiscard]] std::vector<int64_t> expertTensorGroup(const RankCoordinate& c) const { return expertVary(c, 1, etp_); }
+  // The ranks that hold the same experts, over which their gradients are reduced.
+  [[nodiscard]] std::vector<int64_t> expertDataGroup(const RankCoordinate& c) const {
+    return expertVary(c, etp_ * ep_, tp_ * cp_ * dp_ / (etp_ * ep_));
   }
 
  private:
@@ -85,8 +87,20 @@ class RankLayout {
     }
     return group;
   }
+  // The `size` ranks `stride` apart in a stage's local order (tp + TP (cp + CP dp)) whose
+  // block of stride x size holds `c`, at c's offset in that block.
+  [[nodiscard]] std::vector<int64_t> expertVary(const RankCoordinate& c, int64_t stride, int64_t size) const {
+    const int64_t stage_ranks = tp_ * cp_ * dp_;
+    const int64_t local = rank(c) - c.pp * stage_ranks;
+    const int64_t block = stride * size;
+    const int64_t first = local / block * block + local % stride;
+    std::vector<int64_t> group;
+    group.reserve(static_cast<std::size_t>(size));
+    for (int64_t i = 0; i < size; ++i) group.push_back(c.pp * stage_ranks + first + i * stride);
+    return group;
+  }
 
-  int64_t tp_, cp_, dp_, pp_, ep_;
+  int64_t tp_, cp_, dp_, pp_, ep_, etp_;
 };
 
 }  // namespace trainsim::parallelism

@@ -93,6 +93,7 @@ std::vector<int64_t> groupOf(const parallelism::RankLayout& layout, ParallelGrou
     case ParallelGroup::kTensor: return layout.tensorGroup(first_rank);
     case ParallelGroup::kContext: return layout.contextGroup(first_rank);
     case ParallelGroup::kExpert: return layout.expertGroup(first_rank);
+    case ParallelGroup::kExpertTensor: return layout.expertTensorGroup(first_rank);
     case ParallelGroup::kPipeline: break;
   }
   return {};
@@ -102,6 +103,7 @@ IterationEstimator::GroupKind kindOf(ParallelGroup group) {
   switch (group) {
     case ParallelGroup::kContext: return IterationEstimator::GroupKind::kContext;
     case ParallelGroup::kExpert: return IterationEstimator::GroupKind::kExpert;
+    case ParallelGroup::kExpertTensor: return IterationEstimator::GroupKind::kExpertTensor;
     case ParallelGroup::kTensor:
     case ParallelGroup::kPipeline: break;
   }
@@ -151,8 +153,8 @@ const IterationEstimator::TunerEstimate& IterationEstimator::tunerEstimate(const
                                                                            GroupKind kind, sim::CollectiveOp op,
                                                                            const std::vector<int64_t>& ranks,
                                                                            double bytes) {
-  const auto key =
-      std::make_tuple(static_cast<int>(op), static_cast<int>(kind), plan.tp, plan.cp, plan.dp, plan.ep, bytes);
+  const auto key = std::make_tuple(static_cast<int>(op), static_cast<int>(kind), plan.tp, plan.cp, plan.dp, plan.ep,
+                                   plan.expertTensorParallel(), bytes);
   auto cached = tuner_cache_.find(key);
   if (cached != tuner_cache_.end()) return cached->second;
   sim::CollectiveBuilder builder(*cluster_, *router_, scratch_graph_, options_.communication);
@@ -221,7 +223,9 @@ double IterationEstimator::busiestLinkSecondsPerByte(const parallelism::Parallel
   // symmetric mode only replica 0 runs tensor/context/expert collectives, while
   // data-parallel groups span every replica. Stages take turns in the pipeline and the
   // slowest one sets its pace: the busiest link of the worst stage (they differ by ECMP).
-  const int64_t replicas = options_.iteration.symmetric && kind != GroupKind::kData ? 1 : plan.dp;
+  const bool data = kind == GroupKind::kData || kind == GroupKind::kExpertData;
+  const int64_t replicas = options_.iteration.symmetric && !data ? 1 : plan.dp;
+  const bool expert = kind == GroupKind::kExpert || kind == GroupKind::kExpertTensor || kind == GroupKind::kExpertData;
   // Stage 0 holds ranks [0, tp x cp x dp) whatever pp is: when its groups stay inside nodes
   // (so every stage is alike), the result is kept under pp 0 for every pp.
   LinkKey key{static_cast<int>(pattern),
@@ -232,7 +236,8 @@ double IterationEstimator::busiestLinkSecondsPerByte(const parallelism::Parallel
               plan.cp,
               replicas,
               0,
-              kind == GroupKind::kExpert ? plan.ep : 0};
+              expert ? plan.ep : 0,
+              expert ? plan.expertTensorParallel() : 0};
   auto cached = link_cache_.find(key);
   if (cached != link_cache_.end()) return cached->second * protocol_scale;
   std::get<7>(key) = plan.pp;
@@ -255,7 +260,9 @@ double IterationEstimator::busiestLinkSecondsPerByte(const parallelism::Parallel
             case GroupKind::kTensor: group = layout.tensorGroup(coordinate); break;
             case GroupKind::kContext: group = layout.contextGroup(coordinate); break;
             case GroupKind::kExpert: group = layout.expertGroup(coordinate); break;
+            case GroupKind::kExpertTensor: group = layout.expertTensorGroup(coordinate); break;
             case GroupKind::kData: group = layout.dataGroup(coordinate); break;
+            case GroupKind::kExpertData: group = layout.expertDataGroup(coordinate); break;
             case GroupKind::kPipeline: break;  // not a collective group
           }
           if (group.size() < 2 || group.front() != layout.rank(coordinate)) continue;
@@ -444,27 +451,39 @@ double IterationEstimator::pipelineSendSeconds(const parallelism::Experiment& ex
 // gather of ZeRO 1-2 (overlapped with the next forward when asked), or under ZeRO-3 the
 // whole timeline of per-pass gathers and reduce-scatters (zero3Timeline).
 double IterationEstimator::dataParallelEnd(const parallelism::Experiment& experiment, const parallelism::OpTimer& timer,
-                                           const PipelineEstimate& pipeline, double stage_parameters, double seconds) {
+                                           const PipelineEstimate& pipeline, const parallelism::StageParameters& stage,
+                                           double seconds) {
   const auto& plan = experiment.plan;
   const auto& training = experiment.training;
   const auto& iteration = options_.iteration;
-  if (plan.dp * plan.cp <= 1) return seconds;  // gradients reduce over dp x cp (RankLayout::dataGroup)
   const auto shard = parallelism::MicroBatchShard::of(training, plan);
   const parallelism::RankLayout layout(plan);
+  const parallelism::RankCoordinate first_rank;
+  // Dense gradients reduce over dp x cp (RankLayout::dataGroup); expert ones, where the
+  // experts have groups of their own, over the expert data-parallel group. The two run on
+  // their own communicators in the simulation; the screen adds their times.
+  const parallelism::ReplicaShares shares = parallelism::replicaShares(plan, stage);
+  const std::vector<int64_t> dense_group = layout.dataGroup(first_rank);
+  const std::vector<int64_t> expert_group =
+      shares.expert > 0.0 ? layout.expertDataGroup(first_rank) : std::vector<int64_t>{};
+  if (dense_group.size() < 2 && expert_group.size() < 2) return seconds;
   const double chunks = static_cast<double>(plan.virtual_stages);
-  const double chunk_parameters = stage_parameters / chunks;
+  const double chunk_parameters = stage.total() / chunks;
   const auto buckets = static_cast<double>(iteration.grad_buckets.count(plan, chunk_parameters));
   const double grad_bytes = iteration.grad_reduce_bytes_per_parameter.value_or(shard.mainGradientBytes());
-  const std::vector<int64_t> group = layout.dataGroup(parallelism::RankCoordinate{});
   const auto reduce = plan.zero >= 1 ? sim::CollectiveOp::kReduceScatter : sim::CollectiveOp::kAllReduce;
   const bool overlap_grads = plan.overlap_grad_reduce;
   const double parameter_bytes = shard.parameterGatherBytes();  // the all-gathered (updated) parameters
-  auto reduction = [&](double parameters) {
-    return collectiveSeconds(plan, GroupKind::kData, reduce, group, parameters * grad_bytes);
+  auto overGroups = [&](sim::CollectiveOp op, double bytes) {
+    double total = 0.0;
+    if (shares.dense > 0.0) total += collectiveSeconds(plan, GroupKind::kData, op, dense_group, shares.dense * bytes);
+    if (shares.expert > 0.0)
+      total += collectiveSeconds(plan, GroupKind::kExpertData, op, expert_group, shares.expert * bytes);
+    return total;
   };
+  auto reduction = [&](double parameters) { return overGroups(reduce, parameters * grad_bytes); };
   auto gathering = [&](double parameters) {
-    return collectiveSeconds(plan, GroupKind::kData, sim::CollectiveOp::kAllGather, group,
-                             parameters * parameter_bytes);
+    return overGroups(sim::CollectiveOp::kAllGather, parameters * parameter_bytes);
   };
   // The last backward's reduction: bucketed under the last backward of each chunk (what
   // exceeds it is exposed), or one call per chunk after the last backward.
@@ -519,17 +538,16 @@ double IterationEstimator::iterationSeconds(const parallelism::Experiment& exper
   const PipelineEstimate pipeline = pipelineEstimate(experiment, timer);
   const double passes = pipeline.seconds + pipelineSendSeconds(experiment);
   // Data parallelism and the optimizer, on the stage with the most parameters.
-  double stage_parameters = 0.0;
+  parallelism::StageParameters largest;
   const auto layers_per_stage = plan.layersPerStage(experiment.model.layers);
   for (int64_t stage : {int64_t{0}, plan.pp - 1}) {
-    stage_parameters =
-        std::max(stage_parameters, parallelism::stageParameters(experiment.model, experiment.training, plan, stage,
-                                                                layers_per_stage[static_cast<std::size_t>(stage)])
-                                       .total());
+    const parallelism::StageParameters parameters = parallelism::stageParameters(
+        experiment.model, experiment.training, plan, stage, layers_per_stage[static_cast<std::size_t>(stage)]);
+    if (parameters.total() > largest.total()) largest = parameters;
   }
-  return dataParallelEnd(experiment, timer, pipeline, stage_parameters, passes) +
-         timer.memoryBoundSeconds(parallelism::optimizerStepTraffic(experiment.training, plan, stage_parameters,
-                                                                    options_.iteration.optimizer_step));
+  return dataParallelEnd(experiment, timer, pipeline, largest, passes) +
+         timer.memoryBoundSeconds(parallelism::optimizerStepTraffic(experiment.training, plan, largest.dense,
+                                                                    largest.expert, options_.iteration.optimizer_step));
 }
 
 }  // namespace trainsim::sweep

@@ -59,7 +59,8 @@ class IterationEstimator {
 
   // Which groups run a collective at the same time in the simulation (kPipeline: the send
   // between the first two stages, priced by the tuner alone).
-  enum class GroupKind : uint8_t { kTensor, kContext, kExpert, kData, kPipeline };
+  // kExpertTensor / kExpertData: the expert layers' tensor- and data-parallel groups.
+  enum class GroupKind : uint8_t { kTensor, kContext, kExpert, kExpertTensor, kData, kExpertData, kPipeline };
 
  private:
   struct ChunkTimes;        // one pass of a chunk part: compute and collectives
@@ -70,7 +71,8 @@ class IterationEstimator {
                                                   const parallelism::OpTimer& timer);
   [[nodiscard]] double pipelineSendSeconds(const parallelism::Experiment& experiment);
   [[nodiscard]] double dataParallelEnd(const parallelism::Experiment& experiment, const parallelism::OpTimer& timer,
-                                       const PipelineEstimate& pipeline, double stage_parameters, double seconds);
+                                       const PipelineEstimate& pipeline, const parallelism::StageParameters& stage,
+                                       double seconds);
   // One part of a chunk's passes (parallelism/pass_work.h), its collectives' one-call times
   // from collectiveSeconds.
   [[nodiscard]] parallelism::PassWork partWork(const parallelism::ParallelPlan& plan,
@@ -81,7 +83,7 @@ class IterationEstimator {
     sim::CollectiveChoice choice;
     double fixed_s = 0.0;
   };
-  // `ranks`: the kind's group of rank 0, which (tp, cp, dp, ep) determine.
+  // `ranks`: the kind's group of rank 0, which (tp, cp, dp, ep, etp) determine.
   [[nodiscard]] const TunerEstimate& tunerEstimate(const parallelism::ParallelPlan& plan, GroupKind kind,
                                                    sim::CollectiveOp op, const std::vector<int64_t>& ranks,
                                                    double bytes);
@@ -103,11 +105,11 @@ class IterationEstimator {
   std::vector<double> link_load_;           // busiestLink's scratch: bytes per link, all zero between calls
   std::vector<topology::LinkId> touched_links_;
   sim::TaskGraph scratch_graph_;  // CollectiveBuilder wants one; choose() adds nothing to it
-  // (op, kind, tp, cp, dp, ep, bytes) -> the tuner's estimate for the kind's group of rank 0.
-  std::map<std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, double>, TunerEstimate> tuner_cache_;
+  // (op, kind, tp, cp, dp, ep, etp, bytes) -> the tuner's estimate for the kind's group of rank 0.
+  std::map<std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, int64_t, double>, TunerEstimate> tuner_cache_;
   // (flow pattern, algorithm, channels, kind, tp, cp, replicas, pp or 0 when the groups stay
-  // inside nodes, ep or 0) -> seconds per byte with the Simple protocol.
-  using LinkKey = std::tuple<int, int, int, int, int64_t, int64_t, int64_t, int64_t, int64_t>;
+  // inside nodes, ep or 0, etp or 0) -> seconds per byte with the Simple protocol.
+  using LinkKey = std::tuple<int, int, int, int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
   std::map<LinkKey, double> link_cache_;
 };
 

@@ -74,37 +74,44 @@ void enumerateTarget(std::size_t target_index, const SweepTarget& target, const 
         const std::vector<int64_t> zero_stages =
             valuesOf(space, Dimension::kZero, dp > 1 ? std::vector<int64_t>{0, 1, 2, 3} : std::vector<int64_t>{0});
         const std::vector<int64_t> recompute_policies = valuesOf(space, Dimension::kRecompute, {0, 1, 2});
+        // Expert tensor parallelism: tp (Megatron-Core's default) or 1 (the experts whole on
+        // each rank, as the DeepSeek-V3 and Qwen3 recipes run them); other values when asked.
+        const std::vector<int64_t> expert_tp = valuesOf(
+            space, Dimension::kEtp, model.moe && tp > 1 ? std::vector<int64_t>{1, tp} : std::vector<int64_t>{tp});
         for (int64_t ep : valuesOf(space, Dimension::kEp, experts)) {
-          for (int64_t virtual_stages : valuesOf(space, Dimension::kVirtualStages, stage_chunks)) {
-            for (int64_t micro_batch_size : valuesOf(space, Dimension::kMicroBatchSize, micro_batches)) {
-              training.micro_batch_size = micro_batch_size;
-              for (int64_t sp : sequence_parallel) {
-                for (int64_t zero : zero_stages) {
-                  for (int64_t recompute : recompute_policies) {
-                    PlanCandidate candidate;
-                    candidate.target = target_index;
-                    candidate.micro_batch_size = micro_batch_size;
-                    ParallelPlan& plan = candidate.plan;
-                    plan = experiment.plan;  // the experiment's schedule and overlap switches
-                    plan.gpus = gpus;
-                    plan.tp = tp;
-                    plan.pp = pp;
-                    plan.cp = cp;
-                    plan.dp = dp;
-                    plan.ep = ep;
-                    plan.virtual_stages = virtual_stages;
-                    plan.first_stage_layers = split ? std::optional(split->first) : std::nullopt;
-                    plan.last_stage_layers = split ? std::optional(split->last) : std::nullopt;
-                    plan.sequence_parallel = sp != 0;
-                    plan.zero = static_cast<int>(zero);
-                    plan.recompute = static_cast<Recompute>(recompute);
-                    if (auto issue = parallelism::resolvePlan(plan, experiment.cluster)) {
-                      candidate.issue = std::move(issue);
-                    } else {
-                      auto issues = parallelism::checkPlan(model, experiment.cluster, training, plan);
-                      if (!issues.empty()) candidate.issue = std::move(issues.front());
+          for (int64_t etp : expert_tp) {
+            for (int64_t virtual_stages : valuesOf(space, Dimension::kVirtualStages, stage_chunks)) {
+              for (int64_t micro_batch_size : valuesOf(space, Dimension::kMicroBatchSize, micro_batches)) {
+                training.micro_batch_size = micro_batch_size;
+                for (int64_t sp : sequence_parallel) {
+                  for (int64_t zero : zero_stages) {
+                    for (int64_t recompute : recompute_policies) {
+                      PlanCandidate candidate;
+                      candidate.target = target_index;
+                      candidate.micro_batch_size = micro_batch_size;
+                      ParallelPlan& plan = candidate.plan;
+                      plan = experiment.plan;  // the experiment's schedule and overlap switches
+                      plan.gpus = gpus;
+                      plan.tp = tp;
+                      plan.pp = pp;
+                      plan.cp = cp;
+                      plan.dp = dp;
+                      plan.ep = ep;
+                      plan.etp = etp == tp ? ParallelPlan::kAuto : etp;
+                      plan.virtual_stages = virtual_stages;
+                      plan.first_stage_layers = split ? std::optional(split->first) : std::nullopt;
+                      plan.last_stage_layers = split ? std::optional(split->last) : std::nullopt;
+                      plan.sequence_parallel = sp != 0;
+                      plan.zero = static_cast<int>(zero);
+                      plan.recompute = static_cast<Recompute>(recompute);
+                      if (auto issue = parallelism::resolvePlan(plan, experiment.cluster)) {
+                        candidate.issue = std::move(issue);
+                      } else {
+                        auto issues = parallelism::checkPlan(model, experiment.cluster, training, plan);
+                        if (!issues.empty()) candidate.issue = std::move(issues.front());
+                      }
+                      candidates.push_back(std::move(candidate));
                     }
-                    candidates.push_back(std::move(candidate));
                   }
                 }
               }

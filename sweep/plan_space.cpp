@@ -11,7 +11,8 @@ namespace trainsim::sweep {
 namespace {
 
 constexpr std::array<std::string_view, kDimensionCount> kNames = {
-    "tp", "pp", "dp", "cp", "ep", "virtual_stages", "micro_batch_size", "recompute", "zero", "sequence_parallel"};
+    "tp", "pp", "dp", "cp", "ep", "virtual_stages", "micro_batch_size", "recompute", "zero", "sequence_parallel",
+    "etp"};
 constexpr std::array<std::string_view, 3> kRecomputeNames = {"none", "selective", "full"};
 
 std::string knownNames() {

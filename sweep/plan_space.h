@@ -26,8 +26,9 @@ enum class Dimension : uint8_t {
   kRecompute,
   kZero,
   kSequenceParallel,
+  kEtp,  // expert tensor parallelism (ParallelPlan::etp)
 };
-inline constexpr std::size_t kDimensionCount = 10;
+inline constexpr std::size_t kDimensionCount = 11;
 
 // "tp", "pp", ..., "micro_batch_size", "sequence_parallel".
 [[nodiscard]] std::string_view dimensionName(Dimension dimension);

@@ -77,6 +77,7 @@ inline MicroBatchShard shard(int64_t micro_batch, int64_t seq_len, int64_t tp = 
   result.tp = tp;
   result.cp = cp;
   result.ep = ep;
+  result.etp = tp;  // Megatron-Core's default expert tensor parallelism
   result.sequence_parallel = sequence_parallel;
   result.precision = precision;
   return result;

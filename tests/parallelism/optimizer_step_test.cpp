@@ -91,10 +91,12 @@ TEST(OptimizerStep, SgdMovesLessThanAdam) {
 TEST(OptimizerStep, ZeroShardsTheUpdateFromStageOneAndTheGradientBufferAtStageThree) {
   const TrainingSpec bf16 = training(topology::Precision::kBf16);
   const double parameters = 8e9;
-  EXPECT_DOUBLE_EQ(optimizerStepTraffic(bf16, plan(8, 0), parameters, {}), parameters * (38.0 + 4.0));
-  EXPECT_DOUBLE_EQ(optimizerStepTraffic(bf16, plan(8, 1), parameters, {}), parameters / 8.0 * 38.0 + parameters * 4.0);
-  EXPECT_DOUBLE_EQ(optimizerStepTraffic(bf16, plan(8, 2), parameters, {}), parameters / 8.0 * 38.0 + parameters * 4.0);
-  EXPECT_DOUBLE_EQ(optimizerStepTraffic(bf16, plan(8, 3), parameters, {}), parameters / 8.0 * 42.0);
+  EXPECT_DOUBLE_EQ(optimizerStepTraffic(bf16, plan(8, 0), parameters, 0.0, {}), parameters * (38.0 + 4.0));
+  EXPECT_DOUBLE_EQ(optimizerStepTraffic(bf16, plan(8, 1), parameters, 0.0, {}),
+                   parameters / 8.0 * 38.0 + parameters * 4.0);
+  EXPECT_DOUBLE_EQ(optimizerStepTraffic(bf16, plan(8, 2), parameters, 0.0, {}),
+                   parameters / 8.0 * 38.0 + parameters * 4.0);
+  EXPECT_DOUBLE_EQ(optimizerStepTraffic(bf16, plan(8, 3), parameters, 0.0, {}), parameters / 8.0 * 42.0);
 }
 
 TEST(OptimizerStep, OptionsOverrideEachPass) {
