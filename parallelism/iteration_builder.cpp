@@ -80,7 +80,7 @@ IterationBuilder::Features IterationBuilder::featuresOf(const ParallelPlan& plan
   // issued there.
   const bool overlap_tp = plan.tp_comm_overlap && plan.tp > 1;
   const bool ring_attention = plan.cp > 1;
-  features.pass_start_marker = overlap_tp || features.zero3 || ring_attention;
+  features.pass_start_marker = overlap_tp || features.zero3 || ring_attention || plan.moe_a2a_overlap;
   return features;
 }
 
@@ -102,10 +102,11 @@ IterationBuilder::ChunkPass IterationBuilder::chunkPass(const PassWork& work) {
   for (const PassCollective& call : work.collectives) {
     auto same = std::find_if(pass.comms.begin(), pass.comms.end(), [&](const ChunkPass::Comm& c) {
       return c.group == call.group && c.op == call.op && c.backward == call.backward &&
-             c.beside_compute == call.beside_compute;
+             c.beside_compute == call.beside_compute && c.needs_partner == call.needs_partner;
     });
     if (call.recomputed || same == pass.comms.end()) {
-      pass.comms.push_back({call.group, call.op, call.backward, call.bytes, call.count, call.beside_compute});
+      pass.comms.push_back(
+          {call.group, call.op, call.backward, call.bytes, call.count, call.beside_compute, call.needs_partner});
     } else {
       same->bytes += call.bytes;
       same->count += call.count;
@@ -217,7 +218,9 @@ std::vector<IterationBuilder::StageSchedule> IterationBuilder::scheduleStages() 
     for (std::size_t i = 0; i < order.size(); ++i) {
       if (order[i].pass == PassKind::kBackward) last_backward[static_cast<std::size_t>(order[i].chunk)] = i;
     }
-    stages.push_back({std::move(passes), std::move(order), std::move(index), std::move(last_backward)});
+    std::vector<bool> paired = pairedSteps(order);
+    stages.push_back(
+        {std::move(passes), std::move(order), std::move(index), std::move(last_backward), std::move(paired)});
   }
   return stages;
 }
@@ -329,7 +332,7 @@ void IterationBuilder::addPassCollectives(IterationGraph& result, const std::vec
         if (k >= pass.comms.size()) continue;
         const ChunkPass::Comm& comm = pass.comms[k];
         if (comm.backward != (step.pass == PassKind::kBackward) || comm.group == ParallelGroup::kPipeline) continue;
-        addGroupCollective(result, r, i, comm);
+        addGroupCollective(result, r, i, comm, comm.beside_compute && (!comm.needs_partner || schedule.paired[i]));
       }
     }
   }
@@ -340,21 +343,20 @@ void IterationBuilder::addPassCollectives(IterationGraph& result, const std::vec
 // exchanges) run from the pass's start and the pass ends when both are done; the others
 // follow the pass's compute and end it.
 void IterationBuilder::addGroupCollective(IterationGraph& result, int64_t rank, std::size_t step,
-                                          const ChunkPass::Comm& comm) {
+                                          const ChunkPass::Comm& comm, bool beside_compute) {
   const std::vector<int64_t> group = groupOf(comm.group, rank);
   if (group.size() < 2 || group.front() != rank) return;
   std::vector<TaskId> dependencies;
   for (int64_t member : group) {
     const RankTasks& tasks = result.ranks[static_cast<std::size_t>(member)];
-    dependencies.push_back(comm.beside_compute ? tasks.step_compute[step] : tasks.step_end[step]);
+    dependencies.push_back(beside_compute ? tasks.step_compute[step] : tasks.step_end[step]);
   }
   const TaskId end =
       addCollective(result, comm.op, group, comm.bytes, comm.count, dependencies, categoryOf(comm.group));
   for (int64_t member : group) {
     RankTasks& tasks = result.ranks[static_cast<std::size_t>(member)];
-    tasks.step_end[step] = comm.beside_compute
-                               ? result.graph.addCompute(0, {end, tasks.step_end[step]}, tagged(categoryOf(comm.group)))
-                               : end;
+    tasks.step_end[step] =
+        beside_compute ? result.graph.addCompute(0, {end, tasks.step_end[step]}, tagged(categoryOf(comm.group))) : end;
   }
 }
 

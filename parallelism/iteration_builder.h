@@ -142,6 +142,7 @@ class IterationBuilder {
       double bytes;
       int64_t count;
       bool beside_compute;  // PassCollective::beside_compute: issued as the pass starts
+      bool needs_partner;   // PassCollective::needs_partner: beside only on a paired step
     };
     std::vector<Comm> comms;
     // What the collectives beside the compute leave exposed, run after the pass's compute.
@@ -155,6 +156,8 @@ class IterationBuilder {
     std::vector<PipelineStep> order;
     StepIndex index;
     std::vector<std::size_t> last_backward;
+    // Per step of `order`: whether it has a partner under moe_a2a_overlap (pairedSteps).
+    std::vector<bool> paired;
   };
   // Compute tasks a pass is split into, [rank][chunk][bucket]: the last backward of a chunk
   // per gradient bucket when the reduction overlaps it, its first forward per parameter
@@ -201,7 +204,8 @@ class IterationBuilder {
   void addPassCompute(sim::TaskGraph& graph, RankTasks& rank, double compute_scale, const StageSchedule& schedule,
                       int64_t stage, std::size_t step, std::vector<std::vector<sim::TaskId>>& gradient_buckets,
                       std::vector<std::vector<sim::TaskId>>& gather_buckets) const;
-  void addGroupCollective(IterationGraph& result, int64_t rank, std::size_t step, const ChunkPass::Comm& comm);
+  void addGroupCollective(IterationGraph& result, int64_t rank, std::size_t step, const ChunkPass::Comm& comm,
+                          bool beside_compute);
   void addChunkReductions(IterationGraph& result, const std::vector<StageSchedule>& stages, const BucketTasks& buckets,
                           const ReplicaGroup& replicas, int64_t stage, sim::CollectiveOp reduce, double grad_bytes,
                           std::vector<std::vector<sim::TaskId>>& reductions);

@@ -148,7 +148,8 @@ Expected<sim::MemoryEstimate> estimateIterationMemory(const Experiment& experime
     const bool zero3 = data_parallel && plan.zero >= 3;
     const bool gathered_forward = data_parallel && plan.zero >= 1 && (plan.overlap_param_gather || zero3);
     const bool host = options.iteration.host_seconds_per_kernel > 0.0;
-    const bool pass_start_marker = (plan.tp_comm_overlap && plan.tp > 1) || zero3 || plan.cp > 1;
+    const bool pass_start_marker =
+        (plan.tp_comm_overlap && plan.tp > 1) || zero3 || plan.cp > 1 || plan.moe_a2a_overlap;
 
     const auto compute =
         valueOrThrow(sim::ComputeModel::create(experiment.cluster.gpu, experiment.training.precision, options.compute));

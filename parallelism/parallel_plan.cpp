@@ -88,9 +88,26 @@ constexpr double kMinDdpBucketSize = 1e6;
 constexpr double kMaxDdpBucketSize = 1e15;
 
 ParallelPlan readParallelPlan(const ConfigNode& section) {
-  section.allowKeys({"gpus", "tp", "pp", "dp", "cp", "ep", "etp", "sequence_parallel", "virtual_stages", "schedule",
-                     "zero", "recompute", "overlap_grad_reduce", "overlap_param_gather", "ddp_bucket_size",
-                     "tp_comm_overlap", "tp_comm_overlap_config", "first_stage_layers", "last_stage_layers"});
+  section.allowKeys({"gpus",
+                     "tp",
+                     "pp",
+                     "dp",
+                     "cp",
+                     "ep",
+                     "etp",
+                     "sequence_parallel",
+                     "virtual_stages",
+                     "schedule",
+                     "zero",
+                     "recompute",
+                     "overlap_grad_reduce",
+                     "overlap_param_gather",
+                     "ddp_bucket_size",
+                     "tp_comm_overlap",
+                     "tp_comm_overlap_config",
+                     "first_stage_layers",
+                     "last_stage_layers",
+                     "moe_a2a_overlap"});
   ParallelPlan plan;
   if (auto gpus = section.optionalChild("gpus")) plan.gpus = gpus->asPositiveInteger();
   plan.tp = section.positiveInteger("tp", 1);
@@ -122,6 +139,7 @@ ParallelPlan readParallelPlan(const ConfigNode& section) {
     plan.ddp_bucket_size = bucket->asNumberIn(kMinDdpBucketSize, kMaxDdpBucketSize);
   }
   plan.tp_comm_overlap = section.boolean("tp_comm_overlap", false);
+  plan.moe_a2a_overlap = section.boolean("moe_a2a_overlap", false);
   if (auto config = section.optionalChild("tp_comm_overlap_config")) {
     plan.tp_comm_overlap_config = readTpCommOverlapConfig(*config);
   }

@@ -51,6 +51,12 @@ struct ParallelPlan {
   // Megatron-Core --tp-comm-overlap (Transformer Engine userbuffers): the sequence-parallel
   // all-gathers / reduce-scatters run in chunks under the GEMMs that consume or produce them.
   bool tp_comm_overlap = false;
+  // Megatron-Core --overlap-moe-expert-parallel-comm (Megatron-Bridge moe_a2a_overlap): the
+  // steady state of 1F1B runs one micro-batch's forward beside another's backward, and each
+  // pass's expert-parallel all-to-alls run beside the compute of its partner
+  // (megatron/core/pipeline_parallel/combined_1f1b.py). Passes without a partner (warm-up,
+  // cool-down) keep them after their compute.
+  bool moe_a2a_overlap = false;
   // Its per-GEMM settings (Megatron-Core --tp-comm-overlap-cfg; tp_overlap_config.h):
   // Transformer Engine's defaults unless the experiment's tp_comm_overlap_config sets them.
   TpCommOverlapConfig tp_comm_overlap_config;

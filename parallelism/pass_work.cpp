@@ -63,10 +63,12 @@ void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan
     // tensorParallelBlock, ringExchange).
     assert(!comm.beside || comm.group == ParallelGroup::kTensor);
     assert(!comm.beside_attention || comm.group == ParallelGroup::kContext);
-    const bool beside_compute = comm.beside.has_value() || comm.beside_attention;
+    const bool paired =
+        plan.moe_a2a_overlap && comm.group == ParallelGroup::kExpert && comm.op == sim::CollectiveOp::kAllToAll;
+    const bool beside_compute = comm.beside.has_value() || comm.beside_attention || paired;
     const double bytes = layers * comm.bytes * static_cast<double>(comm.count);
     const auto count = static_cast<int64_t>(std::llround(layers)) * comm.count;
-    work.collectives.push_back({comm.group, comm.op, comm.backward, bytes, count, beside_compute, false});
+    work.collectives.push_back({comm.group, comm.op, comm.backward, bytes, count, beside_compute, false, paired});
     // Each call is a kernel the host launches too (an NCCL kernel, or a userbuffers copy).
     (comm.backward ? work.backward_kernels : work.forward_kernels) += static_cast<double>(count);
     // Full recomputation repeats the forward's tensor-parallel collectives in the backward;
@@ -74,7 +76,7 @@ void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan
     const bool recomputed = (recompute == Recompute::kFull && comm.group == ParallelGroup::kTensor) ||
                             (recompute != Recompute::kNone && comm.group == ParallelGroup::kContext);
     if (recomputed && !comm.backward) {
-      work.collectives.push_back({comm.group, comm.op, true, bytes, count, beside_compute, true});
+      work.collectives.push_back({comm.group, comm.op, true, bytes, count, beside_compute, true, paired});
       work.backward_kernels += static_cast<double>(count);
     }
   }

@@ -38,6 +38,10 @@ struct PassCollective {
   bool beside_compute = false;
   // The forward's collective run again in the backward by activation recomputation.
   bool recomputed = false;
+  // Beside the compute only where the pass has a partner: an expert-parallel all-to-all under
+  // moe_a2a_overlap, which hides behind the other micro-batch's pass of a steady-state pair
+  // (ParallelPlan::moe_a2a_overlap). The screen takes every pass as paired.
+  bool needs_partner = false;
 };
 
 struct PassWork {

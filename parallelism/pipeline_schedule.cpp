@@ -81,4 +81,14 @@ int64_t peakInFlight(const std::vector<PipelineStep>& order) {
   return peak;
 }
 
+std::vector<bool> pairedSteps(const std::vector<PipelineStep>& order) {
+  std::vector<bool> paired(order.size(), false);
+  for (std::size_t i = 0; i + 1 < order.size(); ++i) {
+    if (paired[i] || order[i].pass != PassKind::kForward || order[i + 1].pass != PassKind::kBackward) continue;
+    paired[i] = true;
+    paired[i + 1] = true;
+  }
+  return paired;
+}
+
 }  // namespace trainsim::parallelism

@@ -32,6 +32,12 @@ struct PipelineStep {
 [[nodiscard]] std::vector<PipelineStep> stageOrder(PipelineSchedule schedule, int64_t stages, int64_t virtual_stages,
                                                    int64_t microbatches, int64_t stage);
 
+// Which steps of a stage's order run with a partner when a forward and a backward of other
+// micro-batches are merged (Megatron-Core's combined 1F1B, moe_a2a_overlap): each forward
+// that the next step's backward follows, and that backward; warm-up forwards and cool-down
+// backwards run alone.
+[[nodiscard]] std::vector<bool> pairedSteps(const std::vector<PipelineStep>& order);
+
 // Position of (pass, chunk, micro-batch) in a stage's order (stageOrder).
 class StepIndex {
  public:

@@ -233,6 +233,11 @@ void checkBatch(const TrainingSpec& training, const ParallelPlan& plan, std::vec
 }
 
 void checkExpertParallel(const ModelSpec& model, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
+  if (plan.moe_a2a_overlap && !model.moe) {
+    issues.push_back({"parallelism.moe_a2a_overlap", "moe_a2a_overlap needs a mixture-of-experts model; " + model.name +
+                                                         " is dense (it has no moe section)"});
+    return;
+  }
   if (plan.ep == 1 && plan.etp == ParallelPlan::kAuto) return;
   const char* key = plan.ep > 1 ? "parallelism.ep" : "parallelism.etp";
   if (!model.moe) {

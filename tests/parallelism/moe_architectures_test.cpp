@@ -331,9 +331,13 @@ TEST(MoeMemory, StagesHoldEveryParameterOnce) {
   }
   // Every weight once, plus the last stage's copy of the embedding for the MTP module.
   EXPECT_NEAR(total / (model.parameterCount() + embeddingTable(model)), 1.0, 1e-12);
-  // With ep 64 a GPU holds 1/64 of the routed experts of its layers.
+  // With ep 64 a GPU holds 1/64 of the routed experts of its layers, whole at etp 1 (the
+  // experiment's), split over tp 2 at the default etp.
   const StageParameters middle = stageParameters(model, experiment->training, experiment->plan, 3, 8);
-  EXPECT_NEAR(middle.expert, 8.0 * 4.0 * 3.0 * 7168.0 * 2048.0 / 2.0, 1.0);
+  EXPECT_NEAR(middle.expert, 8.0 * 4.0 * 3.0 * 7168.0 * 2048.0, 1.0);
+  Experiment split = *experiment;
+  split.plan.etp = ParallelPlan::kAuto;
+  EXPECT_NEAR(stageParameters(model, split.training, split.plan, 3, 8).expert, middle.expert / 2.0, 1.0);
 }
 
 }  // namespace

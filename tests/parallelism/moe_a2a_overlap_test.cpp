@@ -1,0 +1,68 @@
+// The expert-parallel all-to-all overlapped with the partner pass of 1F1B's steady state
+// (parallelism.moe_a2a_overlap, Megatron-Core's combined 1F1B): which steps are paired, and
+// what the overlap hides in the simulation.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "parallelism/experiment_loader.h"
+#include "parallelism/iteration_simulation.h"
+#include "parallelism/pipeline_schedule.h"
+#include "tests/parallelism/test_support.h"
+#include "tests/shipped_simulation_options.h"
+
+namespace trainsim::parallelism {
+namespace {
+
+using testing::errorText;
+using testing::testPaths;
+
+TEST(MoeA2aOverlap, SteadyStateForwardsPairWithTheBackwardAfterThem) {
+  // Stage 0 of 4, 6 micro-batches: 3 warm-up forwards, 3 forward-backward pairs, 3 cool-down backwards.
+  const std::vector<PipelineStep> order = stageOrder(PipelineSchedule::kOneFOneB, 4, 1, 6, 0);
+  const std::vector<bool> paired = pairedSteps(order);
+  const std::vector<bool> expected = {false, false, false, true, true, true, true, true, true, false, false, false};
+  EXPECT_EQ(paired, expected);
+  // The last stage has no warm-up: every pass is paired.
+  const std::vector<bool> last = pairedSteps(stageOrder(PipelineSchedule::kOneFOneB, 4, 1, 6, 3));
+  EXPECT_EQ(std::count(last.begin(), last.end(), true), 12);
+  // GPipe never alternates: only the last forward and the first backward meet.
+  const std::vector<bool> gpipe = pairedSteps(stageOrder(PipelineSchedule::kGpipe, 4, 1, 6, 0));
+  EXPECT_EQ(std::count(gpipe.begin(), gpipe.end(), true), 2);
+}
+
+IterationResult simulate(bool overlap) {
+  // Mixtral 8x7B on 64 H100, pp 4 and ep 8 (the shipped experiment), 64 micro-batches.
+  auto experiment =
+      loadExperiment("mixtral-8x7b-h100", ConfigPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS},
+                     {parseOverride(std::string("parallelism.moe_a2a_overlap=") + (overlap ? "true" : "false"))});
+  EXPECT_TRUE(experiment.ok()) << experiment.error().toString();
+  SimulationOptions options = shippedSimulationOptions();
+  options.iteration.symmetric = true;
+  auto result = simulateIteration(*experiment, options);
+  EXPECT_TRUE(result.ok()) << result.error().toString();
+  return *result;
+}
+
+TEST(MoeA2aOverlap, HidesTheAllToAllsBehindThePartnerPass) {
+  const IterationResult alone = simulate(false);
+  const IterationResult overlapped = simulate(true);
+  EXPECT_LT(overlapped.iteration_time_s, alone.iteration_time_s);
+  // What stays exposed is the unpaired passes' all-to-alls and what outlasts the compute.
+  EXPECT_LT(overlapped.breakdown.tp_comm_exposed, 0.5 * alone.breakdown.tp_comm_exposed);
+  // The step cannot beat its compute.
+  EXPECT_GT(overlapped.iteration_time_s, overlapped.breakdown.compute);
+}
+
+TEST(MoeA2aOverlap, NeedsAMixtureOfExperts) {
+  const std::string text =
+      "model: llama3-8b\ncluster: dgx-a100\nparallelism:\n  tp: 8\n  moe_a2a_overlap: true\n"
+      "training: {seq_len: 4096, global_batch_size: 64}\n";
+  EXPECT_EQ(errorText(loadExperimentNode(parseConfigText(text, "plan.yaml"), testPaths())),
+            "plan.yaml:5:20: parallelism.moe_a2a_overlap: moe_a2a_overlap needs a mixture-of-experts model; "
+            "llama3-8b is dense (it has no moe section)");
+}
+
+}  // namespace
+}  // namespace trainsim::parallelism
