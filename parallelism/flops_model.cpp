@@ -505,8 +505,10 @@ void WorkloadBuilder::denseMlp(double ffn) {
 // with tp > 1; a plan without it is modelled as if it had it), permutes them by expert,
 // exchanges them over the ep group, all-gathers them over the expert-tensor-parallel group
 // (etp ranks, tp unless the plan sets etp), runs its experts / ep local experts as grouped
-// GEMMs of width / etp, and sends the results back the same way. Tokens are assumed balanced
-// over experts (the aim of the auxiliary load-balancing loss).
+// GEMMs of width / etp, and sends the results back the same way. The rank modelled is the
+// busiest: it receives and computes moe_token_factor times the mean token slots
+// (TrainingSpec::moe_load_imbalance, capped by moe_capacity_factor; 1 = balanced, the aim of
+// the auxiliary load-balancing loss).
 void WorkloadBuilder::moeBlock() {
   const MoeSpec& moe = *model_.moe;
   const double top_k = static_cast<double>(moe.top_k);
@@ -514,8 +516,9 @@ void WorkloadBuilder::moeBlock() {
   const double local_experts = experts / static_cast<double>(shard_.ep);
   const auto etp = static_cast<double>(shard_.etp);
   const double routed = tokens() / tp_;  // tokens this rank routes
-  const double expert_tokens =
-      routed * top_k * etp;  // token slots this rank's experts process (after the etp all-gather)
+  const double load = shard_.moe_token_factor;
+  // Token slots this rank's experts process (after the etp all-gather).
+  const double expert_tokens = routed * top_k * etp * load;
   const double per_expert = expert_tokens / local_experts;
   const double width = static_cast<double>(moe.ffn_hidden_size) / etp;
 
@@ -525,7 +528,7 @@ void WorkloadBuilder::moeBlock() {
   elementwise("moe_router_topk", OpKind::kElementwise, routed * experts, options_.softmax_flops_per_element,
               2.0 * kFp32Bytes, 3.0 * kFp32Bytes);
   // Permute: copy every token once per chosen expert, grouped by expert.
-  const double slot_bytes = routed * top_k * hidden_ * e_;
+  const double slot_bytes = routed * top_k * hidden_ * e_ * load;
   elementwise("moe_permute", OpKind::kElementwise, routed * top_k * hidden_, 0.0, 2.0 * e_, 2.0 * e_, 0.0);
   if (shard_.ep > 1) {
     communicate("moe_dispatch_all_to_all", CollectiveOp::kAllToAll, ParallelGroup::kExpert, false, slot_bytes);

@@ -295,7 +295,7 @@ double layerActivationBytes(const ModelSpec& model, const MicroBatchShard& shard
     bytes += kFp32Bytes * replicated * static_cast<double>(model.moe->experts);  // fp32 router probabilities
     // The routed slots of this rank's tokens / tp, all-gathered over the etp ranks.
     const auto etp = static_cast<double>(shard.etp);
-    const double slots = tokens / tp * top_k * etp;
+    const double slots = tokens / tp * top_k * etp * shard.moe_token_factor;
     bytes += mlp(slots, static_cast<double>(model.moe->ffn_hidden_size), slots, etp);
     if (model.moe->shared_experts > 0) {
       // The shared experts: a dense MLP of their summed width on every token.

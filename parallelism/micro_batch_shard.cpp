@@ -10,6 +10,7 @@ MicroBatchShard MicroBatchShard::of(const TrainingSpec& training, const Parallel
   shard.cp = plan.cp;
   shard.ep = plan.ep;
   shard.etp = plan.expertTensorParallel();
+  shard.moe_token_factor = training.moeTokenFactor();
   shard.sequence_parallel = plan.sequence_parallel && plan.tp > 1;
   shard.precision = training.precision;
   shard.grad_reduce_precision = training.grad_reduce_precision;

@@ -18,7 +18,8 @@ struct MicroBatchShard {
   int64_t tp = 1;
   int64_t cp = 1;
   int64_t ep = 1;
-  int64_t etp = 1;  // ParallelPlan::expertTensorParallel
+  int64_t etp = 1;                // ParallelPlan::expertTensorParallel
+  double moe_token_factor = 1.0;  // TrainingSpec::moeTokenFactor
   bool sequence_parallel = false;
   topology::Precision precision = topology::Precision::kBf16;
   std::optional<topology::Precision> grad_reduce_precision;  // TrainingSpec::grad_reduce_precision

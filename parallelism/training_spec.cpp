@@ -69,7 +69,7 @@ TrainingSpec readTrainingSpec(const ConfigNode& section, const TrainingDefaults&
   section.allowKeys({"seq_len", "global_batch_size", "micro_batch_size", "precision", "optimizer", "tokens",
                      "flash_attention", "fused_cross_entropy", "fused_gate_up", "dispatch", "stack", "stack_overrides",
                      "grad_reduce_precision", "optimizer_state_precision", "fp8_param_gather", "fp8_recipe",
-                     "checkpoint"});
+                     "checkpoint", "moe_load_imbalance", "moe_capacity_factor"});
   TrainingSpec training;
   training.seq_len = section.child("seq_len").asIntegerIn(1, kMaxSeqLen);
   training.global_batch_size = section.child("global_batch_size").asIntegerIn(1, kMaxGlobalBatchSize);
@@ -119,6 +119,14 @@ TrainingSpec readTrainingSpec(const ConfigNode& section, const TrainingDefaults&
       recipe->fail("an FP8 scaling recipe needs precision fp8, found precision " +
                    std::string(topology::precisionName(training.precision)));
     }
+  }
+  // Beyond every expert's tokens on one rank is not an imbalance but a misreading.
+  constexpr double kMaxMoeLoadFactor = 1024.0;
+  if (auto imbalance = section.optionalChild("moe_load_imbalance")) {
+    training.moe_load_imbalance = imbalance->asNumberIn(1.0, kMaxMoeLoadFactor);
+  }
+  if (auto capacity = section.optionalChild("moe_capacity_factor")) {
+    training.moe_capacity_factor = capacity->asNumberIn(1.0, kMaxMoeLoadFactor);
   }
   return training;
 }

@@ -2,6 +2,7 @@
 // the `training:` section of an experiment file.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -107,6 +108,18 @@ struct TrainingSpec {
   // its absolute maximum (FlopsOptions::fp8_current_scaling_amax_bytes_per_element) and, with
   // FP8 weights, the master shard once more in the optimizer step.
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
+  // Mixture of experts: token slots of the busiest expert-parallel rank over the mean (1:
+  // balanced routing, as the auxiliary loss aims for and NVIDIA's benchmarks force). The
+  // simulation runs every rank at the busiest one's load, which sets the pace of the
+  // all-to-alls and of the pass.
+  double moe_load_imbalance = 1.0;
+  // Megatron-Core --moe-expert-capacity-factor: an expert takes at most this many times its
+  // mean tokens and drops the rest (unset: dropless), so the busiest rank's load is capped.
+  std::optional<double> moe_capacity_factor;
+  // The busiest expert-parallel rank's token slots over the mean, after the capacity cap.
+  [[nodiscard]] double moeTokenFactor() const {
+    return moe_capacity_factor ? std::min(moe_load_imbalance, *moe_capacity_factor) : moe_load_imbalance;
+  }
 
   [[nodiscard]] int64_t tokensPerIteration() const { return seq_len * global_batch_size; }
 };
