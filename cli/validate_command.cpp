@@ -339,11 +339,13 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
                           validate::describePlanSetting(comparison.plan), comparison.plan_fitting.size(),
                           comparison.plan_fitting.size() == 1 ? "" : "s");
     }
-    text += fmt::format(
-        "  MAPE {:.1f}%, bias {:+.1f}%, over {} row{}{} ({}; in sample: `--fit-rate-fraction` holds "
-        "each source out)\n",
-        100.0 * accuracy.mape, 100.0 * accuracy.bias, accuracy.compared, accuracy.compared == 1 ? "" : "s",
-        accuracy.skipped > 0 ? fmt::format(", {} slow row(s) skipped", accuracy.skipped) : "", unit);
+    // A fitted source's figure is in sample; a validation-only one was never fitted to.
+    const char* sample = source.rate_fit ? "in sample: `--fit-rate-fraction` holds each source out"
+                                         : "out of sample: validation only, not fitted to";
+    text += fmt::format("  MAPE {:.1f}%, bias {:+.1f}%, over {} row{}{} ({}; {})\n", 100.0 * accuracy.mape,
+                        100.0 * accuracy.bias, accuracy.compared, accuracy.compared == 1 ? "" : "s",
+                        accuracy.skipped > 0 ? fmt::format(", {} slow row(s) skipped", accuracy.skipped) : "", unit,
+                        sample);
     sources_json.push_back({{"id", source.id},
                             {"title", source.title},
                             {"citation", source.citation},

@@ -353,6 +353,9 @@ void IterationBuilder::addGroupCollective(IterationGraph& result, int64_t rank, 
   }
   const TaskId end =
       addCollective(result, comm.op, group, comm.bytes, comm.count, dependencies, categoryOf(comm.group));
+  // An all-to-all overlapped with its partner pass (moe_a2a_overlap) holds SMs the pass's
+  // compute would have used, as a data-parallel collective does.
+  if (beside_compute && comm.needs_partner) contendWithCompute(result, end, group);
   for (int64_t member : group) {
     RankTasks& tasks = result.ranks[static_cast<std::size_t>(member)];
     tasks.step_end[step] =

@@ -199,7 +199,9 @@ Expected<RateFitResult> runRateFractionFit(const ConfigPaths& paths, TrainingSui
                                            const std::vector<double>& grid,
                                            const std::function<void(double, double)>& progress) {
   return catchInputErrors([&]() -> RateFitResult {
-    const TrainingRows suite_rows = valueOrThrow(loadTrainingRows(paths));
+    TrainingRows suite_rows = valueOrThrow(loadTrainingRows(paths));
+    // Validation-only sources are neither fitted to nor run here (TrainingSource::rate_fit).
+    std::erase_if(suite_rows.rows, [&](const TrainingRow& row) { return !suite_rows.source(row.source).rate_fit; });
     // Which GPU types the suite's rows run on, so that each run can set all of them.
     std::vector<std::string> gpu_keys;
     for (const auto& row : suite_rows.rows) {

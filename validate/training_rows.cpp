@@ -22,7 +22,7 @@ std::string nonEmptyString(const ConfigNode& node) {
 }
 
 TrainingSource readSource(const ConfigNode& root, const std::string& id) {
-  root.allowKeys({"id", "title", "citation", "metric", "metric_definition", "userbuffers", "rows"});
+  root.allowKeys({"id", "title", "citation", "metric", "metric_definition", "rate_fit", "userbuffers", "rows"});
   TrainingSource source;
   const ConfigNode id_node = root.child("id");
   source.id = id_node.asString();
@@ -37,6 +37,7 @@ TrainingSource readSource(const ConfigNode& root, const std::string& id) {
   }
   source.metric = *named;
   source.metric_definition = nonEmptyString(root.child("metric_definition"));
+  source.rate_fit = root.boolean("rate_fit", true);
   // Named userbuffers settings the rows refer to by YAML alias (tp_comm_overlap_config:
   // *name); the experiment loader checks them where a row uses them.
   if (auto presets = root.optionalChild("userbuffers")) presets->requireMap();

@@ -26,6 +26,12 @@ struct TrainingSource {
   std::string citation;  // paper / document, table, and where the configuration comes from
   TrainingMetric metric = TrainingMetric::kIterationTime;
   std::string metric_definition;
+  // false: validation only. `--fit-rate-fraction` leaves the source's rows out of the fit (and
+  // so out of its held-out figures): they are predicted at the fractions the other sources
+  // give, out of sample by construction. For sources whose runs rely on what the model lacks
+  // (the MoE rows' DeepEP/HybridEP dispatchers and recompute modules), which would otherwise
+  // pull a GPU's kernel-rate fraction to absorb it.
+  bool rate_fit = true;
 };
 
 struct TrainingRow {

@@ -71,8 +71,9 @@ TEST(TrainingMeasurementsTest, RowsAreUniqueCitedAndConsistent) {
   // B200 / GB200 rows, 5 MLPerf Training GPT-3 H100 rows, 4 MLPerf Training Blackwell rows,
   // NeMo's 17 long-sequence rows and the 12 pre-training rows of NeMo 24.07's performance
   // summary; of other stacks, llm-foundry's 13 one-node FSDP1 rows, torchtitan's 3 A100 rows and
-  // BLOOM's 12 Megatron-DeepSpeed rows.
-  EXPECT_EQ(ids.size(), 126u);
+  // BLOOM's 12 Megatron-DeepSpeed rows; of mixture-of-experts runs, Megatron-Bridge's 32,
+  // NeMo AutoModel's 4 and Megatron-Core's Mixtral row.
+  EXPECT_EQ(ids.size(), 163u);
   for (const auto& source : suiteRows().sources) EXPECT_FALSE(source.citation.empty()) << source.id;
 }
 
@@ -201,8 +202,9 @@ TEST(TrainingSuiteTest, MapeIsTheMeanAbsoluteErrorPerSourceAndOverall) {
 TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   TrainingSuiteOptions options;
   options.simulation = shippedSimulationOptions();
+  // The fitted sources (the validation-only mixture-of-experts ones have a test of their own).
   for (const auto& row : suiteRows().rows) {
-    if (!row.slow) options.only.push_back(row.id);
+    if (!row.slow && suiteRows().source(row.source).rate_fit) options.only.push_back(row.id);
   }
   const auto result = runTrainingSuite(kPaths, options);
   ASSERT_TRUE(result.ok()) << result.error().toString();
@@ -301,10 +303,10 @@ TEST(TrainingSuiteTest, OnlyTheLargestRowsAreMarkedSlow) {
   for (const auto& row : suiteRows().rows) {
     if (!row.slow) continue;
     ++slow;
-    EXPECT_GE(experimentOf(row).plan.gpus, 2048) << row.id;
+    EXPECT_GE(experimentOf(row).plan.gpus, 1024) << row.id;
   }
   EXPECT_GT(slow, 0);
-  EXPECT_LE(slow, 6);
+  EXPECT_LE(slow, 8);
 }
 
 TEST(TrainingSuiteTest, UnknownRowIdIsAnError) {
