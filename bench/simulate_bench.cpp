@@ -1,6 +1,8 @@
 // `trainsim simulate` at the scale of issue 4's speed goals, loading the shipped experiments:
 //   GPT-3 175B on 1,024 A100 (gpt3-175b-selene)          goal 2 s
 //   Llama 3 405B on 16,384 H100 (llama3-405b-16k-h100)   goals 60 s and 8 GB full, 2 s symmetric
+//   DeepSeek-V3 671B on 2,048 H100 (deepseek-v3-h100 at dp 128, the all-to-all overlapped)
+//                                                        goal 10 s full (issue 36)
 // Each case loads the experiment, builds the cluster and the iteration's task graph and
 // simulates it, as the command does. Counters: tasks and events simulated, the predicted
 // iteration time, and the process's peak resident memory so far (getrusage; the cases are
@@ -12,6 +14,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "base/config_paths.h"
 #include "parallelism/experiment_loader.h"
@@ -28,10 +31,14 @@ double peakResidentMiB() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
-void simulate(benchmark::State& state, const std::string& experiment_name, bool symmetric, bool every_microbatch) {
+void simulate(benchmark::State& state, const std::string& experiment_name, bool symmetric, bool every_microbatch,
+              const std::vector<std::string>& settings = {}) {
   parallelism::IterationResult result;
+  std::vector<Override> overrides;
+  for (const auto& text : settings) overrides.push_back(parseOverride(text));
   for (auto _ : state) {
-    auto experiment = parallelism::loadExperiment(experiment_name, ConfigPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS});
+    auto experiment =
+        parallelism::loadExperiment(experiment_name, ConfigPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS}, overrides);
     if (!experiment) throw std::runtime_error(experiment.error().toString());
     parallelism::SimulationOptions options = shippedSimulationOptions();
     options.iteration.symmetric = symmetric;
@@ -56,12 +63,22 @@ void BM_Llama3_405B_16384xH100_Symmetric(benchmark::State& state) {
   simulate(state, "llama3-405b-16k-h100", true, false);
 }
 void BM_Llama3_405B_16384xH100_Full(benchmark::State& state) { simulate(state, "llama3-405b-16k-h100", false, false); }
+const std::vector<std::string> kDeepseek2048 = {"parallelism.gpus=2048", "parallelism.dp=128",
+                                                "parallelism.moe_a2a_overlap=true"};
+void BM_DeepseekV3_2048xH100_Symmetric(benchmark::State& state) {
+  simulate(state, "deepseek-v3-h100", true, false, kDeepseek2048);
+}
+void BM_DeepseekV3_2048xH100_Full(benchmark::State& state) {
+  simulate(state, "deepseek-v3-h100", false, false, kDeepseek2048);
+}
 
 BENCHMARK(BM_Gpt3_175B_1024xA100_Symmetric)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 BENCHMARK(BM_Gpt3_175B_1024xA100_Full)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 BENCHMARK(BM_Llama3_405B_16384xH100_Symmetric)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 BENCHMARK(BM_Gpt3_175B_1024xA100_FullEveryMicrobatch)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 BENCHMARK(BM_Llama3_405B_16384xH100_Full)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+BENCHMARK(BM_DeepseekV3_2048xH100_Symmetric)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+BENCHMARK(BM_DeepseekV3_2048xH100_Full)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 
 }  // namespace
 
