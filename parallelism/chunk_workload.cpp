@@ -1,6 +1,7 @@
 #include "parallelism/chunk_workload.h"
 
 #include "parallelism/micro_batch_shard.h"
+#include "parallelism/moe_dispatch.h"
 
 namespace trainsim::parallelism {
 
@@ -14,6 +15,9 @@ std::vector<ChunkPart> chunkWorkloads(const Experiment& experiment, int64_t stag
   FlopsOptions layer_kernels = kernels;
   layer_kernels.tp_comm_overlap = plan.tp_comm_overlap;
   layer_kernels.tp_overlap_config = plan.tp_comm_overlap_config;
+  if (model.moe) {
+    layer_kernels.moe_dispatch_byte_scale = dispatchByteScale(*model.moe, plan, experiment.cluster.gpus_per_node);
+  }
   std::vector<ChunkPart> parts;
   if (model.uniformLayers()) {
     parts.push_back({transformerLayer(model, shard, layer_kernels), static_cast<double>(layers), true});

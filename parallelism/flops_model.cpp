@@ -528,7 +528,7 @@ void WorkloadBuilder::moeBlock() {
   elementwise("moe_router_topk", OpKind::kElementwise, routed * experts, options_.softmax_flops_per_element,
               2.0 * kFp32Bytes, 3.0 * kFp32Bytes);
   // Permute: copy every token once per chosen expert, grouped by expert.
-  const double slot_bytes = routed * top_k * hidden_ * e_ * load;
+  const double slot_bytes = routed * top_k * hidden_ * e_ * load * options_.moe_dispatch_byte_scale;
   elementwise("moe_permute", OpKind::kElementwise, routed * top_k * hidden_, 0.0, 2.0 * e_, 2.0 * e_, 0.0);
   if (shard_.ep > 1) {
     communicate("moe_dispatch_all_to_all", CollectiveOp::kAllToAll, ParallelGroup::kExpert, false, slot_bytes);

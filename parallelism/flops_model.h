@@ -92,6 +92,9 @@ struct FlopsOptions {
   double dropout_flops_per_element = 2.0;
   // MoE combine: each expert output scaled by its router probability and summed (multiply, add).
   double moe_combine_flops_per_element = 2.0;
+  // The factor on the expert-parallel all-to-alls' bytes that gives the plan's dispatcher's
+  // network traffic (moe_dispatch.h, dispatchByteScale; chunkWorkloads sets it).
+  double moe_dispatch_byte_scale = 1.0;
   double elementwise_backward_flops_factor = 2.0;
   // Weight gradients are accumulated into the main gradients across micro-batches: one
   // element read and one written per weight element per micro-batch. Unset: the training

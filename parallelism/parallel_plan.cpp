@@ -107,7 +107,8 @@ ParallelPlan readParallelPlan(const ConfigNode& section) {
                      "tp_comm_overlap_config",
                      "first_stage_layers",
                      "last_stage_layers",
-                     "moe_a2a_overlap"});
+                     "moe_a2a_overlap",
+                     "moe_dispatcher"});
   ParallelPlan plan;
   if (auto gpus = section.optionalChild("gpus")) plan.gpus = gpus->asPositiveInteger();
   plan.tp = section.positiveInteger("tp", 1);
@@ -140,6 +141,9 @@ ParallelPlan readParallelPlan(const ConfigNode& section) {
   }
   plan.tp_comm_overlap = section.boolean("tp_comm_overlap", false);
   plan.moe_a2a_overlap = section.boolean("moe_a2a_overlap", false);
+  plan.moe_dispatcher = section.enumeration("moe_dispatcher", {"alltoall", "flex"}, "alltoall") == "flex"
+                            ? MoeDispatcher::kFlex
+                            : MoeDispatcher::kAllToAll;
   if (auto config = section.optionalChild("tp_comm_overlap_config")) {
     plan.tp_comm_overlap_config = readTpCommOverlapConfig(*config);
   }

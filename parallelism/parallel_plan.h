@@ -20,6 +20,10 @@ namespace trainsim::parallelism {
 enum class PipelineSchedule : uint8_t { kGpipe, kOneFOneB };
 [[nodiscard]] std::string_view scheduleName(PipelineSchedule schedule);
 
+// How MoE tokens reach their experts (moe_dispatch.h): NCCL all-to-all, or Megatron-Core's
+// flex dispatcher (DeepEP / HybridEP kernels: once per remote node, forwarded over NVLink).
+enum class MoeDispatcher : uint8_t { kAllToAll, kFlex };
+
 // selective: recompute only attention's softmax/dropout (Korthikanti et al. 2022); full: every layer's forward.
 enum class Recompute : uint8_t { kNone, kSelective, kFull };
 [[nodiscard]] std::string_view recomputeName(Recompute recompute);
@@ -57,6 +61,8 @@ struct ParallelPlan {
   // (megatron/core/pipeline_parallel/combined_1f1b.py). Passes without a partner (warm-up,
   // cool-down) keep them after their compute.
   bool moe_a2a_overlap = false;
+  // Megatron-Core --moe-token-dispatcher-type (alltoall, flex) (moe_dispatch.h).
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
   // Its per-GEMM settings (Megatron-Core --tp-comm-overlap-cfg; tp_overlap_config.h):
   // Transformer Engine's defaults unless the experiment's tp_comm_overlap_config sets them.
   TpCommOverlapConfig tp_comm_overlap_config;

@@ -238,6 +238,11 @@ void checkExpertParallel(const ModelSpec& model, const ParallelPlan& plan, std::
                                                          " is dense (it has no moe section)"});
     return;
   }
+  if (plan.moe_dispatcher != MoeDispatcher::kAllToAll && !model.moe) {
+    issues.push_back({"parallelism.moe_dispatcher", "moe_dispatcher flex needs a mixture-of-experts model; " +
+                                                        model.name + " is dense (it has no moe section)"});
+    return;
+  }
   if (plan.ep == 1 && plan.etp == ParallelPlan::kAuto) return;
   const char* key = plan.ep > 1 ? "parallelism.ep" : "parallelism.etp";
   if (!model.moe) {
