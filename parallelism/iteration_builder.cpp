@@ -147,10 +147,18 @@ std::vector<IterationBuilder::ReplicaGroup> IterationBuilder::replicaGroupsLedBy
   const double chunk = chunkParameters(coordinate.pp);
   std::vector<ReplicaGroup> groups;
   auto add = [&](std::vector<int64_t> ranks, double share) {
-    if (ranks.size() > 1 && ranks.front() == rank) groups.push_back({std::move(ranks), chunk * share});
+    if (ranks.size() > 1) groups.push_back({std::move(ranks), chunk * share});
   };
-  if (shares.dense > 0.0) add(layout_.dataGroup(coordinate), shares.dense);
-  if (shares.expert > 0.0) add(layout_.expertDataGroup(coordinate), shares.expert);
+  // Only a group's first rank builds it (the group's vector is not made for the others): the
+  // data-parallel group's at dp = cp = 0, the expert one's in the stage's first etp x ep ranks.
+  const auto& plan = experiment_.plan;
+  if (shares.dense > 0.0 && coordinate.dp == 0 && coordinate.cp == 0) {
+    add(layout_.dataGroup(coordinate), shares.dense);
+  }
+  const int64_t local = rank - coordinate.pp * plan.tp * plan.cp * plan.dp;
+  if (shares.expert > 0.0 && local < plan.expertTensorParallel() * plan.ep) {
+    add(layout_.expertDataGroup(coordinate), shares.expert);
+  }
   return groups;
 }
 
