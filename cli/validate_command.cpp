@@ -181,45 +181,90 @@ SuiteOutput scaleTransfer(const CommandContext& context, const CalibrationInForc
   return {text, json, 0};
 }
 
-// The GEMM suite's text table and JSON.
+// A set of GEMM rows' errors as text ("MAPE 7.6%, bias +3.2%, throughput -5.5%") and JSON.
+std::string gemmErrorsText(const validate::GemmErrors& errors) {
+  return fmt::format("MAPE {:.1f}%, bias {:+.1f}%, throughput {:+.1f}%", 100.0 * errors.mape, 100.0 * errors.bias,
+                     100.0 * errors.throughput_error);
+}
+
+nlohmann::ordered_json gemmErrorsJson(const validate::GemmErrors& errors) {
+  return {{"mape", errors.mape}, {"bias", errors.bias}, {"throughput_error", errors.throughput_error}};
+}
+
+// The GEMM suite's text table and JSON. A harness source (hundreds of measured shapes) prints
+// its summary, not its rows; its JSON holds every row.
 SuiteOutput gemmSuite(const CommandContext& context, const CalibrationInForce& in_force) {
   sim::ComputeParameters parameters = valueOrThrow(sim::defaultComputeParameters(context.paths));
   if (in_force.calibration) validate::applyCalibration(*in_force.calibration, parameters);
   const auto results = valueOrThrow(validate::compareGemms(context.paths, parameters));
   std::string text =
       "gemm: predicted vs published GEMM throughput (TFLOP/s = 2 m n k / time; the model's tile and wave plan on "
-      "the whole GPU)\n";
+      "the whole GPU; error = predicted / published - 1, + = the model too fast)\n";
   nlohmann::ordered_json json = nlohmann::ordered_json::array();
   for (const auto& accuracy : results) {
     const auto& source = accuracy.source;
+    const bool harness = !source.harness_results.empty();
     text += fmt::format("\n{}{}\n  source: {}\n", source.title,
                         source.independent ? "" : " [the model's ceilings come from here]", source.source);
-    text += fmt::format("  {:<15} {:<5} {:>22} {:>10} {:>10} {:>8}  {}\n", "gpu", "prec", "m x n x k", "published",
-                        "predicted", "error", "plan");
+    if (!harness) {
+      text += fmt::format("  {:<15} {:<5} {:>22} {:>10} {:>10} {:>8}  {}\n", "gpu", "prec", "m x n x k", "published",
+                          "predicted", "error", "plan");
+    }
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (const auto& row : accuracy.rows) {
       const auto& measured = row.measured;
       const std::string precision(topology::precisionName(measured.precision));
-      text += fmt::format("  {:<15} {:<5} {:>22} {:>10.1f} {:>10.1f} {:>7.1f}%  tile {}x{}, {} wave{}\n", measured.gpu,
-                          precision, fmt::format("{}x{}x{}", measured.m, measured.n, measured.k), measured.tflops,
-                          row.predicted_tflops, 100.0 * row.error, row.tile_m, row.tile_n, row.waves,
-                          row.waves == 1 ? "" : "s");
-      rows.push_back({{"gpu", measured.gpu},
-                      {"precision", precision},
-                      {"m", measured.m},
-                      {"n", measured.n},
-                      {"k", measured.k},
-                      {"published_tflops", measured.tflops},
-                      {"predicted_tflops", row.predicted_tflops},
-                      {"error", row.error}});
+      if (!harness) {
+        text += fmt::format("  {:<15} {:<5} {:>22} {:>10.1f} {:>10.1f} {:>7.1f}%  tile {}x{}, {} wave{}\n",
+                            measured.gpu, precision, fmt::format("{}x{}x{}", measured.m, measured.n, measured.k),
+                            measured.tflops, row.predicted_tflops, 100.0 * row.error, row.tile_m, row.tile_n, row.waves,
+                            row.waves == 1 ? "" : "s");
+      }
+      nlohmann::ordered_json json_row = {{"gpu", measured.gpu},
+                                         {"precision", precision},
+                                         {"m", measured.m},
+                                         {"n", measured.n},
+                                         {"k", measured.k},
+                                         {"published_tflops", measured.tflops},
+                                         {"predicted_tflops", row.predicted_tflops},
+                                         {"error", row.error}};
+      if (harness) {
+        json_row["batch"] = measured.batch;
+        json_row["label"] = measured.label;
+        if (accuracy.held_out) json_row["held_out_tflops"] = row.held_out_tflops;
+        json_row["in_sample_tflops"] = row.in_sample_tflops;
+      }
+      rows.push_back(std::move(json_row));
     }
-    text += fmt::format("  MAPE {:.1f}% over {} rows\n", 100.0 * accuracy.mape, accuracy.rows.size());
-    json.push_back({{"id", source.id},
-                    {"title", source.title},
-                    {"source", source.source},
-                    {"independent", source.independent},
-                    {"mape", accuracy.mape},
-                    {"rows", rows}});
+    nlohmann::ordered_json json_source = {{"id", source.id},
+                                          {"title", source.title},
+                                          {"source", source.source},
+                                          {"independent", source.independent},
+                                          {"mape", accuracy.mape},
+                                          {"bias", accuracy.errors.bias},
+                                          {"throughput_error", accuracy.errors.throughput_error}};
+    if (harness) {
+      text += fmt::format("  {} measured shapes ({} at {}) of {} workloads\n", accuracy.rows.size(),
+                          accuracy.rows.front().measured.gpu,
+                          topology::precisionName(accuracy.rows.front().measured.precision), accuracy.labels);
+      text += fmt::format("  {:<44} {}\n", "the model's parameters:", gemmErrorsText(accuracy.errors));
+      if (accuracy.held_out) {
+        text += fmt::format("  {:<44} {}\n",
+                            "calibrated on the other workloads' shapes:", gemmErrorsText(*accuracy.held_out));
+        json_source["held_out"] = gemmErrorsJson(*accuracy.held_out);
+      }
+      if (accuracy.in_sample) {
+        text += fmt::format("  {:<44} {}\n", "calibrated on all (in sample):", gemmErrorsText(*accuracy.in_sample));
+        json_source["in_sample"] = gemmErrorsJson(*accuracy.in_sample);
+      }
+      json_source["harness_results"] = source.harness_results;
+      json_source["workloads"] = accuracy.labels;
+    } else {
+      text += fmt::format("  MAPE {:.1f}% over {} rows (bias {:+.1f}%)\n", 100.0 * accuracy.mape, accuracy.rows.size(),
+                          100.0 * accuracy.errors.bias);
+    }
+    json_source["rows"] = std::move(rows);
+    json.push_back(std::move(json_source));
   }
   return {text, json, 0};
 }

@@ -1,11 +1,101 @@
 #include "validate/gemm_accuracy.h"
 
 #include <cmath>
+#include <map>
+#include <set>
 
 #include "sim/compute_model.h"
 #include "topology/cluster_loader.h"
+#include "validate/gemm_fit.h"
 
 namespace trainsim::validate {
+namespace {
+
+sim::GemmShape shapeOf(const MeasuredGemm& row) { return {row.m, row.n, row.k, row.batch}; }
+
+// The model's rate for the measured shape, its inputs and output moved once at the
+// precision's element sizes.
+double predictedTflops(const sim::ComputeModel& model, const MeasuredGemm& row) {
+  const sim::GemmShape shape = shapeOf(row);
+  const auto m = static_cast<double>(row.m), n = static_cast<double>(row.n), k = static_cast<double>(row.k);
+  const auto batch = static_cast<double>(row.batch);
+  const GemmElementBytes element = gemmElementBytes(row.precision);
+  const double output_bytes = m * n * element.output * batch;
+  const double bytes = (m * k + k * n) * element.input * batch + output_bytes;
+  return shape.flops() / model.gemmTime(shape, bytes, output_bytes) / 1e12;
+}
+
+// `rate(row)` is the predicted TFLOP/s of a row.
+template <typename Rate>
+GemmErrors errorsOf(const std::vector<GemmComparison>& rows, Rate rate) {
+  GemmErrors errors;
+  double measured_s = 0.0, predicted_s = 0.0;
+  for (const GemmComparison& row : rows) {
+    const double error = rate(row) / row.measured.tflops - 1.0;
+    errors.mape += std::abs(error);
+    errors.bias += error;
+    const double flops = shapeOf(row.measured).flops();
+    measured_s += flops / row.measured.tflops;
+    predicted_s += flops / rate(row);
+  }
+  if (!rows.empty()) {
+    errors.mape /= static_cast<double>(rows.size());
+    errors.bias /= static_cast<double>(rows.size());
+    errors.throughput_error = measured_s / predicted_s - 1.0;
+  }
+  return errors;
+}
+
+// The rows as the harness results that `calibrate --harness` fits (validate/gemm_fit.h).
+GemmResults asHarnessResults(const MeasuredGemmSource& source, const std::vector<const MeasuredGemm*>& rows) {
+  GemmResults results;
+  results.source = source.harness_results;
+  results.precision = rows.front()->precision;
+  for (const MeasuredGemm* row : rows) {
+    const double time_us = shapeOf(*row).flops() / (row->tflops * 1e12) * 1e6;
+    results.gemm.push_back({row->m, row->n, row->k, row->batch, time_us, row->tflops, row->label});
+  }
+  return results;
+}
+
+// The model for `gpu` calibrated on `rows` as `trainsim calibrate --harness` calibrates it.
+sim::ComputeModel calibratedModel(const topology::GpuSpec& gpu, const MeasuredGemmSource& source,
+                                  const std::vector<const MeasuredGemm*>& rows,
+                                  const sim::ComputeParameters& parameters) {
+  const GemmFit fit = valueOrThrow(fitGemm(gpu, asHarnessResults(source, rows), parameters));
+  return valueOrThrow(
+      sim::ComputeModel::create(gpu, rows.front()->precision, applyGemmFit(fit, parameters).atKernelRates()));
+}
+
+// Fills the held-out and in-sample rates of a harness source's rows (all on one GPU and
+// precision, as one results file holds them).
+void calibrateOnOwnRows(const topology::GpuSpec& gpu, const sim::ComputeParameters& parameters,
+                        GemmSourceAccuracy& accuracy) {
+  std::vector<const MeasuredGemm*> all;
+  std::set<std::string> labels;
+  for (const GemmComparison& row : accuracy.rows) {
+    all.push_back(&row.measured);
+    labels.insert(row.measured.label);
+  }
+  const sim::ComputeModel in_sample = calibratedModel(gpu, accuracy.source, all, parameters);
+  for (GemmComparison& row : accuracy.rows) row.in_sample_tflops = predictedTflops(in_sample, row.measured);
+  accuracy.in_sample = errorsOf(accuracy.rows, [](const GemmComparison& row) { return row.in_sample_tflops; });
+  accuracy.labels = static_cast<int>(labels.size());
+  if (labels.size() < 2) return;
+  for (const std::string& label : labels) {
+    std::vector<const MeasuredGemm*> others;
+    for (const MeasuredGemm* row : all) {
+      if (row->label != label) others.push_back(row);
+    }
+    const sim::ComputeModel held_out = calibratedModel(gpu, accuracy.source, others, parameters);
+    for (GemmComparison& row : accuracy.rows) {
+      if (row.measured.label == label) row.held_out_tflops = predictedTflops(held_out, row.measured);
+    }
+  }
+  accuracy.held_out = errorsOf(accuracy.rows, [](const GemmComparison& row) { return row.held_out_tflops; });
+}
+
+}  // namespace
 
 Expected<std::vector<GemmSourceAccuracy>> compareGemms(const ConfigPaths& paths,
                                                        const sim::ComputeParameters& parameters) {
@@ -19,24 +109,21 @@ Expected<std::vector<GemmSourceAccuracy>> compareGemms(const ConfigPaths& paths,
         const topology::GpuSpec* gpu = catalog.find(row.gpu);
         if (gpu == nullptr) throwInputError("", row.gpu, "the GEMM suite names a GPU the catalog does not have");
         const auto model = valueOrThrow(sim::ComputeModel::create(*gpu, row.precision, parameters.atKernelRates()));
-        const sim::GemmShape shape{row.m, row.n, row.k};
-        const auto m = static_cast<double>(row.m), n = static_cast<double>(row.n), k = static_cast<double>(row.k);
-        const GemmElementBytes element = gemmElementBytes(row.precision);
-        const double output_bytes = m * n * element.output;
-        const double bytes = (m * k + k * n) * element.input + output_bytes;
-        const double seconds = model.gemmTime(shape, bytes, output_bytes);
-        const sim::GemmPlan plan = model.gemmPlan(shape);
+        const sim::GemmPlan plan = model.gemmPlan(shapeOf(row));
         GemmComparison comparison;
         comparison.measured = row;
-        comparison.predicted_tflops = shape.flops() / seconds / 1e12;
+        comparison.predicted_tflops = predictedTflops(model, row);
         comparison.error = comparison.predicted_tflops / row.tflops - 1.0;
         comparison.tile_m = plan.tile.m;
         comparison.tile_n = plan.tile.n;
         comparison.waves = plan.waves;
-        accuracy.mape += std::abs(comparison.error);
         accuracy.rows.push_back(comparison);
       }
-      if (!accuracy.rows.empty()) accuracy.mape /= static_cast<double>(accuracy.rows.size());
+      accuracy.errors = errorsOf(accuracy.rows, [](const GemmComparison& row) { return row.predicted_tflops; });
+      accuracy.mape = accuracy.errors.mape;
+      if (!source.harness_results.empty() && !accuracy.rows.empty()) {
+        calibrateOnOwnRows(*catalog.find(source.rows.front().gpu), parameters, accuracy);
+      }
       results.push_back(std::move(accuracy));
     }
     return results;

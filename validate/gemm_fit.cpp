@@ -83,15 +83,19 @@ Expected<GemmFit> fitGemm(const topology::GpuSpec& gpu, const GemmResults& resul
       best = *peak;
     }
     fit.ceiling_tflops = best;
-    std::map<std::string, std::vector<double>> by_class;
+    // Per class, the FLOPs and the net time of its shapes, each run once.
+    std::map<std::string, std::pair<double, double>> by_class;
+    std::map<std::string, int> counts;
     for (const auto& sample : results.gemm) {
       const sim::GemmShape shape{sample.m, sample.n, sample.k, sample.batch};
       const double net_us = std::max(sample.time_us - start.launch_overhead_us, kMinNetTimeFraction * sample.time_us);
-      const double efficiency = std::min(1.0, shape.flops() / (net_us * 1e-6) / (*peak * 1e12));
-      by_class[sim::gemmShapeClass(shape)].push_back(efficiency);
+      auto& [flops, seconds] = by_class[sim::gemmShapeClass(shape)];
+      flops += shape.flops();
+      seconds += net_us * 1e-6;
+      ++counts[sim::gemmShapeClass(shape)];
     }
-    for (const auto& [name, values] : by_class) {
-      fit.classes.push_back({name, median(values), static_cast<int>(values.size())});
+    for (const auto& [name, sums] : by_class) {
+      fit.classes.push_back({name, std::min(1.0, sums.first / sums.second / (*peak * 1e12)), counts[name]});
     }
   }
   if (!results.memory.empty()) {

@@ -2,10 +2,14 @@
 //
 //   - matmul ceiling: the best rate over the measured shapes (the "maximum achievable matmul
 //     FLOPS" definition the default table uses), as a MeasuredRate of the GPU and precision;
-//   - per shape class (sim::gemmShapeClass): the median efficiency of the class's shapes, as
-//     a fraction of the catalog peak, net of the compute model's per-kernel launch overhead
-//     (time - launch_overhead_us, at least half the time) so that the model, which adds that
-//     overhead to every kernel, predicts the measured time;
+//   - per shape class (sim::gemmShapeClass): the efficiency, as a fraction of the catalog peak,
+//     at which the class's shapes, each run once, take their measured total time: their FLOPs
+//     over their summed times net of the compute model's per-kernel launch overhead (time -
+//     launch_overhead_us, at least half the time; the model adds that overhead to every
+//     kernel). A training step's time is such a sum, where the long GEMMs weigh by their time;
+//     on one H100 these run slower than the short ones (the board at its power limit lowers
+//     the clock), and the median shape's efficiency overstated the measured sets' throughput
+//     by 6-8% (configs/validation/gemm.yaml, harness-h100-*; docs/calibration.md);
 //   - memory efficiency: the median GB/s of the memory-bandwidth rows of at least 256 MiB
 //     (well beyond any L2 cache: 40-60 MB on A100/H100, 126 MB on B200) over the catalog's
 //     peak; the largest transfer alone when none is that big.
@@ -27,7 +31,7 @@ namespace trainsim::validate {
 
 struct GemmClassFit {
   std::string shape_class;
-  double efficiency = 0.0;  // median over the class, fraction of peak
+  double efficiency = 0.0;  // the class's FLOPs over its net time, fraction of peak
   int shapes = 0;
 };
 

@@ -1,7 +1,8 @@
 // Published GEMM throughput that the compute model's GEMM timing (sim::ComputeModel: tile and
 // wave quantization under a per-GPU ceiling) is checked against (`trainsim validate gemm`),
 // read with its citations from <config dir>/validation/gemm.yaml (configs/validation/README.md
-// describes the schema).
+// describes the schema). A source's rows are either transcribed in that file or read from a
+// trainsim-calib-gemm results file beside it (validate/harness_results_reader.h).
 #pragma once
 
 #include <cstdint>
@@ -20,7 +21,11 @@ struct MeasuredGemm {
   int64_t m = 0;
   int64_t n = 0;
   int64_t k = 0;
-  double tflops = 0.0;  // published: 2 m n k / time
+  int64_t batch = 1;    // equal products in one kernel (grouped experts); harness rows only
+  double tflops = 0.0;  // published: 2 m n k batch / time
+  // What the shape stands for: the harness's label (the experiment or suite row whose workload
+  // runs it, or "reference"); empty for transcribed rows.
+  std::string label;
 };
 
 struct MeasuredGemmSource {
@@ -31,6 +36,9 @@ struct MeasuredGemmSource {
   // taken from this source's best rows: those rows check that the tile/wave model reaches its
   // ceiling, not that it predicts an independent measurement.
   bool independent = true;
+  // The trainsim-calib-gemm results file the rows were read from, as gemm.yaml names it
+  // (relative to its directory), or empty.
+  std::string harness_results;
   std::vector<MeasuredGemm> rows;
 };
 
@@ -47,7 +55,8 @@ struct GemmElementBytes {
 
 // All sources of the suite, in the file's order. Errors (file:line:col and key) for an unknown
 // or missing key, a value of the wrong type, a precision the catalog does not name, a source
-// without rows or an id given twice. The GPU keys are checked where the suite looks them up.
+// without rows or an id given twice, a source with both `rows` and `harness_results`, and a
+// harness file that does not read or holds no GEMM rows. The GPU keys are checked where the suite looks them up.
 [[nodiscard]] Expected<std::vector<MeasuredGemmSource>> loadGemmSources(const ConfigPaths& paths);
 
 }  // namespace trainsim::validate

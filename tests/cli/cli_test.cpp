@@ -648,7 +648,7 @@ TEST(CliTest, ValidateGemmPrintsEachPublishedShapeAndItsJson) {
   ASSERT_EQ(json_result.exit_code, 0) << json_result.err;
   const nlohmann::json json = parseJson(json_result);
   ASSERT_TRUE(json.is_array());
-  ASSERT_EQ(json.size(), 3u);
+  ASSERT_EQ(json.size(), 5u);
   EXPECT_EQ(json[0]["id"], "azure-cublaslt");
   EXPECT_EQ(json[0]["rows"].size(), 26u);
   for (const char* key : {"gpu", "precision", "m", "n", "k", "published_tflops", "predicted_tflops", "error"}) {
@@ -658,6 +658,23 @@ TEST(CliTest, ValidateGemmPrintsEachPublishedShapeAndItsJson) {
   EXPECT_EQ(json[1]["rows"].size(), 9u);
   EXPECT_EQ(json[2]["id"], "mamf");
   EXPECT_FALSE(json[2]["independent"].get<bool>());
+  // A measured harness source prints its summary: the model as shipped, then calibrated on
+  // the other workloads' shapes and on all of them; its JSON carries every row.
+  EXPECT_NE(text.out.find("354 measured shapes (h100-sxm at bf16) of 26 workloads"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("calibrated on the other workloads' shapes:"), std::string::npos);
+  EXPECT_EQ(json[3]["id"], "harness-h100-bf16");
+  EXPECT_EQ(json[3]["rows"].size(), 354u);
+  EXPECT_EQ(json[3]["workloads"], 26);
+  for (const char* key : {"mape", "bias", "throughput_error"}) {
+    EXPECT_TRUE(json[3]["held_out"].contains(key)) << key;
+    EXPECT_TRUE(json[3]["in_sample"].contains(key)) << key;
+  }
+  for (const char* key : {"batch", "label", "held_out_tflops", "in_sample_tflops"}) {
+    EXPECT_TRUE(json[3]["rows"][0].contains(key)) << key;
+  }
+  // Calibrated in sample, the class efficiencies reproduce the measured set's total time.
+  EXPECT_NEAR(json[3]["in_sample"]["throughput_error"].get<double>(), 0.0, 0.005);
+  EXPECT_NEAR(json[4]["in_sample"]["throughput_error"].get<double>(), 0.0, 0.005);
   const Result unknown = trainsim({"validate", "gemms"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.err.find("available: collectives, training, gemm, all"), std::string::npos) << unknown.err;

@@ -557,6 +557,44 @@ memory_bandwidth:
   }
 }
 
+// Shapes of one class at different sizes: the class's efficiency is the one at which its
+// shapes, each run once, take their measured total time (the long ones weigh by their time,
+// as in a training step), not the median shape's.
+TEST(GemmFitTest, AClassEfficiencyReproducesTheClassTotalTime) {
+  const std::string text = R"(format: trainsim-harness-1
+tool: trainsim-calib-gemm
+gpu: "NVIDIA A100-SXM4-40GB"
+cuda_runtime: "13.0"
+precision: bf16
+gemm:
+  - {m: 8192, n: 8192, k: 8192, time_us: 5000, tflops: 219.9, source: a}
+  - {m: 4096, n: 4096, k: 4096, time_us: 580, tflops: 237.0, source: b}
+  - {m: 6144, n: 6144, k: 6144, time_us: 1900, tflops: 244.1, source: c}
+memory_bandwidth: []
+)";
+  const auto results = parseHarnessResults(text, "g.yaml");
+  ASSERT_TRUE(results.ok()) << results.error().toString();
+  const auto& gpu = azure().spec().gpu;
+  const sim::ComputeParameters start = shippedCompute();
+  const auto fit = fitGemm(gpu, std::get<GemmResults>(*results), start);
+  ASSERT_TRUE(fit.ok()) << fit.error().toString();
+  ASSERT_EQ(fit->classes.size(), 1u);
+  EXPECT_EQ(fit->classes[0].shape_class, "cubic_large");
+  EXPECT_EQ(fit->classes[0].shapes, 3);
+  double flops = 0.0, net_s = 0.0;
+  for (const auto& [side, us] : {std::pair{8192.0, 5000.0}, {4096.0, 580.0}, {6144.0, 1900.0}}) {
+    flops += 2.0 * side * side * side;
+    net_s += (us - start.launch_overhead_us) * 1e-6;
+  }
+  EXPECT_NEAR(fit->classes[0].efficiency, flops / net_s / (*gpu.peakTflops(topology::Precision::kBf16) * 1e12), 1e-12);
+  double measured_us = 0.0, calibrated_us = 0.0;
+  for (const auto& check : fit->checks) {
+    measured_us += check.sample.time_us;
+    calibrated_us += check.calibrated_time_us;
+  }
+  EXPECT_NEAR(calibrated_us / measured_us, 1.0, 0.01);
+}
+
 // The Azure ND A100 v4 logs of ../shared, when this checkout has them: calibrated from both,
 // the calibration reproduces each within 5% from 1 MiB up (parameters + measured correction),
 // and the parameters alone improve the large-message prediction over the defaults, summed

@@ -1,8 +1,10 @@
 // The collective and GEMM suites' data files (configs/validation/collectives.yaml, gemm.yaml):
 // the shipped ones load, and a malformed one is refused at the file, line, column and key.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <string>
 
 #include "tests/scratch_config_dir.h"
@@ -11,6 +13,8 @@
 
 namespace trainsim::validate {
 namespace {
+
+using ::testing::HasSubstr;
 
 const ConfigPaths kPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS};
 
@@ -119,7 +123,7 @@ TEST(MeasurementFilesTest, AMalformedCurveIsRefusedAtItsPosition) {
 TEST(MeasurementFilesTest, TheShippedGemmSourcesLoadInTheirOrder) {
   const auto sources = loadGemmSources(kPaths);
   ASSERT_TRUE(sources.ok()) << sources.error().toString();
-  ASSERT_EQ(sources->size(), 3u);
+  ASSERT_EQ(sources->size(), 5u);
   EXPECT_EQ((*sources)[0].id, "azure-cublaslt");
   EXPECT_TRUE((*sources)[0].independent);
   // The A100 row at 32768^3 is not published: 8 A100 rows, 9 H100 and 9 H200.
@@ -134,6 +138,60 @@ TEST(MeasurementFilesTest, TheShippedGemmSourcesLoadInTheirOrder) {
   EXPECT_EQ(h100.n, 9216);
   EXPECT_EQ(h100.k, 14336);
   EXPECT_EQ(h100.tflops, 1402.6);
+  // The measured H100 harness files: every shape of the file, labelled by its workload.
+  const MeasuredGemmSource& bf16 = (*sources)[3];
+  EXPECT_EQ(bf16.id, "harness-h100-bf16");
+  EXPECT_EQ(bf16.harness_results, "gemm-harness/h100-gemm-bf16-2026-11-26.yaml");
+  ASSERT_EQ(bf16.rows.size(), 354u);
+  EXPECT_EQ(bf16.rows[0].gpu, "h100-sxm");
+  EXPECT_EQ(bf16.rows[0].precision, topology::Precision::kBf16);
+  EXPECT_EQ(bf16.rows[0].label, "automodel-moe-001");
+  EXPECT_EQ(bf16.rows[6].batch, 4);
+  EXPECT_EQ(bf16.rows.back().label, "reference");
+  EXPECT_EQ((*sources)[4].rows.size(), 349u);
+  EXPECT_EQ((*sources)[4].rows[0].precision, topology::Precision::kFp8);
+}
+
+// A source reads its rows from a trainsim-calib-gemm results file beside gemm.yaml, or from
+// its own rows, not both; the file's errors name the file.
+TEST(MeasurementFilesTest, AGemmSourceReadsAHarnessFileBesideTheSuite) {
+  const std::string header =
+      "sources:\n"
+      "  - id: measured\n"
+      "    title: \"Measured\"\n"
+      "    source: \"a test\"\n"
+      "    independent: true\n"
+      "    gpu: h100-sxm\n"
+      "    harness_results: h100.yaml\n";
+  const std::string harness =
+      "format: trainsim-harness-1\ntool: trainsim-calib-gemm\ngpu: \"NVIDIA H100 80GB HBM3\"\n"
+      "cuda_runtime: \"13.0\"\nprecision: fp8\ngemm:\n"
+      "  - {m: 4096, n: 4096, k: 4096, time_us: 110, tflops: 1249.5, source: row-a}\n"
+      "  - {m: 8192, n: 1024, k: 256, batch: 8, time_us: 30, tflops: 572.6, source: row-b}\n"
+      "memory_bandwidth: []\n";
+  const ValidationDir dir("gemm.yaml", header);
+  std::ofstream(dir.file("h100.yaml")) << harness;
+  const auto sources = loadGemmSources(dir.paths());
+  ASSERT_TRUE(sources.ok()) << sources.error().toString();
+  ASSERT_EQ(sources->front().rows.size(), 2u);
+  const MeasuredGemm& grouped = sources->front().rows[1];
+  EXPECT_EQ(grouped.gpu, "h100-sxm");
+  EXPECT_EQ(grouped.precision, topology::Precision::kFp8);
+  EXPECT_EQ(grouped.batch, 8);
+  EXPECT_EQ(grouped.tflops, 572.6);
+  EXPECT_EQ(grouped.label, "row-b");
+
+  const ValidationDir both(
+      "gemm.yaml", header + "    rows:\n      - {gpu: h100-sxm, precision: fp8, m: 1, n: 2, k: 3, tflops: 4}\n");
+  std::ofstream(both.file("h100.yaml")) << harness;
+  const auto refused = loadGemmSources(both.paths());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.error().toString(), HasSubstr("rows or harness_results, not both"));
+
+  const ValidationDir missing("gemm.yaml", header);
+  const auto unreadable = loadGemmSources(missing.paths());
+  ASSERT_FALSE(unreadable.ok());
+  EXPECT_THAT(unreadable.error().toString(), HasSubstr("h100.yaml"));
 }
 
 TEST(MeasurementFilesTest, AGemmRowInAnUnknownPrecisionIsRefusedAtItsPosition) {
