@@ -13,7 +13,7 @@
 
 namespace trainsim::cli {
 
-inline constexpr const char* kMemoryBudgetOption = "--max-memory-gib";
+using sim::kMemoryBudgetOption;
 
 inline void addMemoryBudgetOption(CLI::App& command, double& budget_GiB) {
   command

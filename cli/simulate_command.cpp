@@ -231,6 +231,7 @@ int run(const SimulateOptions& options, const CommandContext& context) {
   parallelism::SimulationOptions simulation = valueOrThrow(parallelism::defaultSimulationOptions(context.paths));
   simulation.iteration.symmetric = options.symmetric;
   simulation.every_microbatch = options.every_microbatch;
+  simulation.memory_budget_GiB = options.max_memory_GiB;
   parallelism::applySoftwareStack(experiment, simulation);
   std::optional<validate::Calibration> calibration;
   if (!options.calibration_file.empty()) {

@@ -8,9 +8,9 @@
 // every replica, in symmetric mode too), and the dependencies between them, each
 // collective at the most flows its algorithm may expand into (sim/collective_flow_bound.h),
 // and one collective of each kind per group running at once. The largest graph is the
-// steady-state extrapolation's third run where it applies (its fallback to every
-// micro-batch, when the line does not hold, is not bounded), else the full micro-batch
-// count.
+// steady-state extrapolation's third run where it applies, else the full micro-batch count
+// (SimulationOptions::every_microbatch: the estimate simulateIteration checks before it
+// falls back to every micro-batch, when the line does not hold).
 #pragma once
 
 #include "parallelism/experiment.h"

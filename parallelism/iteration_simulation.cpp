@@ -1,5 +1,7 @@
 #include "parallelism/iteration_simulation.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -7,11 +9,13 @@
 #include <vector>
 
 #include "parallelism/compute_timer.h"
+#include "parallelism/iteration_memory.h"
 #include "parallelism/rank_layout.h"
 #include "sim/compute_model.h"
 #include "sim/default_parameters.h"
 #include "sim/engine.h"
 #include "sim/flow_network.h"
+#include "sim/memory_budget.h"
 #include "topology/cluster.h"
 #include "topology/router.h"
 
@@ -182,6 +186,20 @@ std::vector<TimeBreakdown> extrapolate(const std::vector<TimeBreakdown>& a, cons
   return result;
 }
 
+// The fallback to every micro-batch builds the whole schedule, which the estimate made
+// before the run (of the extrapolation's runs) does not cover: estimated on its own, it is
+// refused when over the budget.
+void requireFullRunWithinBudget(const Experiment& experiment, const SimulationOptions& options, int64_t last_tried) {
+  SimulationOptions every = options;
+  every.every_microbatch = true;
+  const sim::MemoryEstimate full = valueOrThrow(estimateIterationMemory(experiment, every));
+  const std::string remedy = fmt::format(
+      "the steady state did not extrapolate (up to {} of {} micro-batches), so every micro-batch is simulated: "
+      "simulate fewer GPUs or micro-batches, or use --symmetric",
+      last_tried, experiment.plan.microbatches(experiment.training));
+  valueOrThrow(sim::checkMemoryBudget(full, options.memory_budget_GiB, sim::kMemoryBudgetOption, remedy));
+}
+
 }  // namespace
 
 Expected<SimulationOptions> defaultSimulationOptions(const ConfigPaths& paths) {
@@ -283,6 +301,7 @@ Expected<IterationResult> simulateIteration(const Experiment& experiment, const 
         result.stage_breakdowns = extrapolate(a.stage_breakdowns, b.stage_breakdowns, used);
         result.extrapolation = used;
       } else {
+        if (options.memory_budget_GiB > 0.0) requireFullRunWithinBudget(experiment, options, at_b);
         const ScheduleRun run = simulateSchedule(experiment, options);
         result.iteration_time_s = run.iteration_time_s;
         result.breakdown = run.breakdown;

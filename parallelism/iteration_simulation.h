@@ -71,6 +71,11 @@ struct SimulationOptions {
   // Simulate every micro-batch instead of extrapolating the steady state (see
   // microbatchExtrapolation): slower, for checking the extrapolation.
   bool every_microbatch = false;
+  // When positive, the memory budget (GiB) of the fallback to every micro-batch: where the
+  // steady-state line does not hold, the full run is estimated first (iteration_memory.h)
+  // and refused (InvalidInput at sim::kMemoryBudgetOption) when over it. `simulate` and
+  // `sweep` check the extrapolated run against the same budget before they start.
+  double memory_budget_GiB = 0.0;
   // The software stack whose parameters the models' parameters hold (applySoftwareStack;
   // "" for none). simulateIteration refuses an experiment of another stack.
   std::string stack;

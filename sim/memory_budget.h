@@ -23,6 +23,9 @@ namespace trainsim::sim {
 
 // The default budget: 8 GiB, what a laptop or a CI runner spares (--max-memory-gib).
 inline constexpr double kDefaultMemoryBudgetGiB = 8.0;
+// The command-line flag that sets the budget; an Error over the budget names it as its
+// `where` (checkMemoryBudget's `option`), which is how callers tell the refusal apart.
+inline constexpr const char* kMemoryBudgetOption = "--max-memory-gib";
 
 // Peak resident bytes per item, measured (RelWithDebInfo, glibc) and rounded up:
 //  - the cluster graph: 1.8-2.5 KB per GPU over the shipped presets at 32,768 GPUs, 2.1 KB

@@ -16,6 +16,7 @@
 #include "base/units.h"
 #include "parallelism/iteration_memory.h"
 #include "sweep/iteration_estimate.h"
+#include "sweep/memory_gate.h"
 #include "sweep/parallel_for.h"
 #include "sweep/pareto_front.h"
 
@@ -163,15 +164,24 @@ class Evaluator {
         "simulate", items, kSimulationRecordSize, [&](std::size_t candidate, int worker, double* record) {
           Experiment& experiment = experimentFor(candidate, worker);
           const auto estimate = parallelism::estimateIterationMemory(experiment, settings_.simulation);
-          if (estimate && estimate->bytes() > settings_.memory_budget_GiB * kBytesPerGiB) {
+          auto overBudget = [&](double bytes) {
             std::fill(record, record + kSimulationRecordSize, 0.0);
             record[0] = kOverMemoryBudget;
-            record[1] = estimate->bytes();
-            return;
-          }
-          const auto result = parallelism::simulateIteration(experiment, settings_.simulation);
+            record[1] = bytes;
+          };
+          if (estimate && estimate->bytes() > settings_.memory_budget_GiB * kBytesPerGiB)
+            return overBudget(estimate->bytes());
+          const MemoryGate::Hold hold(memory_gate_, estimate ? estimate->bytes() : 0.0);
+          parallelism::SimulationOptions options = settings_.simulation;
+          options.memory_budget_GiB = settings_.memory_budget_GiB;
+          const auto result = parallelism::simulateIteration(experiment, options);
           if (result) {
             encodeResult(*result, record);
+          } else if (result.error().where == sim::kMemoryBudgetOption) {
+            // The steady state did not extrapolate and every micro-batch is over the budget.
+            options.every_microbatch = true;
+            const auto full = parallelism::estimateIterationMemory(experiment, options);
+            overBudget(full ? full->bytes() : 0.0);
           } else {
             // A checked plan the simulator rejects is a bug: keep it visible.
             std::fill(record, record + kSimulationRecordSize, 0.0);
@@ -237,6 +247,7 @@ class Evaluator {
   const ProgressCallback& progress_;
   parallelism::MemoryOptions memory_options_;
   std::vector<WorkerState> states_;
+  MemoryGate memory_gate_{settings_.memory_budget_GiB * kBytesPerGiB};
 };
 
 // What decides a plan's simulated timeline. ZeRO-1 and ZeRO-2 run the same collectives
