@@ -49,8 +49,14 @@ def cuda_time_s(fn, warmup=5, iters=20):
     return start.elapsed_time(end) / 1e3 / iters
 
 
+# MEASURE_SECTIONS=a,b runs only those sections (all when unset).
+SECTIONS = set(filter(None, os.environ.get("MEASURE_SECTIONS", "").split(",")))
+
+
 def section(name):
     def wrap(body):
+        if SECTIONS and name not in SECTIONS:
+            return
         if time_left() < 20:
             results[name] = {"skipped": "time budget"}
             save()
@@ -367,6 +373,88 @@ def train_steps():
         results["train_steps_partial"] = rows
         save()
     results.pop("train_steps_partial", None)
+    return {"rows": rows}
+
+
+def phase_times(model, opt, tokens, labels, fwd, steps=20):
+    """Mean seconds of the forward, backward and optimizer phases of a step, each waited
+    for on the GPU, and of whole steps issued back to back."""
+    def forward():
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            return fwd(tokens, labels)
+
+    def optimizer():
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    for _ in range(5):
+        forward().backward()
+        optimizer()
+    torch.cuda.synchronize()
+    sums = {"forward_s": 0.0, "backward_s": 0.0, "optimizer_s": 0.0}
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        loss = forward()
+        torch.cuda.synchronize()
+        t1 = time.perf_counter()
+        loss.backward()
+        torch.cuda.synchronize()
+        t2 = time.perf_counter()
+        optimizer()
+        torch.cuda.synchronize()
+        t3 = time.perf_counter()
+        sums["forward_s"] += t1 - t0
+        sums["backward_s"] += t2 - t1
+        sums["optimizer_s"] += t3 - t2
+    row = {k: v / steps for k, v in sums.items()}
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        forward().backward()
+        optimizer()
+    torch.cuda.synchronize()
+    row["step_s"] = (time.perf_counter() - t0) / steps
+    from torch.profiler import ProfilerActivity, profile
+    counts = {}
+    for phase, body in (("forward", forward), ("step", lambda: (forward().backward(), optimizer()))):
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            body()
+            torch.cuda.synchronize()
+        counts[phase] = sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+    row["kernels_forward"] = counts["forward"]
+    row["kernels_per_step"] = counts["step"]
+    return row
+
+
+@section("host_bound_steps")
+def host_bound_steps():
+    """The small Llama-style models' steps on 16 tokens: the same kernels as at 2,048, each
+    of next to no GPU work, so that a phase's time is the host's: its cost per kernel inside
+    a training step (Python modules, autograd, the optimizer), beside the bare op's."""
+    rows = []
+    configs = [
+        {"layers": 8, "hidden": 1024, "heads": 16, "kv_heads": 8, "ffn": 2816, "vocab": 32000, "seq": 16, "batch": 1},
+        {"layers": 16, "hidden": 2048, "heads": 16, "kv_heads": 8, "ffn": 5632, "vocab": 32000, "seq": 16, "batch": 1},
+    ]
+    for cfg, compiled in ((configs[0], False), (configs[1], False), (configs[0], True)):
+        if time_left() < 60:
+            break
+        torch.manual_seed(0)
+        model = Llama(cfg["layers"], cfg["hidden"], cfg["heads"], cfg["kv_heads"], cfg["ffn"], cfg["vocab"]).cuda()
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+        fwd = torch.compile(model) if compiled else model
+        tokens = torch.randint(0, cfg["vocab"], (cfg["batch"], cfg["seq"]), device="cuda")
+        labels = torch.randint(0, cfg["vocab"], (cfg["batch"], cfg["seq"]), device="cuda")
+        try:
+            row = dict(cfg, compiled=compiled, params=sum(p.numel() for p in model.parameters()))
+            row.update(phase_times(model, opt, tokens, labels, fwd))
+        except Exception as e:
+            row = dict(cfg, compiled=compiled, error=str(e)[:500])
+        rows.append(row)
+        results["host_bound_steps_partial"] = rows
+        save()
+        del model, opt, fwd
+        torch.cuda.empty_cache()
+    results.pop("host_bound_steps_partial", None)
     return {"rows": rows}
 
 
