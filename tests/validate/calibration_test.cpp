@@ -528,20 +528,22 @@ collectives:
   EXPECT_THAT(directory.error().toString(), HasSubstr(": is a directory, expected a trainsim-calib-nccl or"));
 }
 
+// A trainsim-calib-gemm results file of an A100 at bf16, from its `gemm:` rows on.
+std::string a100GemmResults(const std::string& rows) {
+  return "format: trainsim-harness-1\ntool: trainsim-calib-gemm\ngpu: \"NVIDIA A100-SXM4-40GB\"\n"
+         "cuda_runtime: \"13.0\"\nprecision: bf16\ngemm:\n" +
+         rows;
+}
+
 TEST(GemmFitTest, CeilingClassesAndMemoryEfficiencyFromHarnessResults) {
-  const std::string text = R"(format: trainsim-harness-1
-tool: trainsim-calib-gemm
-gpu: "NVIDIA A100-SXM4-40GB"
-cuda_runtime: "13.0"
-precision: bf16
-gemm:
-  - {m: 8192, n: 8192, k: 8192, time_us: 4400, tflops: 249.9, source: reference}
+  const std::string text =
+      a100GemmResults(R"(  - {m: 8192, n: 8192, k: 8192, time_us: 4400, tflops: 249.9, source: reference}
   - {m: 16384, n: 8192, k: 1024, time_us: 1100, tflops: 249.9, source: reference}
   - {m: 4096, n: 4096, k: 128, time_us: 60, tflops: 71.6, source: reference}
 memory_bandwidth:
   - {bytes: 1073741824, time_us: 700, GBps: 1534}
   - {bytes: 4194304, time_us: 1, GBps: 8388}
-)";
+)");
   const auto results = parseHarnessResults(text, "g.yaml");
   ASSERT_TRUE(results.ok()) << results.error().toString();
   const auto& gemm = std::get<GemmResults>(*results);
@@ -561,17 +563,11 @@ memory_bandwidth:
 // shapes, each run once, take their measured total time (the long ones weigh by their time,
 // as in a training step), not the median shape's.
 TEST(GemmFitTest, AClassEfficiencyReproducesTheClassTotalTime) {
-  const std::string text = R"(format: trainsim-harness-1
-tool: trainsim-calib-gemm
-gpu: "NVIDIA A100-SXM4-40GB"
-cuda_runtime: "13.0"
-precision: bf16
-gemm:
-  - {m: 8192, n: 8192, k: 8192, time_us: 5000, tflops: 219.9, source: a}
+  const std::string text = a100GemmResults(R"(  - {m: 8192, n: 8192, k: 8192, time_us: 5000, tflops: 219.9, source: a}
   - {m: 4096, n: 4096, k: 4096, time_us: 580, tflops: 237.0, source: b}
   - {m: 6144, n: 6144, k: 6144, time_us: 1900, tflops: 244.1, source: c}
 memory_bandwidth: []
-)";
+)");
   const auto results = parseHarnessResults(text, "g.yaml");
   ASSERT_TRUE(results.ok()) << results.error().toString();
   const auto& gpu = azure().spec().gpu;
