@@ -136,6 +136,27 @@ std::vector<parallelism::ChunkPart> otherParts(const parallelism::Experiment& ex
   return others;
 }
 
+// Whether every chunk's transformer layers are one kind of layer and no chunk holds more
+// (no multi-token-prediction modules): a chunk is then chunk (0, 0)'s layer part with its
+// repeats set to the chunk's layer count, plus otherParts, and chunks of equal layer counts
+// cost the same. Otherwise (dense first layers, layer frequencies, sliding-window layers, MTP
+// modules) each chunk is priced from its own parts.
+bool uniformChunks(const parallelism::Experiment& experiment) {
+  return experiment.model.uniformLayers() && experiment.model.mtp_layers == 0;
+}
+
+// The parts the screen prices for chunk (stage, chunk): as the builder's chunkWorkloads,
+// with uniform chunks built from chunk (0, 0)'s parts (`first_parts`).
+std::vector<parallelism::ChunkPart> screenParts(const parallelism::Experiment& experiment,
+                                                const std::vector<parallelism::ChunkPart>& first_parts,
+                                                const parallelism::FlopsOptions& flops, int64_t stage, int64_t chunk) {
+  if (!uniformChunks(experiment)) return chunkWorkloads(experiment, stage, chunk, flops);
+  std::vector<parallelism::ChunkPart> parts{
+      layerPart(first_parts, experiment.plan.layersOfChunk(experiment.model.layers, stage, chunk))};
+  for (auto& part : otherParts(experiment, first_parts, flops, stage, chunk)) parts.push_back(std::move(part));
+  return parts;
+}
+
 // ZeRO-3 as the builder runs it: pp = 1 and one chunk (checkPlan), over more than one replica.
 bool zero3(const parallelism::ParallelPlan& plan) { return plan.zero >= 3 && plan.dp * plan.cp > 1; }
 
@@ -298,9 +319,8 @@ std::vector<parallelism::PassWork> IterationEstimator::chunkPassWork(const paral
   const auto& flops = options_.iteration.flops;
   const parallelism::ComputeTimer timer(compute_);
   const std::vector<parallelism::ChunkPart> first_parts = chunkWorkloads(experiment, 0, 0, flops);
-  std::vector<parallelism::PassWork> works{
-      partWork(plan, layerPart(first_parts, plan.layersOfChunk(experiment.model.layers, stage, chunk)), timer)};
-  for (const auto& part : otherParts(experiment, first_parts, flops, stage, chunk)) {
+  std::vector<parallelism::PassWork> works;
+  for (const auto& part : screenParts(experiment, first_parts, flops, stage, chunk)) {
     works.push_back(partWork(plan, part, timer));
   }
   return works;
@@ -392,10 +412,26 @@ IterationEstimator::PipelineEstimate IterationEstimator::pipelineEstimate(const 
     }
     return found->second;
   };
+  const bool uniform = uniformChunks(experiment);
   auto chunkOf = [&](int64_t stage, int64_t chunk) {
+    if (!uniform) {
+      ChunkTimes times;
+      for (const auto& part : screenParts(experiment, first_parts, flops, stage, chunk))
+        times.add(partTimes(plan, part, timer));
+      return times;
+    }
     ChunkTimes times = layerTimes(plan.layersOfChunk(model.layers, stage, chunk));
     for (const auto& part : otherParts(experiment, first_parts, flops, stage, chunk))
       times.add(partTimes(plan, part, timer));
+    return times;
+  };
+  // A chunk's transformer layers alone (the recomputable parts).
+  auto layersOf = [&](int64_t stage, int64_t chunk) {
+    if (uniform) return layerTimes(plan.layersOfChunk(model.layers, stage, chunk));
+    ChunkTimes times;
+    for (const auto& part : screenParts(experiment, first_parts, flops, stage, chunk)) {
+      if (part.recomputable) times.add(partTimes(plan, part, timer));
+    }
     return times;
   };
   // One micro-batch through every chunk of a stage, each chunk's passes priced on their own.
@@ -407,7 +443,7 @@ IterationEstimator::PipelineEstimate IterationEstimator::pipelineEstimate(const 
   PipelineEstimate estimate;
   estimate.first_chunk = chunkOf(0, 0);
   estimate.last_chunk = chunkOf(plan.pp - 1, plan.virtual_stages - 1);
-  estimate.middle = layerTimes(plan.layersOfChunk(model.layers, plan.pp > 2 ? 1 : 0, plan.virtual_stages - 1));
+  estimate.middle = layersOf(plan.pp > 2 ? 1 : 0, plan.virtual_stages - 1);
   // 1F1B over stages of unequal time t_s per micro-batch: the slowest stage sets the steady
   // state and every stage adds its own share of the fill and drain, (m - 1) max t_s + sum t_s
   // for one chunk per stage; interleaving divides the fill and drain by the chunks. (Pricing

@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "tests/shipped_simulation_options.h"
 #include "parallelism/compute_timer.h"
 #include "parallelism/experiment_loader.h"
 #include "parallelism/iteration_builder.h"
 #include "parallelism/iteration_simulation.h"
 #include "parallelism/pass_work.h"
 #include "sweep/iteration_estimate.h"
+#include "tests/shipped_simulation_options.h"
 
 namespace trainsim::sweep {
 namespace {
@@ -145,6 +145,18 @@ TEST(ScreenPassWorkTest, UnevenInterleavedPipeline) {
                                                "parallelism.recompute=full", "training.global_batch_size=14"}),
                      work);
   EXPECT_TRUE(holds(work, parallelism::ParallelGroup::kTensor, false, true));
+}
+
+// DeepSeek-V3 over two stages: stage 0 holds the three dense layers and 28 MoE layers, the
+// last stage MoE layers and the MTP module; each chunk is priced from its own kinds of layer.
+TEST(ScreenPassWorkTest, DenseFirstLayersAndMultiTokenPrediction) {
+  const auto experiment =
+      experimentOf("deepseek-v3", {"parallelism.pp=2", "parallelism.first_stage_layers=31", "parallelism.dp=1",
+                                   "parallelism.ep=8", "parallelism.etp=1", "training.global_batch_size=16"});
+  ASSERT_GT(experiment.model.mtp_layers, 0);
+  PassWork work;
+  expectSamePassWork(experiment, work);
+  EXPECT_TRUE(holds(work, parallelism::ParallelGroup::kExpert, false, false));
 }
 
 }  // namespace
