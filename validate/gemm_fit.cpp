@@ -6,6 +6,7 @@
 #include <map>
 
 #include "sim/compute_model.h"
+#include "validate/gemm_measurements.h"
 #include "validate/robust_statistics.h"
 
 namespace trainsim::validate {
@@ -16,24 +17,21 @@ constexpr double kMinStreamBytes = 256.0 * 1024.0 * 1024.0;
 // The launch overhead is taken off a measured GEMM time down to at most this fraction of it.
 constexpr double kMinNetTimeFraction = 0.5;
 
-int64_t elementBytes(topology::Precision precision) {
-  switch (precision) {
-    case topology::Precision::kFp64: return 8;
-    case topology::Precision::kFp32:
-    case topology::Precision::kTf32: return 4;
-    case topology::Precision::kFp16:
-    case topology::Precision::kBf16: return 2;
-    case topology::Precision::kFp8: return 1;
-  }
-  return 2;
-}
-
-// A, B read and C written once, at the precision's element size.
-double gemmBytes(const GemmSample& sample, topology::Precision precision) {
+// A, B read and C written once, at the element sizes the GEMM suite and the training
+// workload use (gemmElementBytes: fp8 operands with a 16-bit output); the output is also the
+// epilogue's traffic, as compareGemms and the workload's GEMMs pass it.
+struct SampleBytes {
+  double total = 0.0;
+  double output = 0.0;
+};
+SampleBytes gemmBytes(const GemmSample& sample, topology::Precision precision) {
   const auto m = static_cast<double>(sample.m);
   const auto n = static_cast<double>(sample.n);
   const auto k = static_cast<double>(sample.k);
-  return (m * k + k * n + m * n) * static_cast<double>(sample.batch) * static_cast<double>(elementBytes(precision));
+  const auto batch = static_cast<double>(sample.batch);
+  const GemmElementBytes element = gemmElementBytes(precision);
+  const double output = m * n * element.output * batch;
+  return {(m * k + k * n) * element.input * batch + output, output};
 }
 
 }  // namespace
@@ -127,9 +125,9 @@ Expected<GemmFit> fitGemm(const topology::GpuSpec& gpu, const GemmResults& resul
   if (!after.ok()) return after.error();
   for (const auto& sample : results.gemm) {
     const sim::GemmShape shape{sample.m, sample.n, sample.k, sample.batch};
-    const double bytes = gemmBytes(sample, results.precision);
-    fit.checks.push_back({sample, sim::gemmShapeClass(shape), before->gemmTime(shape, bytes) * 1e6,
-                          after->gemmTime(shape, bytes) * 1e6});
+    const SampleBytes bytes = gemmBytes(sample, results.precision);
+    fit.checks.push_back({sample, sim::gemmShapeClass(shape), before->gemmTime(shape, bytes.total, bytes.output) * 1e6,
+                          after->gemmTime(shape, bytes.total, bytes.output) * 1e6});
   }
   return fit;
 }
