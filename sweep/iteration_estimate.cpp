@@ -413,26 +413,34 @@ IterationEstimator::PipelineEstimate IterationEstimator::pipelineEstimate(const 
     return found->second;
   };
   const bool uniform = uniformChunks(experiment);
-  auto chunkOf = [&](int64_t stage, int64_t chunk) {
-    if (!uniform) {
-      ChunkTimes times;
-      for (const auto& part : screenParts(experiment, first_parts, flops, stage, chunk))
-        times.add(partTimes(plan, part, timer));
-      return times;
+  // Another model's chunks, each priced once from its own parts: the whole chunk, and its
+  // transformer layers alone (the recomputable parts).
+  struct OwnChunk {
+    ChunkTimes all;
+    ChunkTimes layers;
+  };
+  std::map<std::pair<int64_t, int64_t>, OwnChunk> own_chunks;
+  auto ownChunk = [&](int64_t stage, int64_t chunk) -> const OwnChunk& {
+    auto [found, inserted] = own_chunks.try_emplace({stage, chunk});
+    if (inserted) {
+      for (const auto& part : screenParts(experiment, first_parts, flops, stage, chunk)) {
+        const ChunkTimes times = partTimes(plan, part, timer);
+        found->second.all.add(times);
+        if (part.recomputable) found->second.layers.add(times);
+      }
     }
+    return found->second;
+  };
+  auto chunkOf = [&](int64_t stage, int64_t chunk) {
+    if (!uniform) return ownChunk(stage, chunk).all;
     ChunkTimes times = layerTimes(plan.layersOfChunk(model.layers, stage, chunk));
     for (const auto& part : otherParts(experiment, first_parts, flops, stage, chunk))
       times.add(partTimes(plan, part, timer));
     return times;
   };
-  // A chunk's transformer layers alone (the recomputable parts).
   auto layersOf = [&](int64_t stage, int64_t chunk) {
-    if (uniform) return layerTimes(plan.layersOfChunk(model.layers, stage, chunk));
-    ChunkTimes times;
-    for (const auto& part : screenParts(experiment, first_parts, flops, stage, chunk)) {
-      if (part.recomputable) times.add(partTimes(plan, part, timer));
-    }
-    return times;
+    if (!uniform) return ownChunk(stage, chunk).layers;
+    return layerTimes(plan.layersOfChunk(model.layers, stage, chunk));
   };
   // One micro-batch through every chunk of a stage, each chunk's passes priced on their own.
   auto stageTime = [&](int64_t stage) {

@@ -17,12 +17,8 @@ sim::GemmShape shapeOf(const MeasuredGemm& row) { return {row.m, row.n, row.k, r
 // precision's element sizes.
 double predictedTflops(const sim::ComputeModel& model, const MeasuredGemm& row) {
   const sim::GemmShape shape = shapeOf(row);
-  const auto m = static_cast<double>(row.m), n = static_cast<double>(row.n), k = static_cast<double>(row.k);
-  const auto batch = static_cast<double>(row.batch);
-  const GemmElementBytes element = gemmElementBytes(row.precision);
-  const double output_bytes = m * n * element.output * batch;
-  const double bytes = (m * k + k * n) * element.input * batch + output_bytes;
-  return shape.flops() / model.gemmTime(shape, bytes, output_bytes) / 1e12;
+  const GemmTraffic traffic = gemmTraffic(row.m, row.n, row.k, row.batch, row.precision);
+  return shape.flops() / model.gemmTime(shape, traffic.total, traffic.output) / 1e12;
 }
 
 // `rate(row)` is the predicted TFLOP/s of a row.

@@ -17,16 +17,6 @@ constexpr double kMinStreamBytes = 256.0 * 1024.0 * 1024.0;
 // The launch overhead is taken off a measured GEMM time down to at most this fraction of it.
 constexpr double kMinNetTimeFraction = 0.5;
 
-// A, B read and C written once, at the element sizes the GEMM suite and the training
-// workload use (gemmElementBytes: fp8 operands with a 16-bit output).
-double gemmBytes(const GemmSample& sample, topology::Precision precision) {
-  const auto m = static_cast<double>(sample.m);
-  const auto n = static_cast<double>(sample.n);
-  const auto k = static_cast<double>(sample.k);
-  const GemmElementBytes element = gemmElementBytes(precision);
-  return ((m * k + k * n) * element.input + m * n * element.output) * static_cast<double>(sample.batch);
-}
-
 }  // namespace
 
 sim::ComputeParameters applyGemmFit(const GemmFit& fit, sim::ComputeParameters start) {
@@ -75,18 +65,22 @@ Expected<GemmFit> fitGemm(const topology::GpuSpec& gpu, const GemmResults& resul
     }
     fit.ceiling_tflops = best;
     // Per class, the FLOPs and the net time of its shapes, each run once.
-    std::map<std::string, std::pair<double, double>> by_class;
-    std::map<std::string, int> counts;
+    struct ClassSums {
+      double flops = 0.0;
+      double seconds = 0.0;
+      int shapes = 0;
+    };
+    std::map<std::string, ClassSums> by_class;
     for (const auto& sample : results.gemm) {
       const sim::GemmShape shape{sample.m, sample.n, sample.k, sample.batch};
       const double net_us = std::max(sample.time_us - start.launch_overhead_us, kMinNetTimeFraction * sample.time_us);
-      auto& [flops, seconds] = by_class[sim::gemmShapeClass(shape)];
-      flops += shape.flops();
-      seconds += net_us * 1e-6;
-      ++counts[sim::gemmShapeClass(shape)];
+      ClassSums& sums = by_class[sim::gemmShapeClass(shape)];
+      sums.flops += shape.flops();
+      sums.seconds += net_us * 1e-6;
+      ++sums.shapes;
     }
     for (const auto& [name, sums] : by_class) {
-      fit.classes.push_back({name, std::min(1.0, sums.first / sums.second / (*peak * 1e12)), counts[name]});
+      fit.classes.push_back({name, std::min(1.0, sums.flops / sums.seconds / (*peak * 1e12)), sums.shapes});
     }
   }
   if (!results.memory.empty()) {
@@ -118,7 +112,7 @@ Expected<GemmFit> fitGemm(const topology::GpuSpec& gpu, const GemmResults& resul
   if (!after.ok()) return after.error();
   for (const auto& sample : results.gemm) {
     const sim::GemmShape shape{sample.m, sample.n, sample.k, sample.batch};
-    const double bytes = gemmBytes(sample, results.precision);
+    const double bytes = gemmTraffic(sample.m, sample.n, sample.k, sample.batch, results.precision).total;
     fit.checks.push_back({sample, sim::gemmShapeClass(shape), before->gemmTime(shape, bytes) * 1e6,
                           after->gemmTime(shape, bytes) * 1e6});
   }

@@ -50,6 +50,14 @@ struct GemmElementBytes {
 };
 [[nodiscard]] GemmElementBytes gemmElementBytes(topology::Precision precision);
 
+// The bytes a GEMM of `batch` products moves at those sizes: A and B read and C written
+// once (`total`), and C alone (`output`, the epilogue's store).
+struct GemmTraffic {
+  double total = 0.0;
+  double output = 0.0;
+};
+[[nodiscard]] GemmTraffic gemmTraffic(int64_t m, int64_t n, int64_t k, int64_t batch, topology::Precision precision);
+
 // The file's path: <config dir>/validation/gemm.yaml.
 [[nodiscard]] std::string gemmMeasurementsPath(const ConfigPaths& paths);
 
