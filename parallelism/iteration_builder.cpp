@@ -52,7 +52,7 @@ IterationBuilder::IterationBuilder(const Experiment& experiment, const topology:
       options_(options),
       layout_(experiment.plan),
       layers_per_stage_(experiment.plan.layersPerStage(experiment.model.layers)),
-      features_(featuresOf(experiment.plan)),
+      features_(featuresOf(experiment.plan, experiment.training)),
       pass_collectives_(experiment.plan, cluster, router, communication) {
   for (int64_t stage = 0; stage < experiment.plan.pp; ++stage) {
     stage_parameters_.push_back(stageParameters(experiment.model, experiment.training, experiment.plan, stage,
@@ -63,18 +63,21 @@ IterationBuilder::IterationBuilder(const Experiment& experiment, const topology:
          (!options_.symmetric && std::ssize(options_.rank_compute_scale) == layout_.ranks()));
 }
 
-IterationBuilder::Features IterationBuilder::featuresOf(const ParallelPlan& plan) {
+IterationBuilder::Features IterationBuilder::featuresOf(const ParallelPlan& plan, const TrainingSpec& training) {
   Features features;
   // Gradients are reduced over the data- and context-parallel ranks (RankLayout::dataGroup),
   // expert ones over the expert data-parallel ranks where the experts have groups of their own.
   features.data_parallel = plan.dp * plan.cp > 1 || (plan.separateExpertGroups() && plan.expertDataParallel() > 1);
-  features.overlap_grads = plan.overlap_grad_reduce && features.data_parallel;
-  // ZeRO-3 (sharded parameters, pp = 1): every pass gathers the chunk's parameters and every
-  // backward reduce-scatters its gradients (DeepSpeed stage 3, PyTorch FSDP).
-  features.zero3 = features.data_parallel && plan.zero >= 3;
+  // Sharded blocks overlap their own collectives block by block (sharded_data_parallel.h).
+  features.sharded_blocks = features.data_parallel && plan.zero >= 3 && training.zero3.unit == ShardingUnit::kBlock;
+  const bool bucketed = features.data_parallel && !features.sharded_blocks;
+  features.overlap_grads = plan.overlap_grad_reduce && bucketed;
+  // ZeRO-3 in buckets (sharded parameters, pp = 1): every pass gathers the chunk's
+  // parameters and every backward reduce-scatters its gradients (DeepSpeed stage 3).
+  features.zero3 = bucketed && plan.zero >= 3;
   // ZeRO's parameter all-gathers overlap a chunk's first forward, which waits for each
   // bucket as it reaches the bucket's layers (addParameterGathers).
-  features.gathered_forward = features.data_parallel && plan.zero >= 1 && (plan.overlap_param_gather || features.zero3);
+  features.gathered_forward = bucketed && plan.zero >= 1 && (plan.overlap_param_gather || features.zero3);
   // The overlapped tensor-parallel collectives and the ring attention's exchanges start with
   // the pass instead of after it, and ZeRO-3's prefetch of the next pass's parameters is
   // issued there.
@@ -204,9 +207,11 @@ IterationGraph IterationBuilder::build() {
   addPassCollectives(result, stages);
   orderPassesAfterCollectives(result);
   addPipelineSends(result, stages);
-  const std::vector<std::vector<TaskId>> reductions = addGradientReductions(result, stages, buckets);
+  const std::vector<std::vector<TaskId>> reductions = features_.sharded_blocks
+                                                          ? addShardedBlockCollectives(result, stages, buckets)
+                                                          : addGradientReductions(result, stages, buckets);
   addOptimizerSteps(result, reductions);
-  addParameterGathers(result, stages, buckets);
+  if (!features_.sharded_blocks) addParameterGathers(result, stages, buckets);
   return result;
 }
 
@@ -243,6 +248,7 @@ IterationBuilder::BucketTasks IterationBuilder::addComputePasses(IterationGraph&
   const auto ranks = static_cast<std::size_t>(layout_.ranks());
   const auto chunks = static_cast<std::size_t>(experiment_.plan.virtual_stages);
   BucketTasks buckets{std::vector<std::vector<std::vector<TaskId>>>(ranks),
+                      std::vector<std::vector<std::vector<TaskId>>>(ranks),
                       std::vector<std::vector<std::vector<TaskId>>>(ranks)};
   for (std::size_t r = 0; r < ranks; ++r) {
     RankTasks& rank = result.ranks[r];
@@ -256,9 +262,11 @@ IterationBuilder::BucketTasks IterationBuilder::addComputePasses(IterationGraph&
     rank.steps = schedule.order;
     buckets.gradient[r].resize(chunks);
     buckets.gather[r].resize(chunks);
+    if (features_.sharded_blocks) buckets.blocks[r].resize(rank.steps.size());
     const double scale = options_.rank_compute_scale.empty() ? 1.0 : options_.rank_compute_scale[r];
     for (std::size_t i = 0; i < rank.steps.size(); ++i) {
-      addPassCompute(result.graph, rank, scale, schedule, stage, i, buckets.gradient[r], buckets.gather[r]);
+      addPassCompute(result.graph, rank, scale, schedule, stage, i, buckets.gradient[r], buckets.gather[r],
+                     buckets.blocks[r]);
     }
   }
   return buckets;
@@ -271,14 +279,16 @@ IterationBuilder::BucketTasks IterationBuilder::addComputePasses(IterationGraph&
 void IterationBuilder::addPassCompute(sim::TaskGraph& graph, RankTasks& rank, double compute_scale,
                                       const StageSchedule& schedule, int64_t stage, std::size_t step_index,
                                       std::vector<std::vector<TaskId>>& gradient_buckets,
-                                      std::vector<std::vector<TaskId>>& gather_buckets) const {
+                                      std::vector<std::vector<TaskId>>& gather_buckets,
+                                      std::vector<std::vector<TaskId>>& block_parts) const {
   const PipelineStep& step = rank.steps[step_index];
   const auto chunk = static_cast<std::size_t>(step.chunk);
   const ChunkPass& pass = schedule.chunks[chunk];
   const double seconds = compute_scale * (step.pass == PassKind::kForward ? pass.forward_s : pass.backward_s);
   const bool split = features_.overlap_grads && step_index == schedule.last_backward[chunk];
   const bool split_gathered = features_.gathered_forward && step.pass == PassKind::kForward && step.microbatch == 0;
-  const int64_t parts = split || split_gathered ? bucketCount(stage) : 1;
+  const int64_t blocks = features_.sharded_blocks ? shardedBlocks(schedule, stage, step_index) : 0;
+  const int64_t parts = blocks > 0 ? blocks : split || split_gathered ? bucketCount(stage) : 1;
   // The host launches the pass's kernels in order: the first opens the pass, the rest run
   // on while the GPU works, and the pass cannot end before the last is launched.
   TaskId launch_first = sim::kNoTask;
@@ -301,6 +311,7 @@ void IterationBuilder::addPassCompute(sim::TaskGraph& graph, RankTasks& rank, do
     if (first == sim::kNoTask) first = last;
     if (split) gradient_buckets[chunk].push_back(last);
     if (split_gathered) gather_buckets[chunk].push_back(last);
+    if (blocks > 0) block_parts[step_index].push_back(last);
   }
   if (launch_first != sim::kNoTask) {
     graph.addDependency(launch_first, first);

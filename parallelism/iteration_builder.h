@@ -165,6 +165,9 @@ class IterationBuilder {
   struct BucketTasks {
     std::vector<std::vector<std::vector<sim::TaskId>>> gradient;
     std::vector<std::vector<std::vector<sim::TaskId>>> gather;
+    // With sharded blocks, [rank][step][block]: the compute of each block of the passes
+    // split into blocks (shardedBlocks), in the order they run; empty for the others.
+    std::vector<std::vector<std::vector<sim::TaskId>>> blocks;
   };
   // A data-parallel group and the parameters of one model chunk on each of its GPUs that it
   // reduces (and ZeRO-gathers): the dense ones over RankLayout::dataGroup, the experts' over
@@ -178,13 +181,16 @@ class IterationBuilder {
   struct Features {
     bool data_parallel = false;  // gradients reduced over dp x cp > 1 ranks (RankLayout::dataGroup)
     bool overlap_grads = false;  // gradient buckets reduced under the last backward of their chunk
-    bool zero3 = false;          // ZeRO-3: parameters gathered before, gradients reduced after every pass
+    bool zero3 = false;          // ZeRO-3 in buckets: parameters gathered before, gradients reduced after every pass
+    // ZeRO-3 in transformer blocks (training.zero3.unit: block): the block collectives
+    // replace the bucketed reductions and gathers (addShardedBlockCollectives).
+    bool sharded_blocks = false;
     // A chunk's first forward waits for each parameter bucket's gather as it reaches it.
     bool gathered_forward = false;
     // A zero-length task where each pass starts, for what is issued with the pass.
     bool pass_start_marker = false;
   };
-  [[nodiscard]] static Features featuresOf(const ParallelPlan& plan);
+  [[nodiscard]] static Features featuresOf(const ParallelPlan& plan, const TrainingSpec& training);
   [[nodiscard]] static ChunkPass chunkPass(const PassWork& work);
 
   // The phases of build(), in order (each says what it adds and why where it is defined).
@@ -199,11 +205,15 @@ class IterationBuilder {
   void addOptimizerSteps(IterationGraph& result, const std::vector<std::vector<sim::TaskId>>& reductions);
   void addParameterGathers(IterationGraph& result, const std::vector<StageSchedule>& stages,
                            const BucketTasks& buckets);
+  // Phases 5 and 7 with sharded blocks (iteration_builder_sharded_blocks.cpp).
+  [[nodiscard]] std::vector<std::vector<sim::TaskId>> addShardedBlockCollectives(
+      IterationGraph& result, const std::vector<StageSchedule>& stages, const BucketTasks& buckets);
 
   // Parts of the phases.
   void addPassCompute(sim::TaskGraph& graph, RankTasks& rank, double compute_scale, const StageSchedule& schedule,
                       int64_t stage, std::size_t step, std::vector<std::vector<sim::TaskId>>& gradient_buckets,
-                      std::vector<std::vector<sim::TaskId>>& gather_buckets) const;
+                      std::vector<std::vector<sim::TaskId>>& gather_buckets,
+                      std::vector<std::vector<sim::TaskId>>& block_parts) const;
   void addGroupCollective(IterationGraph& result, int64_t rank, std::size_t step, const ChunkPass::Comm& comm,
                           bool beside_compute);
   void addChunkReductions(IterationGraph& result, const std::vector<StageSchedule>& stages, const BucketTasks& buckets,
@@ -219,6 +229,12 @@ class IterationBuilder {
                                               const BucketTasks& buckets);
   void addZero3PassGathers(IterationGraph& result, const StageSchedule& schedule, int64_t chunk,
                            const std::vector<int64_t>& group, sim::TaskId gather, double bytes);
+  void addBlockCollectives(IterationGraph& result, const StageSchedule& schedule, const BucketTasks& buckets,
+                           const ReplicaGroup& replicas, int64_t stage,
+                           std::vector<std::vector<sim::TaskId>>& reductions);
+  // With sharded blocks: how many blocks step `step` of `schedule` on `stage` is split into
+  // (the chunk's transformer layers), or 0 when the pass neither gathers nor reduces by block.
+  [[nodiscard]] int64_t shardedBlocks(const StageSchedule& schedule, int64_t stage, std::size_t step) const;
 
   // Symmetric mode simulates replica 0, or as many replicas as make whole expert groups.
   [[nodiscard]] bool simulated(int64_t rank) const;

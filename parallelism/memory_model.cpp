@@ -322,6 +322,51 @@ int64_t inFlightMicrobatches(const ParallelPlan& plan, int64_t microbatches, int
   return std::min(plan.pp - stage, microbatches);
 }
 
+namespace {
+
+// The weights, gradients and buffers of ZeRO-3 in transformer blocks (PyTorch FSDP,
+// sharded_data_parallel.h) on one GPU of a stage holding `p`:
+//  - the sharded parameters are the ones the optimizer updates: in mixed precision the fp32
+//    master weights, already counted with the optimizer (FSDP keeps no sharded 16-bit copy and
+//    no FP8 weight cache: torchao casts each gathered weight as its GEMM runs); in fp32
+//    training the weights themselves;
+//  - gathered parameters in the gather's type: the block computing and the `prefetch` blocks
+//    gathered ahead of it, or the whole stage where they are kept for the backward or the
+//    iteration (reshard_after_forward never, pipeline parallelism);
+//  - with pipeline parallelism each micro-batch's gradients accumulate unsharded until the
+//    stage's last backward, in the reduction's type; without it, the gradients of the block
+//    computing and of the block being reduce-scattered.
+struct ShardedBlockMemory {
+  double weights = 0.0;
+  double unsharded_gradients = 0.0;
+  double buffers = 0.0;
+};
+
+ShardedBlockMemory shardedBlockMemory(const TrainingSpec& training, const ParallelPlan& plan,
+                                      const MicroBatchShard& shard, const StateBytes& state, const StageParameters& p) {
+  const auto dense_replicas = static_cast<double>(plan.dp * plan.cp);
+  const auto expert_replicas = static_cast<double>(plan.expertDataParallel());
+  const bool master_in_optimizer = training.precision == Precision::kBf16 || training.precision == Precision::kFp16 ||
+                                   training.precision == Precision::kFp8;
+  ShardedBlockMemory memory;
+  if (!master_in_optimizer) {
+    memory.weights = p.dense * state.weights / dense_replicas + p.expert * state.weights / expert_replicas;
+  }
+  const double gathered = shard.parameterGatherBytes();
+  const bool kept = plan.pp > 1 || !training.zero3.reshardsAfterForward(plan.pp);
+  memory.weights +=
+      kept ? p.total() * gathered
+           : std::min(static_cast<double>(training.zero3.prefetch + 1) * p.largest_layer, p.total()) * gathered;
+  if (plan.pp > 1) {
+    memory.unsharded_gradients = p.total() * state.gradients;
+  } else {
+    memory.buffers = std::min(2.0 * p.largest_layer, p.total()) * state.gradients;
+  }
+  return memory;
+}
+
+}  // namespace
+
 MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& base_options) {
   MemoryOptions options = base_options;
   options.kernels = kernelsFor(experiment, base_options.kernels);  // training.flash_attention
@@ -340,6 +385,7 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
   const auto dense_replicas = static_cast<double>(plan.dp * plan.cp);
   const auto expert_replicas = static_cast<double>(plan.expertDataParallel());
   auto sharded = [](double bytes, double replicas, bool shard_it) { return shard_it ? bytes / replicas : bytes; };
+  const bool sharded_blocks = plan.zero >= 3 && training.zero3.unit == ShardingUnit::kBlock;
 
   const double per_layer = layerActivationBytes(model, shard, plan.recompute, options);
   // One layer of `kind` recomputed during its backward, for one micro-batch.
@@ -371,6 +417,13 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
                      sharded(p.expert * state.weights, expert_replicas, plan.zero >= 3);
     memory.gradients = sharded(p.dense * state.gradients, dense_replicas, plan.zero >= 2) +
                        sharded(p.expert * state.gradients, expert_replicas, plan.zero >= 2);
+    double block_buffers = 0.0;
+    if (sharded_blocks) {
+      const ShardedBlockMemory blocks = shardedBlockMemory(training, plan, shard, state, p);
+      memory.weights = blocks.weights;
+      memory.gradients += blocks.unsharded_gradients;
+      block_buffers = blocks.buffers;
+    }
     memory.optimizer = sharded(p.dense * state.optimizer, dense_replicas, plan.zero >= 1) +
                        sharded(p.expert * state.optimizer, expert_replicas, plan.zero >= 1);
 
@@ -416,11 +469,15 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
     double buffers = 0.0;
     if (plan.pp > 1) buffers += 2.0 * e * shard.replicatedRegionTokens() * hidden;  // send + receive
     if (shard.sequence_parallel) buffers += e * shard.tokens() * hidden;            // an all-gathered input
-    if (plan.zero >= 2) {
-      const double bucket = options.grad_buckets.bucketParameters(plan);
-      buffers += std::min(options.grad_buckets_in_flight * bucket, p.total()) * state.gradients;
+    if (sharded_blocks) {
+      buffers += block_buffers;
+    } else {
+      if (plan.zero >= 2) {
+        const double bucket = options.grad_buckets.bucketParameters(plan);
+        buffers += std::min(options.grad_buckets_in_flight * bucket, p.total()) * state.gradients;
+      }
+      if (plan.zero >= 3) buffers += options.zero3_gathered_layers * p.largest_layer * state.weights;
     }
-    if (plan.zero >= 3) buffers += options.zero3_gathered_layers * p.largest_layer * state.weights;
     memory.communication_buffers = buffers;
     memory.runtime = options.runtime_reserved_bytes +
                      static_cast<double>(communicatorCount(plan)) * options.nccl_bytes_per_communicator;

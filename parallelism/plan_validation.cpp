@@ -331,12 +331,20 @@ void checkTpOverlapConfig(const topology::ClusterSpec& cluster, const ParallelPl
   }
 }
 
-void checkZero(const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
-  if (plan.zero == 3 && plan.pp > 1) {
-    issues.push_back({"parallelism.zero",
-                      "zero 3 (sharded parameters) is not supported with pipeline parallelism "
-                      "(pp = " +
-                          str(plan.pp) + ") by Megatron-LM or DeepSpeed; use zero 1 or 2, or pp = 1"});
+void checkZero(const TrainingSpec& training, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
+  if (plan.zero < 3 || plan.pp == 1) return;
+  // Only PyTorch FSDP under torch.distributed.pipelining shards parameters across pipeline
+  // stages (sharded_data_parallel.h); it keeps them gathered for the iteration.
+  if (training.zero3.unit != ShardingUnit::kBlock) {
+    issues.push_back(
+        {"parallelism.zero", "zero 3 (sharded parameters) with pipeline parallelism (pp = " + str(plan.pp) +
+                                 ") is not supported by Megatron-LM or DeepSpeed; use zero 1 or 2, pp = 1, or "
+                                 "training.zero3.unit: block (PyTorch FSDP with torch.distributed.pipelining, as "
+                                 "torchtitan runs it)"});
+  } else if (training.zero3.reshardsAfterForward(plan.pp)) {
+    issues.push_back({"training.zero3.reshard_after_forward",
+                      "resharding after every forward with pipeline parallelism (pp = " + str(plan.pp) +
+                          ") is not modelled; expected never or unless_pipelined (torchtitan's default)"});
   }
 }
 
@@ -522,7 +530,7 @@ std::vector<PlanIssue> checkPlan(const ModelSpec& model, const topology::Cluster
   checkBatch(training, plan, issues);
   checkExpertParallel(model, plan, issues);
   checkSequenceSplits(training, plan, issues);
-  checkZero(plan, issues);
+  checkZero(training, plan, issues);
   checkTpOverlapConfig(cluster, plan, issues);
   checkPrecision(cluster, training, issues);
   checkIterationLength(model, cluster, training, plan, issues);

@@ -12,7 +12,7 @@ namespace trainsim::parallelism {
 namespace {
 
 TrainingDefaults readTrainingDefaults(const ConfigNode& section) {
-  section.allowKeys({"dispatch", "flash_attention", "fused_cross_entropy", "fused_gate_up"});
+  section.allowKeys({"dispatch", "flash_attention", "fused_cross_entropy", "fused_gate_up", "zero3"});
   return readKernelChoices(section, TrainingDefaults{});
 }
 

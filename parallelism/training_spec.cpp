@@ -62,14 +62,31 @@ TrainingDefaults readKernelChoices(const ConfigNode& section, TrainingDefaults d
   if (auto dispatch = section.optionalChild("dispatch")) {
     defaults.dispatch = parseDispatchMode(dispatch->asEnum({"eager", "compiled", "cuda_graphs"}));
   }
+  if (auto zero3 = section.optionalChild("zero3")) defaults.zero3 = readShardedDataParallel(*zero3, defaults.zero3);
   return defaults;
 }
 
 TrainingSpec readTrainingSpec(const ConfigNode& section, const TrainingDefaults& defaults) {
-  section.allowKeys({"seq_len", "global_batch_size", "micro_batch_size", "precision", "optimizer", "tokens",
-                     "flash_attention", "fused_cross_entropy", "fused_gate_up", "dispatch", "stack", "stack_overrides",
-                     "grad_reduce_precision", "optimizer_state_precision", "fp8_param_gather", "fp8_recipe",
-                     "checkpoint", "moe_load_imbalance", "moe_capacity_factor"});
+  section.allowKeys({"seq_len",
+                     "global_batch_size",
+                     "micro_batch_size",
+                     "precision",
+                     "optimizer",
+                     "tokens",
+                     "flash_attention",
+                     "fused_cross_entropy",
+                     "fused_gate_up",
+                     "dispatch",
+                     "stack",
+                     "stack_overrides",
+                     "grad_reduce_precision",
+                     "optimizer_state_precision",
+                     "fp8_param_gather",
+                     "fp8_recipe",
+                     "checkpoint",
+                     "moe_load_imbalance",
+                     "moe_capacity_factor",
+                     "zero3"});
   TrainingSpec training;
   training.seq_len = section.child("seq_len").asIntegerIn(1, kMaxSeqLen);
   training.global_batch_size = section.child("global_batch_size").asIntegerIn(1, kMaxGlobalBatchSize);
@@ -86,6 +103,7 @@ TrainingSpec readTrainingSpec(const ConfigNode& section, const TrainingDefaults&
   training.fused_cross_entropy = choices.fused_cross_entropy;
   training.fused_gate_up = choices.fused_gate_up;
   training.dispatch = choices.dispatch;
+  training.zero3 = choices.zero3;
   if (auto grad = section.optionalChild("grad_reduce_precision")) {
     const auto grad_precision = *topology::parsePrecision(grad->asEnum({"fp32", "bf16", "fp16"}));
     training.grad_reduce_precision = grad_precision;

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "base/config_node.h"
+#include "parallelism/sharded_data_parallel.h"
 #include "topology/gpu_spec.h"
 
 namespace trainsim::parallelism {
@@ -38,6 +39,7 @@ struct TrainingDefaults {
   bool fused_cross_entropy = false;
   bool fused_gate_up = true;
   std::optional<DispatchMode> dispatch;
+  ShardedDataParallel zero3;
 };
 
 // How often and how the run writes checkpoints (training.checkpoint), for the goodput model
@@ -81,6 +83,8 @@ struct TrainingSpec {
   // launched ahead of the GPU, and each costs ComputeParameters::launch_overhead_us).
   std::string stack;
   std::optional<DispatchMode> dispatch;
+  // How the stack runs ZeRO-3 (training.zero3; sharded_data_parallel.h).
+  ShardedDataParallel zero3;
   // Element type of the main gradients: accumulated over micro-batches, reduced over the
   // data-parallel ranks and held in memory until the optimizer step (Megatron-Core DDP's
   // grad_reduce_in_fp32, Megatron-LM's --grad-reduce-in-bf16 and
@@ -129,7 +133,7 @@ struct TrainingSpec {
 // `stack_overrides` are read by the experiment loader (software_stack.h), not here.
 [[nodiscard]] TrainingSpec readTrainingSpec(const ConfigNode& section, const TrainingDefaults& defaults = {});
 // The kernel-choice keys of a training section (flash_attention, fused_cross_entropy,
-// fused_gate_up, dispatch) over `defaults`: what an experiment's training section and a stack
+// fused_gate_up, dispatch, zero3) over `defaults`: what an experiment's training section and a stack
 // file's (software_stack.h) read alike.
 [[nodiscard]] TrainingDefaults readKernelChoices(const ConfigNode& section, TrainingDefaults defaults);
 

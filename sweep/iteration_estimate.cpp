@@ -157,8 +157,32 @@ std::vector<parallelism::ChunkPart> screenParts(const parallelism::Experiment& e
   return parts;
 }
 
-// ZeRO-3 as the builder runs it: pp = 1 and one chunk (checkPlan), over more than one replica.
-bool zero3(const parallelism::ParallelPlan& plan) { return plan.zero >= 3 && plan.dp * plan.cp > 1; }
+// ZeRO-3 that gathers before every pass, as the builder runs it: pp = 1 and one chunk
+// (checkPlan), over more than one replica. (With pipeline parallelism, only in blocks, the
+// parameters are gathered once per iteration, as ZeRO 1-2's overlapped gather.)
+bool zero3(const parallelism::ParallelPlan& plan) { return plan.zero >= 3 && plan.dp * plan.cp > 1 && plan.pp == 1; }
+
+// ZeRO-3 in transformer blocks (training.zero3.unit: block; parallelism/sharded_data_parallel.h).
+bool shardedBlocks(const parallelism::Experiment& experiment) {
+  return experiment.plan.zero >= 3 && experiment.training.zero3.unit == parallelism::ShardingUnit::kBlock;
+}
+
+// Without pipeline parallelism, the block collectives of m micro-batches as
+// IterationBuilder::addBlockCollectives runs them: each pass computes beside its blocks'
+// gathers (the backward's only where the forward resharded them, less the block the forward
+// ended with) and, in a backward, their reduce-scatters; the two chains share the
+// data-parallel links, so a pass takes the longer of its compute and their sum. The prefetch
+// crosses pass boundaries: only the iteration's first gather and last reduce-scatter are
+// exposed, besides the SMs the collectives take from the compute beside them (`contended`).
+template <typename Contended>
+double blockTimeline(double microbatches, double blocks, bool reshard, double forward, double backward,
+                     double block_gather, double block_reduce, const Contended& contended) {
+  const double forward_comm = blocks * block_gather;
+  const double backward_comm = (reshard ? (blocks - 1.0) * block_gather : 0.0) + blocks * block_reduce;
+  const double passes = std::max(forward, forward_comm) + contended(forward_comm, forward) +
+                        std::max(backward, backward_comm) + contended(backward_comm, backward);
+  return microbatches * passes + block_gather + block_reduce;
+}
 
 }  // namespace
 
@@ -543,6 +567,23 @@ double IterationEstimator::dataParallelEnd(const parallelism::Experiment& experi
   const double last_reduction = overlap_grads ? std::max(bucket, chunks * buckets * bucket - hidden_under) +
                                                     contended(chunks * buckets * bucket, hidden_under)
                                               : chunks * reduction(chunk_parameters);
+  if (shardedBlocks(experiment)) {
+    // A chunk's blocks: its share of the model's layers (the end stages may hold fewer).
+    const double blocks =
+        std::ceil(static_cast<double>(experiment.model.layers) / (static_cast<double>(plan.pp) * chunks));
+    const double block_gather = gathering(chunk_parameters / blocks);
+    if (plan.pp == 1) {
+      const double block_reduce = reduction(chunk_parameters / blocks);
+      return blockTimeline(static_cast<double>(plan.microbatches(training)), blocks,
+                           training.zero3.reshardsAfterForward(plan.pp), pipeline.last_chunk.forward(),
+                           pipeline.last_chunk.backward(), block_gather, block_reduce, contended);
+    }
+    // Pipelined: each chunk's blocks gathered under its first forward; after its last backward
+    // (the stage's last pass) each block's gradients reduce-scattered in turn.
+    const double forward = pipeline.first_chunk.forward();
+    return seconds + chunks * reduction(chunk_parameters) + gatheredPassEnd(forward, blocks, block_gather) - forward +
+           contended(chunks * blocks * block_gather, forward);
+  }
   if (zero3(plan)) {
     // (The SMs these collectives take from the passes beside them are left to the
     // simulation: the screen's error absorbs them.)

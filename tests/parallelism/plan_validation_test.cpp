@@ -155,8 +155,9 @@ TEST(PlanValidation, SequenceParallelSplitsTheSequence) {
 
 TEST(PlanValidation, ZeroThreeWithPipeline) {
   EXPECT_EQ(errorText(loadPlan("llama3-8b", kTraining, "  tp: 8\n  pp: 2\n  zero: 3\n")),
-            "plan.yaml:6:9: parallelism.zero: zero 3 (sharded parameters) is not supported with pipeline parallelism "
-            "(pp = 2) by Megatron-LM or DeepSpeed; use zero 1 or 2, or pp = 1");
+            "plan.yaml:6:9: parallelism.zero: zero 3 (sharded parameters) with pipeline parallelism (pp = 2) is not "
+            "supported by Megatron-LM or DeepSpeed; use zero 1 or 2, pp = 1, or training.zero3.unit: block (PyTorch "
+            "FSDP with torch.distributed.pipelining, as torchtitan runs it)");
 }
 
 TEST(PlanValidation, PrecisionTheGpuLacks) {

@@ -129,6 +129,25 @@ TEST(IterationEstimateTest, ZeroThreeGathersFp8Weights) {
   EXPECT_LT(ratio, 1.1);
 }
 
+// ZeRO-3 in transformer blocks (PyTorch FSDP, training.zero3.unit: block) on the same plan:
+// each block's gather beside the block before it, its reduce-scatter after it.
+TEST(IterationEstimateTest, ZeroThreeInBlocks) {
+  const double ratio = screenRatio(experimentOf("gpt-7.5b", 2048, {"parallelism.zero=3", "training.zero3.unit=block"}));
+  EXPECT_GT(ratio, 0.9);
+  EXPECT_LT(ratio, 1.1);
+}
+
+// In blocks with pipeline parallelism: gathered under each chunk's first forward, reduced
+// after its last backward.
+TEST(IterationEstimateTest, ZeroThreeInBlocksPipelined) {
+  const double ratio = screenRatio(
+      experimentOf("gpt-7.5b", 2048,
+                   {"parallelism.zero=3", "training.zero3.unit=block", "training.zero3.reshard_after_forward=never",
+                    "parallelism.gpus=32", "parallelism.pp=2", "cluster.nodes=4", "training.global_batch_size=16"}));
+  EXPECT_GT(ratio, 0.9);
+  EXPECT_LT(ratio, 1.1);
+}
+
 // ZeRO-1 at dp 2 x tp 8: the gradient reduce-scatter and parameter all-gather on one NIC per
 // GPU (was 1.08).
 TEST(IterationEstimateTest, DataParallelRingOneGpuPerNode) {

@@ -1,0 +1,124 @@
+// Phases 5 and 7 of IterationBuilder::build (iteration_builder.h) for ZeRO-3 in transformer
+// blocks (training.zero3.unit: block; sharded_data_parallel.h says what PyTorch FSDP does and
+// where): each block's parameter all-gather before the block computes, prefetched, and its
+// gradients' reduce-scatter after, on two chains of their own per data-parallel group.
+#include <deque>
+#include <vector>
+
+#include "parallelism/iteration_builder.h"
+#include "parallelism/micro_batch_shard.h"
+
+namespace trainsim::parallelism {
+
+using sim::TaskId;
+
+int64_t IterationBuilder::shardedBlocks(const StageSchedule& schedule, int64_t stage, std::size_t step) const {
+  const PipelineStep& pass = schedule.order[step];
+  // With pipeline parallelism only a chunk's first forward gathers by block; its gradients
+  // are reduced after its last backward, whole (PyTorch pipelining's post-backward).
+  if (experiment_.plan.pp > 1 && (pass.pass != PassKind::kForward || pass.microbatch != 0)) return 0;
+  return std::max<int64_t>(1, experiment_.plan.layersOfChunk(experiment_.model.layers, stage, pass.chunk));
+}
+
+std::vector<std::vector<TaskId>> IterationBuilder::addShardedBlockCollectives(IterationGraph& result,
+                                                                              const std::vector<StageSchedule>& stages,
+                                                                              const BucketTasks& buckets) {
+  for (auto& rank : result.ranks) {
+    if (rank.simulated) rank.last_backward_end = rank.step_end.back();
+  }
+  std::vector<std::vector<TaskId>> reductions(static_cast<std::size_t>(layout_.ranks()));
+  for (int64_t r = 0; r < layout_.ranks(); ++r) {
+    const int64_t stage = layout_.coordinate(r).pp;
+    for (const ReplicaGroup& replicas : replicaGroupsLedBy(r)) {
+      addBlockCollectives(result, stages[static_cast<std::size_t>(stage)], buckets, replicas, stage, reductions);
+    }
+  }
+  return reductions;
+}
+
+// The block collectives of one data-parallel group (`replicas`) over its stage's schedule.
+// Without pipeline parallelism every pass gathers its blocks (a backward only where the
+// forward resharded them, and not the block the forward ended with: torchtitan leaves the
+// last block gathered, parallelize.py apply_fsdp) and every backward reduce-scatters each
+// block's gradients as the block is done. With it, a chunk's first forward gathers its blocks
+// and, after its last backward, each block's gradients are reduce-scattered in turn. Returns,
+// per member, the chunk's last reduction in `reductions`.
+void IterationBuilder::addBlockCollectives(IterationGraph& result, const StageSchedule& schedule,
+                                           const BucketTasks& buckets, const ReplicaGroup& replicas, int64_t stage,
+                                           std::vector<std::vector<TaskId>>& reductions) {
+  const auto& plan = experiment_.plan;
+  const ShardedDataParallel& sharding = experiment_.training.zero3;
+  const bool pipelined = plan.pp > 1;
+  const bool reshard = sharding.reshardsAfterForward(plan.pp);
+  const MicroBatchShard shard = MicroBatchShard::of(experiment_.training, plan);
+  const double gather_bytes = shard.parameterGatherBytes();
+  const double grad_bytes = options_.grad_reduce_bytes_per_parameter.value_or(shard.mainGradientBytes());
+  const std::vector<int64_t>& group = replicas.ranks;
+  std::vector<int64_t> members;
+  for (int64_t member : group) {
+    if (simulated(member)) members.push_back(member);
+  }
+  auto partsOf = [&](int64_t member, std::size_t step) -> const std::vector<TaskId>& {
+    return buckets.blocks[static_cast<std::size_t>(member)][step];
+  };
+  TaskId gather_chain = sim::kNoTask;
+  TaskId reduce_chain = sim::kNoTask;
+  // The gathered blocks' compute, oldest first, as far back as the prefetch reaches: a gather
+  // is issued once the block `prefetch + 1` before it has computed (its buffer is free).
+  std::deque<std::vector<TaskId>> consumers;
+  auto chainAfter = [&](TaskId& chain, std::vector<TaskId> dependencies, sim::CollectiveOp op, double bytes) {
+    if (chain != sim::kNoTask) dependencies.push_back(chain);
+    chain = addCollective(result, op, group, bytes, 1, std::move(dependencies), TaskCategory::kDataComm);
+    contendWithCompute(result, chain, group);
+    return chain;
+  };
+  for (std::size_t i = 0; i < schedule.order.size(); ++i) {
+    const PipelineStep& step = schedule.order[i];
+    const bool backward = step.pass == PassKind::kBackward;
+    const auto blocks = static_cast<std::size_t>(shardedBlocks(schedule, stage, i));
+    const double block_parameters = replicas.chunk_parameters / static_cast<double>(std::max<std::size_t>(1, blocks));
+    const bool after_own_forward = backward && i > 0 && schedule.order[i - 1].pass == PassKind::kForward &&
+                                   schedule.order[i - 1].chunk == step.chunk &&
+                                   schedule.order[i - 1].microbatch == step.microbatch;
+    const bool gathers = pipelined ? blocks > 0 : !backward || reshard;
+    for (std::size_t k = 0; k < blocks; ++k) {
+      if (gathers && !(backward && k == 0 && after_own_forward)) {
+        std::vector<TaskId> dependencies;
+        if (consumers.size() > static_cast<std::size_t>(sharding.prefetch)) {
+          dependencies = consumers.front();
+          consumers.pop_front();
+        }
+        const TaskId gather =
+            chainAfter(gather_chain, dependencies, sim::CollectiveOp::kAllGather, block_parameters * gather_bytes);
+        std::vector<TaskId> parts;
+        for (int64_t member : members) {
+          const TaskId part = partsOf(member, i)[k];
+          result.graph.addDependency(gather, part);
+          parts.push_back(part);
+          RankTasks& rank = result.ranks[static_cast<std::size_t>(member)];
+          if (rank.step_gather[i] == sim::kNoTask) rank.step_gather[i] = gather;
+        }
+        consumers.push_back(std::move(parts));
+      }
+      if (backward && !pipelined) {
+        std::vector<TaskId> done;
+        for (int64_t member : members) done.push_back(partsOf(member, i)[k]);
+        chainAfter(reduce_chain, done, sim::CollectiveOp::kReduceScatter, block_parameters * grad_bytes);
+      }
+    }
+    if (!backward || i != schedule.last_backward[static_cast<std::size_t>(step.chunk)]) continue;
+    if (pipelined) {
+      const int64_t chunk_blocks =
+          std::max<int64_t>(1, plan.layersOfChunk(experiment_.model.layers, stage, step.chunk));
+      std::vector<TaskId> ended;
+      for (int64_t member : members) ended.push_back(result.ranks[static_cast<std::size_t>(member)].step_end[i]);
+      for (int64_t k = 0; k < chunk_blocks; ++k) {
+        chainAfter(reduce_chain, ended, sim::CollectiveOp::kReduceScatter,
+                   replicas.chunk_parameters / static_cast<double>(chunk_blocks) * grad_bytes);
+      }
+    }
+    for (int64_t member : members) reductions[static_cast<std::size_t>(member)].push_back(reduce_chain);
+  }
+}
+
+}  // namespace trainsim::parallelism
