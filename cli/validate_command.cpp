@@ -533,9 +533,9 @@ int printExperiments(const ValidateOptions& options, const CommandContext& conte
       chosen = fmt::format("# {}: not published; the fastest of {} plans that fit\n",
                            validate::describePlanSetting(choice.chosen), choice.fitting.size());
     }
-    std::cout << fmt::format("# {}: trainsim simulate FILE --set {}\n", row->id,
-                             validate::trainingClusterOverride(*row))
-              << chosen << validate::trainingExperimentYaml(*row, plan_setting);
+    const auto cluster = validate::trainingClusterOverride(*row);
+    std::cout << fmt::format("# {}: trainsim simulate FILE{}\n", row->id, cluster ? " --set " + *cluster : "") << chosen
+              << validate::trainingExperimentYaml(*row, plan_setting);
     if (&id != &options.rows.back()) std::cout << "---\n";
   }
   return 0;

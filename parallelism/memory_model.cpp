@@ -170,12 +170,16 @@ int64_t communicatorCount(const ParallelPlan& plan) {
   return count;
 }
 
+// Adam's m and v, or SGD's momentum, in the optimizer's state type: bytes per parameter.
+double momentBytes(const TrainingSpec& training) {
+  const double moment_bytes = training.optimizer_state_precision == Precision::kBf16 ? 2.0 : 4.0;
+  return (training.optimizer == Optimizer::kAdam ? 2.0 : 1.0) * moment_bytes;
+}
+
 }  // namespace
 
 StateBytes stateBytesPerParameter(const TrainingSpec& training, const MemoryOptions& options) {
-  // Adam's m and v, or SGD's momentum, in the optimizer's state type.
-  const double moment_bytes = training.optimizer_state_precision == Precision::kBf16 ? 2.0 : 4.0;
-  const double moments = (training.optimizer == Optimizer::kAdam ? 2.0 : 1.0) * moment_bytes;
+  const double moments = momentBytes(training);
   const double gradients = MicroBatchShard::wholeSequence(training).mainGradientBytes();
   // The mixed-precision optimizer's fp32 copy of 16-bit main gradients; a precision-aware
   // optimizer (bf16 states) reads them in their own type.
@@ -324,43 +328,43 @@ int64_t inFlightMicrobatches(const ParallelPlan& plan, int64_t microbatches, int
 
 namespace {
 
-// The weights, gradients and buffers of ZeRO-3 in transformer blocks (PyTorch FSDP,
-// sharded_data_parallel.h) on one GPU of a stage holding `p`:
-//  - the sharded parameters are the ones the optimizer updates: in mixed precision the fp32
-//    master weights, already counted with the optimizer (FSDP keeps no sharded 16-bit copy and
-//    no FP8 weight cache: torchao casts each gathered weight as its GEMM runs); in fp32
-//    training the weights themselves;
+// The states of ZeRO-3 in transformer blocks (PyTorch FSDP, sharded_data_parallel.h) on one
+// GPU of a stage holding `p`:
+//  - the sharded parameters are the ones the optimizer updates, in fp32 under mixed
+//    precision: the master weights (FSDP's MixedPrecisionPolicy casts only what it gathers);
+//    there is no sharded 16-bit copy and no FP8 weight cache (torchao casts each gathered
+//    weight as its GEMM runs);
+//  - the sharded gradients are in the sharded parameters' type (FSDP casts the
+//    reduce-scatter's output to it), so the optimizer keeps no fp32 copy of them;
 //  - gathered parameters in the gather's type: the block computing and the `prefetch` blocks
 //    gathered ahead of it, or the whole stage where they are kept for the backward or the
 //    iteration (reshard_after_forward never, pipeline parallelism);
 //  - with pipeline parallelism each micro-batch's gradients accumulate unsharded until the
 //    stage's last backward, in the reduction's type; without it, the gradients of the block
 //    computing and of the block being reduce-scattered.
-struct ShardedBlockMemory {
-  double weights = 0.0;
-  double unsharded_gradients = 0.0;
-  double buffers = 0.0;
-};
-
-ShardedBlockMemory shardedBlockMemory(const TrainingSpec& training, const ParallelPlan& plan,
-                                      const MicroBatchShard& shard, const StateBytes& state, const StageParameters& p) {
+StageMemory shardedBlockStates(const TrainingSpec& training, const ParallelPlan& plan, const MicroBatchShard& shard,
+                               const StateBytes& state, const StageParameters& p) {
   const auto dense_replicas = static_cast<double>(plan.dp * plan.cp);
   const auto expert_replicas = static_cast<double>(plan.expertDataParallel());
-  const bool master_in_optimizer = training.precision == Precision::kBf16 || training.precision == Precision::kFp16 ||
-                                   training.precision == Precision::kFp8;
-  ShardedBlockMemory memory;
-  if (!master_in_optimizer) {
-    memory.weights = p.dense * state.weights / dense_replicas + p.expert * state.weights / expert_replicas;
-  }
+  auto sharded = [&](double bytes_per_parameter) {
+    return p.dense * bytes_per_parameter / dense_replicas + p.expert * bytes_per_parameter / expert_replicas;
+  };
+  const bool mixed = training.precision == Precision::kBf16 || training.precision == Precision::kFp16 ||
+                     training.precision == Precision::kFp8;
+  const double master_bytes = 4.0;
+  StageMemory memory;
+  memory.optimizer = sharded(momentBytes(training) + (mixed ? master_bytes : 0.0));
+  memory.weights = mixed ? 0.0 : sharded(state.weights);
+  memory.gradients = sharded(mixed ? master_bytes : state.gradients);
   const double gathered = shard.parameterGatherBytes();
   const bool kept = plan.pp > 1 || !training.zero3.reshardsAfterForward(plan.pp);
   memory.weights +=
       kept ? p.total() * gathered
            : std::min(static_cast<double>(training.zero3.prefetch + 1) * p.largest_layer, p.total()) * gathered;
   if (plan.pp > 1) {
-    memory.unsharded_gradients = p.total() * state.gradients;
+    memory.gradients += p.total() * state.gradients;
   } else {
-    memory.buffers = std::min(2.0 * p.largest_layer, p.total()) * state.gradients;
+    memory.communication_buffers = std::min(2.0 * p.largest_layer, p.total()) * state.gradients;
   }
   return memory;
 }
@@ -417,15 +421,16 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
                      sharded(p.expert * state.weights, expert_replicas, plan.zero >= 3);
     memory.gradients = sharded(p.dense * state.gradients, dense_replicas, plan.zero >= 2) +
                        sharded(p.expert * state.gradients, expert_replicas, plan.zero >= 2);
-    double block_buffers = 0.0;
-    if (sharded_blocks) {
-      const ShardedBlockMemory blocks = shardedBlockMemory(training, plan, shard, state, p);
-      memory.weights = blocks.weights;
-      memory.gradients += blocks.unsharded_gradients;
-      block_buffers = blocks.buffers;
-    }
     memory.optimizer = sharded(p.dense * state.optimizer, dense_replicas, plan.zero >= 1) +
                        sharded(p.expert * state.optimizer, expert_replicas, plan.zero >= 1);
+    double block_buffers = 0.0;
+    if (sharded_blocks) {
+      const StageMemory blocks = shardedBlockStates(training, plan, shard, state, p);
+      memory.weights = blocks.weights;
+      memory.gradients = blocks.gradients;
+      memory.optimizer = blocks.optimizer;
+      block_buffers = blocks.communication_buffers;
+    }
 
     if (model.uniformLayers()) {
       const double chunk_layers = static_cast<double>(memory.layers) / v;

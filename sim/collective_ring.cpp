@@ -1,9 +1,10 @@
 // Ring collectives (NCCL's ring): all-reduce = reduce-scatter then all-gather around the
 // ring, 2(n-1) steps; all-gather and reduce-scatter n-1 steps; broadcast a pipeline chain
 // from the root. On a full mesh of point-to-point links each channel takes its own ring over
-// different links (sim/mesh_rings.h). Across nodes each channel enters a node at one GPU and visits the node's
-// other GPUs (the node's GPUs rotated by the channel index), so with one channel per NIC
-// every NIC carries one channel in each direction, as NCCL's DGX rings do.
+// different links (sim/mesh_rings.h), and on a chip-level torus each follows the torus's links in
+// its own dimension and direction (sim/torus_rings.h). Across nodes each channel enters a node at one GPU and visits
+// the node's other GPUs (the node's GPUs rotated by the channel index), so with one channel per NIC every NIC carries
+// one channel in each direction, as NCCL's DGX rings do.
 //
 // A channel leaves a node through the NIC it entered by (NCCL's ring search,
 // src/graph/search.cc, with the default NCCL_CROSS_NIC: the ring's exit NET is its entry
@@ -19,6 +20,7 @@
 
 #include "sim/collective_algorithms.h"
 #include "sim/mesh_rings.h"
+#include "sim/torus_rings.h"
 
 namespace trainsim::sim::detail {
 namespace {
@@ -70,7 +72,9 @@ void buildRing(const AlgorithmContext& context) {
     std::vector<int64_t> order;
     // The GPU each rank's node is entered by in this channel (its NIC is the channel's).
     std::map<int64_t, int64_t> entry;
-    if (layout.singleNode()) {
+    if (!layout.torus_dims.empty()) {
+      order = torusRingOrder(context.request.ranks, layout.torus_dims, channel);
+    } else if (layout.singleNode()) {
       const auto& ranks = context.request.ranks;
       order = layout.mesh ? meshOrder(ringsOf(ranks.size()), ranks, channel, 0) : ranks;
     } else {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "sim/mesh_rings.h"
+#include "sim/torus_rings.h"
 
 namespace trainsim::sim {
 
@@ -197,6 +198,8 @@ GroupLayout NcclTuner::layout(const std::vector<int64_t>& ranks) const {
   for (const auto& node : result.ranks_by_node) {
     result.max_per_node = std::max(result.max_per_node, static_cast<int>(node.size()));
   }
+  const auto& network = cluster_.spec().inter_node;
+  if (network && network->topology == topology::NetworkTopology::kTorus) result.torus_dims = network->torus_dims;
   return result;
 }
 
@@ -241,6 +244,11 @@ int NcclTuner::channels(CollectiveAlgorithm algorithm, const GroupLayout& layout
   // Across nodes NCCL runs one channel per NIC so that every NIC carries one ring's (or
   // tree's) traffic in each direction. Inside a switched node one channel already fills the
   // links; on a full mesh each channel takes its own ring over different links.
+  if (algorithm == CollectiveAlgorithm::kRing && !layout.torus_dims.empty()) {
+    std::vector<int64_t> ranks;
+    for (const auto& node : layout.ranks_by_node) ranks.insert(ranks.end(), node.begin(), node.end());
+    return torusRingChannels(ranks, layout.torus_dims);
+  }
   const int across = layout.singleNode() ? 1 : std::max(1, std::min(hardware.nics_per_node, layout.max_per_node));
   if (algorithm == CollectiveAlgorithm::kRing && layout.mesh) return meshRingChannels(layout.max_per_node, across);
   if (algorithm == CollectiveAlgorithm::kRing || algorithm == CollectiveAlgorithm::kTree ||

@@ -27,6 +27,10 @@ struct GroupLayout {
   // The nodes' GPUs form a full mesh of point-to-point links (fabric nvlink_mesh): rings
   // spread their channels over the mesh's links (sim/mesh_rings.h).
   bool mesh = false;
+  // The cluster is a chip-level torus (topology: torus, TPU slices): its dimensions, x fastest
+  // in rank order; ring channels then follow the torus's links (sim/torus_rings.h). Empty
+  // otherwise.
+  std::vector<int> torus_dims;
   [[nodiscard]] bool singleNode() const { return ranks_by_node.size() == 1; }
   [[nodiscard]] int nodes() const { return static_cast<int>(ranks_by_node.size()); }
 };

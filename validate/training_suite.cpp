@@ -141,21 +141,26 @@ void summarize(const TrainingRows& rows, TrainingSuiteResult& suite) {
   suite.mape = suite.compared > 0 ? total / suite.compared : 0.0;
 }
 
-// "cluster.nodes=N" for the GPUs an experiment document gives (parallelism.gpus).
-std::string clusterOverride(const ConfigNode& experiment) {
+// "cluster.nodes=N" for the GPUs an experiment document gives (parallelism.gpus) when it names a
+// cluster preset; none when it describes its cluster inline (nodes and all, as a torus's must).
+std::optional<std::string> clusterOverride(const ConfigNode& experiment) {
+  if (experiment.child("cluster").isMap()) return std::nullopt;
   const int64_t gpus = experiment.child("parallelism").child("gpus").asPositiveInteger();
   return fmt::format("cluster.nodes={}", (gpus + kGpusPerNode - 1) / kGpusPerNode);
 }
 
 }  // namespace
 
-std::string trainingClusterOverride(const TrainingRow& row) { return clusterOverride(row.experimentNode()); }
+std::optional<std::string> trainingClusterOverride(const TrainingRow& row) {
+  return clusterOverride(row.experimentNode());
+}
 
 Expected<parallelism::Experiment> trainingExperiment(const TrainingRow& row, const ConfigPaths& paths,
                                                      const std::vector<Override>& overrides) {
   return catchInputErrors([&]() -> parallelism::Experiment {
     ConfigNode root = row.experimentNode();
-    std::vector<Override> all = {parseOverride(clusterOverride(root))};
+    std::vector<Override> all;
+    if (auto cluster = clusterOverride(root)) all.push_back(parseOverride(*cluster));
     all.insert(all.end(), overrides.begin(), overrides.end());
     return valueOrThrow(parallelism::loadExperimentNode(std::move(root), paths, all));
   });

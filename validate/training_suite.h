@@ -67,8 +67,8 @@ struct TrainingSuiteResult {
 };
 
 // The override that cuts the row's cluster preset down to its GPUs ("cluster.nodes=N", from
-// the experiment's parallelism.gpus, which a row must give).
-[[nodiscard]] std::string trainingClusterOverride(const TrainingRow& row);
+// the experiment's parallelism.gpus, which a row must give); none for a cluster given inline.
+[[nodiscard]] std::optional<std::string> trainingClusterOverride(const TrainingRow& row);
 // The row's experiment, loaded by the experiment loader a user's file goes through, with the
 // cluster override and then `overrides` (a chosen plan setting, a layer more) applied.
 [[nodiscard]] Expected<parallelism::Experiment> trainingExperiment(const TrainingRow& row, const ConfigPaths& paths,

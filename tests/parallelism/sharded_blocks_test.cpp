@@ -122,8 +122,8 @@ TEST(ShardedBlocksTest, PrefetchHidesGathers) {
 }
 
 // Memory per GPU in blocks: the fp32 master shard with the optimizer and no 16-bit copy of
-// the shard; the block computing and the one prefetched gathered in bf16; two blocks'
-// gradients for the reduce-scatter.
+// the shard; the block computing and the one prefetched gathered in bf16; fp32 sharded
+// gradients.
 TEST(ShardedBlocksTest, MemoryHoldsTheGatheredBlocksOnly) {
   const Experiment experiment = loaded(fsdpRun(", zero3: {unit: block}"));
   const MemoryReport report = estimateMemory(experiment);
@@ -132,6 +132,17 @@ TEST(ShardedBlocksTest, MemoryHoldsTheGatheredBlocksOnly) {
   EXPECT_NEAR(stage.weights, 2.0 * block * 2.0, 1.0);
   const double sharded_gradients = stage.parameters.total() * 4.0 / 2.0;
   EXPECT_NEAR(stage.gradients, sharded_gradients, 1.0);
+  // Adam's two fp32 moments and the fp32 master weights, sharded over dp 2.
+  EXPECT_NEAR(stage.optimizer, stage.parameters.total() * 12.0 / 2.0, 1.0);
+  // With bf16 reduction the sharded gradients are still cast to the fp32 master's type, and
+  // the optimizer keeps no fp32 copy of them (Megatron's distributed optimizer does).
+  const StageMemory bf16 =
+      estimateMemory(loaded(fsdpRun(", zero3: {unit: block}, grad_reduce_precision: bf16"))).stages.front();
+  EXPECT_NEAR(bf16.gradients, sharded_gradients, 1.0);
+  EXPECT_NEAR(bf16.optimizer, stage.optimizer, 1.0);
+  const StageMemory megatron =
+      estimateMemory(loaded(fsdpRun(", grad_reduce_precision: bf16"), {"parallelism.zero=1"})).stages.front();
+  EXPECT_NEAR(megatron.optimizer, stage.parameters.total() * 16.0 / 2.0, 1.0);
   const Experiment kept = loaded(fsdpRun(", zero3: {unit: block, reshard_after_forward: never}"));
   EXPECT_NEAR(estimateMemory(kept).stages.front().weights, stage.parameters.total() * 2.0, 1.0);
 }
