@@ -6,9 +6,8 @@
 #include <utility>
 
 namespace trainsim::sim {
-namespace {
 
-std::vector<int> coordinatesOf(int64_t rank, const std::vector<int>& dims) {
+std::vector<int> torusCoordinates(int64_t rank, const std::vector<int>& dims) {
   std::vector<int> coordinates;
   for (int size : dims) {
     coordinates.push_back(static_cast<int>(rank % size));
@@ -17,12 +16,10 @@ std::vector<int> coordinatesOf(int64_t rank, const std::vector<int>& dims) {
   return coordinates;
 }
 
-}  // namespace
-
 std::vector<int> torusDimensionsSpanned(const std::vector<int64_t>& ranks, const std::vector<int>& dims) {
   std::vector<std::set<int>> values(dims.size());
   for (int64_t rank : ranks) {
-    const std::vector<int> coordinates = coordinatesOf(rank, dims);
+    const std::vector<int> coordinates = torusCoordinates(rank, dims);
     for (std::size_t d = 0; d < dims.size(); ++d) values[d].insert(coordinates[d]);
   }
   std::vector<int> spanned;
@@ -42,7 +39,7 @@ std::vector<int64_t> torusRingOrder(const std::vector<int64_t>& ranks, const std
   // Compressed coordinates: each spanned dimension's values in the group, in order.
   std::vector<std::map<int, int>> index(dims.size());
   for (int64_t rank : ranks) {
-    const std::vector<int> coordinates = coordinatesOf(rank, dims);
+    const std::vector<int> coordinates = torusCoordinates(rank, dims);
     for (int d : spanned) index[static_cast<std::size_t>(d)].emplace(coordinates[static_cast<std::size_t>(d)], 0);
   }
   for (auto& values : index) {
@@ -58,7 +55,7 @@ std::vector<int64_t> torusRingOrder(const std::vector<int64_t>& ranks, const std
   // digits outside it is odd, so consecutive positions differ by one step of one coordinate.
   std::vector<std::pair<int64_t, int64_t>> keyed;
   for (int64_t rank : ranks) {
-    const std::vector<int> coordinates = coordinatesOf(rank, dims);
+    const std::vector<int> coordinates = torusCoordinates(rank, dims);
     int64_t position = 0;
     for (int d : outer_to_inner) {
       const auto& values = index[static_cast<std::size_t>(d)];

@@ -18,6 +18,10 @@
 
 namespace trainsim::sim {
 
+// A chip's coordinates on a torus of `dims`, x fastest in rank order (rank = x + dims[0] *
+// (y + dims[1] * z)).
+[[nodiscard]] std::vector<int> torusCoordinates(int64_t rank, const std::vector<int>& dims);
+
 // The dimensions of `dims` (x fastest in rank order: rank = x + dims[0] * (y + dims[1] * z))
 // along which the chips `ranks` take more than one coordinate.
 [[nodiscard]] std::vector<int> torusDimensionsSpanned(const std::vector<int64_t>& ranks, const std::vector<int>& dims);

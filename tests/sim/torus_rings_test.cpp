@@ -18,20 +18,11 @@
 namespace trainsim::sim {
 namespace {
 
-std::vector<int> coordinates(int64_t rank, const std::vector<int>& dims) {
-  std::vector<int> result;
-  for (int size : dims) {
-    result.push_back(static_cast<int>(rank % size));
-    rank /= size;
-  }
-  return result;
-}
-
 // Positions of two chips of a group differ by one step of one coordinate of the group's grid
 // (`step`: the grid's spacing per dimension).
 bool gridNeighbours(int64_t a, int64_t b, const std::vector<int>& dims, const std::vector<int>& step) {
-  const auto ca = coordinates(a, dims);
-  const auto cb = coordinates(b, dims);
+  const auto ca = torusCoordinates(a, dims);
+  const auto cb = torusCoordinates(b, dims);
   int moved = 0;
   for (std::size_t d = 0; d < dims.size(); ++d) {
     const int delta = std::abs(ca[d] - cb[d]);

@@ -130,7 +130,7 @@ TEST(IterationEstimateTest, ZeroThreeGathersFp8Weights) {
 }
 
 // ZeRO-3 in transformer blocks (PyTorch FSDP, training.zero3.unit: block) on the same plan:
-// each block's gather beside the block before it, its reduce-scatter after it.
+// each block's gather beside the block before it, its reduce-scatter after it (1.04).
 TEST(IterationEstimateTest, ZeroThreeInBlocks) {
   const double ratio = screenRatio(experimentOf("gpt-7.5b", 2048, {"parallelism.zero=3", "training.zero3.unit=block"}));
   EXPECT_GT(ratio, 0.9);
@@ -138,7 +138,7 @@ TEST(IterationEstimateTest, ZeroThreeInBlocks) {
 }
 
 // In blocks with pipeline parallelism: gathered under each chunk's first forward, reduced
-// after its last backward.
+// after its last backward (1.01).
 TEST(IterationEstimateTest, ZeroThreeInBlocksPipelined) {
   const double ratio = screenRatio(
       experimentOf("gpt-7.5b", 2048,
