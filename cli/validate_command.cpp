@@ -293,6 +293,22 @@ validate::TrainingSuiteOptions trainingSuiteOptions(const ValidateOptions& optio
   return suite_options;
 }
 
+// A source's rows that publish their peak memory per GPU: published against the memory
+// model's peak over the stages, and the error over them ("" when none do).
+std::string memorySummary(const validate::TrainingSuiteResult& suite, const validate::SourceAccuracy& accuracy) {
+  if (accuracy.memory_compared == 0) return "";
+  std::string text = fmt::format("  peak memory per GPU, GiB ({})\n", accuracy.source.memory_definition);
+  for (const auto& comparison : suite.rows) {
+    if (comparison.row.source != accuracy.source.id || !comparison.predicted_memory_GiB) continue;
+    text += fmt::format("  {:<22} published {:>6.1f}   predicted {:>6.1f}   {:>8}\n", comparison.row.id,
+                        *comparison.row.published_memory_GiB, *comparison.predicted_memory_GiB,
+                        signedPercent(comparison.memory_error));
+  }
+  text += fmt::format("  memory MAPE {:.1f}%, bias {:+.1f}%, over {} row{}\n", 100.0 * accuracy.memory_mape,
+                      100.0 * accuracy.memory_bias, accuracy.memory_compared, accuracy.memory_compared == 1 ? "" : "s");
+  return text;
+}
+
 SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& context,
                           const CalibrationInForce& in_force) {
   const validate::TrainingSuiteOptions suite_options = trainingSuiteOptions(options, context, in_force);
@@ -356,6 +372,11 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
                                    {"pipeline_bubble", b.pipeline_bubble},
                                    {"host_dispatch_exposed", b.host_dispatch_exposed}};
         row_json["wall_s"] = comparison.wall_s;
+        if (comparison.predicted_memory_GiB) {
+          row_json["published_memory_GiB"] = *row.published_memory_GiB;
+          row_json["predicted_memory_GiB"] = *comparison.predicted_memory_GiB;
+          row_json["memory_error"] = comparison.memory_error;
+        }
         if (comparison.plan_chosen) {
           nlohmann::ordered_json fitting = nlohmann::ordered_json::array();
           for (const auto& setting : comparison.plan_fitting) {
@@ -391,15 +412,23 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
                         100.0 * accuracy.bias, accuracy.compared, accuracy.compared == 1 ? "" : "s",
                         accuracy.skipped > 0 ? fmt::format(", {} slow row(s) skipped", accuracy.skipped) : "", unit,
                         sample);
-    sources_json.push_back({{"id", source.id},
-                            {"title", source.title},
-                            {"citation", source.citation},
-                            {"metric", validate::trainingMetricName(source.metric)},
-                            {"metric_definition", source.metric_definition},
-                            {"compared", accuracy.compared},
-                            {"skipped_slow", accuracy.skipped},
-                            {"mape", accuracy.mape},
-                            {"bias", accuracy.bias}});
+    text += memorySummary(suite, accuracy);
+    nlohmann::ordered_json source_json = {{"id", source.id},
+                                          {"title", source.title},
+                                          {"citation", source.citation},
+                                          {"metric", validate::trainingMetricName(source.metric)},
+                                          {"metric_definition", source.metric_definition},
+                                          {"compared", accuracy.compared},
+                                          {"skipped_slow", accuracy.skipped},
+                                          {"mape", accuracy.mape},
+                                          {"bias", accuracy.bias}};
+    if (!source.memory_definition.empty()) {
+      source_json["memory_definition"] = source.memory_definition;
+      source_json["memory_compared"] = accuracy.memory_compared;
+      source_json["memory_mape"] = accuracy.memory_mape;
+      source_json["memory_bias"] = accuracy.memory_bias;
+    }
+    sources_json.push_back(std::move(source_json));
   }
   text += fmt::format("\noverall MAPE {:.1f}% over {} rows (each row weighs the same)\n", 100.0 * suite.mape,
                       suite.compared);

@@ -423,6 +423,12 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
                        sharded(p.expert * state.gradients, expert_replicas, plan.zero >= 2);
     memory.optimizer = sharded(p.dense * state.optimizer, dense_replicas, plan.zero >= 1) +
                        sharded(p.expert * state.optimizer, expert_replicas, plan.zero >= 1);
+    // DeepSpeed's BF16_Optimizer (ZeRO 0-1) keeps the 16-bit gradients beside its fp32 ones.
+    const bool sixteen_bit = training.precision == Precision::kBf16 || training.precision == Precision::kFp16 ||
+                             training.precision == Precision::kFp8;
+    if (training.retain_16bit_grads && sixteen_bit && plan.zero <= 1 && state.gradients > 2.0) {
+      memory.gradients += 2.0 * p.total();
+    }
     double block_buffers = 0.0;
     if (sharded_blocks) {
       const StageMemory blocks = shardedBlockStates(training, plan, shard, state, p);

@@ -63,6 +63,7 @@ TrainingDefaults readKernelChoices(const ConfigNode& section, TrainingDefaults d
     defaults.dispatch = parseDispatchMode(dispatch->asEnum({"eager", "compiled", "cuda_graphs"}));
   }
   if (auto zero3 = section.optionalChild("zero3")) defaults.zero3 = readShardedDataParallel(*zero3, defaults.zero3);
+  defaults.retain_16bit_grads = section.boolean("retain_16bit_grads", defaults.retain_16bit_grads);
   return defaults;
 }
 
@@ -86,7 +87,8 @@ TrainingSpec readTrainingSpec(const ConfigNode& section, const TrainingDefaults&
                      "checkpoint",
                      "moe_load_imbalance",
                      "moe_capacity_factor",
-                     "zero3"});
+                     "zero3",
+                     "retain_16bit_grads"});
   TrainingSpec training;
   training.seq_len = section.child("seq_len").asIntegerIn(1, kMaxSeqLen);
   training.global_batch_size = section.child("global_batch_size").asIntegerIn(1, kMaxGlobalBatchSize);
@@ -104,6 +106,7 @@ TrainingSpec readTrainingSpec(const ConfigNode& section, const TrainingDefaults&
   training.fused_gate_up = choices.fused_gate_up;
   training.dispatch = choices.dispatch;
   training.zero3 = choices.zero3;
+  training.retain_16bit_grads = choices.retain_16bit_grads;
   if (auto grad = section.optionalChild("grad_reduce_precision")) {
     const auto grad_precision = *topology::parsePrecision(grad->asEnum({"fp32", "bf16", "fp16"}));
     training.grad_reduce_precision = grad_precision;

@@ -40,6 +40,7 @@ struct TrainingDefaults {
   bool fused_gate_up = true;
   std::optional<DispatchMode> dispatch;
   ShardedDataParallel zero3;
+  bool retain_16bit_grads = false;
 };
 
 // How often and how the run writes checkpoints (training.checkpoint), for the goodput model
@@ -85,6 +86,12 @@ struct TrainingSpec {
   std::optional<DispatchMode> dispatch;
   // How the stack runs ZeRO-3 (training.zero3; sharded_data_parallel.h).
   ShardedDataParallel zero3;
+  // The 16-bit gradients autograd writes stay allocated beside the fp32 main gradients they
+  // are accumulated into, until the optimizer step (DeepSpeed's BF16_Optimizer and
+  // FP16_Optimizer: backward(clear_lp_grads=False), deepspeed/runtime/bf16_optimizer.py at
+  // v0.16.0); Megatron-Core accumulates straight into its fp32 main-gradient buffer and keeps
+  // none. Memory only: 2 bytes per parameter where the main gradients are fp32.
+  bool retain_16bit_grads = false;
   // Element type of the main gradients: accumulated over micro-batches, reduced over the
   // data-parallel ranks and held in memory until the optimizer step (Megatron-Core DDP's
   // grad_reduce_in_fp32, Megatron-LM's --grad-reduce-in-bf16 and
@@ -133,8 +140,8 @@ struct TrainingSpec {
 // `stack_overrides` are read by the experiment loader (software_stack.h), not here.
 [[nodiscard]] TrainingSpec readTrainingSpec(const ConfigNode& section, const TrainingDefaults& defaults = {});
 // The kernel-choice keys of a training section (flash_attention, fused_cross_entropy,
-// fused_gate_up, dispatch, zero3) over `defaults`: what an experiment's training section and a stack
-// file's (software_stack.h) read alike.
+// fused_gate_up, dispatch, zero3, retain_16bit_grads) over `defaults`: what an experiment's training section and a
+// stack file's (software_stack.h) read alike.
 [[nodiscard]] TrainingDefaults readKernelChoices(const ConfigNode& section, TrainingDefaults defaults);
 
 // A training section's `checkpoint:` mapping (interval_iterations or interval_s, async).

@@ -22,7 +22,8 @@ std::string nonEmptyString(const ConfigNode& node) {
 }
 
 TrainingSource readSource(const ConfigNode& root, const std::string& id) {
-  root.allowKeys({"id", "title", "citation", "metric", "metric_definition", "rate_fit", "userbuffers", "rows"});
+  root.allowKeys({"id", "title", "citation", "metric", "metric_definition", "rate_fit", "memory_definition",
+                  "userbuffers", "rows"});
   TrainingSource source;
   const ConfigNode id_node = root.child("id");
   source.id = id_node.asString();
@@ -38,6 +39,7 @@ TrainingSource readSource(const ConfigNode& root, const std::string& id) {
   source.metric = *named;
   source.metric_definition = nonEmptyString(root.child("metric_definition"));
   source.rate_fit = root.boolean("rate_fit", true);
+  source.memory_definition = root.string("memory_definition", "");
   // Named userbuffers settings the rows refer to by YAML alias (tp_comm_overlap_config:
   // *name); the experiment loader checks them where a row uses them.
   if (auto presets = root.optionalChild("userbuffers")) presets->requireMap();
@@ -57,8 +59,14 @@ TrainingRow readRow(const ConfigNode& node, const TrainingSource& source) {
   // read on its own says what its figure is.
   const ConfigNode published = node.child("published");
   const std::string metric(trainingMetricName(source.metric));
-  published.allowKeys({metric});
+  published.allowKeys({metric, "peak_memory_GiB"});
   row.published = published.child(metric).asPositiveNumber();
+  if (auto memory = published.optionalChild("peak_memory_GiB")) {
+    if (source.memory_definition.empty()) {
+      memory->fail("a published peak memory needs the source's memory_definition (what the figure counts)");
+    }
+    row.published_memory_GiB = memory->asPositiveNumber();
+  }
   row.slow = node.child("slow").asBool();
   row.micro_batch_published = node.boolean("micro_batch_published", true);
   row.virtual_stages_published = node.boolean("virtual_stages_published", true);

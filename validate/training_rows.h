@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,9 @@ struct TrainingSource {
   // (the MoE rows' DeepEP/HybridEP dispatchers and recompute modules), which would otherwise
   // pull a GPU's kernel-rate fraction to absorb it.
   bool rate_fit = true;
+  // What the rows' published peak memory per GPU is (TrainingRow::published_memory_GiB), in
+  // the source's words; empty when the source publishes none.
+  std::string memory_definition;
 };
 
 struct TrainingRow {
@@ -40,6 +44,10 @@ struct TrainingRow {
   std::string model;   // the model as the source names it
   // The published figure, in the source's metric (TrainingSource::metric).
   double published = 0.0;
+  // The published peak memory per GPU (GiB) where the source gives it
+  // (published.peak_memory_GiB; the source's memory_definition says what it counts):
+  // compared with the memory model's peak over the stages.
+  std::optional<double> published_memory_GiB;
   // Takes long to simulate (more than about 15 s): left out of the suite unless asked for
   // (`trainsim validate training --all`).
   bool slow = false;

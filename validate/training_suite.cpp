@@ -8,6 +8,7 @@
 #include <exception>
 
 #include "base/config_text.h"
+#include "base/units.h"
 #include "parallelism/experiment_loader.h"
 #include "validate/wall_time.h"
 
@@ -108,6 +109,11 @@ void comparePrediction(TrainingMetric metric, const ConfigPaths& paths, const pa
   if (!std::isfinite(comparison.error)) {
     comparison.ran = false;
     comparison.failure = fmt::format("non-finite prediction {}", comparison.predicted);
+    return;
+  }
+  if (row.published_memory_GiB) {
+    comparison.predicted_memory_GiB = comparison.result.memory.peakBytes() / units::kGiB;
+    comparison.memory_error = *comparison.predicted_memory_GiB / *row.published_memory_GiB - 1.0;
   }
 }
 
@@ -127,12 +133,21 @@ void summarize(const TrainingRows& rows, TrainingSuiteResult& suite) {
         sum += std::fabs(comparison.error);
         signed_sum += comparison.error;
         ++accuracy.compared;
+        if (comparison.predicted_memory_GiB) {
+          accuracy.memory_mape += std::fabs(comparison.memory_error);
+          accuracy.memory_bias += comparison.memory_error;
+          ++accuracy.memory_compared;
+        }
       } else if (comparison.failure.empty()) {
         ++accuracy.skipped;
       }
     }
     if (!listed) continue;
     accuracy.mape = accuracy.compared > 0 ? sum / accuracy.compared : 0.0;
+    if (accuracy.memory_compared > 0) {
+      accuracy.memory_mape /= accuracy.memory_compared;
+      accuracy.memory_bias /= accuracy.memory_compared;
+    }
     accuracy.bias = accuracy.compared > 0 ? signed_sum / accuracy.compared : 0.0;
     total += sum;
     suite.compared += accuracy.compared;

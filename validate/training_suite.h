@@ -38,6 +38,10 @@ struct TrainingRowComparison {
   std::string failure;     // why the row could not be simulated
   double predicted = 0.0;  // in the source's metric
   double error = 0.0;      // predicted / published - 1
+  // Where the row publishes its peak memory: the memory model's peak per GPU over the stages
+  // (GiB) and its error against the published figure (predicted / published - 1).
+  std::optional<double> predicted_memory_GiB;
+  double memory_error = 0.0;
   parallelism::IterationResult result;
   // The micro-batch size and chunk count the row ran at: the published ones, or where the
   // source publishes them not, the fastest of the settings that fit (plan_chosen; the
@@ -54,6 +58,10 @@ struct SourceAccuracy {
   int skipped = 0;    // slow rows left out
   double mape = 0.0;  // mean |error| over the compared rows (0 when none)
   double bias = 0.0;  // mean signed error over the same rows
+  // The same over the compared rows that publish their peak memory.
+  int memory_compared = 0;
+  double memory_mape = 0.0;
+  double memory_bias = 0.0;
 };
 
 struct TrainingSuiteResult {

@@ -5,11 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <set>
 #include <string>
 
 #include "tests/scratch_config_dir.h"
+#include "tests/shipped_simulation_options.h"
 #include "validate/training_suite.h"
 
 namespace trainsim::validate {
@@ -200,6 +202,46 @@ TEST(TrainingRowsTest, ARowsExperimentIsCheckedByTheExperimentLoader) {
   ASSERT_EQ(suite->rows.size(), 1u);
   EXPECT_EQ(suite->failed, 1);
   EXPECT_EQ(suite->rows[0].failure, experiment.error().toString());
+}
+
+// A row's published peak memory needs its source to say what the figure counts, and is
+// compared with the memory model's peak per GPU.
+TEST(TrainingRowsTest, APublishedPeakMemoryIsComparedWithTheModelsPeak) {
+  std::string text = demoSource();
+  text.replace(text.find("{iteration_time_s: 1.5}"), 23, "{iteration_time_s: 1.5, peak_memory_GiB: 20}");
+  {
+    const SourceDir dir(text);
+    const auto rows = loadTrainingRows(dir.paths());
+    ASSERT_FALSE(rows.ok());
+    EXPECT_EQ(rows.error().key_path, "rows[0].published.peak_memory_GiB");
+    EXPECT_NE(rows.error().message.find("memory_definition"), std::string::npos) << rows.error().toString();
+  }
+  text.replace(text.find("rows:\n"), 6, "memory_definition: \"torch.cuda.max_memory_reserved\"\nrows:\n");
+  const SourceDir dir(text);
+  const auto rows = loadTrainingRows(dir.paths());
+  ASSERT_TRUE(rows.ok()) << rows.error().toString();
+  EXPECT_EQ(rows->sources[0].memory_definition, "torch.cuda.max_memory_reserved");
+  ASSERT_TRUE(rows->rows[0].published_memory_GiB.has_value());
+  EXPECT_EQ(*rows->rows[0].published_memory_GiB, 20.0);
+  ConfigPaths paths = dir.paths();
+  fs::create_directories(fs::path(paths.config_dir) / "clusters");
+  fs::copy_file(fs::path(kPaths.config_dir) / "clusters" / "dgx-a100.yaml",
+                fs::path(paths.config_dir) / "clusters" / "dgx-a100.yaml");
+  fs::copy_file(fs::path(kPaths.config_dir) / "gpus.yaml", fs::path(paths.config_dir) / "gpus.yaml");
+  TrainingSuiteOptions options;
+  options.simulation = shippedSimulationOptions();
+  const auto suite = runTrainingSuite(*rows, paths, options);
+  ASSERT_TRUE(suite.ok()) << suite.error().toString();
+  const TrainingRowComparison& comparison = suite->rows[0];
+  ASSERT_TRUE(comparison.ran) << comparison.failure;
+  ASSERT_TRUE(comparison.predicted_memory_GiB.has_value());
+  const double peak_GiB = comparison.result.memory.peakBytes() / (1024.0 * 1024.0 * 1024.0);
+  EXPECT_DOUBLE_EQ(*comparison.predicted_memory_GiB, peak_GiB);
+  EXPECT_DOUBLE_EQ(comparison.memory_error, peak_GiB / 20.0 - 1.0);
+  ASSERT_EQ(suite->sources.size(), 1u);
+  EXPECT_EQ(suite->sources[0].memory_compared, 1);
+  EXPECT_DOUBLE_EQ(suite->sources[0].memory_mape, std::fabs(comparison.memory_error));
+  EXPECT_DOUBLE_EQ(suite->sources[0].memory_bias, comparison.memory_error);
 }
 
 // The experiment a row prints is its file's mapping, overrides applied, in the layout the
