@@ -82,7 +82,14 @@ void IterationBuilder::addBlockCollectives(IterationGraph& result, const StageSc
                                    schedule.order[i - 1].microbatch == step.microbatch;
     const bool gathers = pipelined ? blocks > 0 : !backward || reshard;
     for (std::size_t k = 0; k < blocks; ++k) {
-      if (gathers && !(backward && k == 0 && after_own_forward)) {
+      // The block the forward ended with is still gathered: it takes its place in the window
+      // the prefetch looks back over, without a gather of its own.
+      if (gathers && backward && k == 0 && after_own_forward) {
+        if (consumers.size() > static_cast<std::size_t>(sharding.prefetch)) consumers.pop_front();
+        std::vector<TaskId> parts;
+        for (int64_t member : members) parts.push_back(partsOf(member, i)[k]);
+        consumers.push_back(std::move(parts));
+      } else if (gathers) {
         std::vector<TaskId> dependencies;
         if (consumers.size() > static_cast<std::size_t>(sharding.prefetch)) {
           dependencies = consumers.front();

@@ -144,9 +144,14 @@ Expected<sim::MemoryEstimate> estimateIterationMemory(const Experiment& experime
     // As IterationBuilder::featuresOf: dense gradients over dp x cp, expert ones over their own group.
     const bool expert_data_parallel = plan.separateExpertGroups() && plan.expertDataParallel() > 1;
     const bool data_parallel = plan.dp * plan.cp > 1 || expert_data_parallel;
-    const bool overlap_grads = plan.overlap_grad_reduce && data_parallel;
-    const bool zero3 = data_parallel && plan.zero >= 3;
-    const bool gathered_forward = data_parallel && plan.zero >= 1 && (plan.overlap_param_gather || zero3);
+    // ZeRO-3 in transformer blocks runs collectives of its own (addShardedBlockCollectives).
+    const bool sharded_blocks =
+        data_parallel && plan.zero >= 3 && experiment.training.zero3.unit == ShardingUnit::kBlock;
+    const bool bucketed = data_parallel && !sharded_blocks;
+    const bool reshard = experiment.training.zero3.reshardsAfterForward(plan.pp);
+    const bool overlap_grads = plan.overlap_grad_reduce && bucketed;
+    const bool zero3 = bucketed && plan.zero >= 3;
+    const bool gathered_forward = bucketed && plan.zero >= 1 && (plan.overlap_param_gather || zero3);
     const bool host = options.iteration.host_seconds_per_kernel > 0.0;
     const bool pass_start_marker =
         (plan.tp_comm_overlap && plan.tp > 1) || zero3 || plan.cp > 1 || plan.moe_a2a_overlap;
@@ -164,6 +169,7 @@ Expected<sim::MemoryEstimate> estimateIterationMemory(const Experiment& experime
     double sends = 0.0;
     std::map<std::pair<ParallelGroup, sim::CollectiveOp>, CollectiveCount> pass_collectives;
     std::vector<double> buckets_of_stage;
+    std::vector<double> blocks_of_stage;  // transformer blocks of a chunk, with sharded blocks
     for (int64_t stage = 0; stage < plan.pp; ++stage) {
       const double chunk_parameters =
           stageParameters(experiment.model, experiment.training, plan, stage, layers[static_cast<std::size_t>(stage)])
@@ -171,6 +177,9 @@ Expected<sim::MemoryEstimate> estimateIterationMemory(const Experiment& experime
           chunks;
       const auto buckets = static_cast<double>(options.iteration.grad_buckets.count(plan, chunk_parameters));
       buckets_of_stage.push_back(buckets);
+      const double blocks =
+          std::max(1.0, std::ceil(static_cast<double>(layers[static_cast<std::size_t>(stage)]) / chunks));
+      blocks_of_stage.push_back(blocks);
       double stage_tasks = 0.0;
       double stage_dependencies = 0.0;
       for (int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
@@ -196,6 +205,12 @@ Expected<sim::MemoryEstimate> estimateIterationMemory(const Experiment& experime
           if ((backward && overlap_grads) || (!backward && gathered_forward)) {
             stage_tasks += buckets - 1.0;
             stage_dependencies += buckets - 1.0;
+          }
+          // Sharded blocks: every pass in blocks, or with pipeline parallelism the first forward.
+          if (sharded_blocks && (plan.pp == 1 || !backward)) {
+            const double split = plan.pp == 1 ? m : 1.0;
+            stage_tasks += split * (blocks - 1.0);
+            stage_dependencies += split * (blocks - 1.0);
           }
           for (const PassCollective& call : merged) {
             if (call.backward != backward || call.group == ParallelGroup::kPipeline) continue;
@@ -254,7 +269,17 @@ Expected<sim::MemoryEstimate> estimateIterationMemory(const Experiment& experime
       // and slows its simulated members' compute (a contention, counted as two dependencies).
       double reductions = 0.0;
       double gathers = 0.0;
-      for (const double buckets : buckets_of_stage) {
+      for (std::size_t stage = 0; stage < buckets_of_stage.size(); ++stage) {
+        const double buckets = buckets_of_stage[stage];
+        const double blocks = blocks_of_stage[stage];
+        if (sharded_blocks) {
+          // Each block reduced after every backward and gathered before every forward (and
+          // backward, resharded, but its first block), or once a step with pipeline parallelism.
+          const double per_step = plan.pp == 1 ? m : 1.0;
+          reductions += chunks * per_step * blocks;
+          gathers += chunks * per_step * (blocks + (plan.pp == 1 && reshard ? blocks - 1.0 : 0.0));
+          continue;
+        }
         reductions += chunks * ((overlap_grads ? buckets : 1.0) + (zero3 ? m - 1.0 : 0.0));
         if (plan.zero >= 1) gathers += chunks * (buckets + (zero3 ? 2.0 * m - 1.0 : 0.0));
       }

@@ -222,6 +222,7 @@ StageParameters stageParameters(const ModelSpec& model, const TrainingSpec& trai
     parameters.expert += static_cast<double>(group.count) * layer.expert;
     parameters.largest_layer = std::max(parameters.largest_layer, layer.dense + layer.expert);
   }
+  const double in_layers = parameters.total();
   const auto hidden = static_cast<double>(model.hidden_size);
   const double table = static_cast<double>(model.vocab_size) * hidden / static_cast<double>(plan.tp);
   const bool gpt = model.architecture == Architecture::kGpt;
@@ -246,6 +247,7 @@ StageParameters stageParameters(const ModelSpec& model, const TrainingSpec& trai
       if (plan.pp > 1) parameters.dense += table;
     }
   }
+  parameters.outside_layers = parameters.total() - in_layers;
   return parameters;
 }
 
@@ -336,11 +338,13 @@ namespace {
 //    weight as its GEMM runs);
 //  - the sharded gradients are in the sharded parameters' type (FSDP casts the
 //    reduce-scatter's output to it), so the optimizer keeps no fp32 copy of them;
-//  - gathered parameters in the gather's type: the block computing and the `prefetch` blocks
-//    gathered ahead of it, or the whole stage where they are kept for the backward or the
-//    iteration (reshard_after_forward never, pipeline parallelism);
+//  - gathered parameters in the gather's type: the block computing, the `prefetch` blocks
+//    gathered ahead of it and the root module's (embedding, output layer), or the whole stage
+//    where they are kept for the backward or the iteration (reshard_after_forward never,
+//    pipeline parallelism);
 //  - with pipeline parallelism each micro-batch's gradients accumulate unsharded until the
-//    stage's last backward, in the reduction's type; without it, the gradients of the block
+//    stage's last backward, in the reduction's type (in place of the sharded ones, which exist
+//    only from the reduce-scatters to the step); without it, the gradients of the block
 //    computing and of the block being reduce-scattered.
 StageMemory shardedBlockStates(const TrainingSpec& training, const ParallelPlan& plan, const MicroBatchShard& shard,
                                const StateBytes& state, const StageParameters& p) {
@@ -358,11 +362,13 @@ StageMemory shardedBlockStates(const TrainingSpec& training, const ParallelPlan&
   memory.gradients = sharded(mixed ? master_bytes : state.gradients);
   const double gathered = shard.parameterGatherBytes();
   const bool kept = plan.pp > 1 || !training.zero3.reshardsAfterForward(plan.pp);
-  memory.weights +=
-      kept ? p.total() * gathered
-           : std::min(static_cast<double>(training.zero3.prefetch + 1) * p.largest_layer, p.total()) * gathered;
+  const double gathered_blocks = static_cast<double>(training.zero3.prefetch + 1) * p.largest_layer + p.outside_layers;
+  memory.weights += (kept ? p.total() : std::min(gathered_blocks, p.total())) * gathered;
   if (plan.pp > 1) {
-    memory.gradients += p.total() * state.gradients;
+    // The unsharded gradients, until the reduce-scatters after the last backward turn them
+    // into the sharded ones: the larger of the two (set_to_none frees the sharded ones at
+    // the step).
+    memory.gradients = std::max(memory.gradients, p.total() * state.gradients);
   } else {
     memory.communication_buffers = std::min(2.0 * p.largest_layer, p.total()) * state.gradients;
   }
@@ -423,10 +429,9 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
                        sharded(p.expert * state.gradients, expert_replicas, plan.zero >= 2);
     memory.optimizer = sharded(p.dense * state.optimizer, dense_replicas, plan.zero >= 1) +
                        sharded(p.expert * state.optimizer, expert_replicas, plan.zero >= 1);
-    // DeepSpeed's BF16_Optimizer (ZeRO 0-1) keeps the 16-bit gradients beside its fp32 ones.
-    const bool sixteen_bit = training.precision == Precision::kBf16 || training.precision == Precision::kFp16 ||
-                             training.precision == Precision::kFp8;
-    if (training.retain_16bit_grads && sixteen_bit && plan.zero <= 1 && state.gradients > 2.0) {
+    // DeepSpeed's BF16_Optimizer (bf16, ZeRO 0-1) keeps the bf16 gradients beside its fp32 ones.
+    if (training.retain_16bit_grads && training.precision == Precision::kBf16 && plan.zero <= 1 &&
+        state.gradients > 2.0) {
       memory.gradients += 2.0 * p.total();
     }
     double block_buffers = 0.0;

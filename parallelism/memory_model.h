@@ -104,6 +104,9 @@ struct StageParameters {
   double dense = 0.0;
   double expert = 0.0;
   double largest_layer = 0.0;  // one transformer layer's share (for ZeRO-3's gathered layers)
+  // The part of dense outside the transformer layers: embedding, output layer, final norm,
+  // MTP modules (PyTorch FSDP gathers them as the root module's unit).
+  double outside_layers = 0.0;
 
   [[nodiscard]] double total() const { return dense + expert; }
 };

@@ -12,7 +12,7 @@
 //    as it reaches the block; the gather for a block is issued once the block `prefetch + 1`
 //    before it has finished (FSDP2 keeps one all-gather ahead of the block that computes,
 //    torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py at torch 2.6; FSDP1's
-//    limit_all_gathers and BACKWARD_PRE prefetch do the same). The all-gathers and the
+//    limit_all_gathers rate limiter with backward prefetch does the same). The all-gathers and the
 //    reduce-scatters run on streams of their own, beside each other.
 // With pipeline parallelism (block only) PyTorch's pipelining runtime
 // (torch/distributed/pipelining/stage.py at torch 2.6, backward_maybe_with_nosync) keeps

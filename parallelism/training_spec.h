@@ -86,11 +86,11 @@ struct TrainingSpec {
   std::optional<DispatchMode> dispatch;
   // How the stack runs ZeRO-3 (training.zero3; sharded_data_parallel.h).
   ShardedDataParallel zero3;
-  // The 16-bit gradients autograd writes stay allocated beside the fp32 main gradients they
-  // are accumulated into, until the optimizer step (DeepSpeed's BF16_Optimizer and
-  // FP16_Optimizer: backward(clear_lp_grads=False), deepspeed/runtime/bf16_optimizer.py at
-  // v0.16.0); Megatron-Core accumulates straight into its fp32 main-gradient buffer and keeps
-  // none. Memory only: 2 bytes per parameter where the main gradients are fp32.
+  // The bf16 gradients autograd writes stay allocated beside the fp32 main gradients they are
+  // accumulated into, until the optimizer step (DeepSpeed's BF16_Optimizer, used for bf16 at
+  // ZeRO 0-1: backward(clear_lp_grads=False), deepspeed/runtime/bf16_optimizer.py at v0.16.0);
+  // Megatron-Core accumulates straight into its fp32 main-gradient buffer and keeps none.
+  // Memory only: 2 bytes per parameter for bf16 training with fp32 main gradients, ZeRO 0-1.
   bool retain_16bit_grads = false;
   // Element type of the main gradients: accumulated over micro-batches, reduced over the
   // data-parallel ranks and held in memory until the optimizer step (Megatron-Core DDP's

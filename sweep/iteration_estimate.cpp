@@ -516,8 +516,9 @@ double IterationEstimator::pipelineSendSeconds(const parallelism::Experiment& ex
 
 // Where the iteration's passes and gradient reduction end, from `seconds` (the passes and
 // sends): the last backward's reduction (bucketed under it when overlapped), the parameter
-// gather of ZeRO 1-2 (overlapped with the next forward when asked), or under ZeRO-3 the
-// whole timeline of per-pass gathers and reduce-scatters (zero3Timeline).
+// gather of ZeRO 1-2 (overlapped with the next forward when asked), under ZeRO-3 the whole
+// timeline of per-pass gathers and reduce-scatters (zero3Timeline), and under ZeRO-3 in
+// blocks the blocks' (blockTimeline, or once a step with pipeline parallelism).
 double IterationEstimator::dataParallelEnd(const parallelism::Experiment& experiment, const parallelism::OpTimer& timer,
                                            const PipelineEstimate& pipeline, const parallelism::StageParameters& stage,
                                            double seconds) {
@@ -579,7 +580,8 @@ double IterationEstimator::dataParallelEnd(const parallelism::Experiment& experi
                            pipeline.last_chunk.backward(), block_gather, block_reduce, contended);
     }
     // Pipelined: each chunk's blocks gathered under its first forward; after its last backward
-    // (the stage's last pass) each block's gradients reduce-scattered in turn.
+    // each block's gradients reduce-scattered in turn (priced as one call a chunk: the blocks'
+    // latencies are left out).
     const double forward = pipeline.first_chunk.forward();
     return seconds + chunks * reduction(chunk_parameters) + gatheredPassEnd(forward, blocks, block_gather) - forward +
            contended(chunks * blocks * block_gather, forward);

@@ -38,6 +38,13 @@ TEST(IterationMemory, CountsAtLeastTheTasksOfTheSimulatedGraph) {
       {"llama3-8b-dgx-h100",
        {"parallelism.zero=3", "parallelism.cp=1", "parallelism.gpus=16", "parallelism.dp=auto", "cluster.nodes=2"}},
       {"llama3-8b-dgx-h100", {"training.dispatch=eager", "training.stack=pytorch-fsdp"}},
+      // ZeRO-3 in transformer blocks: every pass in blocks, and with pipeline parallelism.
+      {"llama3-8b-dgx-h100",
+       {"training.stack=torchtitan", "parallelism.zero=3", "parallelism.cp=1", "parallelism.gpus=16",
+        "parallelism.dp=auto", "cluster.nodes=2", "training.global_batch_size=32"}},
+      {"llama3-8b-dgx-h100",
+       {"training.stack=torchtitan", "parallelism.zero=3", "parallelism.cp=1", "parallelism.gpus=16",
+        "parallelism.pp=2", "parallelism.dp=auto", "cluster.nodes=2", "training.global_batch_size=32"}},
   };
   for (const Case& c : cases) {
     std::vector<Override> overrides;
