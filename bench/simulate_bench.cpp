@@ -4,16 +4,19 @@
 //   DeepSeek-V3 671B on 2,048 H100 (deepseek-v3-h100 at dp 128, the all-to-all overlapped)
 //                                                        goal 10 s full (issue 36)
 // Each case loads the experiment, builds the cluster and the iteration's task graph and
-// simulates it, as the command does. Counters: tasks and events simulated, the predicted
-// iteration time, and the process's peak resident memory so far (getrusage; the cases are
-// registered from the smallest to the largest, so each figure is that case's own peak).
+// simulates it, as the command does (its steady-state runs side by side on every hardware
+// thread, SimulationOptions::threads; the OneThread case one after another). Counters: tasks and events simulated, the
+// predicted iteration time, and the process's peak resident memory so far (getrusage; the cases are registered from the
+// smallest to the largest, so each figure is that case's own peak).
 //   ./build/simulate_bench
 //   ./build/simulate_bench --benchmark_filter=Llama
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/config_paths.h"
@@ -32,7 +35,8 @@ double peakResidentMiB() {
 }
 
 void simulate(benchmark::State& state, const std::string& experiment_name, bool symmetric, bool every_microbatch,
-              const std::vector<std::string>& settings = {}) {
+              const std::vector<std::string>& settings = {},
+              int threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()))) {
   parallelism::IterationResult result;
   std::vector<Override> overrides;
   for (const auto& text : settings) overrides.push_back(parseOverride(text));
@@ -43,6 +47,7 @@ void simulate(benchmark::State& state, const std::string& experiment_name, bool 
     parallelism::SimulationOptions options = shippedSimulationOptions();
     options.iteration.symmetric = symmetric;
     options.every_microbatch = every_microbatch;
+    options.threads = threads;
     auto simulated = parallelism::simulateIteration(experiment.value(), options);
     if (!simulated) throw std::runtime_error(simulated.error().toString());
     result = std::move(simulated).value();
@@ -71,6 +76,9 @@ void BM_DeepseekV3_2048xH100_Symmetric(benchmark::State& state) {
 void BM_DeepseekV3_2048xH100_Full(benchmark::State& state) {
   simulate(state, "deepseek-v3-h100", false, false, kDeepseek2048);
 }
+void BM_DeepseekV3_2048xH100_FullOneThread(benchmark::State& state) {
+  simulate(state, "deepseek-v3-h100", false, false, kDeepseek2048, 1);
+}
 
 BENCHMARK(BM_Gpt3_175B_1024xA100_Symmetric)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 BENCHMARK(BM_Gpt3_175B_1024xA100_Full)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
@@ -79,6 +87,7 @@ BENCHMARK(BM_Gpt3_175B_1024xA100_FullEveryMicrobatch)->Unit(benchmark::kSecond)-
 BENCHMARK(BM_Llama3_405B_16384xH100_Full)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 BENCHMARK(BM_DeepseekV3_2048xH100_Symmetric)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 BENCHMARK(BM_DeepseekV3_2048xH100_Full)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+BENCHMARK(BM_DeepseekV3_2048xH100_FullOneThread)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 
 }  // namespace
 

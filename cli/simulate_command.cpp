@@ -6,6 +6,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <thread>
 
 #include "base/expected.h"
 #include "base/units.h"
@@ -220,6 +221,10 @@ std::string summary(const Experiment& experiment, const IterationResult& result,
   return text;
 }
 
+// The steady state runs at most three simulations at once (SimulationOptions::threads);
+// more threads are accepted and idle.
+constexpr int64_t kMaxSimulateThreads = 1024;
+
 int run(const SimulateOptions& options, const CommandContext& context) {
   requireOneStdoutOutput(
       {{"--json", &options.json_file}, {"--trace", &options.trace_file}, {"--html", &options.html_file}});
@@ -238,9 +243,21 @@ int run(const SimulateOptions& options, const CommandContext& context) {
     calibration = valueOrThrow(validate::loadCalibrationFile(options.calibration_file));
     validate::applyCalibration(*calibration, simulation);
   }
-  // Before the cluster is built: a plan too large to represent is refused at once.
-  requireWithinMemoryBudget(valueOrThrow(parallelism::estimateIterationMemory(experiment, simulation)),
-                            options.max_memory_GiB,
+  if (options.threads && (*options.threads < 1 || *options.threads > kMaxSimulateThreads)) {
+    throwInputError("--threads", "",
+                    fmt::format("expected 1 to {} threads, found {}", kMaxSimulateThreads, *options.threads));
+  }
+  simulation.threads = options.threads ? static_cast<int>(*options.threads)
+                                       : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  // Before the cluster is built: a plan too large to represent is refused at once. Runs side
+  // by side hold more at once; where they would not fit, they run one after another.
+  sim::MemoryEstimate estimate = valueOrThrow(parallelism::estimateIterationMemory(experiment, simulation));
+  if (simulation.threads > 1 && std::isfinite(options.max_memory_GiB) &&
+      estimate.bytes() > options.max_memory_GiB * units::kGiB) {
+    simulation.threads = 1;
+    estimate = valueOrThrow(parallelism::estimateIterationMemory(experiment, simulation));
+  }
+  requireWithinMemoryBudget(estimate, options.max_memory_GiB,
                             std::string("simulate fewer GPUs, ") + (options.symmetric ? "" : "use --symmetric, ") +
                                 "or larger gradient buckets (parallelism.ddp_bucket_size)");
   std::optional<topology::ReliabilitySpec> reliability;
@@ -353,6 +370,9 @@ void addSimulateCommand(CLI::App& app, SimulateOptions& options) {
       ->add_option("--goodput-draws", options.goodput_draws,
                    "Also draw the run with failures this many times (Monte Carlo): p50 and p90 time to train")
       ->check(CLI::Range(int64_t{0}, int64_t{10'000'000}));
+  command->add_option("--threads", options.threads,
+                      "Simulations of the steady state run side by side (at most 3 used; default: every hardware "
+                      "thread); the result does not depend on it");
   command->add_option("--seed", options.seed, "Seed of the Monte Carlo draws and of the slow GPUs (default 1)");
   command->add_flag("--ops", options.ops,
                     "Also list the busiest pipeline stage's compute op by op (text; \"ops\" in --json)");

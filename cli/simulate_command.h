@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,8 +25,9 @@ struct SimulateOptions {
   bool every_microbatch = false;                         // no steady-state extrapolation
   bool ops = false;                                      // the busiest stage's compute, op by op
   double max_memory_GiB = sim::kDefaultMemoryBudgetGiB;  // refuse plans estimated above it
-  int64_t goodput_draws = 0;  // Monte Carlo draws of the run with failures (0: analytic only)
-  uint64_t seed = 1;          // for those draws and for the slow GPUs
+  int64_t goodput_draws = 0;       // Monte Carlo draws of the run with failures (0: analytic only)
+  uint64_t seed = 1;               // for those draws and for the slow GPUs
+  std::optional<int64_t> threads;  // the steady state's simulations at once; default: every hardware thread
 };
 
 void addSimulateCommand(CLI::App& app, SimulateOptions& options);

@@ -172,7 +172,11 @@ int64_t IterationBuilder::bucketCount(int64_t stage) const {
 TaskId IterationBuilder::addCollective(IterationGraph& result, sim::CollectiveOp op, const std::vector<int64_t>& ranks,
                                        double bytes, int64_t count, std::vector<TaskId> dependencies,
                                        TaskCategory category) {
-  sim::CollectiveBuilder builder(cluster_, router_, result.graph, communication_);
+  if (collectives_ == nullptr || collectives_graph_ != &result.graph) {
+    collectives_ = std::make_unique<sim::CollectiveBuilder>(cluster_, router_, result.graph, communication_);
+    collectives_graph_ = &result.graph;
+  }
+  sim::CollectiveBuilder& builder = *collectives_;
   std::vector<int64_t> gpus;
   gpus.reserve(ranks.size());
   for (int64_t rank : ranks) gpus.push_back(rank);
@@ -200,6 +204,9 @@ TaskId IterationBuilder::addCollective(IterationGraph& result, sim::CollectiveOp
 
 IterationGraph IterationBuilder::build() {
   IterationGraph result;
+  // Routes memoized for another graph mean nothing in this one.
+  collectives_.reset();
+  collectives_graph_ = nullptr;
   result.microbatches = experiment_.plan.microbatches(experiment_.training);
   result.ranks.resize(static_cast<std::size_t>(layout_.ranks()));
   const std::vector<StageSchedule> stages = scheduleStages();
@@ -212,6 +219,8 @@ IterationGraph IterationBuilder::build() {
                                                           : addGradientReductions(result, stages, buckets);
   addOptimizerSteps(result, reductions);
   if (!features_.sharded_blocks) addParameterGathers(result, stages, buckets);
+  collectives_.reset();
+  collectives_graph_ = nullptr;
   return result;
 }
 

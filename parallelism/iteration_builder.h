@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -270,6 +271,10 @@ class IterationBuilder {
   using CollectiveKey = std::tuple<int, std::size_t, double, int>;
   std::map<CollectiveKey, sim::CollectiveChoice> choices_;
   std::map<CollectiveKey, double> empty_latency_;
+  // The collective builder of the graph being built (it keeps the routes of each group's
+  // collectives, reused by every call); made for the graph it builds into.
+  std::unique_ptr<sim::CollectiveBuilder> collectives_;
+  const sim::TaskGraph* collectives_graph_ = nullptr;
 };
 
 }  // namespace trainsim::parallelism

@@ -113,203 +113,214 @@ std::vector<PassCollective> mergedCollectives(const PassWork& work) {
   return merged;
 }
 
+// The memory of one simulation of `microbatches` micro-batches.
+sim::MemoryEstimate estimateRun(const Experiment& experiment, const SimulationOptions& options, int64_t microbatches) {
+  const ParallelPlan& plan = experiment.plan;
+  const RankLayout layout(plan);
+  const int64_t per_node = std::max(1, experiment.cluster.gpus_per_node);
+  const std::optional<int64_t> nics = sim::channelLimit(experiment.cluster);
+  const bool mesh = sim::meshFabric(experiment.cluster);
+  sim::MemoryEstimate estimate;
+  sim::addClusterMemory(experiment.cluster, estimate);
+  estimate.add(sim::MemoryKind::kRanks, "GPUs' per-rank records", static_cast<double>(layout.ranks()));
+
+  const auto m = static_cast<double>(microbatches);
+  const auto chunks = static_cast<double>(plan.virtual_stages);
+  // Symmetric mode simulates the first replicas of every stage; the rest are not built.
+  const double replicas =
+      options.iteration.symmetric ? static_cast<double>(layout.symmetricReplicas()) : static_cast<double>(plan.dp);
+  const double simulated_per_stage = static_cast<double>(plan.tp * plan.cp) * replicas;
+  // As IterationBuilder::featuresOf: dense gradients over dp x cp, expert ones over their own group.
+  const bool expert_data_parallel = plan.separateExpertGroups() && plan.expertDataParallel() > 1;
+  const bool data_parallel = plan.dp * plan.cp > 1 || expert_data_parallel;
+  // ZeRO-3 in transformer blocks runs collectives of its own (addShardedBlockCollectives).
+  const bool sharded_blocks = data_parallel && plan.zero >= 3 && experiment.training.zero3.unit == ShardingUnit::kBlock;
+  const bool bucketed = data_parallel && !sharded_blocks;
+  const bool reshard = experiment.training.zero3.reshardsAfterForward(plan.pp);
+  const bool overlap_grads = plan.overlap_grad_reduce && bucketed;
+  const bool zero3 = bucketed && plan.zero >= 3;
+  const bool gathered_forward = bucketed && plan.zero >= 1 && (plan.overlap_param_gather || zero3);
+  const bool host = options.iteration.host_seconds_per_kernel > 0.0;
+  const bool pass_start_marker = (plan.tp_comm_overlap && plan.tp > 1) || zero3 || plan.cp > 1 || plan.moe_a2a_overlap;
+
+  const auto compute =
+      valueOrThrow(sim::ComputeModel::create(experiment.cluster.gpu, experiment.training.precision, options.compute));
+  const ComputeTimer timer(compute);
+  const auto no_seconds = [](const Communication&) { return 0.0; };
+  const std::vector<int64_t> layers = plan.layersPerStage(experiment.model.layers);
+
+  // Per simulated GPU (IterationBuilder::addPassCompute, orderPassesAfterCollectives,
+  // addPipelineSends, addOptimizerSteps).
+  double pass_tasks = 0.0;
+  double pass_dependencies = 0.0;
+  double sends = 0.0;
+  std::map<std::pair<ParallelGroup, sim::CollectiveOp>, CollectiveCount> pass_collectives;
+  std::vector<double> buckets_of_stage;
+  std::vector<double> blocks_of_stage;  // transformer blocks of a chunk, with sharded blocks
+  for (int64_t stage = 0; stage < plan.pp; ++stage) {
+    const double chunk_parameters =
+        stageParameters(experiment.model, experiment.training, plan, stage, layers[static_cast<std::size_t>(stage)])
+            .total() /
+        chunks;
+    const auto buckets = static_cast<double>(options.iteration.grad_buckets.count(plan, chunk_parameters));
+    buckets_of_stage.push_back(buckets);
+    const double blocks =
+        std::max(1.0, std::ceil(static_cast<double>(layers[static_cast<std::size_t>(stage)]) / chunks));
+    blocks_of_stage.push_back(blocks);
+    double stage_tasks = 0.0;
+    double stage_dependencies = 0.0;
+    for (int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
+      const PassWork work =
+          chunkPassWork(experiment, stage, chunk, options.iteration.flops, timer, no_seconds, options.communication);
+      const std::vector<PassCollective> merged = mergedCollectives(work);
+      for (const PassKind kind : {PassKind::kForward, PassKind::kBackward}) {
+        const bool backward = kind == PassKind::kBackward;
+        // A stretch left exposed after the compute: only beside-compute collectives leave one
+        // (its length is not known here, where the collectives are not timed).
+        const bool exposed = work.exposedSeconds(kind) > 0.0 ||
+                             std::any_of(merged.begin(), merged.end(),
+                                         [&](const auto& c) { return c.beside_compute && c.backward == backward; });
+        // Host launches (the first, the rest, the end of the launches), the start marker, the
+        // compute, the exposed stretch. Each but the exposed stretch follows the task before it
+        // on its stream (a dependency); the others: the first launch's and the launches' end,
+        // the exposed stretch's, and the next pass's on this one's collectives.
+        const double tasks = (host ? 3.0 : 0.0) + (pass_start_marker ? 1.0 : 0.0) + 1.0 + (exposed ? 1.0 : 0.0);
+        const double dependencies = tasks + (host ? 2.0 : 0.0) + 1.0;
+        stage_tasks += m * tasks;
+        stage_dependencies += m * dependencies;
+        // The chunk's last backward in gradient buckets, its first forward in parameter buckets.
+        if ((backward && overlap_grads) || (!backward && gathered_forward)) {
+          stage_tasks += buckets - 1.0;
+          stage_dependencies += buckets - 1.0;
+        }
+        // Sharded blocks: every pass in blocks, or with pipeline parallelism the first forward.
+        if (sharded_blocks && (plan.pp == 1 || !backward)) {
+          const double split = plan.pp == 1 ? m : 1.0;
+          stage_tasks += split * (blocks - 1.0);
+          stage_dependencies += split * (blocks - 1.0);
+        }
+        for (const PassCollective& call : merged) {
+          if (call.backward != backward || call.group == ParallelGroup::kPipeline) continue;
+          const auto [size, stride] = groupSizeAndStride(call.group, plan);
+          if (size < 2) continue;
+          // Once per group (built from its first member) and micro-batch.
+          const double calls = m * simulated_per_stage / static_cast<double>(size);
+          CollectiveCount& count = pass_collectives[{call.group, call.op}];
+          count.shape = groupShape(call.op, size, stride, per_node, nics, mesh);
+          count.groups = simulated_per_stage * static_cast<double>(plan.pp) / static_cast<double>(size);
+          addCollective(count, calls, static_cast<double>(size), call.count > 1);
+          if (call.beside_compute) {
+            // Each member's pass ends after the collective and its own stretch.
+            count.tasks += calls * static_cast<double>(size);
+            count.dependencies += calls * 2.0 * static_cast<double>(size);
+          }
+        }
+      }
+      if (plan.pp > 1) {
+        // A pipeline send into every pass but the first stage's first chunk's forwards and
+        // the last stage's last chunk's backwards; each after its producer, before its consumer.
+        const bool first = stage == 0 && chunk == 0;
+        const bool last = stage == plan.pp - 1 && chunk == plan.virtual_stages - 1;
+        sends += m * ((first ? 0.0 : 1.0) + (last ? 0.0 : 1.0)) * simulated_per_stage;
+      }
+    }
+    // The optimizer step after the last pass (on its stream) and each chunk's reductions.
+    stage_tasks += 1.0;
+    stage_dependencies += chunks + 2.0;
+    pass_tasks += stage_tasks * simulated_per_stage;
+    pass_dependencies += stage_dependencies * simulated_per_stage;
+  }
+  const double passes = 2.0 * m * chunks * simulated_per_stage * static_cast<double>(plan.pp);
+  estimate.add(sim::MemoryKind::kTasks, fmt::format("tasks of {:.3g} passes", passes), pass_tasks);
+  estimate.add(sim::MemoryKind::kDependencies, fmt::format("dependencies of {:.3g} passes", passes), pass_dependencies);
+  estimate.add(sim::MemoryKind::kPasses, fmt::format("per-GPU records of {:.3g} passes", passes), passes);
+  // Each send follows its producer and precedes its consumer; a GPU sends one way and the
+  // other at once at most (a send takes less than the pass that produced it).
+  estimate.add(sim::MemoryKind::kFlows, fmt::format("pipeline sends of {:.3g} passes", passes), sends);
+  estimate.add(sim::MemoryKind::kDependencies, fmt::format("dependencies of {:.3g} pipeline sends", sends),
+               2.0 * sends);
+  const double gpus_simulated = simulated_per_stage * static_cast<double>(plan.pp);
+  estimate.add(sim::MemoryKind::kRunningFlows, "pipeline sends running at once, two per GPU",
+               std::min(sends, plan.pp > 1 ? 2.0 * gpus_simulated : 0.0));
+  for (const auto& [key, count] : pass_collectives) {
+    addItems(estimate, fmt::format("{} {}s", groupName(key.first), sim::collectiveOpName(key.second)), count);
+  }
+
+  if (data_parallel) {
+    // One data-parallel group per (tp, pp) coordinate, whatever the mode, and where the
+    // experts have groups of their own (IterationBuilder::replicaGroupsLedBy) one expert
+    // data-parallel group per (etp, ep, pp) coordinate too; symmetric mode builds only the
+    // simulated members' dependencies and contentions. Each collective waits for its
+    // members (twice, for a bucketed gather's part of the forward) and the one before it,
+    // and slows its simulated members' compute (a contention, counted as two dependencies).
+    double reductions = 0.0;
+    double gathers = 0.0;
+    for (std::size_t stage = 0; stage < buckets_of_stage.size(); ++stage) {
+      const double buckets = buckets_of_stage[stage];
+      const double blocks = blocks_of_stage[stage];
+      if (sharded_blocks) {
+        // Each block reduced after every backward and gathered before every forward (and
+        // backward, resharded, but its first block), or once a step with pipeline parallelism.
+        const double per_step = plan.pp == 1 ? m : 1.0;
+        reductions += chunks * per_step * blocks;
+        gathers += chunks * per_step * (blocks + (plan.pp == 1 && reshard ? blocks - 1.0 : 0.0));
+        continue;
+      }
+      reductions += chunks * ((overlap_grads ? buckets : 1.0) + (zero3 ? m - 1.0 : 0.0));
+      if (plan.zero >= 1) gathers += chunks * (buckets + (zero3 ? 2.0 * m - 1.0 : 0.0));
+    }
+    const auto addGroups = [&](std::string_view what, int64_t size, int64_t stride, double groups, double members) {
+      const double per_collective = 2.0 * members + 1.0 + 2.0 * members;
+      CollectiveCount reduce;
+      reduce.groups = groups * static_cast<double>(plan.pp);
+      reduce.shape = groupShape(plan.zero >= 1 ? sim::CollectiveOp::kReduceScatter : sim::CollectiveOp::kAllReduce,
+                                size, stride, per_node, nics, mesh);
+      addCollective(reduce, groups * reductions, per_collective, false);
+      addItems(estimate, fmt::format("{}gradient reductions", what), reduce);
+      CollectiveCount gather;
+      gather.groups = reduce.groups;
+      gather.shape = groupShape(sim::CollectiveOp::kAllGather, size, stride, per_node, nics, mesh);
+      addCollective(gather, groups * gathers, per_collective, false);
+      addItems(estimate, fmt::format("{}parameter gathers", what), gather);
+    };
+    if (plan.dp * plan.cp > 1) {
+      addGroups("", plan.dp * plan.cp, plan.tp, static_cast<double>(plan.tp), static_cast<double>(plan.cp) * replicas);
+    }
+    if (expert_data_parallel) {
+      const int64_t folded = plan.expertTensorParallel() * plan.ep;
+      const auto size = static_cast<double>(plan.expertDataParallel());
+      // Simulated members: the share of the stage's ranks that are simulated.
+      const double members = std::min(size, std::ceil(size * replicas / static_cast<double>(plan.dp)));
+      addGroups("expert ", plan.expertDataParallel(), folded, static_cast<double>(folded), members);
+    }
+  }
+  return estimate;
+}
+
 }  // namespace
 
 Expected<sim::MemoryEstimate> estimateIterationMemory(const Experiment& experiment, const SimulationOptions& given) {
   return catchInputErrors([&]() -> sim::MemoryEstimate {
     const SimulationOptions options = withHostDispatch(experiment, given);
-    const ParallelPlan& plan = experiment.plan;
-    const RankLayout layout(plan);
-    const int64_t per_node = std::max(1, experiment.cluster.gpus_per_node);
-    const std::optional<int64_t> nics = sim::channelLimit(experiment.cluster);
-    const bool mesh = sim::meshFabric(experiment.cluster);
-    sim::MemoryEstimate estimate;
-    sim::addClusterMemory(experiment.cluster, estimate);
-    estimate.add(sim::MemoryKind::kRanks, "GPUs' per-rank records", static_cast<double>(layout.ranks()));
-
-    // The largest graph: the steady-state extrapolation's third run (its check of the line),
-    // else every micro-batch. (Where the line fails the fallback builds every micro-batch,
-    // which this does not bound.)
-    const int64_t all_microbatches = plan.microbatches(experiment.training);
+    // The largest graphs held at once: the steady-state extrapolation's runs (its check of
+    // the line, beside the others on more threads) where it applies, else every
+    // micro-batch. (Where the line fails the fallback builds every micro-batch, which this
+    // does not bound.)
+    const int64_t all_microbatches = experiment.plan.microbatches(experiment.training);
     const auto extrapolation = options.trace == nullptr && !options.every_microbatch
-                                   ? microbatchExtrapolation(plan, all_microbatches)
+                                   ? microbatchExtrapolation(experiment.plan, all_microbatches)
                                    : std::nullopt;
-    const auto m =
-        static_cast<double>(extrapolation ? 2 * extrapolation->second - extrapolation->first : all_microbatches);
-    const auto chunks = static_cast<double>(plan.virtual_stages);
-    // Symmetric mode simulates the first replicas of every stage; the rest are not built.
-    const double replicas =
-        options.iteration.symmetric ? static_cast<double>(layout.symmetricReplicas()) : static_cast<double>(plan.dp);
-    const double simulated_per_stage = static_cast<double>(plan.tp * plan.cp) * replicas;
-    // As IterationBuilder::featuresOf: dense gradients over dp x cp, expert ones over their own group.
-    const bool expert_data_parallel = plan.separateExpertGroups() && plan.expertDataParallel() > 1;
-    const bool data_parallel = plan.dp * plan.cp > 1 || expert_data_parallel;
-    // ZeRO-3 in transformer blocks runs collectives of its own (addShardedBlockCollectives).
-    const bool sharded_blocks =
-        data_parallel && plan.zero >= 3 && experiment.training.zero3.unit == ShardingUnit::kBlock;
-    const bool bucketed = data_parallel && !sharded_blocks;
-    const bool reshard = experiment.training.zero3.reshardsAfterForward(plan.pp);
-    const bool overlap_grads = plan.overlap_grad_reduce && bucketed;
-    const bool zero3 = bucketed && plan.zero >= 3;
-    const bool gathered_forward = bucketed && plan.zero >= 1 && (plan.overlap_param_gather || zero3);
-    const bool host = options.iteration.host_seconds_per_kernel > 0.0;
-    const bool pass_start_marker =
-        (plan.tp_comm_overlap && plan.tp > 1) || zero3 || plan.cp > 1 || plan.moe_a2a_overlap;
-
-    const auto compute =
-        valueOrThrow(sim::ComputeModel::create(experiment.cluster.gpu, experiment.training.precision, options.compute));
-    const ComputeTimer timer(compute);
-    const auto no_seconds = [](const Communication&) { return 0.0; };
-    const std::vector<int64_t> layers = plan.layersPerStage(experiment.model.layers);
-
-    // Per simulated GPU (IterationBuilder::addPassCompute, orderPassesAfterCollectives,
-    // addPipelineSends, addOptimizerSteps).
-    double pass_tasks = 0.0;
-    double pass_dependencies = 0.0;
-    double sends = 0.0;
-    std::map<std::pair<ParallelGroup, sim::CollectiveOp>, CollectiveCount> pass_collectives;
-    std::vector<double> buckets_of_stage;
-    std::vector<double> blocks_of_stage;  // transformer blocks of a chunk, with sharded blocks
-    for (int64_t stage = 0; stage < plan.pp; ++stage) {
-      const double chunk_parameters =
-          stageParameters(experiment.model, experiment.training, plan, stage, layers[static_cast<std::size_t>(stage)])
-              .total() /
-          chunks;
-      const auto buckets = static_cast<double>(options.iteration.grad_buckets.count(plan, chunk_parameters));
-      buckets_of_stage.push_back(buckets);
-      const double blocks =
-          std::max(1.0, std::ceil(static_cast<double>(layers[static_cast<std::size_t>(stage)]) / chunks));
-      blocks_of_stage.push_back(blocks);
-      double stage_tasks = 0.0;
-      double stage_dependencies = 0.0;
-      for (int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
-        const PassWork work =
-            chunkPassWork(experiment, stage, chunk, options.iteration.flops, timer, no_seconds, options.communication);
-        const std::vector<PassCollective> merged = mergedCollectives(work);
-        for (const PassKind kind : {PassKind::kForward, PassKind::kBackward}) {
-          const bool backward = kind == PassKind::kBackward;
-          // A stretch left exposed after the compute: only beside-compute collectives leave one
-          // (its length is not known here, where the collectives are not timed).
-          const bool exposed = work.exposedSeconds(kind) > 0.0 ||
-                               std::any_of(merged.begin(), merged.end(),
-                                           [&](const auto& c) { return c.beside_compute && c.backward == backward; });
-          // Host launches (the first, the rest, the end of the launches), the start marker, the
-          // compute, the exposed stretch. Each but the exposed stretch follows the task before it
-          // on its stream (a dependency); the others: the first launch's and the launches' end,
-          // the exposed stretch's, and the next pass's on this one's collectives.
-          const double tasks = (host ? 3.0 : 0.0) + (pass_start_marker ? 1.0 : 0.0) + 1.0 + (exposed ? 1.0 : 0.0);
-          const double dependencies = tasks + (host ? 2.0 : 0.0) + 1.0;
-          stage_tasks += m * tasks;
-          stage_dependencies += m * dependencies;
-          // The chunk's last backward in gradient buckets, its first forward in parameter buckets.
-          if ((backward && overlap_grads) || (!backward && gathered_forward)) {
-            stage_tasks += buckets - 1.0;
-            stage_dependencies += buckets - 1.0;
-          }
-          // Sharded blocks: every pass in blocks, or with pipeline parallelism the first forward.
-          if (sharded_blocks && (plan.pp == 1 || !backward)) {
-            const double split = plan.pp == 1 ? m : 1.0;
-            stage_tasks += split * (blocks - 1.0);
-            stage_dependencies += split * (blocks - 1.0);
-          }
-          for (const PassCollective& call : merged) {
-            if (call.backward != backward || call.group == ParallelGroup::kPipeline) continue;
-            const auto [size, stride] = groupSizeAndStride(call.group, plan);
-            if (size < 2) continue;
-            // Once per group (built from its first member) and micro-batch.
-            const double calls = m * simulated_per_stage / static_cast<double>(size);
-            CollectiveCount& count = pass_collectives[{call.group, call.op}];
-            count.shape = groupShape(call.op, size, stride, per_node, nics, mesh);
-            count.groups = simulated_per_stage * static_cast<double>(plan.pp) / static_cast<double>(size);
-            addCollective(count, calls, static_cast<double>(size), call.count > 1);
-            if (call.beside_compute) {
-              // Each member's pass ends after the collective and its own stretch.
-              count.tasks += calls * static_cast<double>(size);
-              count.dependencies += calls * 2.0 * static_cast<double>(size);
-            }
-          }
-        }
-        if (plan.pp > 1) {
-          // A pipeline send into every pass but the first stage's first chunk's forwards and
-          // the last stage's last chunk's backwards; each after its producer, before its consumer.
-          const bool first = stage == 0 && chunk == 0;
-          const bool last = stage == plan.pp - 1 && chunk == plan.virtual_stages - 1;
-          sends += m * ((first ? 0.0 : 1.0) + (last ? 0.0 : 1.0)) * simulated_per_stage;
-        }
-      }
-      // The optimizer step after the last pass (on its stream) and each chunk's reductions.
-      stage_tasks += 1.0;
-      stage_dependencies += chunks + 2.0;
-      pass_tasks += stage_tasks * simulated_per_stage;
-      pass_dependencies += stage_dependencies * simulated_per_stage;
-    }
-    const double passes = 2.0 * m * chunks * simulated_per_stage * static_cast<double>(plan.pp);
-    estimate.add(sim::MemoryKind::kTasks, fmt::format("tasks of {:.3g} passes", passes), pass_tasks);
-    estimate.add(sim::MemoryKind::kDependencies, fmt::format("dependencies of {:.3g} passes", passes),
-                 pass_dependencies);
-    estimate.add(sim::MemoryKind::kPasses, fmt::format("per-GPU records of {:.3g} passes", passes), passes);
-    // Each send follows its producer and precedes its consumer; a GPU sends one way and the
-    // other at once at most (a send takes less than the pass that produced it).
-    estimate.add(sim::MemoryKind::kFlows, fmt::format("pipeline sends of {:.3g} passes", passes), sends);
-    estimate.add(sim::MemoryKind::kDependencies, fmt::format("dependencies of {:.3g} pipeline sends", sends),
-                 2.0 * sends);
-    const double gpus_simulated = simulated_per_stage * static_cast<double>(plan.pp);
-    estimate.add(sim::MemoryKind::kRunningFlows, "pipeline sends running at once, two per GPU",
-                 std::min(sends, plan.pp > 1 ? 2.0 * gpus_simulated : 0.0));
-    for (const auto& [key, count] : pass_collectives) {
-      addItems(estimate, fmt::format("{} {}s", groupName(key.first), sim::collectiveOpName(key.second)), count);
-    }
-
-    if (data_parallel) {
-      // One data-parallel group per (tp, pp) coordinate, whatever the mode, and where the
-      // experts have groups of their own (IterationBuilder::replicaGroupsLedBy) one expert
-      // data-parallel group per (etp, ep, pp) coordinate too; symmetric mode builds only the
-      // simulated members' dependencies and contentions. Each collective waits for its
-      // members (twice, for a bucketed gather's part of the forward) and the one before it,
-      // and slows its simulated members' compute (a contention, counted as two dependencies).
-      double reductions = 0.0;
-      double gathers = 0.0;
-      for (std::size_t stage = 0; stage < buckets_of_stage.size(); ++stage) {
-        const double buckets = buckets_of_stage[stage];
-        const double blocks = blocks_of_stage[stage];
-        if (sharded_blocks) {
-          // Each block reduced after every backward and gathered before every forward (and
-          // backward, resharded, but its first block), or once a step with pipeline parallelism.
-          const double per_step = plan.pp == 1 ? m : 1.0;
-          reductions += chunks * per_step * blocks;
-          gathers += chunks * per_step * (blocks + (plan.pp == 1 && reshard ? blocks - 1.0 : 0.0));
-          continue;
-        }
-        reductions += chunks * ((overlap_grads ? buckets : 1.0) + (zero3 ? m - 1.0 : 0.0));
-        if (plan.zero >= 1) gathers += chunks * (buckets + (zero3 ? 2.0 * m - 1.0 : 0.0));
-      }
-      const auto addGroups = [&](std::string_view what, int64_t size, int64_t stride, double groups, double members) {
-        const double per_collective = 2.0 * members + 1.0 + 2.0 * members;
-        CollectiveCount reduce;
-        reduce.groups = groups * static_cast<double>(plan.pp);
-        reduce.shape = groupShape(plan.zero >= 1 ? sim::CollectiveOp::kReduceScatter : sim::CollectiveOp::kAllReduce,
-                                  size, stride, per_node, nics, mesh);
-        addCollective(reduce, groups * reductions, per_collective, false);
-        addItems(estimate, fmt::format("{}gradient reductions", what), reduce);
-        CollectiveCount gather;
-        gather.groups = reduce.groups;
-        gather.shape = groupShape(sim::CollectiveOp::kAllGather, size, stride, per_node, nics, mesh);
-        addCollective(gather, groups * gathers, per_collective, false);
-        addItems(estimate, fmt::format("{}parameter gathers", what), gather);
-      };
-      if (plan.dp * plan.cp > 1) {
-        addGroups("", plan.dp * plan.cp, plan.tp, static_cast<double>(plan.tp),
-                  static_cast<double>(plan.cp) * replicas);
-      }
-      if (expert_data_parallel) {
-        const int64_t folded = plan.expertTensorParallel() * plan.ep;
-        const auto size = static_cast<double>(plan.expertDataParallel());
-        // Simulated members: the share of the stage's ranks that are simulated.
-        const double members = std::min(size, std::ceil(size * replicas / static_cast<double>(plan.dp)));
-        addGroups("expert ", plan.expertDataParallel(), folded, static_cast<double>(folded), members);
+    if (!extrapolation) return estimateRun(experiment, options, all_microbatches);
+    const std::vector<int64_t> runs = steadyStateRunsAtOnce(*extrapolation, options.threads);
+    if (runs.size() == 1) return estimateRun(experiment, options, runs.front());
+    sim::MemoryEstimate total;
+    for (const int64_t microbatches : runs) {
+      for (sim::MemoryItem& item : estimateRun(experiment, options, microbatches).items) {
+        item.what = fmt::format("{} (the run of {} micro-batches)", item.what, microbatches);
+        total.items.push_back(std::move(item));
       }
     }
-    return estimate;
+    return total;
   });
 }
 

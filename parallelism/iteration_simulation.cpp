@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <future>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "parallelism/compute_timer.h"
@@ -227,6 +229,13 @@ std::optional<MicrobatchExtrapolation> microbatchExtrapolation(const ParallelPla
   return MicrobatchExtrapolation{microbatches, first, second};
 }
 
+std::vector<int64_t> steadyStateRunsAtOnce(const MicrobatchExtrapolation& extrapolation, int threads) {
+  const int64_t check = 2 * extrapolation.second - extrapolation.first;
+  if (threads <= 1) return {check};
+  if (threads == 2) return {extrapolation.second, check};
+  return {extrapolation.first, extrapolation.second, check};
+}
+
 void applySoftwareStack(const Experiment& experiment, SimulationOptions& options) {
   if (!options.stack.empty()) throw std::logic_error("a software stack is applied twice: " + options.stack);
   if (!experiment.stack) return;
@@ -272,15 +281,37 @@ Expected<IterationResult> simulateIteration(const Experiment& experiment, const 
       int64_t step = extrapolation->second - extrapolation->first;
       int64_t at_a = extrapolation->first;
       int64_t at_b = extrapolation->second;
-      ScheduleRun a = simulateSchedule(withMicrobatches(experiment, at_a), options);
-      ScheduleRun b = simulateSchedule(withMicrobatches(experiment, at_b), options);
+      const auto runAt = [&](int64_t microbatches) {
+        return simulateSchedule(withMicrobatches(experiment, microbatches), options);
+      };
+      // The first check always runs (microbatchExtrapolation leaves room for it), so with
+      // threads to spare it runs beside the first two (steadyStateRunsAtOnce).
+      ScheduleRun a;
+      ScheduleRun b;
+      std::optional<ScheduleRun> first_check;
+      if (options.threads >= 2) {
+        auto check = std::async(std::launch::async, runAt, at_b + step);
+        if (options.threads >= 3) {
+          auto first = std::async(std::launch::async, runAt, at_a);
+          b = runAt(at_b);
+          a = first.get();
+        } else {
+          a = runAt(at_a);
+          b = runAt(at_b);
+        }
+        first_check = check.get();
+      } else {
+        a = runAt(at_a);
+        b = runAt(at_b);
+      }
       result.tasks = a.tasks + b.tasks;
       result.events = a.events + b.events;
       bool linear = false;
       while (true) {
         const int64_t at_c = at_b + step;
         if (at_c + step > result.microbatches) break;
-        const ScheduleRun c = simulateSchedule(withMicrobatches(experiment, at_c), options);
+        const ScheduleRun c = first_check ? std::move(*first_check) : runAt(at_c);
+        first_check.reset();
         result.tasks += c.tasks;
         result.events += c.events;
         const double predicted = b.iteration_time_s + (b.iteration_time_s - a.iteration_time_s) *

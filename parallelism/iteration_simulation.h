@@ -79,6 +79,10 @@ struct SimulationOptions {
   // The software stack whose parameters the models' parameters hold (applySoftwareStack;
   // "" for none). simulateIteration refuses an experiment of another stack.
   std::string stack;
+  // Threads for the steady state's first three simulations (simulateIteration): with 2, the
+  // third (the line's check) runs beside the first two; with 3 or more, all three at once.
+  // The result does not depend on it; the memory held does (estimateIterationMemory).
+  int threads = 1;
 };
 
 // The models' shipped defaults in `paths` (sim/default_parameters.h), every other option at
@@ -100,6 +104,11 @@ void applySoftwareStack(const Experiment& experiment, SimulationOptions& options
 // extrapolated; nullopt when it is simulated in full.
 [[nodiscard]] std::optional<MicrobatchExtrapolation> microbatchExtrapolation(const ParallelPlan& plan,
                                                                              int64_t microbatches);
+
+// The micro-batch counts of the steady-state simulations that `threads` threads hold at
+// once, at the peak (SimulationOptions::threads): the check's alone on one thread, beside
+// the second's on two, all three on three or more.
+[[nodiscard]] std::vector<int64_t> steadyStateRunsAtOnce(const MicrobatchExtrapolation& extrapolation, int threads);
 
 [[nodiscard]] Expected<IterationResult> simulateIteration(const Experiment& experiment,
                                                           const SimulationOptions& options);

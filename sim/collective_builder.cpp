@@ -1,5 +1,9 @@
 #include "sim/collective_builder.h"
 
+#include <algorithm>
+#include <cassert>
+#include <utility>
+
 #include "sim/collective_algorithms.h"
 
 namespace trainsim::sim {
@@ -28,24 +32,71 @@ std::vector<double> CollectiveBuilder::effectiveCapacities(const topology::Clust
   return capacities;
 }
 
+RouteId CollectiveBuilder::edgeRoute(const Edge& edge, double latency_s) {
+  const SimTime latency = secondsToSimTime(latency_s);
+  const DeviceId from = cluster_.accelerator(edge.from_rank);
+  const DeviceId to = cluster_.accelerator(edge.to_rank);
+  if (edge.via_rank < 0) return graph_.addRoute(router_.route(from, to).links, latency);
+  const DeviceId via = cluster_.accelerator(edge.via_rank);
+  std::vector<topology::LinkId> links = router_.route(from, via).links;
+  const auto& rest = router_.route(via, to).links;
+  links.insert(links.end(), rest.begin(), rest.end());
+  return graph_.addRoute(links, latency);
+}
+
+void CollectiveBuilder::addFlow(RouteId route, double bytes, TaskId group, TaskId after, double rate_cap_Bps) {
+  graph_.addFlow(route, bytes, {after}, TaskOptions{kNoStream, group, 0}, rate_cap_Bps);
+}
+
 void CollectiveBuilder::addFlows(const std::vector<Edge>& edges, double bytes, double latency_s, TaskId group,
                                  TaskId after, double rate_cap_Bps) {
+  for (const Edge& edge : edges) addFlow(edgeRoute(edge, latency_s), bytes, group, after, rate_cap_Bps);
+}
+
+std::vector<RouteId> CollectiveBuilder::bundleRoutes(const std::vector<Edge>& edges, double latency_s) {
   const SimTime latency = secondsToSimTime(latency_s);
-  for (const Edge& edge : edges) {
-    const DeviceId from = cluster_.accelerator(edge.from_rank);
-    const DeviceId to = cluster_.accelerator(edge.to_rank);
-    RouteId id = 0;
-    if (edge.via_rank < 0) {
-      id = graph_.addRoute(router_.route(from, to).links, latency);
-    } else {
-      const DeviceId via = cluster_.accelerator(edge.via_rank);
-      std::vector<topology::LinkId> links = router_.route(from, via).links;
-      const auto& rest = router_.route(via, to).links;
-      links.insert(links.end(), rest.begin(), rest.end());
-      id = graph_.addRoute(links, latency);
-    }
-    graph_.addFlow(id, bytes, {after}, TaskOptions{kNoStream, group, 0}, rate_cap_Bps);
+  // The node pairs in order of first appearance, each with its edges in the given order.
+  auto nodeOf = [&](int64_t rank) { return cluster_.device(cluster_.accelerator(rank)).node; };
+  std::vector<std::pair<std::pair<int32_t, int32_t>, std::vector<std::size_t>>> pairs;
+  for (std::size_t e = 0; e < edges.size(); ++e) {
+    const std::pair<int32_t, int32_t> key{nodeOf(edges[e].from_rank), nodeOf(edges[e].to_rank)};
+    auto it = std::find_if(pairs.begin(), pairs.end(), [&](const auto& p) { return p.first == key; });
+    if (it == pairs.end()) it = pairs.insert(pairs.end(), {key, {}});
+    it->second.push_back(e);
   }
+  std::vector<RouteId> routes;
+  for (const auto& [key, members] : pairs) {
+    // Every member's links, sorted by LinkId; a link's run length is its multiplicity.
+    bundle_links_.clear();
+    for (const std::size_t e : members) {
+      const Edge& edge = edges[e];
+      const DeviceId to = cluster_.accelerator(edge.to_rank);
+      DeviceId from = cluster_.accelerator(edge.from_rank);
+      if (edge.via_rank >= 0) {
+        const DeviceId via = cluster_.accelerator(edge.via_rank);
+        const auto& links = router_.route(from, via).links;
+        bundle_links_.insert(bundle_links_.end(), links.begin(), links.end());
+        from = via;
+      }
+      const auto& links = router_.route(from, to).links;
+      bundle_links_.insert(bundle_links_.end(), links.begin(), links.end());
+    }
+    if (bundle_links_.empty()) continue;
+    std::sort(bundle_links_.begin(), bundle_links_.end());
+    bundle_multiplicity_.clear();
+    std::size_t distinct = 0;
+    for (std::size_t i = 0; i < bundle_links_.size(); ++i) {
+      if (i > 0 && bundle_links_[i] == bundle_links_[distinct - 1]) {
+        ++bundle_multiplicity_.back();
+      } else {
+        bundle_links_[distinct++] = bundle_links_[i];
+        bundle_multiplicity_.push_back(1);
+      }
+    }
+    bundle_links_.resize(distinct);
+    routes.push_back(graph_.addBundleRoute(bundle_links_, bundle_multiplicity_, latency));
+  }
+  return routes;
 }
 
 void CollectiveBuilder::addDeviceFlow(DeviceId from, DeviceId to, double bytes, double latency_s, TaskId group,

@@ -18,6 +18,9 @@
 // bytes on n GPUs of one switch takes overhead + 2(n-1) step latencies + 2(n-1)/n S / B.
 #pragma once
 
+#include <map>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "base/expected.h"
@@ -64,6 +67,24 @@ class CollectiveBuilder {
   // `group` depending on `after`.
   void addFlows(const std::vector<Edge>& edges, double bytes, double latency_s, TaskId group, TaskId after,
                 double rate_cap_Bps = kNoRateCap);
+  // The routes of flows that run `edges` bundled by node pair: the edges between the same
+  // two nodes (in that direction) run as one bundle (FlowNetwork, "Bundles"), a flow whose
+  // links carry as many members as cross them, all at one rate. Edges without a route (a
+  // GPU to itself) are left out.
+  [[nodiscard]] std::vector<RouteId> bundleRoutes(const std::vector<Edge>& edges, double latency_s);
+  // The route of one edge (through via_rank when set).
+  [[nodiscard]] RouteId edgeRoute(const Edge& edge, double latency_s);
+  // A flow of `bytes` on `route`, a child of `group` depending on `after`.
+  void addFlow(RouteId route, double bytes, TaskId group, TaskId after, double rate_cap_Bps = kNoRateCap);
+  // Routes an algorithm built for a group (its ranks, op and protocol), so that the same
+  // collective called again on the same group reuses them: `build` runs on the first call.
+  template <class Build>
+  const std::vector<RouteId>& memoizedRoutes(const CollectiveRequest& request, Protocol protocol, Build&& build) {
+    RouteKey key{request.op, protocol, request.ranks};
+    auto it = memoized_routes_.find(key);
+    if (it == memoized_routes_.end()) it = memoized_routes_.emplace(std::move(key), build()).first;
+    return it->second;
+  }
   // A flow from a GPU to a device that is not a GPU (the NVSwitch for NVLS) and back.
   void addDeviceFlow(topology::DeviceId from, topology::DeviceId to, double bytes, double latency_s, TaskId group,
                      TaskId after);
@@ -86,6 +107,11 @@ class CollectiveBuilder {
   TaskGraph& graph_;
   const CommunicationParameters& parameters_;
   NcclTuner tuner_;
+  using RouteKey = std::tuple<CollectiveOp, Protocol, std::vector<int64_t>>;
+  std::map<RouteKey, std::vector<RouteId>> memoized_routes_;
+  // bundleRoutes' scratch.
+  std::vector<topology::LinkId> bundle_links_;
+  std::vector<uint32_t> bundle_multiplicity_;
 };
 
 }  // namespace trainsim::sim

@@ -1,6 +1,7 @@
 #include "sim/collective_flow_bound.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/mesh_rings.h"
 
@@ -23,7 +24,14 @@ double flowsOf(CollectiveAlgorithm algorithm, const CollectiveShape& shape) {
     // the root: 2 x 2 x (n - most_per_node) flows between nodes.
     case CollectiveAlgorithm::kNvlsTree:
       return 2.0 * n + 4.0 * std::max(0.0, n - static_cast<double>(shape.most_per_node));
-    case CollectiveAlgorithm::kDirect: return shape.op == CollectiveOp::kAllToAll ? n * (n - 1.0) : n;
+    // All-to-all: one bundle per ordered pair of nodes, a node to itself included when it
+    // holds two GPUs of the group (collective_direct.cpp).
+    case CollectiveAlgorithm::kDirect: {
+      if (shape.op != CollectiveOp::kAllToAll) return n;
+      const auto per_node = static_cast<double>(std::max<int64_t>(1, std::min(shape.most_per_node, shape.gpus)));
+      const double nodes = std::ceil(n / per_node);
+      return nodes * (nodes - 1.0) + (per_node > 1.0 ? nodes : 0.0);
+    }
   }
   return 0.0;
 }

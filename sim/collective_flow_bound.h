@@ -4,7 +4,8 @@
 // edge and channel, with one channel inside a node and, across nodes, as many as the
 // group's GPUs on a node or the node's NICs, whichever is fewer; the double binary tree
 // 2 trees x channels x 2 directions x (n - 1) edges; NVLS a flow to and from the switch per
-// GPU; all-to-all n (n - 1), send/recv n.
+// GPU; all-to-all a bundle per ordered pair of nodes (the group spread evenly over
+// n / most_per_node nodes, as the plans' groups are), send/recv n.
 #pragma once
 
 #include <cstdint>

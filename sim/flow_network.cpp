@@ -51,6 +51,7 @@ uint32_t FlowNetwork::allocateHops(uint32_t count) {
   }
   const auto begin = static_cast<uint32_t>(hops_.size());
   hops_.resize(hops_.size() + count);
+  hop_multiplicity_.resize(hops_.size());
   return begin;
 }
 
@@ -71,9 +72,10 @@ void FlowNetwork::requestUpdate() {
   engine_.schedule(engine_.now(), update_handler_, 0);
 }
 
-FlowId FlowNetwork::startFlow(std::span<const LinkId> links, double bytes, SimTime latency, EventTarget on_delivered,
-                              double rate_cap_Bps) {
+FlowId FlowNetwork::startFlow(std::span<const LinkId> links, std::span<const uint32_t> multiplicity, double bytes,
+                              SimTime latency, EventTarget on_delivered, double rate_cap_Bps) {
   assert(bytes >= 0.0 && std::isfinite(bytes));
+  assert(multiplicity.empty() || multiplicity.size() == links.size());
   assert(latency >= 0);
   assert(rate_cap_Bps > 0.0);
   ++counters_.flows_started;
@@ -113,6 +115,8 @@ FlowId FlowNetwork::startFlow(std::span<const LinkId> links, double bytes, SimTi
     if (entries.empty()) busy_since_[link] = now;
     const uint32_t hop = flow.hop_begin + i;
     hops_[hop] = Hop{link, static_cast<uint32_t>(entries.size())};
+    hop_multiplicity_[hop] = multiplicity.empty() ? 1 : multiplicity[i];
+    assert(hop_multiplicity_[hop] >= 1);
     entries.push_back(LinkEntry{slot, hop});
     markDirty(link);
   }
@@ -157,7 +161,7 @@ void FlowNetwork::finishFlow(uint32_t slot) {
     entries[hop.position] = moved;
     hops_[moved.hop].position = hop.position;
     entries.pop_back();
-    bytes_carried_[hop.link] += flow.bytes;
+    bytes_carried_[hop.link] += flow.bytes * hop_multiplicity_[flow.hop_begin + i];
     if (entries.empty()) busy_time_[hop.link] += now - busy_since_[hop.link];
     markDirty(hop.link);
   }
@@ -207,6 +211,7 @@ void FlowNetwork::collectComponent(LinkId start, double min_rate) {
   component_flows_.clear();
   flow_link_offset_.assign(1, 0);
   flow_link_local_.clear();
+  flow_link_multiplicity_.clear();
   capped_.clear();
   link_mark_[start] = epoch_;
   link_local_[start] = 0;
@@ -228,10 +233,12 @@ void FlowNetwork::collectComponent(LinkId start, double min_rate) {
           component_links_.push_back(link);
         }
         flow_link_local_.push_back(link_local_[link]);
+        flow_link_multiplicity_.push_back(hop_multiplicity_[h]);
       }
       flow_link_offset_.push_back(static_cast<uint32_t>(flow_link_local_.size()));
     }
   }
+  if (component_flows_.empty()) return;  // only fixed flows: nothing to solve
   // The capacity each link has for the component: all of it, less the rates of the fixed
   // flows, subtracted in increasing order as progressive filling would have frozen them.
   base_capacity_.resize(component_links_.size());
@@ -242,10 +249,10 @@ void FlowNetwork::collectComponent(LinkId start, double min_rate) {
       fixed_rates_.clear();
       for (const LinkEntry& entry : link_flows_[link]) {
         const double rate = flows_[entry.flow].rate;
-        if (rate < min_rate) fixed_rates_.push_back(rate);
+        if (rate < min_rate) fixed_rates_.emplace_back(rate, hop_multiplicity_[entry.hop]);
       }
       std::sort(fixed_rates_.begin(), fixed_rates_.end());
-      for (const double rate : fixed_rates_) capacity -= rate;
+      for (const auto& [rate, multiplicity] : fixed_rates_) capacity -= rate * multiplicity;
     }
     base_capacity_[j] = capacity;
   }
@@ -255,8 +262,9 @@ void FlowNetwork::freezeFlow(uint32_t local_flow, double rate) {
   new_rate_[local_flow] = rate;
   for (uint32_t k = flow_link_offset_[local_flow]; k < flow_link_offset_[local_flow + 1]; ++k) {
     const uint32_t link = flow_link_local_[k];
-    residual_[link] -= rate;
-    --unfrozen_[link];
+    const uint32_t multiplicity = flow_link_multiplicity_[k];
+    residual_[link] -= rate * multiplicity;
+    unfrozen_[link] -= multiplicity;
   }
 }
 
@@ -272,17 +280,19 @@ void FlowNetwork::solveComponent() {
   for (const uint32_t link : flow_link_local_) ++link_flow_offset_[link + 1];
   for (uint32_t j = 0; j < num_links; ++j) link_flow_offset_[j + 1] += link_flow_offset_[j];
   link_flow_local_.resize(flow_link_local_.size());
-  unfrozen_.assign(link_flow_offset_.begin(), link_flow_offset_.end() - 1);  // fill cursors for now
+  fill_.assign(link_flow_offset_.begin(), link_flow_offset_.end() - 1);
+  unfrozen_.assign(num_links, 0);
   for (uint32_t i = 0; i < num_flows; ++i) {
     for (uint32_t k = flow_link_offset_[i]; k < flow_link_offset_[i + 1]; ++k) {
-      link_flow_local_[unfrozen_[flow_link_local_[k]]++] = i;
+      const uint32_t link = flow_link_local_[k];
+      link_flow_local_[fill_[link]++] = i;
+      unfrozen_[link] += flow_link_multiplicity_[k];
     }
   }
   residual_.resize(num_links);
   share_heap_.clear();
   for (uint32_t j = 0; j < num_links; ++j) {
     residual_[j] = base_capacity_[j];
-    unfrozen_[j] = link_flow_offset_[j + 1] - link_flow_offset_[j];
     share_heap_.push_back(ShareEntry{residual_[j] / unfrozen_[j], j});
   }
   std::make_heap(share_heap_.begin(), share_heap_.end(), LargerShare{});

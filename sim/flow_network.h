@@ -25,6 +25,12 @@
 // small, and a collective whose flows have many different rates (ECMP collisions on an
 // oversubscribed fabric) costs O(F) per finish instead of O(component).
 //
+// Bundles: a flow may stand for several flows that run at one rate (the flows of an
+// all-to-all between two nodes, say). Each of its links carries a multiplicity, the number
+// of member flows that cross it; max-min fairness then counts the bundle as that many flows
+// on the link, all held to the bundle's rate. Its rate, bytes and rate cap are a member's.
+// A plain flow has multiplicity 1 on every link.
+//
 // The network knows nothing of the Cluster: it is built from per-directed-link capacities
 // (bytes/s, indexed by LinkId), e.g. linkCapacities(cluster links).
 #pragma once
@@ -85,7 +91,13 @@ class FlowNetwork {
   // flow's last byte is sent. A flow with no links or no bytes uses no bandwidth and is
   // delivered after `latency` alone (kNoFlow is returned). `links` is copied.
   FlowId startFlow(std::span<const LinkId> links, double bytes, SimTime latency, EventTarget on_delivered,
-                   double rate_cap_Bps = kNoRateCap);
+                   double rate_cap_Bps = kNoRateCap) {
+    return startFlow(links, {}, bytes, latency, on_delivered, rate_cap_Bps);
+  }
+  // A bundle: `multiplicity[i]` member flows cross `links[i]` (distinct links); empty: 1 each.
+  // `bytes` and `rate_cap_Bps` are a member's; the bundle finishes when its members would.
+  FlowId startFlow(std::span<const LinkId> links, std::span<const uint32_t> multiplicity, double bytes, SimTime latency,
+                   EventTarget on_delivered, double rate_cap_Bps = kNoRateCap);
 
   FlowId startFlow(const topology::Route& route, double bytes, EventTarget on_delivered,
                    double rate_cap_Bps = kNoRateCap) {
@@ -101,6 +113,7 @@ class FlowNetwork {
 
   [[nodiscard]] std::size_t linkCount() const { return capacity_.size(); }
   [[nodiscard]] double linkCapacity(LinkId link) const { return capacity_[link]; }
+  // Flows crossing the link (a bundle counts once).
   [[nodiscard]] std::size_t linkFlowCount(LinkId link) const { return link_flows_[link].size(); }
   // Bytes carried and busy time (the open busy interval counted up to now).
   [[nodiscard]] LinkStats linkStats(LinkId link) const;
@@ -190,6 +203,7 @@ class FlowNetwork {
   std::vector<uint32_t> free_slots_;
   std::size_t active_flows_ = 0;
   std::vector<Hop> hops_;
+  std::vector<uint32_t> hop_multiplicity_;              // per hop: the member flows of its flow that cross its link
   std::vector<std::vector<uint32_t>> free_hop_blocks_;  // by block size
   CompletionQueue completions_;                         // when each rated flow sends its last byte
 
@@ -200,13 +214,15 @@ class FlowNetwork {
   std::vector<uint32_t> component_flows_;  // local flow -> slot
   std::vector<uint32_t> flow_link_offset_;
   std::vector<uint32_t> flow_link_local_;
+  std::vector<uint32_t> flow_link_multiplicity_;
   std::vector<uint32_t> link_flow_offset_;
   std::vector<uint32_t> link_flow_local_;
   std::vector<double> base_capacity_;  // per local link: capacity less the fixed (slower) flows' rates
-  std::vector<double> fixed_rates_;    // scratch: rates of a link's fixed flows
-  std::vector<double> residual_;       // per local link: capacity not yet given to frozen flows
-  std::vector<uint32_t> unfrozen_;     // per local link: flows without a rate yet
-  std::vector<double> new_rate_;       // per local flow; < 0 while not frozen
+  std::vector<std::pair<double, uint32_t>> fixed_rates_;  // scratch: (rate, multiplicity) of a link's fixed flows
+  std::vector<double> residual_;                          // per local link: capacity not yet given to frozen flows
+  std::vector<uint32_t> unfrozen_;                        // per local link: member flows without a rate yet
+  std::vector<uint32_t> fill_;                            // scratch: CSR fill cursors
+  std::vector<double> new_rate_;                          // per local flow; < 0 while not frozen
   std::vector<ShareEntry> share_heap_;
   std::vector<std::pair<double, uint32_t>> capped_;  // (cap, local flow)
   std::vector<uint32_t> changed_;

@@ -187,8 +187,8 @@ void TaskExecutor::begin(TaskId task) {
     }
     case TaskKind::kFlow: {
       const RouteId route = graph_.route(task);
-      network_.startFlow(graph_.routeLinks(route), graph_.flowBytes(task), graph_.routeLatency(route),
-                         EventTarget{done_handler_, task}, graph_.flowRateCap(task));
+      network_.startFlow(graph_.routeLinks(route), graph_.routeMultiplicity(route), graph_.flowBytes(task),
+                         graph_.routeLatency(route), EventTarget{done_handler_, task}, graph_.flowRateCap(task));
       break;
     }
     case TaskKind::kGroup: {

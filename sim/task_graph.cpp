@@ -17,13 +17,30 @@ RouteId TaskGraph::addRoute(std::span<const LinkId> links, SimTime latency) {
   route_links_.insert(route_links_.end(), links.begin(), links.end());
   route_offset_.push_back(static_cast<uint32_t>(route_links_.size()));
   route_latency_.push_back(latency);
+  route_multiplicity_begin_.push_back(kPathRoute);
   return static_cast<RouteId>(route_latency_.size() - 1);
+}
+
+RouteId TaskGraph::addBundleRoute(std::span<const LinkId> links, std::span<const uint32_t> multiplicity,
+                                  SimTime latency) {
+  assert(links.size() == multiplicity.size());
+  const RouteId route = addRoute(links, latency);
+  route_multiplicity_begin_.back() = static_cast<uint32_t>(route_multiplicity_.size());
+  route_multiplicity_.insert(route_multiplicity_.end(), multiplicity.begin(), multiplicity.end());
+  return route;
 }
 
 std::span<const LinkId> TaskGraph::routeLinks(RouteId route) const {
   assert(route < route_latency_.size());
   return std::span<const LinkId>(route_links_)
       .subspan(route_offset_[route], route_offset_[route + 1] - route_offset_[route]);
+}
+
+std::span<const uint32_t> TaskGraph::routeMultiplicity(RouteId route) const {
+  assert(route < route_latency_.size());
+  const uint32_t begin = route_multiplicity_begin_[route];
+  if (begin == kPathRoute) return {};
+  return std::span<const uint32_t>(route_multiplicity_).subspan(begin, route_offset_[route + 1] - route_offset_[route]);
 }
 
 TaskId TaskGraph::addTask(TaskKind kind, int64_t value, TaskIds dependencies, const TaskOptions& options) {
@@ -109,7 +126,8 @@ std::size_t TaskGraph::memoryBytes() const {
          value_.capacity() * sizeof(int64_t) + flows_.capacity() * sizeof(FlowParams) +
          dependencies_.capacity() * sizeof(Dependency) + contentions_.capacity() * sizeof(Contention) +
          route_offset_.capacity() * sizeof(uint32_t) + route_links_.capacity() * sizeof(LinkId) +
-         route_latency_.capacity() * sizeof(SimTime) + stream_tail_.capacity() * sizeof(TaskId) +
+         route_latency_.capacity() * sizeof(SimTime) + route_multiplicity_begin_.capacity() * sizeof(uint32_t) +
+         route_multiplicity_.capacity() * sizeof(uint32_t) + stream_tail_.capacity() * sizeof(TaskId) +
          streams_.capacity() * sizeof(StreamInfo);
 }
 

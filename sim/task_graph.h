@@ -93,6 +93,9 @@ class TaskGraph {
   StreamId addStream(int32_t device, std::string name);
   // A path for flows. Links in order from source to destination (empty: same device).
   RouteId addRoute(std::span<const LinkId> links, SimTime latency);
+  // The links of a bundle of flows run at one rate (FlowNetwork, "Bundles"): distinct links,
+  // `multiplicity[i]` of the member flows crossing links[i].
+  RouteId addBundleRoute(std::span<const LinkId> links, std::span<const uint32_t> multiplicity, SimTime latency);
   RouteId addRoute(const topology::Route& route) { return addRoute(route.links, route.latency_ps); }
 
   TaskId addCompute(SimTime duration, TaskIds dependencies = {}, TaskOptions options = {});
@@ -126,6 +129,8 @@ class TaskGraph {
   [[nodiscard]] double flowRateCap(TaskId task) const;
 
   [[nodiscard]] std::span<const LinkId> routeLinks(RouteId route) const;
+  // A bundle's member flows per link, parallel to routeLinks; empty for a path (1 each).
+  [[nodiscard]] std::span<const uint32_t> routeMultiplicity(RouteId route) const;
   [[nodiscard]] SimTime routeLatency(RouteId route) const { return route_latency_[route]; }
   [[nodiscard]] const StreamInfo& streamInfo(StreamId stream) const { return streams_[stream]; }
   // The last task issued on a stream so far (kNoTask when none).
@@ -159,6 +164,10 @@ class TaskGraph {
   std::vector<uint32_t> route_offset_{0};  // route r's links: [offset[r], offset[r + 1])
   std::vector<LinkId> route_links_;
   std::vector<SimTime> route_latency_;
+  // Per route: where its multiplicities start in route_multiplicity_, kPathRoute for a path.
+  static constexpr uint32_t kPathRoute = std::numeric_limits<uint32_t>::max();
+  std::vector<uint32_t> route_multiplicity_begin_;
+  std::vector<uint32_t> route_multiplicity_;
 };
 
 }  // namespace trainsim::sim

@@ -29,6 +29,15 @@ void TraceRecorder::beginRun(const TaskGraph& graph, const topology::Cluster* cl
     while (graph.parent(top) != kNoTask) top = graph.parent(top);
     if (graph.stream(top) != kNoStream) continue;
     auto& into = ranks[top];
+    if (!graph.routeMultiplicity(graph.route(task)).empty()) {
+      // A bundle (FlowNetwork, "Bundles"): its links are its members' paths, not one path;
+      // every GPU they leave from or arrive at takes part.
+      for (const LinkId link : links) {
+        if (const int32_t from = rankAt(cluster->link(link).from); from >= 0) into.push_back(from);
+        if (const int32_t to = rankAt(cluster->link(link).to); to >= 0 && top != task) into.push_back(to);
+      }
+      continue;
+    }
     if (const int32_t from = rankAt(cluster->link(links.front()).from); from >= 0) into.push_back(from);
     // A stand-alone transfer (a pipeline send) is shown on its sender only.
     if (top == task) continue;

@@ -241,9 +241,12 @@ double IterationEstimator::busiestLink(const sim::TaskGraph& graph) {
   for (sim::TaskId task = 0; task < graph.taskCount(); ++task) {
     if (graph.kind(task) != sim::TaskKind::kFlow) continue;
     const double bytes = graph.flowBytes(task);
-    for (topology::LinkId link : graph.routeLinks(graph.route(task))) {
-      if (link_load_[link] == 0.0) touched_links_.push_back(link);
-      link_load_[link] += bytes;
+    const sim::RouteId route = graph.route(task);
+    const auto links = graph.routeLinks(route);
+    const auto multiplicity = graph.routeMultiplicity(route);  // a bundle's members per link; empty: 1
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      if (link_load_[links[i]] == 0.0) touched_links_.push_back(links[i]);
+      link_load_[links[i]] += multiplicity.empty() ? bytes : bytes * multiplicity[i];
     }
     seconds = std::max(seconds, bytes / graph.flowRateCap(task));  // NVLS: capped flows
   }

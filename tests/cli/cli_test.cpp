@@ -291,6 +291,7 @@ TEST(CliTest, CommandLineNumbersOutOfRangeAreInvalidInput) {
        "--threads: expected 1 to 1024 worker threads, found 1000000"},
       {{"sweep", "llama3-8b-dgx-h100", "--max-simulations", "-1"},
        "--max-simulations: expected a count of 0 (no cap) or more, found -1"},
+      {{"simulate", "llama3-8b-dgx-h100", "--threads", "0"}, "--threads: expected 1 to 1024 threads, found 0"},
   };
   for (const auto& c : cases) {
     const Result result = trainsim(c.args, true, 30);
@@ -302,6 +303,23 @@ TEST(CliTest, CommandLineNumbersOutOfRangeAreInvalidInput) {
   const Result fine = trainsim(with(collective, {"--gpus", "2", "-f", "1.01", "-b", "1M", "-e", "2M", "--json", "-"}));
   ASSERT_EQ(fine.exit_code, 0) << fine.err;
   EXPECT_EQ(parseJson(fine).size(), 70u);
+}
+
+TEST(CliTest, SimulateGivesTheSameBytesOnAnyThreadCount) {
+  // GPT-3 175B: 192 micro-batches, extrapolated from runs of 32, 48 and 64 side by side.
+  const std::vector<std::string> args = {"simulate", "gpt3-175b-selene", "--symmetric", "--json", "-"};
+  auto threads = [&](const char* count) {
+    std::vector<std::string> with = args;
+    with.insert(with.end(), {"--threads", count});
+    return with;
+  };
+  const Result one = trainsim(threads("1"));
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  for (const char* count : {"2", "3"}) {
+    const Result many = trainsim(threads(count));
+    ASSERT_EQ(many.exit_code, 0) << many.err;
+    EXPECT_EQ(many.out, one.out) << count << " threads";
+  }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -75,5 +75,21 @@ TEST(IterationMemory, CountsAtLeastTheTasksOfTheSimulatedGraph) {
   }
 }
 
+// Runs side by side hold their graphs at once: the estimate on two threads is the check's
+// run and the second's together, more than the check's alone.
+TEST(IterationMemory, RunsSideBySideAreCountedTogether) {
+  auto experiment = loadExperiment("gpt3-175b-selene", shippedConfigPaths(), {}).value();
+  SimulationOptions options = shippedSimulationOptions();
+  const sim::MemoryEstimate one = estimateIterationMemory(experiment, options).value();
+  options.threads = 2;
+  const sim::MemoryEstimate two = estimateIterationMemory(experiment, options).value();
+  options.threads = 3;
+  const sim::MemoryEstimate three = estimateIterationMemory(experiment, options).value();
+  EXPECT_GT(two.bytes(), 1.3 * one.bytes());
+  EXPECT_LT(two.bytes(), 2.0 * one.bytes());
+  EXPECT_GT(three.bytes(), two.bytes());
+  EXPECT_GT(two.count(sim::MemoryKind::kTasks), one.count(sim::MemoryKind::kTasks));
+}
+
 }  // namespace
 }  // namespace trainsim::parallelism

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "parallelism/experiment_loader.h"
 #include "parallelism/iteration_simulation.h"
@@ -98,6 +99,50 @@ TEST(MicrobatchExtrapolationTest, FewMicrobatchesAreSimulatedInFull) {
   ASSERT_TRUE(extrapolation.has_value());
   EXPECT_EQ(extrapolation->first, 4);
   EXPECT_EQ(extrapolation->second, 8);
+}
+
+// The steady state's first three simulations may run side by side: the same numbers on one,
+// two or three threads.
+void expectThreadsDoNotChangeTheResult(const std::string& yaml) {
+  const Experiment experiment = experimentFrom(yaml);
+  SimulationOptions options = shippedSimulationOptions();
+  const IterationResult one = simulateIteration(experiment, options).value();
+  ASSERT_TRUE(one.extrapolation.has_value());
+  for (int threads : {2, 3}) {
+    options.threads = threads;
+    const IterationResult many = simulateIteration(experiment, options).value();
+    EXPECT_EQ(many.iteration_time_s, one.iteration_time_s) << threads << " threads: " << yaml;
+    EXPECT_EQ(many.breakdown.compute, one.breakdown.compute);
+    EXPECT_EQ(many.breakdown.tp_comm_exposed, one.breakdown.tp_comm_exposed);
+    EXPECT_EQ(many.breakdown.dp_comm_exposed, one.breakdown.dp_comm_exposed);
+    EXPECT_EQ(many.breakdown.pp_comm_exposed, one.breakdown.pp_comm_exposed);
+    EXPECT_EQ(many.breakdown.pipeline_bubble, one.breakdown.pipeline_bubble);
+    EXPECT_EQ(many.tasks, one.tasks);
+    EXPECT_EQ(many.events, one.events);
+    EXPECT_EQ(many.extrapolation->first, one.extrapolation->first);
+    EXPECT_EQ(many.extrapolation->second, one.extrapolation->second);
+  }
+}
+
+TEST(MicrobatchExtrapolationTest, ThreadsDoNotChangeTheResult) {
+  expectThreadsDoNotChangeTheResult(plan("{gpus: 16, tp: 2, pp: 4, dp: 2, virtual_stages: 2}", 64, 2));
+}
+
+// The bent start of ABentStartIsDetectedAndSkipped: the line is checked past the runs side
+// by side, one at a time.
+TEST(MicrobatchExtrapolationTest, ThreadsDoNotChangeABentStart) {
+  expectThreadsDoNotChangeTheResult(
+      "model: llama3-8b\ncluster: dgx-h100\ntraining: {seq_len: 8192, global_batch_size: 128, micro_batch_size: "
+      "1}\nparallelism: {gpus: 32, tp: 1, pp: 1, cp: 8, dp: 4, zero: 1}\n");
+}
+
+// At the peak, one thread holds the check's run; two hold the second's beside it; three
+// hold all three.
+TEST(MicrobatchExtrapolationTest, RunsHeldAtOnceFollowTheThreads) {
+  const MicrobatchExtrapolation extrapolation{64, 4, 8};
+  EXPECT_EQ(steadyStateRunsAtOnce(extrapolation, 1), (std::vector<int64_t>{12}));
+  EXPECT_EQ(steadyStateRunsAtOnce(extrapolation, 2), (std::vector<int64_t>{8, 12}));
+  EXPECT_EQ(steadyStateRunsAtOnce(extrapolation, 8), (std::vector<int64_t>{4, 8, 12}));
 }
 
 }  // namespace

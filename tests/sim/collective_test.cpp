@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -279,14 +280,15 @@ TEST(CollectiveTest, SimulatorReportsAlgorithmAndBusBandwidth) {
 
 TEST(CollectiveTest, SimulatorCountsTheCollectivesFlows) {
   CollectiveSimulator simulator(oneNode(), shippedCommunication());
-  // A single-node ring has one flow per rank (one channel); all_to_all n(n-1).
+  // A single-node ring has one flow per rank (one channel); all_to_all's n(n-1) pairs run as
+  // one bundle per ordered pair of nodes: one inside a node.
   auto ring = simulator.simulate(forcedRingSimple(CollectiveOp::kAllReduce, firstRanks(8), 1.0 * kMiB));
   ASSERT_TRUE(ring.ok());
   // Regression test for a bug found in review (fixed).
   EXPECT_EQ(ring->flows, 8u);
   auto all_to_all = simulator.simulate(CollectiveRequest{CollectiveOp::kAllToAll, firstRanks(4), 1.0 * kMiB, {}, {}});
   ASSERT_TRUE(all_to_all.ok());
-  EXPECT_EQ(all_to_all->flows, 12u);
+  EXPECT_EQ(all_to_all->flows, 1u);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -300,7 +302,11 @@ void expectBytesConserved(const CollectiveRun& run) {
   for (TaskId task = 0; task < run.graph.taskCount(); ++task) {
     if (run.graph.kind(task) != TaskKind::kFlow) continue;
     ++flows;
-    expected += run.graph.flowBytes(task) * static_cast<double>(run.graph.routeLinks(run.graph.route(task)).size());
+    // A bundle carries its bytes once per member on each link.
+    const auto multiplicity = run.graph.routeMultiplicity(run.graph.route(task));
+    double crossings = static_cast<double>(run.graph.routeLinks(run.graph.route(task)).size());
+    if (!multiplicity.empty()) crossings = std::accumulate(multiplicity.begin(), multiplicity.end(), 0.0);
+    expected += run.graph.flowBytes(task) * crossings;
   }
   ASSERT_GT(flows, 0u);
   EXPECT_NEAR(carried / expected, 1.0, 1e-9);
@@ -336,6 +342,43 @@ TEST(CollectiveTest, MultiNodeTreeConservesBytes) {
       CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(32), 64.0 * kMiB, CollectiveAlgorithm::kTree, {}});
   EXPECT_EQ(run.choice.algorithm, CollectiveAlgorithm::kTree);
   expectBytesConserved(run);
+}
+
+// An all-to-all runs one bundle per ordered pair of nodes (4 nodes: 12 between nodes and 4
+// inside them), whose links carry every member pair's path; calling it again on the same
+// group reuses its routes.
+TEST(CollectiveTest, AllToAllRunsABundlePerNodePairAndReusesItsRoutes) {
+  const Cluster cluster = clusterFromYaml(multiNodeYaml(8));
+  const CommunicationParameters parameters = shippedCommunication();
+  Router router(cluster);
+  TaskGraph graph;
+  CollectiveBuilder builder(cluster, router, graph, parameters);
+  const CollectiveRequest request{CollectiveOp::kAllToAll, firstRanks(32), 64.0 * kMiB, {}, {}};
+  const CollectiveChoice choice = builder.choose(request).value();
+  builder.add(request, choice);
+  std::size_t flows = 0;
+  double crossings = 0.0;
+  for (TaskId task = 0; task < graph.taskCount(); ++task) {
+    if (graph.kind(task) != TaskKind::kFlow) continue;
+    ++flows;
+    const auto multiplicity = graph.routeMultiplicity(graph.route(task));
+    ASSERT_FALSE(multiplicity.empty());
+    crossings += std::accumulate(multiplicity.begin(), multiplicity.end(), 0.0);
+  }
+  EXPECT_EQ(flows, 16u);
+  // Every ordered pair's path, link by link.
+  double expected = 0.0;
+  for (int64_t from = 0; from < 32; ++from) {
+    for (int64_t to = 0; to < 32; ++to) {
+      if (from != to) {
+        expected += static_cast<double>(router.route(cluster.accelerator(from), cluster.accelerator(to)).links.size());
+      }
+    }
+  }
+  EXPECT_DOUBLE_EQ(crossings, expected);
+  const std::size_t routes = graph.routeCount();
+  builder.add(request, choice);
+  EXPECT_EQ(graph.routeCount(), routes);
 }
 
 TEST(CollectiveTest, MultiNodeAllToAllAndLlRingConserveBytes) {

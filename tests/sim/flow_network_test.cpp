@@ -424,5 +424,80 @@ TEST(FlowNetworkTest, OnlyTheTouchedComponentIsSolved) {
   EXPECT_EQ(network.counters().flows_rerated - before, 3u);
 }
 
+// A bundle counts as its members on each link: 3 members and a plain flow on a 1 GB/s link
+// get 0.25 GB/s each, as four plain flows would.
+TEST(FlowNetworkTest, ABundleSharesALinkAsItsMembersWould) {
+  Engine engine;
+  FlowNetwork network(engine, {1.0 * kGBps});
+  Deliveries done(engine);
+  const std::vector<LinkId> route{0};
+  const std::vector<uint32_t> three{3};
+  const FlowId bundle = network.startFlow(route, three, 1e6, 0, done.target(1));
+  const FlowId plain = network.startFlow(route, 1e6, 0, done.target(2));
+  network.updateRates();
+  EXPECT_DOUBLE_EQ(network.rate(bundle), 0.25 * kGBps);
+  EXPECT_DOUBLE_EQ(network.rate(plain), 0.25 * kGBps);
+  engine.run();
+  EXPECT_EQ(done.at.at(1), 4 * kMillisecond);
+  EXPECT_EQ(done.at.at(2), 4 * kMillisecond);
+  // Each member's bytes crossed the link.
+  EXPECT_DOUBLE_EQ(network.linkStats(0).bytes_carried, 4e6);
+}
+
+// The members run at one rate: the bundle's busiest link sets it, 0.9 GB/s over 3 members
+// on link 1, though the 2 members on link 0 alone could run at 0.5 GB/s each.
+TEST(FlowNetworkTest, ABundleRunsAtItsBusiestLinksShare) {
+  Engine engine;
+  FlowNetwork network(engine, {1.0 * kGBps, 0.9 * kGBps});
+  Deliveries done(engine);
+  const std::vector<LinkId> links{0, 1};
+  const std::vector<uint32_t> members{2, 3};
+  const FlowId bundle = network.startFlow(links, members, 3e5, 0, done.target(1));
+  network.updateRates();
+  EXPECT_DOUBLE_EQ(network.rate(bundle), 0.3 * kGBps);
+  engine.run();
+  EXPECT_EQ(done.at.at(1), kMillisecond);
+  EXPECT_DOUBLE_EQ(network.linkStats(0).bytes_carried, 6e5);
+  EXPECT_DOUBLE_EQ(network.linkStats(1).bytes_carried, 9e5);
+}
+
+// Where the members' own fair shares are equal, a bundle finishes exactly when its members
+// would: an all-to-all among 3 senders and 3 receivers over a shared core link, as 9 plain
+// flows and as 3 bundles (one per sender), beside a plain flow on the core.
+TEST(FlowNetworkTest, BundlesOfEqualMembersFinishWhenTheirMembersWould) {
+  // Links 0-2: sender uplinks (1 GB/s); 3: the core (2 GB/s); 4-6: receiver downlinks (1 GB/s).
+  const std::vector<double> capacities{1.0 * kGBps, 1.0 * kGBps, 1.0 * kGBps, 2.0 * kGBps,
+                                       1.0 * kGBps, 1.0 * kGBps, 1.0 * kGBps};
+  auto run = [&](bool bundled) {
+    Engine engine;
+    FlowNetwork network(engine, capacities);
+    Deliveries done(engine);
+    for (LinkId from = 0; from < 3; ++from) {
+      if (bundled) {
+        const std::vector<LinkId> links{from, 3, 4, 5, 6};
+        const std::vector<uint32_t> members{3, 3, 1, 1, 1};
+        network.startFlow(links, members, 1e6, 10, done.target(from));
+      } else {
+        for (LinkId to = 4; to < 7; ++to) {
+          const std::vector<LinkId> path{from, 3, to};
+          network.startFlow(path, 1e6, 10, done.target(from * 10 + to));
+        }
+      }
+    }
+    const std::vector<LinkId> core{3};
+    network.startFlow(core, 2e6, 10, done.target(99));
+    engine.run();
+    SimTime last = 0;
+    for (const auto& [key, at] : done.at) {
+      if (key != 99) last = std::max(last, at);
+    }
+    return std::make_pair(last, done.at.at(99));
+  };
+  const auto [bundled_last, bundled_core] = run(true);
+  const auto [plain_last, plain_core] = run(false);
+  EXPECT_EQ(bundled_last, plain_last);
+  EXPECT_EQ(bundled_core, plain_core);
+}
+
 }  // namespace
 }  // namespace trainsim::sim

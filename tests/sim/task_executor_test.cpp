@@ -111,6 +111,28 @@ TEST(TaskExecutorTest, FlowTasksGoThroughTheNetwork) {
   EXPECT_EQ(summary.tasks_finished, 4u);
 }
 
+TEST(TaskExecutorTest, BundleRoutesCarryTheirMultiplicities) {
+  Fixture f;
+  const std::vector<LinkId> path{0, 1};
+  const std::vector<LinkId> bundle_links{1, 2};
+  const std::vector<uint32_t> members{2, 1};
+  const RouteId plain = f.graph.addRoute(path, 0);
+  const RouteId bundle = f.graph.addBundleRoute(bundle_links, members, 0);
+  EXPECT_TRUE(f.graph.routeMultiplicity(plain).empty());
+  ASSERT_EQ(f.graph.routeMultiplicity(bundle).size(), 2u);
+  EXPECT_EQ(f.graph.routeMultiplicity(bundle)[0], 2u);
+  // The plain flow and the bundle's 2 members share link 1: 1/3 GB/s each.
+  const TaskId x = f.graph.addFlow(plain, 1e6);
+  const TaskId y = f.graph.addFlow(bundle, 1e6);
+  TaskExecutor executor(f.engine, f.network, f.graph);
+  executor.run();
+  EXPECT_EQ(executor.finishTime(x), 3 * kMillisecond);
+  EXPECT_EQ(executor.finishTime(y), 3 * kMillisecond);
+  const RunSummary summary = summarizeRun(f.engine, f.network, executor);
+  EXPECT_DOUBLE_EQ(summary.links[1].bytes_carried, 3e6);
+  EXPECT_DOUBLE_EQ(summary.links[2].bytes_carried, 1e6);
+}
+
 TEST(TaskExecutorTest, FlowRateCapIsApplied) {
   Fixture f;
   const std::vector<LinkId> links{0};
