@@ -149,6 +149,9 @@ sim::MemoryEstimate collectiveMemory(const topology::ClusterSpec& spec, sim::Col
   // They all start together.
   estimate.add(sim::MemoryKind::kRunningFlows, fmt::format("flows of {} on {} GPUs running at once", options.op, gpus),
                flows);
+  estimate.add(sim::MemoryKind::kRunningFlows,
+               fmt::format("routes of the GPU pairs of {} on {} GPUs", options.op, gpus),
+               sim::collectivePairRoutes(shape));
   return estimate;
 }
 

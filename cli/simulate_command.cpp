@@ -251,9 +251,11 @@ int run(const SimulateOptions& options, const CommandContext& context) {
                                        : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   // Before the cluster is built: a plan too large to represent is refused at once. Runs side
   // by side hold more at once; where they would not fit, they run one after another.
+  const auto overBudget = [&](const sim::MemoryEstimate& estimate) {
+    return std::isfinite(options.max_memory_GiB) && estimate.bytes() > options.max_memory_GiB * units::kGiB;
+  };
   sim::MemoryEstimate estimate = valueOrThrow(parallelism::estimateIterationMemory(experiment, simulation));
-  if (simulation.threads > 1 && std::isfinite(options.max_memory_GiB) &&
-      estimate.bytes() > options.max_memory_GiB * units::kGiB) {
+  if (simulation.threads > 1 && overBudget(estimate)) {
     simulation.threads = 1;
     estimate = valueOrThrow(parallelism::estimateIterationMemory(experiment, simulation));
   }
@@ -269,8 +271,14 @@ int run(const SimulateOptions& options, const CommandContext& context) {
     if (options.symmetric && stragglers.fraction > 0.0 && stragglers.slowdown > 1.0) {
       parallelism::SimulationOptions every_rank = simulation;
       every_rank.iteration.symmetric = false;
-      requireWithinMemoryBudget(valueOrThrow(parallelism::estimateIterationMemory(experiment, every_rank)),
-                                options.max_memory_GiB,
+      sim::MemoryEstimate every_rank_estimate =
+          valueOrThrow(parallelism::estimateIterationMemory(experiment, every_rank));
+      if (every_rank.threads > 1 && overBudget(every_rank_estimate)) {
+        simulation.threads = 1;  // the goodput model's run takes the simulation's options
+        every_rank.threads = 1;
+        every_rank_estimate = valueOrThrow(parallelism::estimateIterationMemory(experiment, every_rank));
+      }
+      requireWithinMemoryBudget(every_rank_estimate, options.max_memory_GiB,
                                 "simulate fewer GPUs, or no slow GPUs (the goodput model simulates them rank by rank: "
                                 "cluster.reliability.stragglers.fraction=0)");
     }

@@ -88,6 +88,9 @@ void addItems(sim::MemoryEstimate& estimate, const std::string& what, const Coll
                fmt::format("flows of {:.3g} {} over {} GPUs", count.collectives, what, count.shape.gpus), flows);
   estimate.add(sim::MemoryKind::kRunningFlows, fmt::format("flows of {} running at once, one per group", what),
                std::min(count.groups, count.collectives) * each);
+  // The pairs an all-to-all's bundles are made of: their routes are kept once per group.
+  estimate.add(sim::MemoryKind::kRunningFlows, fmt::format("routes of the GPU pairs of {}, one set per group", what),
+               count.groups * sim::collectivePairRoutes(count.shape));
   estimate.add(sim::MemoryKind::kTasks, fmt::format("tasks of {:.3g} {}", count.collectives, what), count.tasks);
   // Each flow depends on its collective's fixed latency.
   estimate.add(sim::MemoryKind::kDependencies, fmt::format("dependencies of {:.3g} {}", count.collectives, what),

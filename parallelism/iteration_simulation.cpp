@@ -7,6 +7,7 @@
 #include <future>
 #include <optional>
 #include <stdexcept>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -286,24 +287,21 @@ Expected<IterationResult> simulateIteration(const Experiment& experiment, const 
       };
       // The first check always runs (microbatchExtrapolation leaves room for it), so with
       // threads to spare it runs beside the first two (steadyStateRunsAtOnce).
-      ScheduleRun a;
-      ScheduleRun b;
-      std::optional<ScheduleRun> first_check;
-      if (options.threads >= 2) {
-        auto check = std::async(std::launch::async, runAt, at_b + step);
-        if (options.threads >= 3) {
-          auto first = std::async(std::launch::async, runAt, at_a);
-          b = runAt(at_b);
-          a = first.get();
-        } else {
-          a = runAt(at_a);
-          b = runAt(at_b);
+      // A thread the system refuses to start leaves its run to this one.
+      const auto startRun = [&](int64_t microbatches) {
+        try {
+          return std::async(std::launch::async, runAt, microbatches);
+        } catch (const std::system_error&) {
+          return std::future<ScheduleRun>();
         }
-        first_check = check.get();
-      } else {
-        a = runAt(at_a);
-        b = runAt(at_b);
-      }
+      };
+      std::future<ScheduleRun> check = options.threads >= 2 ? startRun(at_b + step) : std::future<ScheduleRun>();
+      std::future<ScheduleRun> first =
+          options.threads >= 3 && check.valid() ? startRun(at_a) : std::future<ScheduleRun>();
+      ScheduleRun b = runAt(at_b);
+      ScheduleRun a = first.valid() ? first.get() : runAt(at_a);
+      std::optional<ScheduleRun> first_check;
+      if (check.valid()) first_check = check.get();
       result.tasks = a.tasks + b.tasks;
       result.events = a.events + b.events;
       bool linear = false;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <map>
 #include <utility>
 
 #include "sim/collective_algorithms.h"
@@ -57,15 +58,16 @@ std::vector<RouteId> CollectiveBuilder::bundleRoutes(const std::vector<Edge>& ed
   const SimTime latency = secondsToSimTime(latency_s);
   // The node pairs in order of first appearance, each with its edges in the given order.
   auto nodeOf = [&](int64_t rank) { return cluster_.device(cluster_.accelerator(rank)).node; };
-  std::vector<std::pair<std::pair<int32_t, int32_t>, std::vector<std::size_t>>> pairs;
+  std::map<std::pair<int32_t, int32_t>, std::size_t> index;
+  std::vector<std::vector<std::size_t>> pairs;
   for (std::size_t e = 0; e < edges.size(); ++e) {
-    const std::pair<int32_t, int32_t> key{nodeOf(edges[e].from_rank), nodeOf(edges[e].to_rank)};
-    auto it = std::find_if(pairs.begin(), pairs.end(), [&](const auto& p) { return p.first == key; });
-    if (it == pairs.end()) it = pairs.insert(pairs.end(), {key, {}});
-    it->second.push_back(e);
+    const auto [it, added] =
+        index.emplace(std::make_pair(nodeOf(edges[e].from_rank), nodeOf(edges[e].to_rank)), pairs.size());
+    if (added) pairs.emplace_back();
+    pairs[it->second].push_back(e);
   }
   std::vector<RouteId> routes;
-  for (const auto& [key, members] : pairs) {
+  for (const std::vector<std::size_t>& members : pairs) {
     // Every member's links, sorted by LinkId; a link's run length is its multiplicity.
     bundle_links_.clear();
     for (const std::size_t e : members) {

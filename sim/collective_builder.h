@@ -76,11 +76,13 @@ class CollectiveBuilder {
   [[nodiscard]] RouteId edgeRoute(const Edge& edge, double latency_s);
   // A flow of `bytes` on `route`, a child of `group` depending on `after`.
   void addFlow(RouteId route, double bytes, TaskId group, TaskId after, double rate_cap_Bps = kNoRateCap);
-  // Routes an algorithm built for a group (its ranks, op and protocol), so that the same
-  // collective called again on the same group reuses them: `build` runs on the first call.
+  // Routes an algorithm built for a group (its ranks, op, algorithm and protocol), so that
+  // the same collective called again on the same group reuses them: `build` runs on the
+  // first call.
   template <class Build>
-  const std::vector<RouteId>& memoizedRoutes(const CollectiveRequest& request, Protocol protocol, Build&& build) {
-    RouteKey key{request.op, protocol, request.ranks};
+  const std::vector<RouteId>& memoizedRoutes(const CollectiveRequest& request, const CollectiveChoice& choice,
+                                             Build&& build) {
+    RouteKey key{request.op, choice.algorithm, choice.protocol, request.ranks};
     auto it = memoized_routes_.find(key);
     if (it == memoized_routes_.end()) it = memoized_routes_.emplace(std::move(key), build()).first;
     return it->second;
@@ -107,7 +109,7 @@ class CollectiveBuilder {
   TaskGraph& graph_;
   const CommunicationParameters& parameters_;
   NcclTuner tuner_;
-  using RouteKey = std::tuple<CollectiveOp, Protocol, std::vector<int64_t>>;
+  using RouteKey = std::tuple<CollectiveOp, CollectiveAlgorithm, Protocol, std::vector<int64_t>>;
   std::map<RouteKey, std::vector<RouteId>> memoized_routes_;
   // bundleRoutes' scratch.
   std::vector<topology::LinkId> bundle_links_;

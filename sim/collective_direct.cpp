@@ -18,7 +18,7 @@ void buildDirect(const AlgorithmContext& context) {
   const bool multi_node = !context.layout.singleNode();
 
   // The same collective on the same group takes the same routes: they are built once.
-  const std::vector<RouteId>& routes = builder.memoizedRoutes(context.request, protocol, [&] {
+  const std::vector<RouteId>& routes = builder.memoizedRoutes(context.request, context.choice, [&] {
     std::vector<CollectiveBuilder::Edge> by_class[3];
     for (int64_t i = 0; i < n; ++i) {
       for (int64_t j = 0; j < n; ++j) {

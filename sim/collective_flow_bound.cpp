@@ -24,19 +24,27 @@ double flowsOf(CollectiveAlgorithm algorithm, const CollectiveShape& shape) {
     // the root: 2 x 2 x (n - most_per_node) flows between nodes.
     case CollectiveAlgorithm::kNvlsTree:
       return 2.0 * n + 4.0 * std::max(0.0, n - static_cast<double>(shape.most_per_node));
-    // All-to-all: one bundle per ordered pair of nodes, a node to itself included when it
-    // holds two GPUs of the group (collective_direct.cpp).
+    // All-to-all: one bundle per ordered pair of nodes, and inside a node holding two GPUs
+    // of the group one per hop class, NVLink and PCIe (collective_direct.cpp). A group of
+    // n GPUs, at most most_per_node on a node, spans at most 1 + ceil((n - 1) / most_per_node)
+    // nodes when it may straddle node boundaries.
     case CollectiveAlgorithm::kDirect: {
       if (shape.op != CollectiveOp::kAllToAll) return n;
       const auto per_node = static_cast<double>(std::max<int64_t>(1, std::min(shape.most_per_node, shape.gpus)));
-      const double nodes = std::ceil(n / per_node);
-      return nodes * (nodes - 1.0) + (per_node > 1.0 ? nodes : 0.0);
+      const double nodes = shape.multi_node ? std::min(n, 1.0 + std::ceil((n - 1.0) / per_node)) : 1.0;
+      return nodes * (nodes - 1.0) + (per_node > 1.0 ? 2.0 * nodes : 0.0);
     }
   }
   return 0.0;
 }
 
 }  // namespace
+
+double collectivePairRoutes(const CollectiveShape& shape) {
+  if (shape.op != CollectiveOp::kAllToAll) return 0.0;
+  const auto n = static_cast<double>(shape.gpus);
+  return n * (n - 1.0);
+}
 
 bool meshFabric(const topology::ClusterSpec& spec) {
   return spec.intra_node.fabric == topology::IntraNodeFabric::kNvLinkMesh && !spec.explicit_graph;

@@ -4,8 +4,8 @@
 // edge and channel, with one channel inside a node and, across nodes, as many as the
 // group's GPUs on a node or the node's NICs, whichever is fewer; the double binary tree
 // 2 trees x channels x 2 directions x (n - 1) edges; NVLS a flow to and from the switch per
-// GPU; all-to-all a bundle per ordered pair of nodes (the group spread evenly over
-// n / most_per_node nodes, as the plans' groups are), send/recv n.
+// GPU; all-to-all a bundle per ordered pair of nodes and per hop class inside a node,
+// send/recv n.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +33,11 @@ struct CollectiveShape {
 };
 
 [[nodiscard]] double collectiveFlowBound(const CollectiveShape& shape);
+
+// The GPU pairs whose routes a collective looks up one by one beyond its flows' own: an
+// all-to-all's n (n - 1), of which its bundles are made (the router keeps each pair's route
+// for the run); 0 for the other collectives.
+[[nodiscard]] double collectivePairRoutes(const CollectiveShape& shape);
 
 // Whether the cluster's nodes are full meshes (CollectiveShape::mesh).
 [[nodiscard]] bool meshFabric(const topology::ClusterSpec& spec);

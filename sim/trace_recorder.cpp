@@ -31,7 +31,8 @@ void TraceRecorder::beginRun(const TaskGraph& graph, const topology::Cluster* cl
     auto& into = ranks[top];
     if (!graph.routeMultiplicity(graph.route(task)).empty()) {
       // A bundle (FlowNetwork, "Bundles"): its links are its members' paths, not one path;
-      // every GPU they leave from or arrive at takes part.
+      // every GPU they leave from or arrive at takes part (on a chip-level torus that
+      // includes the chips that relay them).
       for (const LinkId link : links) {
         if (const int32_t from = rankAt(cluster->link(link).from); from >= 0) into.push_back(from);
         if (const int32_t to = rankAt(cluster->link(link).to); to >= 0 && top != task) into.push_back(to);

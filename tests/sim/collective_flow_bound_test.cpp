@@ -65,8 +65,14 @@ TEST(CollectiveFlowBound, BoundsTheFlowsOfEveryAlgorithm) {
       const double bound = collectiveFlowBound(shape);
       EXPECT_GE(bound, static_cast<double>(result.value().flows))
           << collectiveOpName(c.op) << " on " << c.gpus << " GPUs, " << bytes << " B";
-      // The bound of the algorithm that ran is its exact count: it is not loose.
+      // The bound of the algorithm that ran is its exact count: it is not loose. An
+      // all-to-all's bundles are bounded for a group that may straddle nodes and mix hop
+      // classes inside one: within twice the count.
       shape.algorithm = result.value().choice.algorithm;
+      if (c.op == CollectiveOp::kAllToAll) {
+        EXPECT_LE(collectiveFlowBound(shape), 2.0 * static_cast<double>(result.value().flows));
+        continue;
+      }
       EXPECT_EQ(collectiveFlowBound(shape), static_cast<double>(result.value().flows))
           << collectiveOpName(c.op) << " on " << c.gpus << " GPUs, " << bytes << " B, "
           << algorithmName(result.value().choice.algorithm);

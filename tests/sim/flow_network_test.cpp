@@ -461,6 +461,26 @@ TEST(FlowNetworkTest, ABundleRunsAtItsBusiestLinksShare) {
   EXPECT_DOUBLE_EQ(network.linkStats(1).bytes_carried, 9e5);
 }
 
+// Where the members' fair shares differ, a bundle is an approximation: it holds every member
+// to the slowest one's share. Member 1 shares link 0 with 3 flows (0.25 GB/s), member 2 shares
+// link 1 with flow h: as plain flows member 2 and h would get 0.5 GB/s each; bundled, member
+// 2 runs at 0.25 and h takes the rest.
+TEST(FlowNetworkTest, ABundleHoldsItsMembersToTheSlowestShare) {
+  Engine engine;
+  FlowNetwork network(engine, {1.0 * kGBps, 1.0 * kGBps});
+  Deliveries done(engine);
+  const std::vector<LinkId> both{0, 1};
+  const std::vector<uint32_t> one_each{1, 1};
+  const FlowId bundle = network.startFlow(both, one_each, 1e6, 0, done.target(1));
+  const std::vector<LinkId> first{0};
+  for (uint64_t k = 0; k < 3; ++k) network.startFlow(first, 1e6, 0, done.target(10 + k));
+  const std::vector<LinkId> second{1};
+  const FlowId h = network.startFlow(second, 1e6, 0, done.target(2));
+  network.updateRates();
+  EXPECT_DOUBLE_EQ(network.rate(bundle), 0.25 * kGBps);
+  EXPECT_DOUBLE_EQ(network.rate(h), 0.75 * kGBps);
+}
+
 // Where the members' own fair shares are equal, a bundle finishes exactly when its members
 // would: an all-to-all among 3 senders and 3 receivers over a shared core link, as 9 plain
 // flows and as 3 bundles (one per sender), beside a plain flow on the core.
