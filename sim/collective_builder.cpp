@@ -33,15 +33,26 @@ std::vector<double> CollectiveBuilder::effectiveCapacities(const topology::Clust
   return capacities;
 }
 
+void CollectiveBuilder::appendEdgeLinks(const Edge& edge, std::vector<topology::LinkId>& links) {
+  DeviceId from = cluster_.accelerator(edge.from_rank);
+  if (edge.via_rank >= 0) {
+    const DeviceId via = cluster_.accelerator(edge.via_rank);
+    const auto& first = router_.route(from, via).links;
+    links.insert(links.end(), first.begin(), first.end());
+    from = via;
+  }
+  const auto& rest = router_.route(from, cluster_.accelerator(edge.to_rank)).links;
+  links.insert(links.end(), rest.begin(), rest.end());
+}
+
 RouteId CollectiveBuilder::edgeRoute(const Edge& edge, double latency_s) {
   const SimTime latency = secondsToSimTime(latency_s);
-  const DeviceId from = cluster_.accelerator(edge.from_rank);
-  const DeviceId to = cluster_.accelerator(edge.to_rank);
-  if (edge.via_rank < 0) return graph_.addRoute(router_.route(from, to).links, latency);
-  const DeviceId via = cluster_.accelerator(edge.via_rank);
-  std::vector<topology::LinkId> links = router_.route(from, via).links;
-  const auto& rest = router_.route(via, to).links;
-  links.insert(links.end(), rest.begin(), rest.end());
+  if (edge.via_rank < 0) {
+    return graph_.addRoute(
+        router_.route(cluster_.accelerator(edge.from_rank), cluster_.accelerator(edge.to_rank)).links, latency);
+  }
+  std::vector<topology::LinkId> links;
+  appendEdgeLinks(edge, links);
   return graph_.addRoute(links, latency);
 }
 
@@ -70,19 +81,7 @@ std::vector<RouteId> CollectiveBuilder::bundleRoutes(const std::vector<Edge>& ed
   for (const std::vector<std::size_t>& members : pairs) {
     // Every member's links, sorted by LinkId; a link's run length is its multiplicity.
     bundle_links_.clear();
-    for (const std::size_t e : members) {
-      const Edge& edge = edges[e];
-      const DeviceId to = cluster_.accelerator(edge.to_rank);
-      DeviceId from = cluster_.accelerator(edge.from_rank);
-      if (edge.via_rank >= 0) {
-        const DeviceId via = cluster_.accelerator(edge.via_rank);
-        const auto& links = router_.route(from, via).links;
-        bundle_links_.insert(bundle_links_.end(), links.begin(), links.end());
-        from = via;
-      }
-      const auto& links = router_.route(from, to).links;
-      bundle_links_.insert(bundle_links_.end(), links.begin(), links.end());
-    }
+    for (const std::size_t e : members) appendEdgeLinks(edges[e], bundle_links_);
     if (bundle_links_.empty()) continue;
     std::sort(bundle_links_.begin(), bundle_links_.end());
     bundle_multiplicity_.clear();

@@ -109,6 +109,9 @@ class CollectiveBuilder {
   TaskGraph& graph_;
   const CommunicationParameters& parameters_;
   NcclTuner tuner_;
+  // Appends the links of `edge` (through via_rank when set) to `links`.
+  void appendEdgeLinks(const Edge& edge, std::vector<topology::LinkId>& links);
+
   using RouteKey = std::tuple<CollectiveOp, CollectiveAlgorithm, Protocol, std::vector<int64_t>>;
   std::map<RouteKey, std::vector<RouteId>> memoized_routes_;
   // bundleRoutes' scratch.
