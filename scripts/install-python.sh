@@ -5,9 +5,10 @@
 # Run it again after pulling changes. docs/python.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The packages first: a fresh Debian machine has no python3 until python3-dev brings it.
+bash scripts/install-deps.sh --python
 python="${PYTHON:-python3}"
 interpreter="$("$python" -c 'import sys; print(sys.executable)')"
-bash scripts/install-deps.sh --python
 cmake -S . -B build-python -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRAINSIM_PYTHON=ON \
   -DPython_EXECUTABLE="$interpreter" -DTRAINSIM_BUILD_TESTS=OFF -DTRAINSIM_BUILD_BENCH=OFF >/dev/null
 cmake --build build-python -j2 --target trainsim_python
