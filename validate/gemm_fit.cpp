@@ -6,7 +6,7 @@
 #include <map>
 
 #include "sim/compute_model.h"
-#include "validate/gemm_measurements.h"
+#include "validate/gemm_traffic.h"
 #include "validate/robust_statistics.h"
 
 namespace trainsim::validate {

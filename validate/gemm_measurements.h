@@ -12,6 +12,7 @@
 #include "base/config_paths.h"
 #include "base/expected.h"
 #include "topology/gpu_spec.h"
+#include "validate/gemm_traffic.h"
 
 namespace trainsim::validate {
 
@@ -41,22 +42,6 @@ struct MeasuredGemmSource {
   std::string harness_results;
   std::vector<MeasuredGemm> rows;
 };
-
-// Bytes per element of A and B, and of C, for a GEMM at `precision` as the sources ran it:
-// 16-bit inputs and output; FP8 inputs with a 16-bit output (as FP8 training GEMMs write it).
-struct GemmElementBytes {
-  double input = 2.0;
-  double output = 2.0;
-};
-[[nodiscard]] GemmElementBytes gemmElementBytes(topology::Precision precision);
-
-// The bytes a GEMM of `batch` products moves at those sizes: A and B read and C written
-// once (`total`), and C alone (`output`, the epilogue's store).
-struct GemmTraffic {
-  double total = 0.0;
-  double output = 0.0;
-};
-[[nodiscard]] GemmTraffic gemmTraffic(int64_t m, int64_t n, int64_t k, int64_t batch, topology::Precision precision);
 
 // The file's path: <config dir>/validation/gemm.yaml.
 [[nodiscard]] std::string gemmMeasurementsPath(const ConfigPaths& paths);
