@@ -35,10 +35,10 @@
 #include <utility>
 #include <vector>
 
-#include "sim/collective.h"
-#include "sim/collective_builder.h"
-#include "sim/collective_simulation.h"
-#include "sim/communication_parameters.h"
+#include "perf/collective.h"
+#include "perf/collective_builder.h"
+#include "perf/collective_simulation.h"
+#include "perf/communication_parameters.h"
 #include "sim/engine.h"
 #include "sim/flow_network.h"
 #include "sim/task_executor.h"
@@ -52,6 +52,7 @@ namespace {
 
 using namespace trainsim;
 using namespace trainsim::sim;
+using namespace trainsim::perf;
 using Clock = std::chrono::steady_clock;
 
 double peakResidentMegabytes() {

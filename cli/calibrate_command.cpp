@@ -7,21 +7,21 @@
 #include <variant>
 
 #include "base/expected.h"
+#include "calibrate/attention_benchmark_csv.h"
+#include "calibrate/attention_fit.h"
+#include "calibrate/calibration_file.h"
+#include "calibrate/calibrator.h"
+#include "calibrate/gpu_name_match.h"
+#include "calibrate/harness_results_reader.h"
+#include "calibrate/nccl_tests_log.h"
 #include "cli/collective_command.h"
 #include "cli/input_file.h"
 #include "cli/output_file.h"
 #include "parallelism/experiment_loader.h"
-#include "sim/default_parameters.h"
-#include "sim/parameter_names.h"
+#include "perf/default_parameters.h"
+#include "perf/parameter_names.h"
 #include "topology/cluster.h"
 #include "topology/cluster_loader.h"
-#include "validate/attention_benchmark_csv.h"
-#include "validate/attention_fit.h"
-#include "validate/calibration_file.h"
-#include "validate/calibrator.h"
-#include "validate/gpu_name_match.h"
-#include "validate/harness_results_reader.h"
-#include "validate/nccl_tests_log.h"
 
 namespace trainsim::cli {
 namespace {
@@ -37,7 +37,7 @@ std::string ncclSizeText(double bytes) {
 
 std::string percent(double fraction) { return fmt::format("{:+.1f}%", 100.0 * fraction); }
 
-std::string groupText(const validate::MeasuredCollective& curve) {
+std::string groupText(const calibrate::MeasuredCollective& curve) {
   std::string per_node;
   bool uniform = true;
   for (int64_t count : curve.ranks_per_node) uniform = uniform && count == curve.ranks_per_node.front();
@@ -47,7 +47,7 @@ std::string groupText(const validate::MeasuredCollective& curve) {
   return fmt::format("{} GPUs ({}, {})", curve.groupSize(), per_node, curve.layout);
 }
 
-std::string curvesReport(const validate::CalibrationResult& result) {
+std::string curvesReport(const calibrate::CalibrationResult& result) {
   std::string text = "\nmeasured curves: t(S) = latency + S / algbw, robust least squares in relative error\n";
   text += fmt::format("  {:<14} {:>5} {:>6} {:>8} {:<13} {:>11} {:>8} {:>8} {:>9} {:>7} {:>7} {:>5}\n", "op", "GPUs",
                       "nodes", "per node", "layout", "latency us", "algbw", "busbw", "R2 log t", "rms", "max", "down");
@@ -64,7 +64,7 @@ std::string curvesReport(const validate::CalibrationResult& result) {
   return text;
 }
 
-std::string communicationReport(const validate::CommunicationFit& fit) {
+std::string communicationReport(const calibrate::CommunicationFit& fit) {
   std::string text = fmt::format(
       "\ncommunication parameters: simulator in the loop, robust Levenberg-Marquardt on log time ratio "
       "({} points, {} iterations, {} simulations)\n",
@@ -78,7 +78,7 @@ std::string communicationReport(const validate::CommunicationFit& fit) {
                   100.0 * fit.rms_relative_error_before, 100.0 * fit.rms_relative_error_after);
   for (const auto& prediction : fit.curves) {
     const auto& curve = *prediction.curve;
-    text += fmt::format("\n  {} on {}: {}\n", sim::collectiveOpName(curve.op), groupText(curve), curve.where);
+    text += fmt::format("\n  {} on {}: {}\n", perf::collectiveOpName(curve.op), groupText(curve), curve.where);
     text += fmt::format("  {:>8} {:>12} {:>12} {:>8} {:>12} {:>8}\n", "size", "measured us", "default us", "error",
                         "calibrated", "error");
     double worst_before = 0.0;
@@ -101,7 +101,7 @@ std::string communicationReport(const validate::CommunicationFit& fit) {
   return text;
 }
 
-std::string gemmReport(const validate::GemmFit& fit, const std::string& source) {
+std::string gemmReport(const calibrate::GemmFit& fit, const std::string& source) {
   std::string text = fmt::format("\nGEMM and memory: {} ({} {}, catalog peak {:.1f} TFLOP/s)\n", source, fit.gpu_key,
                                  topology::precisionName(fit.precision), fit.peak_tflops);
   if (fit.ceiling_tflops) {
@@ -133,7 +133,7 @@ std::string gemmReport(const validate::GemmFit& fit, const std::string& source) 
     const auto count = static_cast<double>(fit.checks.size());
     text += fmt::format("  mean |error| of the compute model: {:.1f}% with the defaults, {:.1f}% calibrated\n",
                         100.0 * sum_before / count, 100.0 * sum_after / count);
-    // What the class efficiencies are fitted to (validate/gemm_fit.h): the shapes' total time.
+    // What the class efficiencies are fitted to (calibrate/gemm_fit.h): the shapes' total time.
     text += fmt::format("  total time of the measured shapes, each run once: {} with the defaults, {} calibrated\n",
                         percent(total_before_us / measured_us - 1.0), percent(total_after_us / measured_us - 1.0));
   }
@@ -143,10 +143,10 @@ std::string gemmReport(const validate::GemmFit& fit, const std::string& source) 
   return text;
 }
 
-std::string attentionReport(const validate::CalibrationResult& result, const sim::ComputeParameters& defaults) {
+std::string attentionReport(const calibrate::CalibrationResult& result, const perf::ComputeParameters& defaults) {
   std::string text = fmt::format(
       "\nattention: cuDNN 16-bit rows, q_seqlen {} to {}, causal where measured; rate = total FLOPs / total time\n",
-      validate::kAttentionFitMinSeqlen, validate::kAttentionFitMaxSeqlen);
+      calibrate::kAttentionFitMinSeqlen, calibrate::kAttentionFitMaxSeqlen);
   for (const auto& fit : result.attention_fits) {
     text +=
         fmt::format("  {}: forward {:.1f} TFLOP/s, backward {:.1f} TFLOP/s ({} {} row{}, q_seqlen {} to {})\n",
@@ -155,12 +155,12 @@ std::string attentionReport(const validate::CalibrationResult& result, const sim
     for (const auto& note : fit.notes) text += "  note: " + note + "\n";
   }
   if (!result.attention) return text;
-  const validate::AttentionCalibration& fit = *result.attention;
+  const calibrate::AttentionCalibration& fit = *result.attention;
   const auto pass = [](double tflops, double overhead, bool fitted, double error) {
     return fmt::format("{:.1f} TFLOP/s, {:.2f} iterations per CTA ({}), rows within {:.1f}% on average", tflops,
                        overhead, fitted ? "fitted" : "default: fewer than 3 problems", 100.0 * error);
   };
-  text += fmt::format("  {} {} tile model{} (sim/attention_tiles.h), full rate and fixed cost:\n", fit.rate.gpu_key,
+  text += fmt::format("  {} {} tile model{} (perf/attention_tiles.h), full rate and fixed cost:\n", fit.rate.gpu_key,
                       topology::precisionName(fit.rate.precision),
                       result.attention_fits.size() > 1 ? ", the files pooled" : "");
   text += "    forward:  " +
@@ -170,7 +170,7 @@ std::string attentionReport(const validate::CalibrationResult& result, const sim
           "\n";
   for (const auto& row : defaults.attention_rates) {
     if (row.gpu_key != fit.rate.gpu_key || row.precision != fit.rate.precision) continue;
-    const sim::AttentionTileOverhead overhead = defaults.attentionTileOverhead(row.gpu_key);
+    const perf::AttentionTileOverhead overhead = defaults.attentionTileOverhead(row.gpu_key);
     text += fmt::format(
         "    default row: forward {:.1f}, backward {:.1f} TFLOP/s measured at {:g} pairs x {:g} queries x {:g} keys; "
         "{:g} / {:g} iterations per CTA\n",
@@ -180,7 +180,7 @@ std::string attentionReport(const validate::CalibrationResult& result, const sim
   return text;
 }
 
-std::string trainingStepReport(const validate::TrainingStepFit& fit) {
+std::string trainingStepReport(const calibrate::TrainingStepFit& fit) {
   std::string text = fmt::format(
       "\ntraining steps: the fraction of the kernels' rates reached inside a step, fitted to {} measured step{} "
       "({} simulations)\n",
@@ -230,22 +230,22 @@ int run(const CalibrateOptions& options, const CommandContext& context) {
                     "give at least one --nccl-tests LOG, --harness RESULTS, --attention CSV or --training-step "
                     "EXPERIMENT=SECONDS");
   }
-  std::optional<sim::CollectiveOp> hint;
+  std::optional<perf::CollectiveOp> hint;
   if (!options.op_hint.empty()) {
-    hint = sim::parseCollectiveOp(options.op_hint);
+    hint = perf::parseCollectiveOp(options.op_hint);
     if (!hint) {
       throwInputError("--op", "",
                       "expected all_reduce, all_gather, reduce_scatter, all_to_all, broadcast or send_recv, found \"" +
                           options.op_hint + "\"");
     }
   }
-  validate::CalibrationOptions calibration_options;
-  calibration_options.communication_start = valueOrThrow(sim::defaultCommunicationParameters(context.paths));
-  calibration_options.compute_start = valueOrThrow(sim::defaultComputeParameters(context.paths));
+  calibrate::CalibrationOptions calibration_options;
+  calibration_options.communication_start = valueOrThrow(perf::defaultCommunicationParameters(context.paths));
+  calibration_options.compute_start = valueOrThrow(perf::defaultComputeParameters(context.paths));
   for (const auto& name : options.parameters) {
-    if (!sim::findCommunicationParameter(name)) {
+    if (!perf::findCommunicationParameter(name)) {
       std::string names;
-      for (const auto& entry : sim::communicationParameterNames()) {
+      for (const auto& entry : perf::communicationParameterNames()) {
         names += (names.empty() ? "" : ", ") + entry.name;
       }
       throwInputError("--fit", "", "unknown communication parameter \"" + name + "\"; known: " + names);
@@ -262,19 +262,19 @@ int run(const CalibrateOptions& options, const CommandContext& context) {
   const auto spec = valueOrThrow(topology::loadClusterFile(options.cluster, context.paths, overrides));
   const auto cluster = valueOrThrow(topology::Cluster::build(spec));
 
-  validate::CalibrationInputs inputs;
+  calibrate::CalibrationInputs inputs;
   std::vector<std::string> notes;
   auto record_source = [&](const std::string& path, const char* kind, std::size_t entries) {
     inputs.sources.push_back({std::filesystem::path(path).filename().string(), kind, static_cast<int64_t>(entries)});
   };
   auto check_gpu = [&](const std::string& where, const std::string& name) {
-    if (!name.empty() && !validate::gpuNameMatches(name, spec.gpu)) {
+    if (!name.empty() && !calibrate::gpuNameMatches(name, spec.gpu)) {
       notes.push_back(fmt::format("{}: measured on \"{}\", which does not look like the cluster's GPU {} ({})", where,
                                   name, spec.gpu.key, spec.gpu.name));
     }
   };
   for (const auto& path : options.nccl_tests_logs) {
-    auto log = valueOrThrow(validate::loadNcclTestsLog(path, hint));
+    auto log = valueOrThrow(calibrate::loadNcclTestsLog(path, hint));
     for (auto& note : log.notes) notes.push_back(std::move(note));
     record_source(path, "nccl-tests", log.runs.size());
     for (auto& run : log.runs) {
@@ -283,20 +283,20 @@ int run(const CalibrateOptions& options, const CommandContext& context) {
     }
   }
   for (const auto& path : options.harness_files) {
-    auto results = valueOrThrow(validate::loadHarnessResults(path));
-    if (auto* nccl = std::get_if<validate::NcclResults>(&results)) {
+    auto results = valueOrThrow(calibrate::loadHarnessResults(path));
+    if (auto* nccl = std::get_if<calibrate::NcclResults>(&results)) {
       check_gpu(path, nccl->gpu_name);
       record_source(path, "trainsim-calib-nccl", nccl->collectives.size());
       for (auto& curve : nccl->collectives) inputs.collectives.push_back(std::move(curve));
     } else {
-      auto& gemm = std::get<validate::GemmResults>(results);
+      auto& gemm = std::get<calibrate::GemmResults>(results);
       check_gpu(path, gemm.gpu_name);
       record_source(path, "trainsim-calib-gemm", gemm.gemm.size());
       inputs.gemm.push_back(std::move(gemm));
     }
   }
   for (const auto& path : options.attention_files) {
-    auto benchmark = valueOrThrow(validate::loadAttentionBenchmarkCsv(path));
+    auto benchmark = valueOrThrow(calibrate::loadAttentionBenchmarkCsv(path));
     for (const auto& name : benchmark.gpu_names) check_gpu(path, name);
     record_source(path, "cudnn-sdpa-benchmark", benchmark.rows.size());
     inputs.attention.push_back(std::move(benchmark));
@@ -317,7 +317,7 @@ int run(const CalibrateOptions& options, const CommandContext& context) {
     inputs.training_steps.push_back({std::move(experiment), seconds, text});
   }
 
-  const auto result = valueOrThrow(validate::runCalibration(cluster, inputs, calibration_options));
+  const auto result = valueOrThrow(calibrate::runCalibration(cluster, inputs, calibration_options));
   std::string text = fmt::format(
       "trainsim calibrate: cluster {} ({}), {} measured collective curve{}, {} GEMM file{}, {} attention file{}, {} "
       "training step{}\n",
@@ -345,7 +345,7 @@ int run(const CalibrateOptions& options, const CommandContext& context) {
         "cluster) to fit it over these\n",
         calibration_options.compute_start.trainingRateFraction(spec.gpu.key), spec.gpu.key);
   }
-  writeOutput(options.out, [&](std::ostream& out) { out << validate::calibrationYaml(result.calibration); });
+  writeOutput(options.out, [&](std::ostream& out) { out << calibrate::calibrationYaml(result.calibration); });
   if (options.out != "-") {
     text += fmt::format("\nwrote {}; apply it with --calibration {}\n", options.out, options.out);
     std::cout << text;

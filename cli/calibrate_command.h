@@ -1,6 +1,6 @@
 // `trainsim calibrate [--nccl-tests LOG ...] [--harness RESULTS ...] [--attention CSV ...]
 // [--training-step EXPERIMENT=SECONDS ...] --cluster C --out calib.yaml`: fits communication and compute parameters to
-// measurements of a cluster (validate/calibrator.h), prints the fit quality and writes calib.yaml
+// measurements of a cluster (calibrate/calibrator.h), prints the fit quality and writes calib.yaml
 // (docs/calibration.md).
 #pragma once
 

@@ -8,17 +8,17 @@
 #include <optional>
 
 #include "base/expected.h"
+#include "calibrate/calibration_file.h"
 #include "cli/input_file.h"
 #include "cli/json_text.h"
 #include "cli/memory_budget_option.h"
 #include "cli/output_file.h"
-#include "sim/collective_flow_bound.h"
-#include "sim/collective_simulation.h"
-#include "sim/default_parameters.h"
+#include "perf/collective_flow_bound.h"
+#include "perf/collective_simulation.h"
+#include "perf/default_parameters.h"
 #include "topology/cluster.h"
 #include "topology/cluster_loader.h"
 #include "topology/rank_placement.h"
-#include "validate/calibration_file.h"
 
 namespace trainsim::cli {
 
@@ -67,8 +67,8 @@ std::vector<int64_t> placeRanks(const topology::Cluster& cluster, int64_t gpus,
   return std::move(placement.ranks);
 }
 
-sim::CollectiveOp parseOp(const std::string& text) {
-  const auto op = sim::parseCollectiveOp(text);
+perf::CollectiveOp parseOp(const std::string& text) {
+  const auto op = perf::parseCollectiveOp(text);
   if (!op) {
     throwInputError("--op", "",
                     "expected all_reduce, all_gather, reduce_scatter, all_to_all, broadcast or "
@@ -79,20 +79,20 @@ sim::CollectiveOp parseOp(const std::string& text) {
 }
 
 // --algo; none when empty (the simulator chooses).
-std::optional<sim::CollectiveAlgorithm> parseAlgorithm(const std::string& text) {
+std::optional<perf::CollectiveAlgorithm> parseAlgorithm(const std::string& text) {
   if (text.empty()) return std::nullopt;
-  const std::optional<sim::CollectiveAlgorithm> algorithm = sim::parseAlgorithmName(text);
+  const std::optional<perf::CollectiveAlgorithm> algorithm = perf::parseAlgorithmName(text);
   if (!algorithm)
     throwInputError("--algo", "", "expected ring, tree, nvls, direct or nvls_tree, found \"" + text + "\"");
   return algorithm;
 }
 
 // --proto; none when empty (the simulator chooses).
-std::optional<sim::Protocol> parseProtocol(const std::string& text) {
+std::optional<perf::Protocol> parseProtocol(const std::string& text) {
   if (text.empty()) return std::nullopt;
-  std::optional<sim::Protocol> protocol;
-  for (auto candidate : sim::kAllProtocols) {
-    if (sim::protocolName(candidate) == text) protocol = candidate;
+  std::optional<perf::Protocol> protocol;
+  for (auto candidate : perf::kAllProtocols) {
+    if (perf::protocolName(candidate) == text) protocol = candidate;
   }
   if (!protocol) throwInputError("--proto", "", "expected LL, LL128 or Simple, found \"" + text + "\"");
   return protocol;
@@ -129,29 +129,29 @@ SizeRange parseSizeRange(const CollectiveOptions& options) {
 // graph of one size (each size's graph is freed before the next), every flow running at
 // once, from the spec and the placement alone, before the cluster is built. A placement the
 // cluster cannot hold is left to placeRanks, which says why.
-sim::MemoryEstimate collectiveMemory(const topology::ClusterSpec& spec, sim::CollectiveOp op,
-                                     std::optional<sim::CollectiveAlgorithm> algorithm,
+sim::MemoryEstimate collectiveMemory(const topology::ClusterSpec& spec, perf::CollectiveOp op,
+                                     std::optional<perf::CollectiveAlgorithm> algorithm,
                                      const CollectiveOptions& options) {
   sim::MemoryEstimate estimate;
   sim::addClusterMemory(spec, estimate);
   const int64_t gpus = options.gpus.value_or(spec.totalGpus());
   if (gpus < 2 || gpus > spec.totalGpus()) return estimate;
-  sim::CollectiveShape shape;
+  perf::CollectiveShape shape;
   shape.op = op;
   shape.gpus = gpus;
   shape.algorithm = algorithm;
   shape.most_per_node = std::min<int64_t>(gpus, options.gpus_per_node.value_or(spec.gpus_per_node));
   shape.multi_node = gpus > shape.most_per_node;
-  shape.nics_per_node = sim::channelLimit(spec);
-  shape.mesh = sim::meshFabric(spec);
-  const double flows = sim::collectiveFlowBound(shape);
+  shape.nics_per_node = perf::channelLimit(spec);
+  shape.mesh = perf::meshFabric(spec);
+  const double flows = perf::collectiveFlowBound(shape);
   estimate.add(sim::MemoryKind::kFlows, fmt::format("flows of {} on {} GPUs", options.op, gpus), flows);
   // They all start together.
   estimate.add(sim::MemoryKind::kRunningFlows, fmt::format("flows of {} on {} GPUs running at once", options.op, gpus),
                flows);
   estimate.add(sim::MemoryKind::kRunningFlows,
                fmt::format("routes of the GPU pairs of {} on {} GPUs", options.op, gpus),
-               sim::collectivePairRoutes(shape));
+               perf::collectivePairRoutes(shape));
   return estimate;
 }
 
@@ -171,17 +171,17 @@ GroupShape groupShape(const topology::Cluster& cluster, const std::vector<int64_
 }
 
 // The table's comment lines (what runs where, the calibration in force) and column headings.
-std::string tableHeader(const CollectiveOptions& options, const topology::ClusterSpec& spec, sim::CollectiveOp op,
+std::string tableHeader(const CollectiveOptions& options, const topology::ClusterSpec& spec, perf::CollectiveOp op,
                         const std::vector<int64_t>& ranks, const GroupShape& shape,
-                        const std::optional<validate::Calibration>& calibration, const std::string& in_force) {
+                        const std::optional<calibrate::Calibration>& calibration, const std::string& in_force) {
   std::string table = fmt::format("# trainsim collective: {} on {} GPUs of {} ({} x {} per node)\n", options.op,
                                   ranks.size(), spec.name, spec.nodes, spec.gpus_per_node);
   if (calibration) {
     table += "# calibration in force: " + in_force + "\n";
-    const std::string mismatch = validate::calibrationMismatch(*calibration, spec);
+    const std::string mismatch = calibrate::calibrationMismatch(*calibration, spec);
     if (!mismatch.empty()) table += "# warning: " + mismatch + "\n";
-    if (validate::calibrationCorrection(*calibration, op, static_cast<int64_t>(ranks.size()), shape.nodes,
-                                        shape.most_per_node, 1.0)) {
+    if (calibrate::calibrationCorrection(*calibration, op, static_cast<int64_t>(ranks.size()), shape.nodes,
+                                         shape.most_per_node, 1.0)) {
       table += "# this group was measured: times include the calibration's measured correction\n";
     }
   }
@@ -194,9 +194,9 @@ std::string tableHeader(const CollectiveOptions& options, const topology::Cluste
 
 int run(const CollectiveOptions& options, const CommandContext& context) {
   requireWritableOutputs({&options.json_file});
-  const sim::CollectiveOp op = parseOp(options.op);
-  const std::optional<sim::CollectiveAlgorithm> algorithm = parseAlgorithm(options.algorithm);
-  const std::optional<sim::Protocol> protocol = parseProtocol(options.protocol);
+  const perf::CollectiveOp op = parseOp(options.op);
+  const std::optional<perf::CollectiveAlgorithm> algorithm = parseAlgorithm(options.algorithm);
+  const std::optional<perf::Protocol> protocol = parseProtocol(options.protocol);
   const SizeRange size_range = parseSizeRange(options);
 
   std::vector<Override> overrides;
@@ -204,40 +204,40 @@ int run(const CollectiveOptions& options, const CommandContext& context) {
   requireNotDirectory(options.cluster, "a cluster YAML file");
   const auto spec = valueOrThrow(topology::loadClusterFile(options.cluster, context.paths, overrides));
   requireWithinMemoryBudget(collectiveMemory(spec, op, algorithm, options), options.max_memory_GiB,
-                            op == sim::CollectiveOp::kAllReduce && !algorithm
+                            op == perf::CollectiveOp::kAllReduce && !algorithm
                                 ? "use fewer GPUs (--gpus), or --algo ring (a quarter of the tree's flows)"
                                 : "use fewer GPUs (--gpus)");
   const auto cluster = valueOrThrow(topology::Cluster::build(spec));
   const int64_t gpus = options.gpus.value_or(cluster.acceleratorCount());
   const std::vector<int64_t> ranks = placeRanks(cluster, gpus, options.gpus_per_node);
 
-  sim::CommunicationParameters parameters = valueOrThrow(sim::defaultCommunicationParameters(context.paths));
-  std::optional<validate::Calibration> calibration;
+  perf::CommunicationParameters parameters = valueOrThrow(perf::defaultCommunicationParameters(context.paths));
+  std::optional<calibrate::Calibration> calibration;
   if (!options.calibration_file.empty()) {
-    calibration = valueOrThrow(validate::loadCalibrationFile(options.calibration_file));
-    validate::applyCalibration(*calibration, parameters);
+    calibration = valueOrThrow(calibrate::loadCalibrationFile(options.calibration_file));
+    calibrate::applyCalibration(*calibration, parameters);
   }
   const GroupShape shape = groupShape(cluster, ranks);
 
-  sim::CollectiveSimulator simulator(cluster, parameters);
+  perf::CollectiveSimulator simulator(cluster, parameters);
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  const std::string in_force = calibration ? validate::describeCalibration(*calibration) : std::string();
+  const std::string in_force = calibration ? calibrate::describeCalibration(*calibration) : std::string();
   std::string table = tableHeader(options, spec, op, ranks, shape, calibration, in_force);
   // nccl-tests rounds each size down to a whole number of elements per rank.
   const int64_t element = 4;
-  const int64_t align = element * ((op == sim::CollectiveOp::kAllReduce || op == sim::CollectiveOp::kBroadcast ||
-                                    op == sim::CollectiveOp::kSendRecv)
+  const int64_t align = element * ((op == perf::CollectiveOp::kAllReduce || op == perf::CollectiveOp::kBroadcast ||
+                                    op == perf::CollectiveOp::kSendRecv)
                                        ? 1
                                        : static_cast<int64_t>(ranks.size()));
   for (double size = size_range.min_bytes; size <= size_range.max_bytes * (1.0 + 1e-12);
        size *= size_range.step_factor) {
     const int64_t bytes = std::max<int64_t>(align, static_cast<int64_t>(size) / align * align);
-    sim::CollectiveRequest request{op, ranks, static_cast<double>(bytes), algorithm, protocol};
-    sim::CollectiveResult result = valueOrThrow(simulator.simulate(request));
+    perf::CollectiveRequest request{op, ranks, static_cast<double>(bytes), algorithm, protocol};
+    perf::CollectiveResult result = valueOrThrow(simulator.simulate(request));
     std::optional<double> correction;
     if (calibration) {
-      correction = validate::calibrationCorrection(*calibration, op, static_cast<int64_t>(ranks.size()), shape.nodes,
-                                                   shape.most_per_node, static_cast<double>(bytes));
+      correction = calibrate::calibrationCorrection(*calibration, op, static_cast<int64_t>(ranks.size()), shape.nodes,
+                                                    shape.most_per_node, static_cast<double>(bytes));
     }
     if (correction) {
       result.time_s *= *correction;
@@ -247,13 +247,13 @@ int run(const CollectiveOptions& options, const CommandContext& context) {
     const double time_us = result.time_s * 1e6;
     table += fmt::format(" {:>12} {:>13} {:>9} {:>10.2f} {:>8.2f} {:>8.2f} {:>7} {:>7}\n", bytes, bytes / element,
                          "float", time_us, result.algbw_Bps / 1e9, result.busbw_Bps / 1e9,
-                         sim::algorithmName(result.choice.algorithm), sim::protocolName(result.choice.protocol));
+                         perf::algorithmName(result.choice.algorithm), perf::protocolName(result.choice.protocol));
     rows.push_back({{"bytes", bytes},
                     {"time_us", time_us},
                     {"algbw_GBps", result.algbw_Bps / 1e9},
                     {"busbw_GBps", result.busbw_Bps / 1e9},
-                    {"algorithm", sim::algorithmName(result.choice.algorithm)},
-                    {"protocol", sim::protocolName(result.choice.protocol)}});
+                    {"algorithm", perf::algorithmName(result.choice.algorithm)},
+                    {"protocol", perf::protocolName(result.choice.protocol)}});
     if (calibration) {
       rows.back()["calibration"] = in_force;
       if (correction) rows.back()["measured_correction"] = *correction;

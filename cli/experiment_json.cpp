@@ -42,13 +42,13 @@ nlohmann::ordered_json memoryJson(const parallelism::MemoryReport& report) {
           {"other", std::llround(peak.other())}};
 }
 
-std::optional<validate::ExpectedError> expectedErrorFor(const parallelism::Experiment& experiment,
-                                                        const ConfigPaths& paths) {
-  const validate::ExpectedErrorTable table = valueOrThrow(validate::loadExpectedErrorTable(paths));
-  return validate::expectedError(table, experiment.training.stack, experiment.cluster.gpu.key);
+std::optional<validation::ExpectedError> expectedErrorFor(const parallelism::Experiment& experiment,
+                                                          const ConfigPaths& paths) {
+  const validation::ExpectedErrorTable table = valueOrThrow(validation::loadExpectedErrorTable(paths));
+  return validation::expectedError(table, experiment.training.stack, experiment.cluster.gpu.key);
 }
 
-nlohmann::ordered_json expectedErrorJson(const std::optional<validate::ExpectedError>& error) {
+nlohmann::ordered_json expectedErrorJson(const std::optional<validation::ExpectedError>& error) {
   if (!error) return nullptr;
   return {{"mape", error->mape},
           {"bias", error->bias},
@@ -57,7 +57,7 @@ nlohmann::ordered_json expectedErrorJson(const std::optional<validate::ExpectedE
           {"basis", error->basis}};
 }
 
-std::string expectedErrorText(const std::optional<validate::ExpectedError>& error) {
+std::string expectedErrorText(const std::optional<validation::ExpectedError>& error) {
   if (!error) return "expected error      unknown: no published run of this stack or GPU in the validation suite\n";
   return fmt::format(
       "expected error      iteration time +-{:.1f}% (bias {:+.1f}%; each source held out, {} runs from {} source{}: "

@@ -7,7 +7,7 @@
 
 #include "parallelism/experiment.h"
 #include "parallelism/memory_model.h"
-#include "validate/expected_error.h"
+#include "validation/expected_error.h"
 
 namespace trainsim::cli {
 
@@ -19,14 +19,14 @@ namespace trainsim::cli {
 // {"peak_bytes_per_gpu", "capacity_bytes", "fits", "weights", "gradients", "optimizer", "activations", "other"}
 [[nodiscard]] nlohmann::ordered_json memoryJson(const parallelism::MemoryReport& report);
 
-// How far to trust a prediction for `experiment` (validate/expected_error.h), from
+// How far to trust a prediction for `experiment` (validation/expected_error.h), from
 // <config_dir>/validation/expected_error.yaml; nullopt where no published run applies.
-[[nodiscard]] std::optional<validate::ExpectedError> expectedErrorFor(const parallelism::Experiment& experiment,
-                                                                      const ConfigPaths& paths);
+[[nodiscard]] std::optional<validation::ExpectedError> expectedErrorFor(const parallelism::Experiment& experiment,
+                                                                        const ConfigPaths& paths);
 // {"mape", "bias", "sources", "rows", "basis"}, or null.
-[[nodiscard]] nlohmann::ordered_json expectedErrorJson(const std::optional<validate::ExpectedError>& error);
+[[nodiscard]] nlohmann::ordered_json expectedErrorJson(const std::optional<validation::ExpectedError>& error);
 // "expected error      iteration time +-4.3% (bias +0.7%; each source held out, 51 runs from 6
 // sources: ...)\n"; the bias positive where predictions run slower than measured.
-[[nodiscard]] std::string expectedErrorText(const std::optional<validate::ExpectedError>& error);
+[[nodiscard]] std::string expectedErrorText(const std::optional<validation::ExpectedError>& error);
 
 }  // namespace trainsim::cli

@@ -14,7 +14,7 @@
 #include "parallelism/iteration_simulation.h"
 #include "sweep/sweep.h"
 #include "sweep/trade_off_plot.h"
-#include "validate/expected_error.h"
+#include "validation/expected_error.h"
 
 namespace trainsim::cli {
 
@@ -47,7 +47,7 @@ inline constexpr const char* kCapacity = "#d62728";  // the capacity line
 struct SimulateReport {
   const parallelism::Experiment& experiment;
   const parallelism::IterationResult& result;
-  const std::optional<validate::ExpectedError>& expected_error;
+  const std::optional<validation::ExpectedError>& expected_error;
   const std::optional<goodput::GoodputReport>& goodput;  // computed with training.tokens
   bool symmetric = false;
 };

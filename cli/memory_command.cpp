@@ -7,13 +7,13 @@
 
 #include "base/expected.h"
 #include "base/units.h"
+#include "calibrate/calibration_file.h"
 #include "cli/experiment_json.h"
 #include "cli/input_file.h"
 #include "cli/json_text.h"
 #include "cli/output_file.h"
 #include "parallelism/experiment_loader.h"
 #include "parallelism/memory_model.h"
-#include "validate/calibration_file.h"
 
 namespace trainsim::cli {
 namespace {
@@ -101,7 +101,8 @@ int run(const MemoryOptions& options, const CommandContext& context) {
   // it is read (and checked) and reported, and changes nothing here.
   std::string calibration;
   if (!options.calibration_file.empty()) {
-    calibration = validate::describeCalibration(valueOrThrow(validate::loadCalibrationFile(options.calibration_file)));
+    calibration =
+        calibrate::describeCalibration(valueOrThrow(calibrate::loadCalibrationFile(options.calibration_file)));
   }
 
   const bool json_to_stdout = options.json_file == "-";

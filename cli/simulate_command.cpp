@@ -10,6 +10,7 @@
 
 #include "base/expected.h"
 #include "base/units.h"
+#include "calibrate/calibration_file.h"
 #include "cli/experiment_json.h"
 #include "cli/goodput_output.h"
 #include "cli/html_report.h"
@@ -24,7 +25,6 @@
 #include "parallelism/rank_layout.h"
 #include "sim/trace_recorder.h"
 #include "topology/reliability_spec.h"
-#include "validate/calibration_file.h"
 
 namespace trainsim::cli {
 namespace {
@@ -62,7 +62,7 @@ nlohmann::ordered_json stagesJson(const IterationResult& result) {
 }
 
 nlohmann::ordered_json resultJson(const Experiment& experiment, const IterationResult& result, bool symmetric,
-                                  const std::optional<validate::ExpectedError>& expected_error) {
+                                  const std::optional<validation::ExpectedError>& expected_error) {
   const auto& plan = experiment.plan;
   const auto& b = result.breakdown;
   return {
@@ -238,10 +238,10 @@ int run(const SimulateOptions& options, const CommandContext& context) {
   simulation.every_microbatch = options.every_microbatch;
   simulation.memory_budget_GiB = options.max_memory_GiB;
   parallelism::applySoftwareStack(experiment, simulation);
-  std::optional<validate::Calibration> calibration;
+  std::optional<calibrate::Calibration> calibration;
   if (!options.calibration_file.empty()) {
-    calibration = valueOrThrow(validate::loadCalibrationFile(options.calibration_file));
-    validate::applyCalibration(*calibration, simulation);
+    calibration = valueOrThrow(calibrate::loadCalibrationFile(options.calibration_file));
+    calibrate::applyCalibration(*calibration, simulation);
   }
   if (options.threads && (*options.threads < 1 || *options.threads > kMaxSimulateThreads)) {
     throwInputError("--threads", "",
@@ -309,15 +309,15 @@ int run(const SimulateOptions& options, const CommandContext& context) {
   const bool json_to_stdout = anyOnStdout({&options.json_file, &options.trace_file, &options.html_file});
   if (!options.json_file.empty()) {
     auto json = resultJson(experiment, result, options.symmetric, expected_error);
-    if (calibration) json["calibration"] = validate::describeCalibration(*calibration);
+    if (calibration) json["calibration"] = calibrate::describeCalibration(*calibration);
     if (profile) json["ops"] = opProfileJson(*profile);
     json["goodput"] = goodputJson(goodput_report, goodput_options);
     writeOutput(options.json_file, [&](std::ostream& out) { out << jsonText(json, 2) << "\n"; });
   }
   if (!json_to_stdout) {
     if (calibration) {
-      std::cout << "calibration in force: " << validate::describeCalibration(*calibration) << "\n";
-      const std::string mismatch = validate::calibrationMismatch(*calibration, experiment.cluster);
+      std::cout << "calibration in force: " << calibrate::describeCalibration(*calibration) << "\n";
+      const std::string mismatch = calibrate::calibrationMismatch(*calibration, experiment.cluster);
       if (!mismatch.empty()) std::cout << "warning: " << mismatch << "\n";
     }
     const bool calibrated_rate =

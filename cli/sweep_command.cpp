@@ -13,6 +13,7 @@
 
 #include "base/expected.h"
 #include "base/units.h"
+#include "calibrate/calibration_file.h"
 #include "cli/experiment_json.h"
 #include "cli/html_report.h"
 #include "cli/input_file.h"
@@ -30,7 +31,6 @@
 #include "sweep/sweep_target.h"
 #include "sweep/trade_off_plot.h"
 #include "topology/reliability_spec.h"
-#include "validate/calibration_file.h"
 
 namespace trainsim::cli {
 namespace {
@@ -136,7 +136,7 @@ ordered_json countsJson(const sweep::SweepCounts& counts) {
 // written as it goes rather than built whole in memory.
 void writeJson(std::ostream& out, const SweepResult& result, const SweepOptions& options,
                const sweep::SweepSettings& settings,
-               const std::vector<std::optional<validate::ExpectedError>>& expected) {
+               const std::vector<std::optional<validation::ExpectedError>>& expected) {
   const bool symmetric = settings.simulation.iteration.symmetric;
   ordered_json header;
   header["experiment"] = result.targets.front().experiment.name;
@@ -182,7 +182,7 @@ void writeJson(std::ostream& out, const SweepResult& result, const SweepOptions&
 }
 
 std::string summaryText(const SweepResult& result, const SweepOptions& options, const sweep::SweepSettings& settings,
-                        const std::vector<std::optional<validate::ExpectedError>>& expected) {
+                        const std::vector<std::optional<validation::ExpectedError>>& expected) {
   const auto& first = result.targets.front();
   const auto& training = first.experiment.training;
   std::string text = fmt::format("sweep {}: {}, global batch {} x {} tokens, {}{}; objective: {}\n",
@@ -383,10 +383,10 @@ int run(const SweepOptions& options, const CommandContext& context, sweep::Proce
   // Every target shares the experiment's training section, so its software stack; a
   // calibration then wins over the stack.
   parallelism::applySoftwareStack(targets.front().experiment, settings.simulation);
-  std::optional<validate::Calibration> calibration;
+  std::optional<calibrate::Calibration> calibration;
   if (!options.calibration_file.empty()) {
-    calibration = valueOrThrow(validate::loadCalibrationFile(options.calibration_file));
-    validate::applyCalibration(*calibration, settings.simulation);
+    calibration = valueOrThrow(calibrate::loadCalibrationFile(options.calibration_file));
+    calibrate::applyCalibration(*calibration, settings.simulation);
   }
 
   ProgressLine progress(lead && ::isatty(STDERR_FILENO) != 0);
@@ -395,7 +395,7 @@ int run(const SweepOptions& options, const CommandContext& context, sweep::Proce
       [&](std::string_view phase, std::size_t done, std::size_t total) { progress.update(phase, done, total); });
   progress.clear();
   if (!lead) return 0;
-  std::vector<std::optional<validate::ExpectedError>> expected;
+  std::vector<std::optional<validation::ExpectedError>> expected;
   for (const auto& target : result.targets) expected.push_back(expectedErrorFor(target.experiment, context.paths));
 
   if (!options.json_file.empty()) {
@@ -422,9 +422,9 @@ int run(const SweepOptions& options, const CommandContext& context, sweep::Proce
       anyOnStdout({&options.json_file, &options.csv_file, &options.plot_file, &options.html_file});
   if (!json_to_stdout) {
     if (calibration) {
-      std::cout << "calibration in force: " << validate::describeCalibration(*calibration) << "\n";
+      std::cout << "calibration in force: " << calibrate::describeCalibration(*calibration) << "\n";
       for (const auto& target : result.targets) {
-        const std::string mismatch = validate::calibrationMismatch(*calibration, target.experiment.cluster);
+        const std::string mismatch = calibrate::calibrationMismatch(*calibration, target.experiment.cluster);
         if (!mismatch.empty()) std::cout << "warning: " << mismatch << "\n";
       }
     }

@@ -12,16 +12,16 @@
 #include <vector>
 
 #include "base/expected.h"
+#include "calibrate/calibration_file.h"
 #include "cli/json_text.h"
 #include "cli/output_file.h"
-#include "sim/default_parameters.h"
-#include "validate/calibration_file.h"
-#include "validate/collective_accuracy.h"
-#include "validate/collective_transfer.h"
-#include "validate/gemm_accuracy.h"
-#include "validate/training_rate_fit.h"
-#include "validate/training_suite.h"
-#include "validate/unpublished_plan_choice.h"
+#include "perf/default_parameters.h"
+#include "validation/collective_accuracy.h"
+#include "validation/collective_transfer.h"
+#include "validation/gemm_accuracy.h"
+#include "validation/training_rate_fit.h"
+#include "validation/training_suite.h"
+#include "validation/unpublished_plan_choice.h"
 
 namespace trainsim::cli {
 namespace {
@@ -44,23 +44,23 @@ struct SuiteOutput {
 
 // The calibration of --calibration, when given.
 struct CalibrationInForce {
-  std::optional<validate::Calibration> calibration;
+  std::optional<calibrate::Calibration> calibration;
   std::string description;
 };
 
 // How a curve's run was set up, for its table's title line.
-std::string curveSetup(const validate::MeasuredCurve& curve) {
-  std::string setup = fmt::format("{}, {} GPUs", sim::collectiveOpName(curve.op), curve.gpus);
+std::string curveSetup(const validation::MeasuredCurve& curve) {
+  std::string setup = fmt::format("{}, {} GPUs", perf::collectiveOpName(curve.op), curve.gpus);
   if (curve.gpus_per_node > 0) setup += fmt::format(" ({} per node)", curve.gpus_per_node);
   setup += ", cluster " + curve.cluster;
   for (const Override& setting : curve.cluster_settings)
     setup += fmt::format(" {}={}", setting.key_path, setting.value);
-  if (curve.algorithm) setup += fmt::format(", algorithm {} forced", sim::algorithmName(*curve.algorithm));
+  if (curve.algorithm) setup += fmt::format(", algorithm {} forced", perf::algorithmName(*curve.algorithm));
   return setup;
 }
 
 // Per system, the accuracy goals' figures: bus bandwidth MAPE and bias from 1 MiB up.
-std::string systemsTable(const std::vector<validate::SystemAccuracy>& systems) {
+std::string systemsTable(const std::vector<validation::SystemAccuracy>& systems) {
   std::string text = fmt::format(
       "\nPer system (accuracy targets; bus bandwidth, sizes >= 1 MiB)\n  {:<52} {:>6} {:>6} {:>7} {:>7}  {}\n",
       "system", "curves", "points", "MAPE", "bias", "1 MiB time error");
@@ -75,10 +75,10 @@ std::string systemsTable(const std::vector<validate::SystemAccuracy>& systems) {
 }
 
 SuiteOutput collectiveSuite(const CommandContext& context, const CalibrationInForce& in_force) {
-  sim::CommunicationParameters parameters = valueOrThrow(sim::defaultCommunicationParameters(context.paths));
-  if (in_force.calibration) validate::applyCalibration(*in_force.calibration, parameters);
-  const auto results = valueOrThrow(validate::compareCollectiveCurves(context.paths, parameters));
-  const auto systems = validate::summarizeSystems(results);
+  perf::CommunicationParameters parameters = valueOrThrow(perf::defaultCommunicationParameters(context.paths));
+  if (in_force.calibration) calibrate::applyCalibration(*in_force.calibration, parameters);
+  const auto results = valueOrThrow(validation::compareCollectiveCurves(context.paths, parameters));
+  const auto systems = validation::summarizeSystems(results);
   std::string text = "collectives: predicted vs published nccl-tests / rccl-tests bus bandwidth\n";
   nlohmann::ordered_json json = nlohmann::ordered_json::array();
   for (const auto& accuracy : results) {
@@ -123,7 +123,7 @@ SuiteOutput collectiveSuite(const CommandContext& context, const CalibrationInFo
     nlohmann::ordered_json entry = {{"id", curve.id},
                                     {"title", curve.title},
                                     {"system", curve.system},
-                                    {"op", sim::collectiveOpName(curve.op)},
+                                    {"op", perf::collectiveOpName(curve.op)},
                                     {"source", curve.source},
                                     {"cluster", curve.cluster},
                                     {"gpus", curve.gpus},
@@ -149,13 +149,13 @@ SuiteOutput collectiveSuite(const CommandContext& context, const CalibrationInFo
 // `validate collectives --scale-transfer`: per system, the large runs predicted with the
 // shipped parameters and after calibrating on the small runs.
 SuiteOutput scaleTransfer(const CommandContext& context, const CalibrationInForce& in_force) {
-  sim::CommunicationParameters parameters = valueOrThrow(sim::defaultCommunicationParameters(context.paths));
-  if (in_force.calibration) validate::applyCalibration(*in_force.calibration, parameters);
-  const auto transfers = valueOrThrow(validate::collectiveScaleTransfer(context.paths, parameters));
+  perf::CommunicationParameters parameters = valueOrThrow(perf::defaultCommunicationParameters(context.paths));
+  if (in_force.calibration) calibrate::applyCalibration(*in_force.calibration, parameters);
+  const auto transfers = valueOrThrow(validation::collectiveScaleTransfer(context.paths, parameters));
   std::string text = fmt::format(
       "collectives: calibration on at most {} nodes of a system, its larger runs predicted (bus bandwidth, sizes >= "
       "1 MiB)\n",
-      validate::kTransferFitMaxNodes);
+      validation::kTransferFitMaxNodes);
   nlohmann::ordered_json json = nlohmann::ordered_json::array();
   for (const auto& transfer : transfers) {
     text += fmt::format("\n{}\n  fitted on: {}\n  predicted: {}\n", transfer.system,
@@ -182,21 +182,21 @@ SuiteOutput scaleTransfer(const CommandContext& context, const CalibrationInForc
 }
 
 // A set of GEMM rows' errors as text ("MAPE 7.6%, bias +3.2%, throughput -5.5%") and JSON.
-std::string gemmErrorsText(const validate::GemmErrors& errors) {
+std::string gemmErrorsText(const validation::GemmErrors& errors) {
   return fmt::format("MAPE {:.1f}%, bias {:+.1f}%, throughput {:+.1f}%", 100.0 * errors.mape, 100.0 * errors.bias,
                      100.0 * errors.throughput_error);
 }
 
-nlohmann::ordered_json gemmErrorsJson(const validate::GemmErrors& errors) {
+nlohmann::ordered_json gemmErrorsJson(const validation::GemmErrors& errors) {
   return {{"mape", errors.mape}, {"bias", errors.bias}, {"throughput_error", errors.throughput_error}};
 }
 
 // The GEMM suite's text table and JSON. A harness source (hundreds of measured shapes) prints
 // its summary, not its rows; its JSON holds every row.
 SuiteOutput gemmSuite(const CommandContext& context, const CalibrationInForce& in_force) {
-  sim::ComputeParameters parameters = valueOrThrow(sim::defaultComputeParameters(context.paths));
-  if (in_force.calibration) validate::applyCalibration(*in_force.calibration, parameters);
-  const auto results = valueOrThrow(validate::compareGemms(context.paths, parameters));
+  perf::ComputeParameters parameters = valueOrThrow(perf::defaultComputeParameters(context.paths));
+  if (in_force.calibration) calibrate::applyCalibration(*in_force.calibration, parameters);
+  const auto results = valueOrThrow(validation::compareGemms(context.paths, parameters));
   std::string text =
       "gemm: predicted vs published GEMM throughput (TFLOP/s = 2 m n k / time; the model's tile and wave plan on "
       "the whole GPU; error = predicted / published - 1, + = the model too fast)\n";
@@ -269,23 +269,23 @@ SuiteOutput gemmSuite(const CommandContext& context, const CalibrationInForce& i
   return {text, json, 0};
 }
 
-std::string metricValue(validate::TrainingMetric metric, double value) {
+std::string metricValue(validation::TrainingMetric metric, double value) {
   switch (metric) {
-    case validate::TrainingMetric::kIterationTime: return fmt::format("{:.2f} s", value);
-    case validate::TrainingMetric::kTokensPerSecondPerGpu: return fmt::format("{:.0f}", value);
-    case validate::TrainingMetric::kLayerTime: return fmt::format("{:.1f} ms", value);
+    case validation::TrainingMetric::kIterationTime: return fmt::format("{:.2f} s", value);
+    case validation::TrainingMetric::kTokensPerSecondPerGpu: return fmt::format("{:.0f}", value);
+    case validation::TrainingMetric::kLayerTime: return fmt::format("{:.1f} ms", value);
     default: return fmt::format("{:.1f}", value);
   }
 }
 
 // The training suite's rows (--all, --row) and the parameters it starts from (--calibration).
-validate::TrainingSuiteOptions trainingSuiteOptions(const ValidateOptions& options, const CommandContext& context,
-                                                    const CalibrationInForce& in_force) {
-  validate::TrainingSuiteOptions suite_options;
+validation::TrainingSuiteOptions trainingSuiteOptions(const ValidateOptions& options, const CommandContext& context,
+                                                      const CalibrationInForce& in_force) {
+  validation::TrainingSuiteOptions suite_options;
   suite_options.simulation = valueOrThrow(parallelism::defaultSimulationOptions(context.paths));
   if (in_force.calibration) {
     suite_options.over_stack = [calibration = *in_force.calibration](parallelism::SimulationOptions& simulation) {
-      validate::applyCalibration(calibration, simulation);
+      calibrate::applyCalibration(calibration, simulation);
     };
   }
   suite_options.include_slow = options.include_slow;
@@ -295,7 +295,7 @@ validate::TrainingSuiteOptions trainingSuiteOptions(const ValidateOptions& optio
 
 // A source's rows that publish their peak memory per GPU: published against the memory
 // model's peak over the stages, and the error over them ("" when none do).
-std::string memorySummary(const validate::TrainingSuiteResult& suite, const validate::SourceAccuracy& accuracy) {
+std::string memorySummary(const validation::TrainingSuiteResult& suite, const validation::SourceAccuracy& accuracy) {
   if (accuracy.memory_compared == 0) return "";
   std::string text = fmt::format("  peak memory per GPU, GiB ({})\n", accuracy.source.memory_definition);
   for (const auto& comparison : suite.rows) {
@@ -311,8 +311,8 @@ std::string memorySummary(const validate::TrainingSuiteResult& suite, const vali
 
 SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& context,
                           const CalibrationInForce& in_force) {
-  const validate::TrainingSuiteOptions suite_options = trainingSuiteOptions(options, context, in_force);
-  const auto suite = valueOrThrow(validate::runTrainingSuite(context.paths, suite_options));
+  const validation::TrainingSuiteOptions suite_options = trainingSuiteOptions(options, context, in_force);
+  const auto suite = valueOrThrow(validation::runTrainingSuite(context.paths, suite_options));
 
   std::string text =
       "training: predicted vs published end-to-end throughput (like with like: hardware TFLOP/s, "
@@ -322,8 +322,8 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
   std::vector<std::string> slow_ids;
   for (const auto& accuracy : suite.sources) {
     const auto& source = accuracy.source;
-    const auto unit = validate::trainingMetricUnit(source.metric);
-    text += fmt::format("\n{}: {} ({})\n  source: {}\n", source.title, validate::trainingMetricName(source.metric),
+    const auto unit = validation::trainingMetricUnit(source.metric);
+    text += fmt::format("\n{}: {} ({})\n  source: {}\n", source.title, validation::trainingMetricName(source.metric),
                         source.metric_definition, source.citation);
     text += fmt::format("  {:<22} {:<12} {:>5} {:>10} {:>11} {:>11} {:>8} {:>6} {:>5} {:>8}\n", "row", "model", "gpus",
                         "tp/pp/dp/v", fmt::format("published"), fmt::format("predicted"), "error", "MFU", "fits",
@@ -348,7 +348,7 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
                                          {"micro_batch_size", comparison.plan.micro_batch_size},
                                          {"micro_batch_published", row.micro_batch_published},
                                          {"virtual_stages_published", row.virtual_stages_published},
-                                         {"metric", validate::trainingMetricName(source.metric)},
+                                         {"metric", validation::trainingMetricName(source.metric)},
                                          {"published", row.published}};
       if (comparison.ran) {
         const auto& result = comparison.result;
@@ -402,7 +402,7 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
     for (const auto& comparison : suite.rows) {
       if (comparison.row.source != source.id || !comparison.plan_chosen) continue;
       text += fmt::format("  {}: {} (not published; the fastest of {} plan{} that fit)\n", comparison.row.id,
-                          validate::describePlanSetting(comparison.plan), comparison.plan_fitting.size(),
+                          validation::describePlanSetting(comparison.plan), comparison.plan_fitting.size(),
                           comparison.plan_fitting.size() == 1 ? "" : "s");
     }
     // A fitted source's figure is in sample; a validation-only one was never fitted to.
@@ -416,7 +416,7 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
     nlohmann::ordered_json source_json = {{"id", source.id},
                                           {"title", source.title},
                                           {"citation", source.citation},
-                                          {"metric", validate::trainingMetricName(source.metric)},
+                                          {"metric", validation::trainingMetricName(source.metric)},
                                           {"metric_definition", source.metric_definition},
                                           {"compared", accuracy.compared},
                                           {"skipped_slow", accuracy.skipped},
@@ -446,13 +446,13 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
 }
 
 // `validate training --fit-rate-fraction`: the suite at a grid of training-rate fractions and
-// the fraction per GPU type that balances its sources (validate/training_rate_fit.h).
+// the fraction per GPU type that balances its sources (validation/training_rate_fit.h).
 SuiteOutput trainingRateFit(const ValidateOptions& options, const CommandContext& context,
                             const CalibrationInForce& in_force) {
-  const validate::TrainingSuiteOptions suite_options = trainingSuiteOptions(options, context, in_force);
-  const std::vector<double> grid = validate::defaultRateFitGrid();
+  const validation::TrainingSuiteOptions suite_options = trainingSuiteOptions(options, context, in_force);
+  const std::vector<double> grid = validation::defaultRateFitGrid();
   const auto fit = valueOrThrow(
-      validate::runRateFractionFit(context.paths, suite_options, grid, [&](double fraction, double seconds) {
+      validation::runRateFractionFit(context.paths, suite_options, grid, [&](double fraction, double seconds) {
         std::cerr << fmt::format("trainsim: suite at fraction {:.2f} ran in {:.1f} s\n", fraction, seconds);
       }));
 
@@ -549,22 +549,22 @@ int printExperiments(const ValidateOptions& options, const CommandContext& conte
   if (options.suite != "training" || options.rows.empty()) {
     throwInputError("validate", "--print-experiment", "expected the training suite and at least one --row");
   }
-  const validate::TrainingRows rows = valueOrThrow(validate::loadTrainingRows(context.paths));
+  const validation::TrainingRows rows = valueOrThrow(validation::loadTrainingRows(context.paths));
   for (const auto& id : options.rows) {
-    const validate::TrainingRow* row = rows.find(id);
+    const validation::TrainingRow* row = rows.find(id);
     if (row == nullptr) throwInputError("validate training", "--row", "unknown row id \"" + id + "\"");
     std::vector<Override> plan_setting;
     std::string chosen;
-    if (validate::hasUnpublishedPlanSettings(*row)) {
-      const auto choice = valueOrThrow(validate::chooseUnpublishedPlan(
+    if (validation::hasUnpublishedPlanSettings(*row)) {
+      const auto choice = valueOrThrow(validation::chooseUnpublishedPlan(
           *row, context.paths, trainingSuiteOptions(options, context, in_force).simulation));
-      plan_setting = validate::planSettingOverrides(choice.chosen);
+      plan_setting = validation::planSettingOverrides(choice.chosen);
       chosen = fmt::format("# {}: not published; the fastest of {} plans that fit\n",
-                           validate::describePlanSetting(choice.chosen), choice.fitting.size());
+                           validation::describePlanSetting(choice.chosen), choice.fitting.size());
     }
-    const auto cluster = validate::trainingClusterOverride(*row);
+    const auto cluster = validation::trainingClusterOverride(*row);
     std::cout << fmt::format("# {}: trainsim simulate FILE{}\n", row->id, cluster ? " --set " + *cluster : "") << chosen
-              << validate::trainingExperimentYaml(*row, plan_setting);
+              << validation::trainingExperimentYaml(*row, plan_setting);
     if (&id != &options.rows.back()) std::cout << "---\n";
   }
   return 0;
@@ -596,8 +596,8 @@ int runValidate(const ValidateOptions& options, const CommandContext& context) {
     requireWritableOutputs({&options.json_file});
     CalibrationInForce in_force;
     if (!options.calibration_file.empty()) {
-      in_force.calibration = valueOrThrow(validate::loadCalibrationFile(options.calibration_file));
-      in_force.description = validate::describeCalibration(*in_force.calibration);
+      in_force.calibration = valueOrThrow(calibrate::loadCalibrationFile(options.calibration_file));
+      in_force.description = calibrate::describeCalibration(*in_force.calibration);
     }
     if (options.scale_transfer) {
       if (options.suite != "collectives") {

@@ -3,11 +3,11 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "calibrate/nccl_tests_log.h"
 #include "fuzz/fuzz_input.h"
-#include "validate/nccl_tests_log.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
-  auto log = trainsim::validate::parseNcclTestsLog(trainsim::fuzz::inputText(data, size), "fuzz.log");
+  auto log = trainsim::calibrate::parseNcclTestsLog(trainsim::fuzz::inputText(data, size), "fuzz.log");
   (void)log;
   return 0;
 }

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "parallelism/experiment.h"
-#include "parallelism/flops_model.h"
+#include "parallelism/transformer_workload.h"
 
 namespace trainsim::parallelism {
 

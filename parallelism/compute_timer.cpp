@@ -9,7 +9,7 @@ namespace {
 
 // The problem of a fused attention kernel, from the score matmul its op records
 // (WorkloadBuilder::coreAttention: queries x keys for each of micro-batch x heads pairs).
-sim::AttentionShape fusedAttentionShape(const Op& op) {
+perf::AttentionShape fusedAttentionShape(const Op& op) {
   if (op.forward_gemms.empty()) return {};
   const GemmShape& scores = op.forward_gemms.front();
   return {static_cast<double>(scores.batch), static_cast<double>(scores.m), static_cast<double>(scores.n)};
@@ -27,7 +27,7 @@ double ComputeTimer::seconds(const Op& op, PassKind pass) const {
   if (op.kind == OpKind::kAttention && (gemms.empty() || op.name == "flash_attention")) {
     // The recomputation of a forward pass runs the forward kernel.
     return model_.attentionTime(flops, cost.bytes,
-                                backward ? sim::AttentionPass::kBackward : sim::AttentionPass::kForward,
+                                backward ? perf::AttentionPass::kBackward : perf::AttentionPass::kForward,
                                 fusedAttentionShape(op));
   }
   if (!gemms.empty() && (op.kind == OpKind::kGemm || op.kind == OpKind::kAttention)) {
@@ -57,7 +57,7 @@ std::vector<double> ComputeTimer::gemmKernels(const Op& op, PassKind pass) const
   std::vector<double> seconds;
   seconds.reserve(gemms.size());
   const auto kernels = static_cast<double>(gemms.size());
-  const auto precision = op.sixteen_bit_matmul ? sim::GemmPrecision::kSixteenBit : sim::GemmPrecision::kTraining;
+  const auto precision = op.sixteen_bit_matmul ? perf::GemmPrecision::kSixteenBit : perf::GemmPrecision::kTraining;
   const int units = model_.computeUnits();
   for (const GemmShape& shape : gemms) {
     // SMs held by an overlapped collective's kernels leave the GEMM the rest: planned for
@@ -70,7 +70,7 @@ std::vector<double> ComputeTimer::gemmKernels(const Op& op, PassKind pass) const
     // like one GEMM of their rows together; the groups of them run one after another.
     const double groups = shape.chunkGroups();
     seconds.push_back(stretch * groups *
-                      model_.gemmTime(sim::GemmShape{shape.concurrentRows(), shape.n, shape.k, shape.batch},
+                      model_.gemmTime(perf::GemmShape{shape.concurrentRows(), shape.n, shape.k, shape.batch},
                                       cost.bytes / kernels / groups, cost.epilogue_bytes / kernels / groups, precision,
                                       sms));
   }

@@ -5,13 +5,13 @@
 #include <vector>
 
 #include "parallelism/op_timer.h"
-#include "sim/compute_model.h"
+#include "perf/compute_model.h"
 
 namespace trainsim::parallelism {
 
 class ComputeTimer : public OpTimer {
  public:
-  explicit ComputeTimer(const sim::ComputeModel& model) : model_(model) {}
+  explicit ComputeTimer(const perf::ComputeModel& model) : model_(model) {}
   [[nodiscard]] double seconds(const Op& op, PassKind pass) const override;
   [[nodiscard]] double gemmSeconds(const Op& op, PassKind pass, std::size_t index) const override;
   [[nodiscard]] double memoryBoundSeconds(double bytes) const override { return model_.elementwiseTime(bytes); }
@@ -22,7 +22,7 @@ class ComputeTimer : public OpTimer {
   // attention), each slowed by the SMs a collective overlapped with it holds.
   [[nodiscard]] std::vector<double> gemmKernels(const Op& op, PassKind pass) const;
 
-  const sim::ComputeModel& model_;
+  const perf::ComputeModel& model_;
 };
 
 }  // namespace trainsim::parallelism

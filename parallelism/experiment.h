@@ -4,11 +4,11 @@
 #include <optional>
 #include <string>
 
-#include "parallelism/flops_model.h"
 #include "parallelism/model_spec.h"
 #include "parallelism/parallel_plan.h"
 #include "parallelism/software_stack.h"
 #include "parallelism/training_spec.h"
+#include "parallelism/transformer_workload.h"
 #include "topology/cluster_spec.h"
 
 namespace trainsim::parallelism {

@@ -42,7 +42,7 @@ std::string taskCategoryName(uint32_t tag) {
 }
 
 IterationBuilder::IterationBuilder(const Experiment& experiment, const topology::Cluster& cluster,
-                                   topology::Router& router, const sim::CommunicationParameters& communication,
+                                   topology::Router& router, const perf::CommunicationParameters& communication,
                                    const OpTimer& timer, IterationOptions options)
     : experiment_(experiment),
       cluster_(cluster),
@@ -169,18 +169,18 @@ int64_t IterationBuilder::bucketCount(int64_t stage) const {
   return options_.grad_buckets.count(experiment_.plan, chunkParameters(stage));
 }
 
-TaskId IterationBuilder::addCollective(IterationGraph& result, sim::CollectiveOp op, const std::vector<int64_t>& ranks,
+TaskId IterationBuilder::addCollective(IterationGraph& result, perf::CollectiveOp op, const std::vector<int64_t>& ranks,
                                        double bytes, int64_t count, std::vector<TaskId> dependencies,
                                        TaskCategory category) {
   if (collectives_ == nullptr || collectives_graph_ != &result.graph) {
-    collectives_ = std::make_unique<sim::CollectiveBuilder>(cluster_, router_, result.graph, communication_);
+    collectives_ = std::make_unique<perf::CollectiveBuilder>(cluster_, router_, result.graph, communication_);
     collectives_graph_ = &result.graph;
   }
-  sim::CollectiveBuilder& builder = *collectives_;
+  perf::CollectiveBuilder& builder = *collectives_;
   std::vector<int64_t> gpus;
   gpus.reserve(ranks.size());
   for (int64_t rank : ranks) gpus.push_back(rank);
-  const sim::CollectiveRequest request{op, gpus, bytes, {}, {}};
+  const perf::CollectiveRequest request{op, gpus, bytes, {}, {}};
   // Groups of one kind are symmetric: choose once per (op, group size, bytes).
   const auto key = std::make_tuple(static_cast<int>(op), ranks.size(), bytes, static_cast<int>(category));
   auto choice = choices_.find(key);
@@ -192,7 +192,7 @@ TaskId IterationBuilder::addCollective(IterationGraph& result, sim::CollectiveOp
     // The other calls' fixed cost: launch, base and per-step latencies of a zero-byte call.
     auto empty = empty_latency_.find(key);
     if (empty == empty_latency_.end()) {
-      sim::CollectiveRequest tiny = request;
+      perf::CollectiveRequest tiny = request;
       tiny.bytes = 0.0;
       empty = empty_latency_.emplace(key, valueOrThrow(builder.choose(tiny)).estimated_time_s).first;
     }
@@ -449,7 +449,7 @@ void IterationBuilder::contendWithCompute(IterationGraph& result, TaskId collect
                                           const std::vector<int64_t>& group) const {
   // The compute beside the collective (the backward it overlaps, the forward its parameter
   // gather overlaps) runs on the SMs the collective leaves
-  // (sim::ComputeParameters::collective_sms).
+  // (perf::ComputeParameters::collective_sms).
   const double collective_share = timer_.collectiveComputeShare();
   if (collective_share <= 0.0) return;
   for (int64_t member : group) {

@@ -30,7 +30,6 @@
 
 #include "parallelism/chunk_workload.h"
 #include "parallelism/experiment.h"
-#include "parallelism/flops_model.h"
 #include "parallelism/gradient_buckets.h"
 #include "parallelism/memory_model.h"
 #include "parallelism/op_timer.h"
@@ -39,7 +38,8 @@
 #include "parallelism/pass_work.h"
 #include "parallelism/pipeline_schedule.h"
 #include "parallelism/rank_layout.h"
-#include "sim/collective_builder.h"
+#include "parallelism/transformer_workload.h"
+#include "perf/collective_builder.h"
 #include "sim/task_graph.h"
 #include "topology/cluster.h"
 #include "topology/router.h"
@@ -117,7 +117,7 @@ struct IterationGraph {
 class IterationBuilder {
  public:
   IterationBuilder(const Experiment& experiment, const topology::Cluster& cluster, topology::Router& router,
-                   const sim::CommunicationParameters& communication, const OpTimer& timer,
+                   const perf::CommunicationParameters& communication, const OpTimer& timer,
                    IterationOptions options = {});
 
   // The whole iteration's graph over every rank of the plan.
@@ -138,7 +138,7 @@ class IterationBuilder {
     // Per parallel group and collective op: summed bytes and call count, forward / backward.
     struct Comm {
       ParallelGroup group;
-      sim::CollectiveOp op;
+      perf::CollectiveOp op;
       bool backward;
       double bytes;
       int64_t count;
@@ -218,12 +218,12 @@ class IterationBuilder {
   void addGroupCollective(IterationGraph& result, int64_t rank, std::size_t step, const ChunkPass::Comm& comm,
                           bool beside_compute);
   void addChunkReductions(IterationGraph& result, const std::vector<StageSchedule>& stages, const BucketTasks& buckets,
-                          const ReplicaGroup& replicas, int64_t stage, sim::CollectiveOp reduce, double grad_bytes,
+                          const ReplicaGroup& replicas, int64_t stage, perf::CollectiveOp reduce, double grad_bytes,
                           std::vector<std::vector<sim::TaskId>>& reductions);
   void addChunkGathers(IterationGraph& result, const std::vector<StageSchedule>& stages, const BucketTasks& buckets,
                        const ReplicaGroup& replicas, int64_t stage, double bytes_per_parameter);
   [[nodiscard]] sim::TaskId addZero3Reductions(IterationGraph& result, const StageSchedule& schedule, int64_t chunk,
-                                               const std::vector<int64_t>& group, sim::CollectiveOp reduce,
+                                               const std::vector<int64_t>& group, perf::CollectiveOp reduce,
                                                double bytes);
   [[nodiscard]] sim::TaskId addBucketedGather(IterationGraph& result, const std::vector<int64_t>& group, int64_t chunk,
                                               int64_t count, double bytes, sim::TaskId& previous,
@@ -252,13 +252,13 @@ class IterationBuilder {
   void contendWithCompute(IterationGraph& result, sim::TaskId collective, const std::vector<int64_t>& group) const;
   // The options of a task tagged `category`, on `stream` (kNoStream: none).
   [[nodiscard]] static sim::TaskOptions tagged(TaskCategory category, sim::StreamId stream = sim::kNoStream);
-  sim::TaskId addCollective(IterationGraph& result, sim::CollectiveOp op, const std::vector<int64_t>& ranks,
+  sim::TaskId addCollective(IterationGraph& result, perf::CollectiveOp op, const std::vector<int64_t>& ranks,
                             double bytes, int64_t count, std::vector<sim::TaskId> dependencies, TaskCategory category);
 
   const Experiment& experiment_;
   const topology::Cluster& cluster_;
   topology::Router& router_;
-  const sim::CommunicationParameters& communication_;
+  const perf::CommunicationParameters& communication_;
   const OpTimer& timer_;
   IterationOptions options_;
   RankLayout layout_;
@@ -269,11 +269,11 @@ class IterationBuilder {
   // Collective choices and zero-byte latencies, per (op, group size, bytes, category):
   // groups of one kind are symmetric, so the tuner runs once per kind.
   using CollectiveKey = std::tuple<int, std::size_t, double, int>;
-  std::map<CollectiveKey, sim::CollectiveChoice> choices_;
+  std::map<CollectiveKey, perf::CollectiveChoice> choices_;
   std::map<CollectiveKey, double> empty_latency_;
   // The collective builder of the graph being built (it keeps the routes of each group's
   // collectives, reused by every call); made for the graph it builds into.
-  std::unique_ptr<sim::CollectiveBuilder> collectives_;
+  std::unique_ptr<perf::CollectiveBuilder> collectives_;
   const sim::TaskGraph* collectives_graph_ = nullptr;
 };
 

@@ -26,7 +26,8 @@ std::vector<std::vector<TaskId>> IterationBuilder::addGradientReductions(Iterati
   const auto& plan = experiment_.plan;
   std::vector<std::vector<TaskId>> reductions(static_cast<std::size_t>(layout_.ranks()));
   if (!features_.data_parallel) return reductions;
-  const sim::CollectiveOp reduce = plan.zero >= 1 ? sim::CollectiveOp::kReduceScatter : sim::CollectiveOp::kAllReduce;
+  const perf::CollectiveOp reduce =
+      plan.zero >= 1 ? perf::CollectiveOp::kReduceScatter : perf::CollectiveOp::kAllReduce;
   const MicroBatchShard shard = MicroBatchShard::of(experiment_.training, plan);
   const double grad_bytes = options_.grad_reduce_bytes_per_parameter.value_or(shard.mainGradientBytes());
   for (int64_t r = 0; r < layout_.ranks(); ++r) {
@@ -40,7 +41,7 @@ std::vector<std::vector<TaskId>> IterationBuilder::addGradientReductions(Iterati
 // Part of phase 5: the reductions of one data-parallel group (`replicas`), chunk by chunk.
 void IterationBuilder::addChunkReductions(IterationGraph& result, const std::vector<StageSchedule>& stages,
                                           const BucketTasks& buckets, const ReplicaGroup& replicas, int64_t stage,
-                                          sim::CollectiveOp reduce, double grad_bytes,
+                                          perf::CollectiveOp reduce, double grad_bytes,
                                           std::vector<std::vector<TaskId>>& reductions) {
   const std::vector<int64_t>& group = replicas.ranks;
   for (int64_t c = 0; c < experiment_.plan.virtual_stages; ++c) {
@@ -76,7 +77,8 @@ void IterationBuilder::addChunkReductions(IterationGraph& result, const std::vec
 // backward's are the bucketed ones of addGradientReductions. One NCCL stream: in order.
 // Returns the last of them (kNoTask if none).
 TaskId IterationBuilder::addZero3Reductions(IterationGraph& result, const StageSchedule& schedule, int64_t chunk,
-                                            const std::vector<int64_t>& group, sim::CollectiveOp reduce, double bytes) {
+                                            const std::vector<int64_t>& group, perf::CollectiveOp reduce,
+                                            double bytes) {
   TaskId previous = sim::kNoTask;
   const std::size_t last = schedule.last_backward[static_cast<std::size_t>(chunk)];
   for (std::size_t i = 0; i < last; ++i) {
@@ -174,7 +176,7 @@ TaskId IterationBuilder::addBucketedGather(IterationGraph& result, const std::ve
     std::vector<TaskId> dependencies = after_optimizer;
     if (previous != sim::kNoTask) dependencies.push_back(previous);
     previous =
-        addCollective(result, sim::CollectiveOp::kAllGather, group, bytes, 1, dependencies, TaskCategory::kDataComm);
+        addCollective(result, perf::CollectiveOp::kAllGather, group, bytes, 1, dependencies, TaskCategory::kDataComm);
     contendWithCompute(result, previous, group);
     if (first == sim::kNoTask) first = previous;
     if (!features_.gathered_forward || b == 0) continue;
@@ -203,7 +205,7 @@ void IterationBuilder::addZero3PassGathers(IterationGraph& result, const StageSc
         dependencies.push_back(result.ranks[static_cast<std::size_t>(member)].step_compute[before]);
     }
     gather =
-        addCollective(result, sim::CollectiveOp::kAllGather, group, bytes, 1, dependencies, TaskCategory::kDataComm);
+        addCollective(result, perf::CollectiveOp::kAllGather, group, bytes, 1, dependencies, TaskCategory::kDataComm);
     contendWithCompute(result, gather, group);
     for (int64_t member : group) {
       if (simulated(member)) {

@@ -66,7 +66,7 @@ void IterationBuilder::addBlockCollectives(IterationGraph& result, const StageSc
   // The gathered blocks' compute, oldest first, as far back as the prefetch reaches: a gather
   // is issued once the block `prefetch + 1` before it has computed (its buffer is free).
   std::deque<std::vector<TaskId>> consumers;
-  auto chainAfter = [&](TaskId& chain, std::vector<TaskId> dependencies, sim::CollectiveOp op, double bytes) {
+  auto chainAfter = [&](TaskId& chain, std::vector<TaskId> dependencies, perf::CollectiveOp op, double bytes) {
     if (chain != sim::kNoTask) dependencies.push_back(chain);
     chain = addCollective(result, op, group, bytes, 1, std::move(dependencies), TaskCategory::kDataComm);
     contendWithCompute(result, chain, group);
@@ -96,7 +96,7 @@ void IterationBuilder::addBlockCollectives(IterationGraph& result, const StageSc
           consumers.pop_front();
         }
         const TaskId gather =
-            chainAfter(gather_chain, dependencies, sim::CollectiveOp::kAllGather, block_parameters * gather_bytes);
+            chainAfter(gather_chain, dependencies, perf::CollectiveOp::kAllGather, block_parameters * gather_bytes);
         std::vector<TaskId> parts;
         for (int64_t member : members) {
           const TaskId part = partsOf(member, i)[k];
@@ -110,7 +110,7 @@ void IterationBuilder::addBlockCollectives(IterationGraph& result, const StageSc
       if (backward && !pipelined) {
         std::vector<TaskId> done;
         for (int64_t member : members) done.push_back(partsOf(member, i)[k]);
-        chainAfter(reduce_chain, done, sim::CollectiveOp::kReduceScatter, block_parameters * grad_bytes);
+        chainAfter(reduce_chain, done, perf::CollectiveOp::kReduceScatter, block_parameters * grad_bytes);
       }
     }
     if (!backward || i != schedule.last_backward[static_cast<std::size_t>(step.chunk)]) continue;
@@ -120,7 +120,7 @@ void IterationBuilder::addBlockCollectives(IterationGraph& result, const StageSc
       std::vector<TaskId> ended;
       for (int64_t member : members) ended.push_back(result.ranks[static_cast<std::size_t>(member)].step_end[i]);
       for (int64_t k = 0; k < chunk_blocks; ++k) {
-        chainAfter(reduce_chain, ended, sim::CollectiveOp::kReduceScatter,
+        chainAfter(reduce_chain, ended, perf::CollectiveOp::kReduceScatter,
                    replicas.chunk_parameters / static_cast<double>(chunk_blocks) * grad_bytes);
       }
     }

@@ -15,8 +15,8 @@
 #include "parallelism/memory_model.h"
 #include "parallelism/pass_work.h"
 #include "parallelism/rank_layout.h"
-#include "sim/collective_flow_bound.h"
-#include "sim/compute_model.h"
+#include "perf/collective_flow_bound.h"
+#include "perf/compute_model.h"
 
 namespace trainsim::parallelism {
 namespace {
@@ -24,9 +24,9 @@ namespace {
 // The shape of a group of `n` GPUs `stride` ranks apart, starting at a multiple of n x stride
 // (RankLayout: tensor-parallel groups are consecutive, context-, expert- and data-parallel
 // ones tp apart), on nodes of `per_node` GPUs.
-sim::CollectiveShape groupShape(sim::CollectiveOp op, int64_t n, int64_t stride, int64_t per_node,
-                                std::optional<int64_t> nics_per_node, bool mesh) {
-  sim::CollectiveShape shape;
+perf::CollectiveShape groupShape(perf::CollectiveOp op, int64_t n, int64_t stride, int64_t per_node,
+                                 std::optional<int64_t> nics_per_node, bool mesh) {
+  perf::CollectiveShape shape;
   shape.op = op;
   shape.gpus = n;
   const int64_t block = n * stride;
@@ -62,7 +62,7 @@ std::string_view groupName(ParallelGroup group) {
 
 // Collectives of one kind on groups of one shape, summed before they become items.
 struct CollectiveCount {
-  sim::CollectiveShape shape;
+  perf::CollectiveShape shape;
   double collectives = 0.0;
   double tasks = 0.0;  // besides the flows
   double dependencies = 0.0;
@@ -82,7 +82,7 @@ void addCollective(CollectiveCount& total, double collectives, double dependenci
 
 void addItems(sim::MemoryEstimate& estimate, const std::string& what, const CollectiveCount& count) {
   if (count.collectives <= 0.0) return;
-  const double each = sim::collectiveFlowBound(count.shape);
+  const double each = perf::collectiveFlowBound(count.shape);
   const double flows = count.collectives * each;
   estimate.add(sim::MemoryKind::kFlows,
                fmt::format("flows of {:.3g} {} over {} GPUs", count.collectives, what, count.shape.gpus), flows);
@@ -90,7 +90,7 @@ void addItems(sim::MemoryEstimate& estimate, const std::string& what, const Coll
                std::min(count.groups, count.collectives) * each);
   // The pairs an all-to-all's bundles are made of: their routes are kept once per group.
   estimate.add(sim::MemoryKind::kRunningFlows, fmt::format("routes of the GPU pairs of {}, one set per group", what),
-               count.groups * sim::collectivePairRoutes(count.shape));
+               count.groups * perf::collectivePairRoutes(count.shape));
   estimate.add(sim::MemoryKind::kTasks, fmt::format("tasks of {:.3g} {}", count.collectives, what), count.tasks);
   // Each flow depends on its collective's fixed latency.
   estimate.add(sim::MemoryKind::kDependencies, fmt::format("dependencies of {:.3g} {}", count.collectives, what),
@@ -121,8 +121,8 @@ sim::MemoryEstimate estimateRun(const Experiment& experiment, const SimulationOp
   const ParallelPlan& plan = experiment.plan;
   const RankLayout layout(plan);
   const int64_t per_node = std::max(1, experiment.cluster.gpus_per_node);
-  const std::optional<int64_t> nics = sim::channelLimit(experiment.cluster);
-  const bool mesh = sim::meshFabric(experiment.cluster);
+  const std::optional<int64_t> nics = perf::channelLimit(experiment.cluster);
+  const bool mesh = perf::meshFabric(experiment.cluster);
   sim::MemoryEstimate estimate;
   sim::addClusterMemory(experiment.cluster, estimate);
   estimate.add(sim::MemoryKind::kRanks, "GPUs' per-rank records", static_cast<double>(layout.ranks()));
@@ -147,7 +147,7 @@ sim::MemoryEstimate estimateRun(const Experiment& experiment, const SimulationOp
   const bool pass_start_marker = (plan.tp_comm_overlap && plan.tp > 1) || zero3 || plan.cp > 1 || plan.moe_a2a_overlap;
 
   const auto compute =
-      valueOrThrow(sim::ComputeModel::create(experiment.cluster.gpu, experiment.training.precision, options.compute));
+      valueOrThrow(perf::ComputeModel::create(experiment.cluster.gpu, experiment.training.precision, options.compute));
   const ComputeTimer timer(compute);
   const auto no_seconds = [](const Communication&) { return 0.0; };
   const std::vector<int64_t> layers = plan.layersPerStage(experiment.model.layers);
@@ -157,7 +157,7 @@ sim::MemoryEstimate estimateRun(const Experiment& experiment, const SimulationOp
   double pass_tasks = 0.0;
   double pass_dependencies = 0.0;
   double sends = 0.0;
-  std::map<std::pair<ParallelGroup, sim::CollectiveOp>, CollectiveCount> pass_collectives;
+  std::map<std::pair<ParallelGroup, perf::CollectiveOp>, CollectiveCount> pass_collectives;
   std::vector<double> buckets_of_stage;
   std::vector<double> blocks_of_stage;  // transformer blocks of a chunk, with sharded blocks
   for (int64_t stage = 0; stage < plan.pp; ++stage) {
@@ -246,7 +246,7 @@ sim::MemoryEstimate estimateRun(const Experiment& experiment, const SimulationOp
   estimate.add(sim::MemoryKind::kRunningFlows, "pipeline sends running at once, two per GPU",
                std::min(sends, plan.pp > 1 ? 2.0 * gpus_simulated : 0.0));
   for (const auto& [key, count] : pass_collectives) {
-    addItems(estimate, fmt::format("{} {}s", groupName(key.first), sim::collectiveOpName(key.second)), count);
+    addItems(estimate, fmt::format("{} {}s", groupName(key.first), perf::collectiveOpName(key.second)), count);
   }
 
   if (data_parallel) {
@@ -276,13 +276,13 @@ sim::MemoryEstimate estimateRun(const Experiment& experiment, const SimulationOp
       const double per_collective = 2.0 * members + 1.0 + 2.0 * members;
       CollectiveCount reduce;
       reduce.groups = groups * static_cast<double>(plan.pp);
-      reduce.shape = groupShape(plan.zero >= 1 ? sim::CollectiveOp::kReduceScatter : sim::CollectiveOp::kAllReduce,
+      reduce.shape = groupShape(plan.zero >= 1 ? perf::CollectiveOp::kReduceScatter : perf::CollectiveOp::kAllReduce,
                                 size, stride, per_node, nics, mesh);
       addCollective(reduce, groups * reductions, per_collective, false);
       addItems(estimate, fmt::format("{}gradient reductions", what), reduce);
       CollectiveCount gather;
       gather.groups = reduce.groups;
-      gather.shape = groupShape(sim::CollectiveOp::kAllGather, size, stride, per_node, nics, mesh);
+      gather.shape = groupShape(perf::CollectiveOp::kAllGather, size, stride, per_node, nics, mesh);
       addCollective(gather, groups * gathers, per_collective, false);
       addItems(estimate, fmt::format("{}parameter gathers", what), gather);
     };

@@ -6,7 +6,7 @@
 // pass (merged by kind as the builder merges them, once per group), the data-parallel
 // gradient reductions and ZeRO parameter gathers of every data-parallel group (which span
 // every replica, in symmetric mode too), and the dependencies between them, each
-// collective at the most flows its algorithm may expand into (sim/collective_flow_bound.h),
+// collective at the most flows its algorithm may expand into (perf/collective_flow_bound.h),
 // and one collective of each kind per group running at once. The largest graph is the
 // steady-state extrapolation's third run where it applies, else the full micro-batch count
 // (SimulationOptions::every_microbatch: the estimate simulateIteration checks before it

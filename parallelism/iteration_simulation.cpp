@@ -14,8 +14,8 @@
 #include "parallelism/compute_timer.h"
 #include "parallelism/iteration_memory.h"
 #include "parallelism/rank_layout.h"
-#include "sim/compute_model.h"
-#include "sim/default_parameters.h"
+#include "perf/compute_model.h"
+#include "perf/default_parameters.h"
 #include "sim/engine.h"
 #include "sim/flow_network.h"
 #include "sim/memory_budget.h"
@@ -110,13 +110,13 @@ ScheduleRun simulateSchedule(const Experiment& experiment, const SimulationOptio
   const auto cluster = valueOrThrow(topology::Cluster::build(experiment.cluster));
   topology::Router router(cluster);
   const auto compute =
-      valueOrThrow(sim::ComputeModel::create(experiment.cluster.gpu, experiment.training.precision, options.compute));
+      valueOrThrow(perf::ComputeModel::create(experiment.cluster.gpu, experiment.training.precision, options.compute));
   const ComputeTimer timer(compute);
   IterationBuilder builder(experiment, cluster, router, options.communication, timer, options.iteration);
   IterationGraph iteration = builder.build();
 
   sim::Engine engine;
-  sim::FlowNetwork network(engine, sim::CollectiveBuilder::effectiveCapacities(cluster, options.communication));
+  sim::FlowNetwork network(engine, perf::CollectiveBuilder::effectiveCapacities(cluster, options.communication));
   sim::TaskExecutor executor(engine, network, iteration.graph);
   if (options.trace != nullptr) {
     options.trace->beginRun(iteration.graph, &cluster);
@@ -208,8 +208,8 @@ void requireFullRunWithinBudget(const Experiment& experiment, const SimulationOp
 Expected<SimulationOptions> defaultSimulationOptions(const ConfigPaths& paths) {
   return catchInputErrors([&] {
     SimulationOptions options;
-    options.communication = valueOrThrow(sim::defaultCommunicationParameters(paths));
-    options.compute = valueOrThrow(sim::defaultComputeParameters(paths));
+    options.communication = valueOrThrow(perf::defaultCommunicationParameters(paths));
+    options.compute = valueOrThrow(perf::defaultComputeParameters(paths));
     return options;
   });
 }
@@ -246,7 +246,7 @@ void applySoftwareStack(const Experiment& experiment, SimulationOptions& options
 
 SimulationOptions withHostDispatch(const Experiment& experiment, SimulationOptions options) {
   if (!experiment.training.dispatch) return options;
-  const sim::ComputeParameters& compute = options.compute;
+  const perf::ComputeParameters& compute = options.compute;
   double per_kernel_us = compute.dispatch_eager_us;
   if (*experiment.training.dispatch == DispatchMode::kCompiled) per_kernel_us = compute.dispatch_compiled_us;
   if (*experiment.training.dispatch == DispatchMode::kCudaGraphs) per_kernel_us = compute.dispatch_cuda_graphs_us;
@@ -376,8 +376,8 @@ Expected<IterationResult> simulateIteration(const Experiment& experiment, const 
 Expected<OpProfile> computeOpProfile(const Experiment& experiment, const SimulationOptions& given) {
   return catchInputErrors([&]() -> OpProfile {
     const SimulationOptions options = withHostDispatch(experiment, given);
-    const auto compute =
-        valueOrThrow(sim::ComputeModel::create(experiment.cluster.gpu, experiment.training.precision, options.compute));
+    const auto compute = valueOrThrow(
+        perf::ComputeModel::create(experiment.cluster.gpu, experiment.training.precision, options.compute));
     const ComputeTimer timer(compute);
     return busiestStageOpProfile(experiment, timer, options.iteration);
   });

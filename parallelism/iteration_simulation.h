@@ -11,8 +11,8 @@
 #include "parallelism/iteration_builder.h"
 #include "parallelism/memory_model.h"
 #include "parallelism/op_profile.h"
-#include "sim/communication_parameters.h"
-#include "sim/compute_parameters.h"
+#include "perf/communication_parameters.h"
+#include "perf/compute_parameters.h"
 #include "sim/task_executor.h"
 #include "sim/trace_recorder.h"
 
@@ -64,8 +64,8 @@ struct IterationResult {
 // What a simulation runs with. The models' parameters come empty: take them from
 // defaultSimulationOptions (the shipped defaults) or set them.
 struct SimulationOptions {
-  sim::CommunicationParameters communication;
-  sim::ComputeParameters compute;
+  perf::CommunicationParameters communication;
+  perf::ComputeParameters compute;
   IterationOptions iteration;
   sim::TraceRecorder* trace = nullptr;  // records the iteration when set (every micro-batch then)
   // Simulate every micro-batch instead of extrapolating the steady state (see
@@ -85,7 +85,7 @@ struct SimulationOptions {
   int threads = 1;
 };
 
-// The models' shipped defaults in `paths` (sim/default_parameters.h), every other option at
+// The models' shipped defaults in `paths` (perf/default_parameters.h), every other option at
 // its default; an error when a defaults file is malformed.
 [[nodiscard]] Expected<SimulationOptions> defaultSimulationOptions(const ConfigPaths& paths);
 

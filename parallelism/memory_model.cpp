@@ -108,7 +108,7 @@ double coreAttentionBytes(const ModelSpec& model, const MicroBatchShard& shard, 
 }
 
 // What multi-head latent attention keeps for its backward besides the block input (as
-// Megatron-Core's MLASelfAttention runs it, flops_model.cpp latentAttentionBlock): the input
+// Megatron-Core's MLASelfAttention runs it, transformer_workload.cpp latentAttentionBlock): the input
 // norm's output read by both down projections, on the rank's tokens; the gathered q latent
 // (its norm's input and output, the q_b input) and kv latent with the rope key (norm input
 // over kv_lora_rank + rope, norm output as the kv_b input); the per-head Q and K of

@@ -35,9 +35,9 @@
 #include <vector>
 
 #include "parallelism/experiment.h"
-#include "parallelism/flops_model.h"
 #include "parallelism/gradient_buckets.h"
 #include "parallelism/micro_batch_shard.h"
+#include "parallelism/transformer_workload.h"
 
 namespace trainsim::parallelism {
 

@@ -1,12 +1,12 @@
-// How long an op of a workload (flops_model.h) takes on one GPU: the compute model the
+// How long an op of a workload (transformer_workload.h) takes on one GPU: the compute model the
 // iteration builder, the per-pass accounting (pass_work.h) and the sweep's screen time
 // passes with. ComputeTimer (compute_timer.h) backs it with sim's ComputeModel.
 #pragma once
 
 #include <cstddef>
 
-#include "parallelism/flops_model.h"
 #include "parallelism/pipeline_schedule.h"
+#include "parallelism/transformer_workload.h"
 
 namespace trainsim::parallelism {
 

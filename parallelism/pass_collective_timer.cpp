@@ -2,7 +2,7 @@
 
 #include <optional>
 
-#include "sim/collective_builder.h"
+#include "perf/collective_builder.h"
 #include "sim/engine.h"
 #include "sim/flow_network.h"
 #include "sim/task_executor.h"
@@ -10,7 +10,7 @@
 namespace trainsim::parallelism {
 
 PassCollectiveTimer::PassCollectiveTimer(const ParallelPlan& plan, const topology::Cluster& cluster,
-                                         topology::Router& router, const sim::CommunicationParameters& communication)
+                                         topology::Router& router, const perf::CommunicationParameters& communication)
     : layout_(plan), cluster_(cluster), router_(router), communication_(communication) {}
 
 double PassCollectiveTimer::seconds(const Communication& comm) const {
@@ -25,27 +25,27 @@ double PassCollectiveTimer::seconds(const Communication& comm) const {
 
 double PassCollectiveTimer::tensorSeconds(const Communication& comm) const {
   sim::TaskGraph scratch;
-  const sim::CollectiveBuilder builder(cluster_, router_, scratch, communication_);
-  const sim::CollectiveRequest request{comm.op, layout_.tensorGroup(layout_.coordinate(0)), comm.bytes, {}, {}};
+  const perf::CollectiveBuilder builder(cluster_, router_, scratch, communication_);
+  const perf::CollectiveRequest request{comm.op, layout_.tensorGroup(layout_.coordinate(0)), comm.bytes, {}, {}};
   return valueOrThrow(builder.choose(request)).estimated_time_s;
 }
 
 double PassCollectiveTimer::concurrentContextSeconds(const Communication& comm) const {
   sim::TaskGraph graph;
-  sim::CollectiveBuilder builder(cluster_, router_, graph, communication_);
-  std::optional<sim::CollectiveChoice> choice;  // the groups are symmetric: chosen once
+  perf::CollectiveBuilder builder(cluster_, router_, graph, communication_);
+  std::optional<perf::CollectiveChoice> choice;  // the groups are symmetric: chosen once
   for (int64_t r = 0; r < layout_.ranks(); ++r) {
     const RankCoordinate coordinate = layout_.coordinate(r);
     if (coordinate.pp != 0) continue;
     const std::vector<int64_t> group = layout_.contextGroup(coordinate);
     if (group.size() < 2 || group.front() != r) continue;
-    const sim::CollectiveRequest request{comm.op, group, comm.bytes, {}, {}};
+    const perf::CollectiveRequest request{comm.op, group, comm.bytes, {}, {}};
     if (!choice) choice = valueOrThrow(builder.choose(request));
     builder.add(request, *choice);
   }
   if (!choice) return 0.0;
   if (context_capacities_.empty()) {
-    context_capacities_ = sim::CollectiveBuilder::effectiveCapacities(cluster_, communication_);
+    context_capacities_ = perf::CollectiveBuilder::effectiveCapacities(cluster_, communication_);
   }
   sim::Engine engine;
   sim::FlowNetwork network(engine, context_capacities_);

@@ -15,9 +15,9 @@
 #include <tuple>
 #include <vector>
 
-#include "parallelism/flops_model.h"
 #include "parallelism/rank_layout.h"
-#include "sim/communication_parameters.h"
+#include "parallelism/transformer_workload.h"
+#include "perf/communication_parameters.h"
 #include "topology/cluster.h"
 #include "topology/router.h"
 
@@ -26,7 +26,7 @@ namespace trainsim::parallelism {
 class PassCollectiveTimer {
  public:
   PassCollectiveTimer(const ParallelPlan& plan, const topology::Cluster& cluster, topology::Router& router,
-                      const sim::CommunicationParameters& communication);
+                      const perf::CommunicationParameters& communication);
 
   // One call of `comm` (its own bytes) on a group of its kind.
   [[nodiscard]] double seconds(const Communication& comm) const;
@@ -38,7 +38,7 @@ class PassCollectiveTimer {
   RankLayout layout_;
   const topology::Cluster& cluster_;
   topology::Router& router_;
-  const sim::CommunicationParameters& communication_;
+  const perf::CommunicationParameters& communication_;
   // (group, op, bytes) -> seconds.
   mutable std::map<std::tuple<int, int, double>, double> seconds_;
   mutable std::vector<double> context_capacities_;  // effective link capacities, for the rings' flow network

@@ -42,7 +42,7 @@ double kernelsOf(const Op& op, PassKind pass) {
 }
 
 void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan, const OpTimer& timer,
-                 const OneCallSeconds& one_call_seconds, const sim::CommunicationParameters& communication) {
+                 const OneCallSeconds& one_call_seconds, const perf::CommunicationParameters& communication) {
   const Workload& workload = part.workload;
   const double layers = part.repeats;
   const Recompute recompute = recomputeOf(part, plan);
@@ -59,12 +59,12 @@ void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan
   }
   for (const Communication& comm : workload.communications) {
     // The workload binds a GEMM only to tensor-parallel collectives and marks only
-    // context-parallel exchanges as beside the attention (flops_model.cpp:
+    // context-parallel exchanges as beside the attention (transformer_workload.cpp:
     // tensorParallelBlock, ringExchange).
     assert(!comm.beside || comm.group == ParallelGroup::kTensor);
     assert(!comm.beside_attention || comm.group == ParallelGroup::kContext);
     const bool paired =
-        plan.moe_a2a_overlap && comm.group == ParallelGroup::kExpert && comm.op == sim::CollectiveOp::kAllToAll;
+        plan.moe_a2a_overlap && comm.group == ParallelGroup::kExpert && comm.op == perf::CollectiveOp::kAllToAll;
     const bool beside_compute = comm.beside.has_value() || comm.beside_attention || paired;
     const double bytes = layers * comm.bytes * static_cast<double>(comm.count);
     const auto count = static_cast<int64_t>(std::llround(layers)) * comm.count;
@@ -94,7 +94,7 @@ void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan
 
 PassWork chunkPassWork(const Experiment& experiment, int64_t stage, int64_t chunk, const FlopsOptions& flops,
                        const OpTimer& timer, const OneCallSeconds& one_call_seconds,
-                       const sim::CommunicationParameters& communication) {
+                       const perf::CommunicationParameters& communication) {
   PassWork work;
   for (const ChunkPart& part : chunkWorkloads(experiment, stage, chunk, flops)) {
     addPassWork(work, part, experiment.plan, timer, one_call_seconds, communication);

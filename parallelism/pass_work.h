@@ -16,17 +16,17 @@
 
 #include "parallelism/chunk_workload.h"
 #include "parallelism/experiment.h"
-#include "parallelism/flops_model.h"
 #include "parallelism/op_timer.h"
 #include "parallelism/pipeline_schedule.h"
-#include "sim/communication_parameters.h"
+#include "parallelism/transformer_workload.h"
+#include "perf/communication_parameters.h"
 
 namespace trainsim::parallelism {
 
 // One Communication of a part's workload over all the part's layers.
 struct PassCollective {
   ParallelGroup group = ParallelGroup::kTensor;
-  sim::CollectiveOp op = sim::CollectiveOp::kAllReduce;
+  perf::CollectiveOp op = perf::CollectiveOp::kAllReduce;
   bool backward = false;
   // Summed over the layers: layers x count x the Communication's bytes, in layers x count
   // calls.
@@ -86,12 +86,12 @@ using OneCallSeconds = std::function<double(const Communication&)>;
 
 // Adds `part` (its workload `repeats` times) to `work`.
 void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan, const OpTimer& timer,
-                 const OneCallSeconds& one_call_seconds, const sim::CommunicationParameters& communication);
+                 const OneCallSeconds& one_call_seconds, const perf::CommunicationParameters& communication);
 
 // Every part of model chunk `chunk` of `stage` (chunkWorkloads), added in order.
 [[nodiscard]] PassWork chunkPassWork(const Experiment& experiment, int64_t stage, int64_t chunk,
                                      const FlopsOptions& flops, const OpTimer& timer,
                                      const OneCallSeconds& one_call_seconds,
-                                     const sim::CommunicationParameters& communication);
+                                     const perf::CommunicationParameters& communication);
 
 }  // namespace trainsim::parallelism

@@ -9,9 +9,9 @@
 #include <numeric>
 #include <sstream>
 
-#include "parallelism/flops_model.h"
 #include "parallelism/gradient_buckets.h"
 #include "parallelism/memory_model.h"
+#include "parallelism/transformer_workload.h"
 
 namespace trainsim::parallelism {
 namespace {

@@ -14,9 +14,9 @@
 #include <cstdint>
 #include <functional>
 
-#include "parallelism/flops_model.h"
 #include "parallelism/op_timer.h"
 #include "parallelism/tp_overlap_exposure.h"
+#include "parallelism/transformer_workload.h"
 
 namespace trainsim::parallelism {
 

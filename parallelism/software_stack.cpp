@@ -21,9 +21,9 @@ TrainingDefaults readTrainingDefaults(const ConfigNode& section) {
 StackParameters readParameters(const ConfigNode& node) {
   StackParameters parameters;
   parameters.from = node.source()->file;
-  if (auto compute = node.optionalChild("compute")) parameters.compute = sim::readComputeSection(*compute);
+  if (auto compute = node.optionalChild("compute")) parameters.compute = perf::readComputeSection(*compute);
   if (auto communication = node.optionalChild("communication")) {
-    parameters.communication = sim::readCommunicationSection(*communication);
+    parameters.communication = perf::readCommunicationSection(*communication);
   }
   return parameters;
 }
@@ -80,11 +80,11 @@ std::optional<SoftwareStack> readSoftwareStack(const ConfigNode& training, const
   return stack;
 }
 
-void applySoftwareStack(const SoftwareStack& stack, sim::ComputeParameters& compute,
-                        sim::CommunicationParameters& communication) {
+void applySoftwareStack(const SoftwareStack& stack, perf::ComputeParameters& compute,
+                        perf::CommunicationParameters& communication) {
   for (const StackParameters& parameters : stack.parameters) {
-    sim::applyComputeSection(parameters.compute, compute);
-    sim::applyCommunicationValues(parameters.communication, communication);
+    perf::applyComputeSection(parameters.compute, compute);
+    perf::applyCommunicationValues(parameters.communication, communication);
   }
 }
 

@@ -4,7 +4,7 @@
 //    (how the host dispatches kernels, fused attention, fused cross-entropy, one fused
 //    SwiGLU gate/up GEMM);
 //  - `compute:` and `communication:` model parameters in the schema of a calibration file
-//    (sim/parameter_sections.h), applied over the shipped defaults and under a user's
+//    (perf/parameter_sections.h), applied over the shipped defaults and under a user's
 //    calibration: the stack's attention kernel rates, its in-step kernel-rate fraction, its
 //    host cost per launched kernel, ...
 // An experiment's training.stack_overrides replaces any of the stack's compute and
@@ -19,17 +19,17 @@
 #include "base/config_node.h"
 #include "base/config_paths.h"
 #include "parallelism/training_spec.h"
-#include "sim/communication_parameters.h"
-#include "sim/compute_parameters.h"
-#include "sim/parameter_sections.h"
+#include "perf/communication_parameters.h"
+#include "perf/compute_parameters.h"
+#include "perf/parameter_sections.h"
 
 namespace trainsim::parallelism {
 
 // Model parameters a stack file or an experiment's stack_overrides give, applied in order.
 struct StackParameters {
   std::string from;  // the file they were read from
-  sim::ComputeSection compute;
-  std::vector<sim::ParameterValue> communication;
+  perf::ComputeSection compute;
+  std::vector<perf::ParameterValue> communication;
 };
 
 struct SoftwareStack {
@@ -53,7 +53,7 @@ struct SoftwareStack {
 [[nodiscard]] std::vector<std::string> stackPresetNames(const ConfigPaths& paths);
 
 // The stack's model parameters over `compute` and `communication`, in order.
-void applySoftwareStack(const SoftwareStack& stack, sim::ComputeParameters& compute,
-                        sim::CommunicationParameters& communication);
+void applySoftwareStack(const SoftwareStack& stack, perf::ComputeParameters& compute,
+                        perf::CommunicationParameters& communication);
 
 }  // namespace trainsim::parallelism

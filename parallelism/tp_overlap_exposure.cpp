@@ -27,7 +27,7 @@ OverlapExposure tpOverlapExposure(const Workload& workload, const OpTimer& timer
     // chunk's partial output on as the next chunk runs: the last chunk's send follows the
     // GEMM, as in the pipelined method.
     const bool ring_reduce_scatter =
-        beside.method == TpOverlapMethod::kRingExchange && comm.op == sim::CollectiveOp::kReduceScatter;
+        beside.method == TpOverlapMethod::kRingExchange && comm.op == perf::CollectiveOp::kReduceScatter;
     const TpOverlapMethod method = ring_reduce_scatter ? TpOverlapMethod::kPipeline : beside.method;
     double seconds = collective_seconds(comm);
     if (beside.copy_sms > 0.0 && sm_copy_Bps > 0.0) {

@@ -14,8 +14,8 @@
 #include <cstdint>
 #include <functional>
 
-#include "parallelism/flops_model.h"
 #include "parallelism/op_timer.h"
+#include "parallelism/transformer_workload.h"
 
 namespace trainsim::parallelism {
 

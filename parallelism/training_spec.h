@@ -28,7 +28,7 @@ enum class Fp8Recipe : uint8_t { kDelayed, kCurrent };
 // ATen dispatch per op), compiled (torch.compile's Inductor launching its generated kernels)
 // or CUDA graphs (the step's kernels replayed from a captured graph). The host launches
 // kernels in order, and a kernel cannot start before it is launched; each mode's cost per
-// kernel is a compute parameter (sim::ComputeParameters::dispatch_*_us).
+// kernel is a compute parameter (perf::ComputeParameters::dispatch_*_us).
 enum class DispatchMode : uint8_t { kEager, kCompiled, kCudaGraphs };
 [[nodiscard]] std::string_view dispatchModeName(DispatchMode mode);
 

@@ -3,8 +3,8 @@
 # ./build-sanitize (scripts/configure-sanitize.sh): any memory error, leak or undefined
 # behaviour a test reaches fails that test. docs/testing.md.
 #   bash scripts/sanitize.sh [MODULE...|all]
-# By default (CI) the tests of the libraries: base topology sim parallelism goodput validate, where
-# every reader and model is. `all` adds cli and sweep, whose end-to-end tests run the
+# By default (CI) the tests of the libraries (base topology sim perf parallelism goodput
+# calibrate validation), where every reader and model is. `all` adds cli and sweep, whose end-to-end tests run the
 # `trainsim` executable (4 more minutes of build on two cores). The tests that take over 5 s
 # under the sanitizers (the validation suites' simulations of every published row,
 # exhaustive sweeps; each still runs in the ordinary pass of scripts/test.sh) are left out.
@@ -12,8 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${TRAINSIM_JOBS:-2}
 modules=("$@")
-[ ${#modules[@]} -eq 0 ] && modules=(base topology sim parallelism goodput validate)
-[ "${modules[*]}" = all ] && modules=(base topology sim parallelism goodput validate cli sweep)
+[ ${#modules[@]} -eq 0 ] && modules=(base topology sim perf parallelism goodput calibrate validation)
+[ "${modules[*]}" = all ] && modules=(base topology sim perf parallelism goodput calibrate validation cli sweep)
 
 bash scripts/configure-sanitize.sh
 cmake --build build-sanitize -j"$jobs" --target "${modules[@]/%/_tests}"

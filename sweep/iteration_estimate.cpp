@@ -6,13 +6,13 @@
 
 #include "parallelism/chunk_workload.h"
 #include "parallelism/compute_timer.h"
-#include "parallelism/flops_model.h"
 #include "parallelism/memory_model.h"
 #include "parallelism/micro_batch_shard.h"
 #include "parallelism/pass_work.h"
 #include "parallelism/pipeline_schedule.h"
 #include "parallelism/rank_layout.h"
-#include "sim/collective_builder.h"
+#include "parallelism/transformer_workload.h"
+#include "perf/collective_builder.h"
 
 namespace trainsim::sweep {
 namespace {
@@ -190,20 +190,20 @@ IterationEstimator::IterationEstimator(const topology::ClusterSpec& spec, topolo
                                        const parallelism::SimulationOptions& options)
     : cluster_(std::make_unique<topology::Cluster>(valueOrThrow(topology::Cluster::build(spec)))),
       router_(std::make_unique<topology::Router>(*cluster_)),
-      compute_(valueOrThrow(sim::ComputeModel::create(spec.gpu, precision, options.compute))),
+      compute_(valueOrThrow(perf::ComputeModel::create(spec.gpu, precision, options.compute))),
       options_(options),
-      link_capacity_Bps_(sim::CollectiveBuilder::effectiveCapacities(*cluster_, options.communication)) {}
+      link_capacity_Bps_(perf::CollectiveBuilder::effectiveCapacities(*cluster_, options.communication)) {}
 
 const IterationEstimator::TunerEstimate& IterationEstimator::tunerEstimate(const parallelism::ParallelPlan& plan,
-                                                                           GroupKind kind, sim::CollectiveOp op,
+                                                                           GroupKind kind, perf::CollectiveOp op,
                                                                            const std::vector<int64_t>& ranks,
                                                                            double bytes) {
   const auto key = std::make_tuple(static_cast<int>(op), static_cast<int>(kind), plan.tp, plan.cp, plan.dp, plan.ep,
                                    plan.expertTensorParallel(), bytes);
   auto cached = tuner_cache_.find(key);
   if (cached != tuner_cache_.end()) return cached->second;
-  sim::CollectiveBuilder builder(*cluster_, *router_, scratch_graph_, options_.communication);
-  sim::CollectiveRequest request{op, ranks, bytes, {}, {}};
+  perf::CollectiveBuilder builder(*cluster_, *router_, scratch_graph_, options_.communication);
+  perf::CollectiveRequest request{op, ranks, bytes, {}, {}};
   TunerEstimate estimate;
   estimate.choice = valueOrThrow(builder.choose(request));
   // The tuner's time is fixed costs (launch, base and per-step latencies), the pipeline
@@ -221,7 +221,7 @@ const IterationEstimator::TunerEstimate& IterationEstimator::tunerEstimate(const
 }
 
 double IterationEstimator::collectiveSeconds(const parallelism::ParallelPlan& plan, GroupKind kind,
-                                             sim::CollectiveOp op, const std::vector<int64_t>& ranks, double bytes) {
+                                             perf::CollectiveOp op, const std::vector<int64_t>& ranks, double bytes) {
   if (ranks.size() < 2) return 0.0;
   const TunerEstimate& tuner = tunerEstimate(plan, kind, op, ranks, bytes);
   if (bytes <= 0.0) return tuner.choice.estimated_time_s;
@@ -258,14 +258,14 @@ double IterationEstimator::busiestLink(const sim::TaskGraph& graph) {
 }
 
 double IterationEstimator::busiestLinkSecondsPerByte(const parallelism::ParallelPlan& plan, GroupKind kind,
-                                                     sim::CollectiveOp op, const sim::CollectiveChoice& choice) {
+                                                     perf::CollectiveOp op, const perf::CollectiveChoice& choice) {
   // Flow bytes scale with 1 / the protocol's bandwidth factor (sim::detail::wireBytes), and a
   // ring reduce-scatter moves the same bytes over the same edges as an all-gather: measured
   // once with the Simple protocol per flow pattern.
   const auto& protocol_factor = options_.communication.protocol_bandwidth_factor;
-  const double protocol_scale = protocol_factor[static_cast<std::size_t>(sim::Protocol::kSimple)] /
+  const double protocol_scale = protocol_factor[static_cast<std::size_t>(perf::Protocol::kSimple)] /
                                 protocol_factor[static_cast<std::size_t>(choice.protocol)];
-  const sim::CollectiveOp pattern = op == sim::CollectiveOp::kReduceScatter ? sim::CollectiveOp::kAllGather : op;
+  const perf::CollectiveOp pattern = op == perf::CollectiveOp::kReduceScatter ? perf::CollectiveOp::kAllGather : op;
   // The groups of each pipeline stage run the collective at once (they follow the same
   // schedule, so in step), each built from its first rank as IterationBuilder does: in
   // symmetric mode only replica 0 runs tensor/context/expert collectives, while
@@ -292,13 +292,13 @@ double IterationEstimator::busiestLinkSecondsPerByte(const parallelism::Parallel
   cached = link_cache_.find(key);
   if (cached != link_cache_.end()) return cached->second * protocol_scale;
   const parallelism::RankLayout layout(plan);
-  sim::CollectiveChoice simple = choice;
-  simple.protocol = sim::Protocol::kSimple;
+  perf::CollectiveChoice simple = choice;
+  simple.protocol = perf::Protocol::kSimple;
   double busiest = 0.0;
   bool network = false;  // whether a group of stage 0 spans nodes
   for (int64_t stage = 0; stage < plan.pp; ++stage) {
     sim::TaskGraph graph;
-    sim::CollectiveBuilder builder(*cluster_, *router_, graph, options_.communication);
+    perf::CollectiveBuilder builder(*cluster_, *router_, graph, options_.communication);
     for (int64_t dp = 0; dp < replicas; ++dp) {
       for (int64_t cp = 0; cp < plan.cp; ++cp) {
         for (int64_t tp = 0; tp < plan.tp; ++tp) {
@@ -509,7 +509,7 @@ double IterationEstimator::pipelineSendSeconds(const parallelism::Experiment& ex
                                   static_cast<double>(experiment.model.hidden_size) * shard.activationBytes();
   parallelism::RankCoordinate next_stage;
   next_stage.pp = 1;
-  const double send = tunerEstimate(plan, GroupKind::kPipeline, sim::CollectiveOp::kSendRecv,
+  const double send = tunerEstimate(plan, GroupKind::kPipeline, perf::CollectiveOp::kSendRecv,
                                     {0, layout.rank(next_stage)}, activation_bytes)
                           .choice.estimated_time_s;
   const auto microbatches = static_cast<double>(plan.microbatches(experiment.training));
@@ -543,10 +543,10 @@ double IterationEstimator::dataParallelEnd(const parallelism::Experiment& experi
   const double chunk_parameters = stage.total() / chunks;
   const auto buckets = static_cast<double>(iteration.grad_buckets.count(plan, chunk_parameters));
   const double grad_bytes = iteration.grad_reduce_bytes_per_parameter.value_or(shard.mainGradientBytes());
-  const auto reduce = plan.zero >= 1 ? sim::CollectiveOp::kReduceScatter : sim::CollectiveOp::kAllReduce;
+  const auto reduce = plan.zero >= 1 ? perf::CollectiveOp::kReduceScatter : perf::CollectiveOp::kAllReduce;
   const bool overlap_grads = plan.overlap_grad_reduce;
   const double parameter_bytes = shard.parameterGatherBytes();  // the all-gathered (updated) parameters
-  auto overGroups = [&](sim::CollectiveOp op, double bytes) {
+  auto overGroups = [&](perf::CollectiveOp op, double bytes) {
     double total = 0.0;
     if (shares.dense > 0.0) total += collectiveSeconds(plan, GroupKind::kData, op, dense_group, shares.dense * bytes);
     if (shares.expert > 0.0)
@@ -555,7 +555,7 @@ double IterationEstimator::dataParallelEnd(const parallelism::Experiment& experi
   };
   auto reduction = [&](double parameters) { return overGroups(reduce, parameters * grad_bytes); };
   auto gathering = [&](double parameters) {
-    return overGroups(sim::CollectiveOp::kAllGather, parameters * parameter_bytes);
+    return overGroups(perf::CollectiveOp::kAllGather, parameters * parameter_bytes);
   };
   // The last backward's reduction: bucketed under the last backward of each chunk (what
   // exceeds it is exposed), or one call per chunk after the last backward.

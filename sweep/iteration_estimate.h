@@ -33,7 +33,7 @@
 #include "parallelism/iteration_simulation.h"
 #include "parallelism/op_timer.h"
 #include "parallelism/pass_work.h"
-#include "sim/compute_model.h"
+#include "perf/compute_model.h"
 #include "sim/task_graph.h"
 #include "topology/cluster.h"
 #include "topology/router.h"
@@ -80,26 +80,26 @@ class IterationEstimator {
   // The tuner's choice for one call, and its time without the bandwidth term (latencies
   // and pipeline fill).
   struct TunerEstimate {
-    sim::CollectiveChoice choice;
+    perf::CollectiveChoice choice;
     double fixed_s = 0.0;
   };
   // `ranks`: the kind's group of rank 0, which (tp, cp, dp, ep, etp) determine.
   [[nodiscard]] const TunerEstimate& tunerEstimate(const parallelism::ParallelPlan& plan, GroupKind kind,
-                                                   sim::CollectiveOp op, const std::vector<int64_t>& ranks,
+                                                   perf::CollectiveOp op, const std::vector<int64_t>& ranks,
                                                    double bytes);
   // One call of `bytes` on `ranks` (the kind's group of rank 0) while every group of `kind`
   // in `plan` runs it too.
-  [[nodiscard]] double collectiveSeconds(const parallelism::ParallelPlan& plan, GroupKind kind, sim::CollectiveOp op,
+  [[nodiscard]] double collectiveSeconds(const parallelism::ParallelPlan& plan, GroupKind kind, perf::CollectiveOp op,
                                          const std::vector<int64_t>& ranks, double bytes);
   // Seconds per request byte on the busiest link when every group of `kind` runs `op` with `choice`.
   [[nodiscard]] double busiestLinkSecondsPerByte(const parallelism::ParallelPlan& plan, GroupKind kind,
-                                                 sim::CollectiveOp op, const sim::CollectiveChoice& choice);
+                                                 perf::CollectiveOp op, const perf::CollectiveChoice& choice);
   // Seconds the busiest link (or rate-capped flow) of `graph`'s flows needs for their bytes.
   [[nodiscard]] double busiestLink(const sim::TaskGraph& graph);
 
   std::unique_ptr<topology::Cluster> cluster_;
   std::unique_ptr<topology::Router> router_;
-  sim::ComputeModel compute_;
+  perf::ComputeModel compute_;
   parallelism::SimulationOptions options_;  // a copy: callers pass options resolved for one experiment
   std::vector<double> link_capacity_Bps_;   // as the simulation's flow network
   std::vector<double> link_load_;           // busiestLink's scratch: bytes per link, all zero between calls

@@ -1,12 +1,12 @@
-// The models' shipped defaults (configs/defaults/, sim/default_parameters.h) for tests: what
+// The models' shipped defaults (configs/defaults/, perf/default_parameters.h) for tests: what
 // the commands run with when no calibration is given.
 #pragma once
 
 #include "base/config_paths.h"
 #include "base/expected.h"
-#include "sim/communication_parameters.h"
-#include "sim/compute_parameters.h"
-#include "sim/default_parameters.h"
+#include "perf/communication_parameters.h"
+#include "perf/compute_parameters.h"
+#include "perf/default_parameters.h"
 
 namespace trainsim {
 
@@ -15,14 +15,14 @@ inline const ConfigPaths& shippedConfigPaths() {
   return paths;
 }
 
-inline const sim::ComputeParameters& shippedCompute() {
-  static const sim::ComputeParameters parameters = valueOrThrow(sim::defaultComputeParameters(shippedConfigPaths()));
+inline const perf::ComputeParameters& shippedCompute() {
+  static const perf::ComputeParameters parameters = valueOrThrow(perf::defaultComputeParameters(shippedConfigPaths()));
   return parameters;
 }
 
-inline const sim::CommunicationParameters& shippedCommunication() {
-  static const sim::CommunicationParameters parameters =
-      valueOrThrow(sim::defaultCommunicationParameters(shippedConfigPaths()));
+inline const perf::CommunicationParameters& shippedCommunication() {
+  static const perf::CommunicationParameters parameters =
+      valueOrThrow(perf::defaultCommunicationParameters(shippedConfigPaths()));
   return parameters;
 }
 

@@ -68,7 +68,7 @@ inline constexpr int kSwitchRadix = 64;
 
 // The latency, in picoseconds, that the builders give `link` of a cluster built from `spec`
 // when the file sets no latency: what the hardware has by default. The collective model
-// (sim/collective_builder.cpp) charges a step the difference between a route's latency and
+// (perf/collective_builder.cpp) charges a step the difference between a route's latency and
 // this, since NCCL's per-step latencies were measured on hardware with the defaults.
 [[nodiscard]] inline int64_t linkLatencyPs(const ClusterSpec& spec, const Link& link) {
   if (link.trunk) return 0;  // a trunk stands for switch-to-switch links counted elsewhere
@@ -95,7 +95,7 @@ inline constexpr int kSwitchRadix = 64;
   return 0;
 }
 
-// The latency, in picoseconds, that NCCL's per-step latencies (sim/communication_parameters.h)
+// The latency, in picoseconds, that NCCL's per-step latencies (perf/communication_parameters.h)
 // were measured with for `link`: its default (linkLatencyPs), except that a network cable
 // counts as InfiniBand's, whatever the cluster's protocol, since NCCL's network steps were
 // measured over InfiniBand. A route slower than its reference (a longer NIC-to-NIC latency,

@@ -3,7 +3,7 @@
 layout of cudnn-frontend's sdpa_benchmark_training artifacts (argument 2), which
 `trainsim calibrate --attention` reads: PyTorch's flash backend as pyt_flash_attention, its
 cuDNN backend as pyt_cudnn; times in ms, rates as measure_gpu.py counts them (causal half,
-backward 2.5x the forward's FLOPs), the convention of validate/attention_benchmark_csv.h."""
+backward 2.5x the forward's FLOPs), the convention of calibrate/attention_benchmark_csv.h."""
 import json
 import sys
 

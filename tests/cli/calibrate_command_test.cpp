@@ -14,12 +14,12 @@
 #include <sstream>
 #include <string>
 
-#include "../validate/nccl_tests_log_writer.h"
+#include "../calibrate/nccl_tests_log_writer.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-using trainsim::sim::CollectiveOp;
+using trainsim::perf::CollectiveOp;
 
 struct CommandResult {
   int exit_code = -1;
@@ -47,13 +47,13 @@ class CalibrateCommand : public ::testing::Test {
                                               ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(directory_);
     // A 2-node, 16-GPU all_reduce: 40 us latency, 60 GB/s algorithm bandwidth.
-    std::vector<trainsim::validate::CollectiveSample> samples;
+    std::vector<trainsim::calibrate::CollectiveSample> samples;
     for (double bytes = 1024; bytes <= 1024.0 * 1024 * 1024; bytes *= 4) {
       samples.push_back({bytes, std::round((40.0 + bytes / 60e3) * 100.0) / 100.0});
     }
-    trainsim::validate::testing::LogStyle style;
+    trainsim::calibrate::testing::LogStyle style;
     style.mpirun_prefix = true;
-    write("run.log", trainsim::validate::testing::ncclTestsRun(CollectiveOp::kAllReduce, {8, 8}, samples, style));
+    write("run.log", trainsim::calibrate::testing::ncclTestsRun(CollectiveOp::kAllReduce, {8, 8}, samples, style));
   }
   void TearDown() override {
     std::error_code ignored;
@@ -165,8 +165,8 @@ TEST_F(CalibrateCommand, LinesOfOneHundredKilobytesAndOneMegabyteRead) {
 TEST_F(CalibrateCommand, FitErrorsNameTheFile) {
   // Regression test for a bug found in review (fixed): "2 measured points for 3 parameters"
   // named no file. Two sizes, one node: three parameters to fit.
-  std::vector<trainsim::validate::CollectiveSample> samples = {{1024, 30.0}, {1048576, 60.0}};
-  write("two.log", trainsim::validate::testing::ncclTestsRun(CollectiveOp::kAllReduce, {8}, samples));
+  std::vector<trainsim::calibrate::CollectiveSample> samples = {{1024, 30.0}, {1048576, 60.0}};
+  write("two.log", trainsim::calibrate::testing::ncclTestsRun(CollectiveOp::kAllReduce, {8}, samples));
   const CommandResult fit =
       runTrainsim("calibrate --nccl-tests " + path("two.log") + " --cluster azure-nd-a100-v4 --out " + path("c.yaml"));
   EXPECT_EQ(fit.exit_code, 2) << fit.out;

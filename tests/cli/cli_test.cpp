@@ -435,7 +435,7 @@ TEST(CliTest, SimulateNamesUnfusedAttentionOnThePlanLine) {
 }
 
 // The summary names the fraction of the kernels' microbenchmark rates it ran them at and
-// where it came from: the GPU type's default (sim::ComputeParameters::training_rate_fraction)
+// where it came from: the GPU type's default (perf::ComputeParameters::training_rate_fraction)
 // or none for a GPU without one.
 TEST(CliTest, SimulateNamesTheKernelRateFractionInForce) {
   const Result h100 = trainsim({"simulate", "llama3-8b-dgx-h100"});

@@ -1,4 +1,4 @@
-// ComputeTimer: how the ops of the workload become kernel times on sim::ComputeModel. Here,
+// ComputeTimer: how the ops of the workload become kernel times on perf::ComputeModel. Here,
 // the GEMMs that tp_comm_overlap splits into chunks (FlopsOptions::tp_overlap_compute_streams).
 #include "parallelism/compute_timer.h"
 
@@ -30,10 +30,10 @@ Op qkv(int64_t chunks, int64_t concurrent) {
   return op;
 }
 
-const sim::ComputeModel& b200Model() {
+const perf::ComputeModel& b200Model() {
   static const auto catalog = topology::GpuCatalog::load(std::string(TRAINSIM_CONFIG_DIR_FOR_TESTS) + "/gpus.yaml");
-  static const sim::ComputeModel model(*catalog->find("b200"), topology::Precision::kFp8,
-                                       shippedCompute().atKernelRates());
+  static const perf::ComputeModel model(*catalog->find("b200"), topology::Precision::kFp8,
+                                        shippedCompute().atKernelRates());
   return model;
 }
 
@@ -57,7 +57,7 @@ Op flashAttention(int64_t pairs, int64_t seq) {
 // rate, its backward at the backward rate, each measured on its own (B200: cuDNN 1,384.2
 // and 994.9 TFLOP/s at batch 1 x 128 heads, seq 8192, the problem given here).
 TEST(ComputeTimer, FusedAttentionRunsEachPassAtItsRate) {
-  const sim::ComputeModel& model = b200Model();
+  const perf::ComputeModel& model = b200Model();
   const ComputeTimer timer(model);
   const Op op = flashAttention(128, 8192);
   EXPECT_NEAR(timer.seconds(op, PassKind::kForward), 1.0e12 / 1384.2e12 + model.launchOverhead(), 1e-12);
@@ -66,22 +66,22 @@ TEST(ComputeTimer, FusedAttentionRunsEachPassAtItsRate) {
 
 // The problem the kernel runs on is read from its score matmul (sequences x heads pairs of
 // queries x keys): the same FLOPs on fewer, shorter pairs take longer, by the tile model's
-// efficiency ratio (sim/attention_tiles.h).
+// efficiency ratio (perf/attention_tiles.h).
 TEST(ComputeTimer, FusedAttentionRunsAtItsProblemsTileEfficiency) {
-  const sim::ComputeModel& model = b200Model();
+  const perf::ComputeModel& model = b200Model();
   const ComputeTimer timer(model);
-  const sim::AttentionShape short_narrow{24.0, 2048.0, 2048.0};
-  const sim::AttentionShape measured{128.0, 8192.0, 8192.0};
+  const perf::AttentionShape short_narrow{24.0, 2048.0, 2048.0};
+  const perf::AttentionShape measured{128.0, 8192.0, 8192.0};
   const double overhead = model.parameters().attentionTileOverhead("b200").forward;
-  const double ratio = sim::attentionTileEfficiency(short_narrow, sim::AttentionPass::kForward, 148, overhead) /
-                       sim::attentionTileEfficiency(measured, sim::AttentionPass::kForward, 148, overhead);
+  const double ratio = perf::attentionTileEfficiency(short_narrow, perf::AttentionPass::kForward, 148, overhead) /
+                       perf::attentionTileEfficiency(measured, perf::AttentionPass::kForward, 148, overhead);
   EXPECT_LT(ratio, 0.7);
   EXPECT_NEAR(timer.seconds(flashAttention(24, 2048), PassKind::kForward),
               1.0e12 / (1384.2e12 * ratio) + model.launchOverhead(), 1e-12);
 }
 
 TEST(ComputeTimer, ChunkedGemmsRunAsTheirConcurrentChunksTogether) {
-  const sim::ComputeModel model(h100(), topology::Precision::kFp8, shippedCompute().atKernelRates());
+  const perf::ComputeModel model(h100(), topology::Precision::kFp8, shippedCompute().atKernelRates());
   const ComputeTimer timer(model);
   const double whole = timer.seconds(qkv(1, 1), PassKind::kForward);
   // All eight chunks at once fill the GPU as the whole GEMM does.
@@ -102,15 +102,15 @@ TEST(ComputeTimer, ChunkedGemmsRunAsTheirConcurrentChunksTogether) {
 // bulk overlaps) the GEMM is planned for the SMs left; without it (ring exchange) it is
 // planned for the whole GPU and slowed in proportion to the SMs held.
 TEST(ComputeTimer, OverlappedCollectiveSmsSlowTheGemmByMarginOrInProportion) {
-  const sim::ComputeModel model(h100(), topology::Precision::kFp8, shippedCompute().atKernelRates());
+  const perf::ComputeModel model(h100(), topology::Precision::kFp8, shippedCompute().atKernelRates());
   const ComputeTimer timer(model);
   Op op = qkv(1, 1);
   const double alone = timer.seconds(op, PassKind::kForward);
   GemmShape& gemm = op.forward_gemms.front();
   gemm.comm_compute_units = 16.0;
   gemm.comm_sm_margin = true;
-  const double planned = model.gemmTime(sim::GemmShape{gemm.m, gemm.n, gemm.k, gemm.batch}, op.forward.bytes, 0.0,
-                                        sim::GemmPrecision::kTraining, 132 - 16);
+  const double planned = model.gemmTime(perf::GemmShape{gemm.m, gemm.n, gemm.k, gemm.batch}, op.forward.bytes, 0.0,
+                                        perf::GemmPrecision::kTraining, 132 - 16);
   EXPECT_DOUBLE_EQ(timer.seconds(op, PassKind::kForward), planned);
   EXPECT_GE(planned, alone);  // here the same: 288 tiles take 3 waves on 132 SMs and on 116
   gemm.comm_sm_margin = false;

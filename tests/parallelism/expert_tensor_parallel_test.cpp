@@ -6,11 +6,11 @@
 #include <string>
 
 #include "parallelism/experiment_loader.h"
-#include "parallelism/flops_model.h"
 #include "parallelism/iteration_simulation.h"
 #include "parallelism/memory_model.h"
 #include "parallelism/optimizer_step.h"
 #include "parallelism/rank_layout.h"
+#include "parallelism/transformer_workload.h"
 #include "tests/parallelism/model_builders.h"
 #include "tests/parallelism/test_support.h"
 #include "tests/shipped_simulation_options.h"

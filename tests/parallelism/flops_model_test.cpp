@@ -1,4 +1,4 @@
-#include "parallelism/flops_model.h"
+#include "parallelism/transformer_workload.h"
 
 #include <gtest/gtest.h>
 
@@ -289,7 +289,7 @@ TEST(FlopsModel, TensorParallelCommunication) {
   const Workload plain = transformerLayer(model, shard(1, 2048, 8, false));
   int all_reduces = 0;
   for (const auto& comm : plain.communications) {
-    EXPECT_EQ(comm.op, sim::CollectiveOp::kAllReduce);
+    EXPECT_EQ(comm.op, perf::CollectiveOp::kAllReduce);
     EXPECT_DOUBLE_EQ(comm.bytes, activation);
     ++all_reduces;
   }
@@ -298,8 +298,8 @@ TEST(FlopsModel, TensorParallelCommunication) {
   int gathers = 0;
   int scatters = 0;
   for (const auto& comm : sp.communications) {
-    gathers += comm.op == sim::CollectiveOp::kAllGather ? 1 : 0;
-    scatters += comm.op == sim::CollectiveOp::kReduceScatter ? 1 : 0;
+    gathers += comm.op == perf::CollectiveOp::kAllGather ? 1 : 0;
+    scatters += comm.op == perf::CollectiveOp::kReduceScatter ? 1 : 0;
   }
   EXPECT_EQ(gathers, 6);  // 2 forward, 2 output-gradient gathers, 2 regathers of the stored input
   EXPECT_EQ(scatters, 4);
@@ -313,7 +313,7 @@ TEST(FlopsModel, ContextParallelRingPassesKeysAndValues) {
   int returns = 0;
   for (const auto& comm : layer.communications) {
     EXPECT_EQ(comm.group, ParallelGroup::kContext);
-    EXPECT_EQ(comm.op, sim::CollectiveOp::kSendRecv);
+    EXPECT_EQ(comm.op, perf::CollectiveOp::kSendRecv);
     EXPECT_DOUBLE_EQ(comm.bytes, 2.0 * 2048 * 1024 * 2);  // K and V of 2048 tokens, 8 x 128 wide, bf16
     if (comm.beside_attention) {
       EXPECT_EQ(comm.count, 3);  // one per step after the first
@@ -345,7 +345,7 @@ TEST(FlopsModel, MoeLayerRoutesTopKTokensToLocalExperts) {
   double dispatch = 0.0;
   int all_to_alls = 0;
   for (const auto& comm : layer.communications) {
-    if (comm.op != sim::CollectiveOp::kAllToAll) continue;
+    if (comm.op != perf::CollectiveOp::kAllToAll) continue;
     ++all_to_alls;
     dispatch = comm.bytes;
   }

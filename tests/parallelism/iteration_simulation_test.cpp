@@ -43,7 +43,7 @@ TEST(IterationSimulationTest, OverlappingGradientReductionShrinksExposedDataPara
   EXPECT_NEAR(overlapped.breakdown.compute, serial.breakdown.compute, 1e-9 * serial.breakdown.compute);
 }
 
-// The overlapped reduce-scatters hold some of the GPU's SMs (sim::ComputeParameters::
+// The overlapped reduce-scatters hold some of the GPU's SMs (perf::ComputeParameters::
 // collective_sms: 24 of H100's 132) while the backward runs beside them: the iteration grows,
 // by less than that share of the whole iteration, the compute at full speed does not, and
 // what it lost is counted as data-parallel time.

@@ -9,9 +9,9 @@
 
 #include "parallelism/chunk_workload.h"
 #include "parallelism/experiment_loader.h"
-#include "parallelism/flops_model.h"
 #include "parallelism/memory_model.h"
 #include "parallelism/model_loader.h"
+#include "parallelism/transformer_workload.h"
 #include "test_support.h"
 
 namespace trainsim::parallelism {

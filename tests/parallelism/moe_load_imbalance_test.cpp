@@ -6,7 +6,7 @@
 #include <string>
 
 #include "parallelism/experiment_loader.h"
-#include "parallelism/flops_model.h"
+#include "parallelism/transformer_workload.h"
 #include "tests/parallelism/model_builders.h"
 #include "tests/parallelism/test_support.h"
 
@@ -20,7 +20,7 @@ using testing::testPaths;
 
 double allToAllBytes(const Workload& layer) {
   for (const auto& comm : layer.communications) {
-    if (comm.op == sim::CollectiveOp::kAllToAll) return comm.bytes;
+    if (comm.op == perf::CollectiveOp::kAllToAll) return comm.bytes;
   }
   return 0.0;
 }

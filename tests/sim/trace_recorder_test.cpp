@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "../topology/test_clusters.h"
-#include "sim/collective.h"
-#include "sim/collective_builder.h"
-#include "sim/communication_parameters.h"
+#include "perf/collective.h"
+#include "perf/collective_builder.h"
+#include "perf/communication_parameters.h"
 #include "sim/engine.h"
 #include "sim/flow_network.h"
 #include "sim/task_executor.h"
@@ -51,7 +51,7 @@ struct Slice {
 std::string traceOfSmallRun(bool with_cluster) {
   const topology::Cluster cluster = topology::testing::presetCluster("dgx-a100", {parseOverride("nodes=2")});
   topology::Router router(cluster);
-  const CommunicationParameters parameters = shippedCommunication();
+  const perf::CommunicationParameters parameters = shippedCommunication();
   TaskGraph graph;
   std::vector<TaskId> computes;
   for (int32_t gpu = 0; gpu < 4; ++gpu) {
@@ -59,16 +59,16 @@ std::string traceOfSmallRun(bool with_cluster) {
     computes.push_back(graph.addCompute(secondsToSimTime(1e-3), {}, {stream, kNoTask, kComputeTag}));
     graph.addCompute(0, {}, {stream, kNoTask, kComputeTag});  // a marker: not in the trace
   }
-  CollectiveBuilder builder(cluster, router, graph, parameters);
-  const CollectiveRequest request{CollectiveOp::kAllReduce, {0, 1, 2, 3}, 64.0 * 1024 * 1024, {}, {}};
-  const CollectiveChoice choice = valueOrThrow(builder.choose(request));
+  perf::CollectiveBuilder builder(cluster, router, graph, parameters);
+  const perf::CollectiveRequest request{perf::CollectiveOp::kAllReduce, {0, 1, 2, 3}, 64.0 * 1024 * 1024, {}, {}};
+  const perf::CollectiveChoice choice = valueOrThrow(builder.choose(request));
   const TaskId first = builder.add(request, choice, computes, {kNoStream, kNoTask, kCollectiveTag});
   builder.add(request, choice, computes, {kNoStream, kNoTask, kCollectiveTag});
   const RouteId route = graph.addRoute(router.route(cluster.accelerator(3), cluster.accelerator(8)));
   graph.addFlow(route, 1e6, {first}, {kNoStream, kNoTask, kSendTag});
 
   Engine engine;
-  FlowNetwork network(engine, CollectiveBuilder::effectiveCapacities(cluster, parameters));
+  FlowNetwork network(engine, perf::CollectiveBuilder::effectiveCapacities(cluster, parameters));
   TaskExecutor executor(engine, network, graph);
   TraceRecorder trace(tagName);
   trace.beginRun(graph, with_cluster ? &cluster : nullptr);
@@ -138,14 +138,14 @@ TEST(TraceRecorderTest, WithoutTheClusterCollectivesGoToANetworkProcess) {
 // collective leaves exposed after a pass) shows on that GPU, not on the network process.
 TEST(TraceRecorderTest, ADelayAfterAStreamTaskShowsOnItsGpu) {
   const topology::Cluster cluster = topology::testing::presetCluster("dgx-a100", {});
-  const CommunicationParameters parameters = shippedCommunication();
+  const perf::CommunicationParameters parameters = shippedCommunication();
   TaskGraph graph;
   const StreamId stream = graph.addStream(2, "compute");
   const TaskId compute = graph.addCompute(secondsToSimTime(1e-3), {}, {stream, kNoTask, kComputeTag});
   graph.addCompute(secondsToSimTime(0.5e-3), {compute}, {kNoStream, kNoTask, kCollectiveTag});
   graph.addCompute(0, {compute}, {kNoStream, kNoTask, kCollectiveTag});  // zero length: left out
   Engine engine;
-  FlowNetwork network(engine, CollectiveBuilder::effectiveCapacities(cluster, parameters));
+  FlowNetwork network(engine, perf::CollectiveBuilder::effectiveCapacities(cluster, parameters));
   TaskExecutor executor(engine, network, graph);
   TraceRecorder trace(tagName);
   trace.beginRun(graph, &cluster);

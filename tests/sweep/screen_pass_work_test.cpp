@@ -52,7 +52,7 @@ void expectSamePassWork(const parallelism::Experiment& experiment, PassWork& fir
   const auto cluster = valueOrThrow(topology::Cluster::build(experiment.cluster));
   topology::Router router(cluster);
   const auto compute =
-      valueOrThrow(sim::ComputeModel::create(experiment.cluster.gpu, experiment.training.precision, options.compute));
+      valueOrThrow(perf::ComputeModel::create(experiment.cluster.gpu, experiment.training.precision, options.compute));
   const parallelism::ComputeTimer timer(compute);
   parallelism::IterationBuilder builder(experiment, cluster, router, options.communication, timer, options.iteration);
   IterationEstimator estimator(experiment.cluster, experiment.training.precision, options);

@@ -1,0 +1,338 @@
+// The work of a training iteration, operation by operation: for one micro-batch on one GPU,
+// every kernel of a transformer layer (gpt: LayerNorm, GELU MLP, learned positions; llama:
+// RMSNorm, SwiGLU MLP, RoPE, grouped-query attention; MoE layers), of the embedding and of the
+// output layer and loss, with its FLOPs and the bytes it reads and writes in device memory, in
+// the forward and the backward pass, sharded the way Megatron-LM shards it:
+//  - tensor parallelism (TP, Shoeybi et al. 2019): QKV and MLP-up GEMMs split by columns, the
+//    attention output and MLP-down GEMMs by rows, whole heads and KV groups per rank, the
+//    embedding and the output layer split over the vocabulary;
+//  - sequence parallelism (SP, Korthikanti et al. 2022): norms, dropout and residual adds on
+//    tokens / tp, the all-reduces turned into all-gather + reduce-scatter;
+//  - context parallelism (CP): each rank holds seq_len / cp query positions and attends over
+//    the whole sequence with ring attention;
+//  - expert parallelism (EP): experts / ep experts per rank, tokens exchanged by all-to-all.
+// GEMM shapes are recorded so that a compute model can estimate their efficiency. The
+// communication each layer needs is listed beside its operations (sizes only; the simulator
+// places it).
+//
+// FLOP conventions (SPEC.md "Result JSON"): a matmul of (m x k) by (k x n) is 2mnk FLOPs; the
+// backward pass of a matmul is two matmuls (input gradient and weight gradient) = 2x forward;
+// attention score and context matmuls count in full (no discount for the causal mask). Model
+// FLOPs sum every matmul of forward and backward once; hardware FLOPs add the forward matmuls
+// that activation recomputation runs again.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "parallelism/micro_batch_shard.h"
+#include "parallelism/model_spec.h"
+#include "parallelism/parallel_plan.h"
+#include "parallelism/tp_overlap_config.h"
+#include "parallelism/training_spec.h"
+#include "perf/collective.h"
+
+namespace trainsim::parallelism {
+
+// Constants of the model, each with where it comes from; FlopsOptions carries them so that a
+// calibration can override them.
+struct FlopsOptions {
+  // Flash attention (Dao et al. 2022; Megatron-Core's TEDotProductAttention) computes scores,
+  // softmax, dropout and context in one kernel without writing the s x s matrix. false = the
+  // unfused path: two batched GEMMs with a softmax (and dropout) kernel between them.
+  bool fused_attention = true;
+  // Megatron-Core computes the SwiGLU gate and up projections as one GEMM of width 2 x ffn
+  // (megatron/core/transformer/mlp.py, linear_fc1 "projects to 2 * ffn_hidden_size" when gated).
+  // false = two GEMMs (gate, up), as Hugging Face's LlamaMLP does.
+  bool fuse_gate_up = true;
+  // Share of the s x s score matrix a causal flash-attention kernel computes: it skips the
+  // blocks above the diagonal (FlashAttention-2, Dao 2023, section 3.1.1 "causal masking"),
+  // so it does about half the work that the FLOP count assumes.
+  double causal_work_fraction = 0.5;
+  // FlashAttention's backward recomputes the scores (QK^T) from Q, K and the saved
+  // logsumexp: 5 matmuls instead of the 4 the FLOP count assumes (Dao 2023, Algorithm 2),
+  // i.e. forward x 2.5 rather than x 2. Executed, not counted.
+  double flash_backward_matmuls_over_forward = 2.5;
+  // Attention dropout inside the fused kernel: each kept score needs a Philox random number
+  // and a compare-and-scale, issued alongside the exp and max of the online softmax, which
+  // already limit flash attention on parts whose tensor cores far outrun their scalar units
+  // (FlashAttention-3, Shah et al. 2024, section 3). The kernel then runs at this fraction of
+  // its no-dropout rate. Source: Dao-AILab/flash-attention PR #2597 (FA4 on GB200, bf16,
+  // p = 0.125, against cuDNN): forward at 75-85% and backward at 60-70% of the no-dropout
+  // TFLOP/s, "roughly constant across seqlen"; the mid-points are used. The same measurement
+  // on an SM120 part (GB10, PR #2439: head dim 128 within 6%) is far smaller, as expected
+  // where the tensor cores are slower against the scalar units; no H100 measurement is
+  // published, and H100 sits with the data-centre parts (989 dense BF16 TFLOP/s against 3.9
+  // T exp/s of MUFU, FlashAttention-3 section 3.1). Applied where attention dropout is on
+  // (ModelSpec::hasAttentionDropout) and attention is fused; the unfused path has its own dropout kernel.
+  double flash_dropout_forward_throughput = 0.80;
+  double flash_dropout_backward_throughput = 0.65;
+  // Element-wise arithmetic (not matmuls, so outside model FLOPs; they matter for time only
+  // through their bytes). LayerNorm: 5 FLOPs per element with the affine transform, as the
+  // DeepSpeed FLOPs profiler counts it (deepspeed/profiling/flops_profiler/profiler.py,
+  // _layer_norm_flops_compute); RMSNorm: the same without the mean (our count: 4).
+  double layer_norm_flops_per_element = 5.0;
+  double rms_norm_flops_per_element = 4.0;
+  // Our counts of the remaining kernels, per element: GELU (tanh approximation: x^3, two
+  // multiply-adds, tanh, 0.5 x (1 + t)) 8; SwiGLU (silu(g) x u: exp, add, divide, two
+  // multiplies) 5; RoPE (x cos + rotate(x) sin) 3; scaled masked softmax (scale, max, subtract,
+  // exp, sum, divide) 6; cross-entropy over the vocabulary (max, subtract, exp, sum, divide,
+  // gather) 6; residual add 1; dropout (compare, select, scale) 2. Backward kernels do about
+  // twice the forward arithmetic (they read the saved input and the output gradient and apply
+  // the derivative), except the residual add, whose gradient passes through.
+  double gelu_flops_per_element = 8.0;
+  double swiglu_flops_per_element = 5.0;
+  double rope_flops_per_element = 3.0;
+  double softmax_flops_per_element = 6.0;
+  double cross_entropy_flops_per_element = 6.0;
+  double residual_flops_per_element = 1.0;
+  double dropout_flops_per_element = 2.0;
+  // MoE combine: each expert output scaled by its router probability and summed (multiply, add).
+  double moe_combine_flops_per_element = 2.0;
+  // The factor on the expert-parallel all-to-alls' bytes that gives the plan's dispatcher's
+  // network traffic (moe_dispatch.h, dispatchByteScale; chunkWorkloads sets it).
+  double moe_dispatch_byte_scale = 1.0;
+  double elementwise_backward_flops_factor = 2.0;
+  // Weight gradients are accumulated into the main gradients across micro-batches: one
+  // element read and one written per weight element per micro-batch. Unset: the training
+  // precision's main-gradient size (MicroBatchShard::mainGradientBytes: fp32 for bf16, 2
+  // bytes for fp16).
+  std::optional<double> main_grad_bytes;
+  // With gradient_accumulation_fusion (Megatron-LM from 2022, default on; Transformer
+  // Engine's wgrad GEMM with accumulate) this read-modify-write is the weight-gradient
+  // GEMM's epilogue: cublasGemmEx with beta = 1 into the fp32 main_grad
+  // (fused_weight_gradient_mlp_cuda), so it is counted as that GEMM's epilogue bytes. (Without
+  // the fusion, Megatron-LM 2021, the DDP hook's `param.main_grad.add_(param.grad.data)` is a
+  // separate kernel moving at least as many bytes.)
+  // Dense gradient of the embedding table (vocabulary / tp x hidden per GPU), per
+  // micro-batch: PyTorch's embedding backward (aten/src/ATen/native/cuda/Embedding.cu,
+  // embedding_dense_backward_cuda) zero-fills a dense 16-bit gradient of the whole table
+  // before scattering the token rows into it (2 bytes written per element), and Megatron's
+  // DDP hook then adds it to the main gradient (`param.main_grad.add_(param.grad.data)`:
+  // 2 bytes read, the main gradient read and written): 2 x 2 + 2 x main_grad_bytes per
+  // table element, 12 bytes with fp32 main gradients (no option of its own).
+  // Vocabulary-parallel cross-entropy as Megatron runs it, unfused
+  // (megatron/core/tensor_parallel/cross_entropy.py, the same kernel sequence as
+  // megatron/mpu/cross_entropy.py of 2021-22): forward = cast the 16-bit logits to fp32
+  // (`.float()`: read 2, write 4 bytes per logit), max over the vocabulary (read 4), in-place
+  // subtract the max (read 4, write 4), in-place exp (read 4, write 4), sum (read 4),
+  // in-place divide by the sum (read 4, write 4): 9 fp32 accesses + one 16-bit read per
+  // logit. Backward = in-place multiply by the loss gradient (read 4, write 4) and the cast
+  // back to 16 bits (read 4, write 2): 3 fp32 accesses + one 16-bit write.
+  double cross_entropy_forward_fp32_accesses = 9.0;
+  double cross_entropy_backward_fp32_accesses = 3.0;
+  // Fused cross-entropy (the experiment's training.fused_cross_entropy; Megatron-Core
+  // --cross-entropy-loss-fusion with --cross-entropy-fusion-impl te, as Megatron-Bridge's
+  // Llama recipes set it): Transformer Engine's Triton kernels
+  // (transformer_engine/pytorch/triton/cross_entropy.py) keep the logits in their 16-bit type.
+  // Forward = one online-softmax pass that reads each logit once and keeps only the per-token
+  // max, sum of exponentials and target logit; backward = one pass that reads each logit and
+  // writes its gradient in place. 16-bit accesses per logit:
+  double fused_cross_entropy_forward_accesses = 1.0;
+  double fused_cross_entropy_backward_accesses = 2.0;
+  // Set from training.fused_cross_entropy by kernelsFor (parallelism/experiment.h).
+  bool fused_cross_entropy = false;
+  // Tensor-parallel communication overlap (the plan's tp_comm_overlap; Megatron-Core
+  // --tp-comm-overlap = Transformer Engine userbuffers). Each collective's kernels run beside
+  // one GEMM on SMs of their own, taken from that GEMM (transformer_engine/common/
+  // comm_gemm_overlap: CommOverlapBase's _math_sms = sm_count - num_comm_sm, passed to
+  // cuBLASLt as CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET where set_sm_margin is on). The
+  // overlapped GEMMs run in chunks along their token dimension, each chunk as soon as its
+  // slice of the collective allows: tp chunks beside a ring exchange (one per rank's slice),
+  // num_splits beside a pipelined reduce-scatter; bulk overlaps leave the GEMM whole. The
+  // settings per GEMM (method, SMs, splits, margin) are the plan's tp_comm_overlap_config
+  // (tp_overlap_config.h; Transformer Engine's defaults unless the experiment sets them).
+  // Set by the iteration builder from the plan.
+  bool tp_comm_overlap = false;
+  TpCommOverlapConfig tp_overlap_config;
+  // The chunks are issued round-robin on this many CUDA streams (TE's _NUM_MAX_UB_STREAMS =
+  // 3), so up to that many share the SMs at once; a small chunk fills fewer SMs (wave
+  // quantization, perf::ComputeModel::gemmPlan), which is what the split costs.
+  int64_t tp_overlap_compute_streams = 3;
+  // FP8 training (precision fp8) as Transformer Engine runs it. Each linear layer inside
+  // Transformer Engine (QKV, attention output, MLP, MoE experts) quantizes its input in the
+  // forward pass and its output gradient in the backward pass with kernels of their own,
+  // before the FP8 GEMMs. Hopper's FP8 GEMM takes only the TN layout, so each quantization
+  // writes the tensor twice: row-wise (for fprop / dgrad) and column-wise, transposed (for
+  // wgrad) (transformer_engine/pytorch/module/linear.py: the input quantizer's usage is
+  // rowwise + columnwise when the weight needs a gradient; the grad-output quantizer's both).
+  // Delayed scaling (DelayedScaling, Transformer Engine's and Megatron-Core's default
+  // recipe) takes the scale from the amax history and records the new amax inside the cast:
+  // read 2, write 1 + 1 = 4 bytes per element. Current scaling (Float8CurrentScalingQuantizer;
+  // Megatron-Bridge's "FP8-CS" recipes) first reads the tensor once more for its absolute
+  // maximum: 2 more, 6 (fp8_current_scaling, set from training.fp8_recipe by kernelsFor).
+  // With sequence parallelism the tensor is quantized on its own shard and gathered in FP8.
+  // The weights' casts are cached across the micro-batches of an iteration
+  // (is_first_microbatch) and are not counted.
+  double fp8_quantize_bytes_per_element = 4.0;
+  double fp8_current_scaling_amax_bytes_per_element = 2.0;
+  bool fp8_current_scaling = false;
+  // Whether FP8 quantization writes the transposed (column-wise) copy counted above. Not on
+  // GPUs whose FP8 GEMMs take either operand layout (Blackwell, compute capability 10.x:
+  // Transformer Engine's is_non_tn_fp8_gemm_supported(); its per-tensor-scaled FP8 tensors
+  // then keep the row-wise data only, Float8TensorBase.update_usage), where the cast writes
+  // one byte per element less and the weights' FP8 cache holds one copy instead of two.
+  // Set from the experiment's GPU (topology::GpuSpec::fp8_gemm_any_layout) by kernelsFor.
+  bool fp8_transposed_copies = true;
+  // Dropout masks are stored as one byte per element (torch.bool; Korthikanti et al. 2022, section 4.1).
+  double dropout_mask_bytes = 1.0;
+  // Token ids are int64 (Megatron's data loader; the "8 s b" term of
+  // megatron/training/theoretical_memory_usage.py).
+  double token_id_bytes = 8.0;
+  // Cross-entropy keeps the softmax over the vocabulary in fp32 (Megatron's
+  // vocab_parallel_cross_entropy casts the logits to float). The fused kernel keeps the 16-bit
+  // logits instead (it writes their gradient in place in the backward pass).
+  double loss_element_bytes = 4.0;
+};
+
+enum class OpKind : uint8_t {
+  kGemm,           // a (possibly batched or grouped) matrix multiplication with weights
+  kAttention,      // score / context batched matmuls between activations, or the fused kernel
+  kElementwise,    // activation functions, dropout, residual adds, RoPE, softmax, permutations
+  kNormalization,  // LayerNorm / RMSNorm
+  kEmbedding,      // table lookup (forward) and scatter-add into the table's gradient (backward)
+  kLoss,           // vocabulary-parallel cross-entropy
+};
+[[nodiscard]] std::string_view opKindName(OpKind kind);
+
+// C[m x n] = A[m x k] B[k x n], `batch` independent products (attention heads, local experts).
+struct GemmShape {
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+  int64_t batch = 1;
+  // Run as `chunks` kernels of m / chunks rows each, at most `concurrent_chunks` of them at
+  // a time: Transformer Engine's userbuffers overlap under tp_comm_overlap splits the GEMM
+  // beside a ring-exchange or pipelined collective (FlopsOptions::tp_overlap_compute_streams).
+  int64_t chunks = 1;
+  int64_t concurrent_chunks = 1;
+  // SMs that the kernels of a collective overlapped with this GEMM hold while it runs
+  // (TpOverlapGemmSettings::num_sm); the GEMM gets the rest.
+  double comm_compute_units = 0.0;
+  // Whether the GEMM is planned for the rest (Transformer Engine's set_sm_margin: the GEMM's
+  // cuBLASLt SM count target = SMs - the collective's, so its tiles fill fewer SMs in more
+  // waves), or planned for the whole GPU and slowed in proportion to the SMs held.
+  bool comm_sm_margin = false;
+
+  [[nodiscard]] double flops() const;
+  // The rows of the chunks that run at once (m when whole): the model times them as one GEMM.
+  [[nodiscard]] int64_t concurrentRows() const;
+  // How many such groups run one after another (1 when whole).
+  [[nodiscard]] double chunkGroups() const;
+  bool operator==(const GemmShape&) const = default;
+};
+
+struct OpCost {
+  double flops = 0.0;           // counted as SPEC.md counts them (matmuls in full: 2mnk)
+  double executed_flops = 0.0;  // what the kernels do: the causal half of flash attention, its recomputed QK^T
+  double bytes = 0.0;           // device memory read + written
+  // Bytes the epilogues of the op's GEMMs store (and load, when they accumulate into their
+  // output): the output tiles, each written after its k-loop. Included in `bytes` too; the
+  // compute model decides whether this traffic adds to the GEMM time
+  // (ComputeParameters::gemm_epilogue_exposed).
+  double epilogue_bytes = 0.0;
+};
+
+struct Op {
+  std::string name;  // "qkv_projection", "attention_scores", "mlp_fc1", ...
+  OpKind kind = OpKind::kElementwise;
+  bool matmul = false;  // counted in model FLOPs
+  // Its matmuls run at the 16-bit rate even in an fp8 run: Megatron's output layer
+  // (tensor_parallel.ColumnParallelLinear) and the MoE router are plain PyTorch matmuls, outside
+  // Transformer Engine's FP8 recipe.
+  bool sixteen_bit_matmul = false;
+  // Rerun in the forward pass of backward under recompute: selective (the "core attention"
+  // of Korthikanti et al.: scores, softmax, dropout, context).
+  bool core_attention = false;
+  OpCost forward;
+  OpCost backward;
+  std::vector<GemmShape> forward_gemms;   // the matmuls of the forward kernel(s)
+  std::vector<GemmShape> backward_gemms;  // input-gradient and weight-gradient matmuls
+};
+
+// kExpertTensor: the expert MLPs' tensor-parallel group (ParallelPlan::expertTensorParallel).
+enum class ParallelGroup : uint8_t { kTensor, kContext, kExpert, kExpertTensor, kPipeline };
+[[nodiscard]] std::string_view parallelGroupName(ParallelGroup group);
+
+// The GEMM a tensor-parallel collective runs beside under tp_comm_overlap.
+struct GemmOverlap {
+  std::size_t op = 0;  // index into Workload::ops
+  // Which of the op's GEMMs: forward_gemms[gemm], or backward_gemms[gemm] (0 = input
+  // gradient, 1 = weight gradient) when the collective is in the backward pass.
+  std::size_t gemm = 0;
+  TpOverlapMethod method = TpOverlapMethod::kBulk;
+  int64_t chunks = 1;  // what the GEMM is split into (GemmShape::chunks): tp, the pipeline splits, or 1
+  // SMs that copy the collective's data (TpOverlapGemmSettings::num_sm for the pipelined and
+  // bulk methods; 0 for the ring exchange, whose copies run on the copy engines) and the
+  // bytes each GPU sends: (tp - 1) / tp of the collective's size.
+  double copy_sms = 0.0;
+  double sent_bytes = 0.0;
+};
+
+// One communication a layer needs per micro-batch, repeated `count` times.
+struct Communication {
+  std::string name;
+  perf::CollectiveOp op = perf::CollectiveOp::kAllReduce;
+  ParallelGroup group = ParallelGroup::kTensor;
+  bool backward = false;  // in the backward pass, else the forward
+  // nccl-tests "size" (perf::CollectiveRequest::bytes): the buffer for all_reduce and
+  // send_recv; the total over the group for all_gather, reduce_scatter and all_to_all.
+  double bytes = 0.0;
+  int64_t count = 1;
+  // Under tp_comm_overlap with sequence parallelism, the GEMM Transformer Engine runs this
+  // collective beside. Unset for every other collective, among them the tensor-parallel ones
+  // outside Transformer Engine's linear layers (embedding, output layer, loss, MoE token
+  // exchange), which Megatron runs on the compute stream after the kernels they follow.
+  std::optional<GemmOverlap> beside;
+  // A context-parallel ring exchange, which Transformer Engine runs beside the steps of the
+  // core attention (ring_attention_exposure.h) instead of after the pass's compute.
+  bool beside_attention = false;
+};
+
+// The operations of one part of the model for one micro-batch on one GPU, in execution order.
+struct Workload {
+  std::vector<Op> ops;
+  std::vector<Communication> communications;
+
+  // Sums over ops; `matmul_only` keeps the ones counted in model FLOPs.
+  [[nodiscard]] double forwardFlops(bool matmul_only = false) const;
+  [[nodiscard]] double backwardFlops(bool matmul_only = false) const;
+  // Forward matmul FLOPs of the core-attention ops (what selective recompute reruns).
+  [[nodiscard]] double coreAttentionForwardFlops() const;
+  [[nodiscard]] const Op* find(std::string_view name) const;
+};
+
+// One transformer layer (attention block + MLP or MoE block) of `kind`; without a kind, the
+// model's last layer's (every layer's where ModelSpec::uniformLayers()).
+[[nodiscard]] Workload transformerLayer(const ModelSpec& model, const MicroBatchShard& shard,
+                                        const FlopsOptions& options = {});
+[[nodiscard]] Workload transformerLayer(const ModelSpec& model, const MicroBatchShard& shard,
+                                        const FlopsOptions& options, LayerKind kind);
+// The input of one multi-token prediction module (ModelSpec::mtp_layers): the shared
+// embedding's lookup of the shifted tokens, two RMSNorms and the 2h -> h projection. Its
+// transformer block is transformerLayer(model.mtpLayerKind()) and its head outputLayer.
+[[nodiscard]] Workload multiTokenPredictionInput(const ModelSpec& model, const MicroBatchShard& shard,
+                                                 const FlopsOptions& options = {});
+// The first pipeline stage's input: token embedding (vocabulary-parallel), learned positions
+// and embedding dropout for gpt.
+[[nodiscard]] Workload embeddingLayer(const ModelSpec& model, const MicroBatchShard& shard,
+                                      const FlopsOptions& options = {});
+// The last pipeline stage's output: final norm, logits (vocabulary-parallel) and cross-entropy loss.
+[[nodiscard]] Workload outputLayer(const ModelSpec& model, const MicroBatchShard& shard,
+                                   const FlopsOptions& options = {});
+
+// Model FLOPs of one iteration (SPEC.md): every matmul of forward and backward of every
+// layer, the logits included, for global_batch_size sequences; recomputation excluded.
+// Independent of the parallel plan.
+[[nodiscard]] double modelFlopsPerIteration(const ModelSpec& model, const TrainingSpec& training,
+                                            const FlopsOptions& options = {});
+// Hardware FLOPs: model FLOPs plus the forward matmuls recomputation reruns: every layer's
+// under recompute: full (Narayanan et al. SC21: 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) for GPT),
+// the core attention's under selective (Korthikanti et al. 2022, section 5).
+[[nodiscard]] double hardwareFlopsPerIteration(const ModelSpec& model, const TrainingSpec& training,
+                                               Recompute recompute, const FlopsOptions& options = {});
+
+}  // namespace trainsim::parallelism

@@ -1,0 +1,54 @@
+// Internal to sim/: one function per collective algorithm (collective_ring.cpp, ...),
+// each adding its flows under `group`, after `start` (the task that models the fixed
+// latency before data moves). Their latencies follow NCCL's latency model of the tuner
+// (detail::stepLatencySeconds and the others in nccl_tuner.h).
+#pragma once
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "perf/collective_builder.h"
+#include "perf/nccl_tuner.h"
+
+namespace trainsim::perf::detail {
+
+// NCCL's double binary tree: two complementary trees, each carrying half of the data.
+inline constexpr int kTrees = 2;
+
+struct AlgorithmContext {
+  CollectiveBuilder& builder;
+  const CollectiveRequest& request;
+  const GroupLayout& layout;
+  const CollectiveChoice& choice;
+  sim::TaskId group;
+  sim::TaskId start;
+};
+
+// Ring all-reduce / all-gather / reduce-scatter / broadcast (pipeline chain from rank 0).
+void buildRing(const AlgorithmContext& context);
+// Double binary tree all-reduce across nodes with a chain inside each node.
+void buildTree(const AlgorithmContext& context);
+// NVLink SHARP all-reduce inside one NVSwitch node.
+void buildNvls(const AlgorithmContext& context);
+// NVLS inside each node and a double binary tree between nodes (NCCL's NVLS_TREE).
+void buildNvlsTree(const AlgorithmContext& context);
+
+// The GPU <-> NVSwitch paths of NVLS for `ranks` (one node) and the slowest one's latency
+// beyond the defaults.
+struct NvlsPaths {
+  std::vector<std::pair<topology::DeviceId, topology::DeviceId>> gpu_and_switch;
+  std::optional<double> excess_s;
+};
+[[nodiscard]] NvlsPaths nvlsPaths(const CollectiveBuilder& builder, const std::vector<int64_t>& ranks);
+// NVLS's flows for an all-reduce of `bytes` over `paths`: the buffer into the switch and back
+// on every GPU's NVLink, at the NVLS efficiency.
+void addNvlsFlows(CollectiveBuilder& builder, const NvlsPaths& paths, double bytes, double latency_s, sim::TaskId group,
+                  sim::TaskId start);
+// All-to-all between every pair; send/recv from each rank to the next.
+void buildDirect(const AlgorithmContext& context);
+
+// The bytes on the wire for `payload` bytes in `protocol`.
+[[nodiscard]] double wireBytes(const CommunicationParameters& parameters, Protocol protocol, double payload);
+
+}  // namespace trainsim::perf::detail

@@ -1,0 +1,105 @@
+// Named parameters of the NCCL-like communication model. The struct is plain data, copied
+// into each CollectiveSimulator; its values come from the shipped defaults,
+// configs/defaults/communication.yaml (perf::defaultCommunicationParameters,
+// perf/default_parameters.h), where every value is given with its source, and a calibration
+// (`--calibration`, `trainsim calibrate`) may replace any of them (docs/calibration.md). A
+// default-constructed CommunicationParameters is all zeros: no collective can run on it.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "perf/measured_values.h"
+#include "topology/link.h"
+
+namespace trainsim::perf {
+
+// NCCL's protocols: LL (8-byte lines, 4 bytes data + 4 flag), LL128 (128-byte lines, 120
+// bytes data), Simple (bulk copies with fences: best bandwidth, highest latency).
+enum class Protocol : uint8_t { kLL, kLL128, kSimple };
+inline constexpr std::array<Protocol, 3> kAllProtocols = {Protocol::kLL, Protocol::kLL128, Protocol::kSimple};
+[[nodiscard]] std::string_view protocolName(Protocol protocol);
+
+enum class CollectiveAlgorithm : uint8_t {
+  kRing,      // NCCL ring (all-reduce = reduce-scatter + all-gather)
+  kTree,      // NCCL double binary tree across nodes, chain inside a node
+  kNvls,      // NVLink SHARP: reductions in the NVSwitch (single node)
+  kDirect,    // point-to-point between every pair (all-to-all) or the given pairs (send/recv)
+  kNvlsTree,  // NVLS inside each node, a double binary tree between nodes (NCCL's NVLS_TREE)
+};
+[[nodiscard]] std::string_view algorithmName(CollectiveAlgorithm algorithm);
+inline constexpr std::array<CollectiveAlgorithm, 5> kAllAlgorithms = {
+    CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree, CollectiveAlgorithm::kNvls, CollectiveAlgorithm::kDirect,
+    CollectiveAlgorithm::kNvlsTree};
+// The algorithm of that name (algorithmName), none for another name.
+[[nodiscard]] std::optional<CollectiveAlgorithm> parseAlgorithmName(std::string_view name);
+
+// Size classes of NCCL's tree correction: 64 B x 2^i for i below this.
+inline constexpr std::size_t kTreeSizeClasses = 24;
+// "64B", "128B", ..., "512KiB", "1MiB", ..., "512MiB".
+[[nodiscard]] std::string treeSizeClassName(std::size_t size_class);
+
+// NCCL groups per-step latencies by the kind of hop.
+enum class HopClass : uint8_t { kNvLink, kPcie, kNetwork };
+
+struct CommunicationParameters {
+  // Achievable fraction of a link's raw bandwidth for collective payload; the flow network
+  // runs links at raw x efficiency. NVLink per GPU catalog key (nvlink_efficiency), else
+  // nvlink_efficiency_default (inline GPUs, parts without a row).
+  std::vector<MeasuredFraction> nvlink_efficiency;
+  double nvlink_efficiency_default = 0.0;
+  double infiniband_efficiency = 0.0;
+  double ethernet_efficiency = 0.0;  // RoCE and Ethernet
+  double pcie_efficiency = 0.0;
+  double other_efficiency = 0.0;  // TPU ICI and CPU socket links
+  // NVLS all-reduce algorithm bandwidth as a fraction of the NVLink bandwidth.
+  double nvls_efficiency = 0.0;
+  // The same per GPU catalog key where a GPU's NVLS differs; other GPUs take nvls_efficiency.
+  std::vector<MeasuredFraction> nvls_efficiency_per_gpu;
+
+  // Protocol bandwidth factors (of Simple's), by Protocol.
+  std::array<double, 3> protocol_bandwidth_factor{};
+  // Fixed latency of one collective call, microseconds, by CollectiveAlgorithm and Protocol.
+  std::array<std::array<double, 3>, kAllAlgorithms.size()> base_latency_us{};
+  // Latency of one pipeline step over one hop, microseconds, by HopClass and Protocol, for
+  // ring-like algorithms and for trees; NVLS's step. They include the wire latency of the
+  // hop as measured, on links with the default latencies (topology/link_defaults.h); see
+  // perf/collective_builder.h.
+  std::array<std::array<double, 3>, 3> ring_step_latency_us{};
+  std::array<std::array<double, 3>, 3> tree_step_latency_us{};
+  double nvls_step_latency_us = 0.0;
+  // A network step of NVLS_TREE's tree between nodes, microseconds.
+  double nvls_tree_network_step_latency_us = 0.0;
+  // LL's intra-node step latency is multiplied by this when the collective spans nodes.
+  double ll_multi_node_intra_step_factor = 0.0;
+
+  // Pipeline fill: bytes of payload per chunk by Protocol, and the channels and the copy
+  // rate of one channel (one CTA) that carry them.
+  std::array<double, 3> chunk_bytes{};
+  // NCCL's correction of its tree model at medium sizes, by Protocol and size class
+  // (64 B x 2^i, i = 0..23; treeSizeClassName): the fraction of the modelled bandwidth that
+  // trees reach. 1 above the table.
+  std::array<std::array<double, kTreeSizeClasses>, 3> tree_size_correction{};
+  double pipeline_channels = 0.0;
+  double channel_bandwidth_GBps = 0.0;
+
+  // NCCL's tree model: tree bus bandwidth is tree_bandwidth_factor x the ring's, at most the
+  // cap of up to 2 nodes or of more; its algorithm bandwidth is
+  // tree_algorithm_bandwidth_ratio x its bus bandwidth.
+  double tree_bandwidth_factor = 0.0;
+  double tree_max_bus_GBps_two_nodes = 0.0;
+  double tree_max_bus_GBps_more_nodes = 0.0;
+  double tree_algorithm_bandwidth_ratio = 0.0;
+
+  // Host-side cost of launching a collective and waiting for it, microseconds.
+  double launch_overhead_us = 0.0;
+
+  [[nodiscard]] double linkEfficiency(topology::LinkType type, std::string_view gpu_key) const;
+  // NVLS algorithm bandwidth over NVLink bandwidth on this GPU.
+  [[nodiscard]] double nvlsEfficiency(std::string_view gpu_key) const;
+};
+
+}  // namespace trainsim::perf

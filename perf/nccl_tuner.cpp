@@ -1,0 +1,413 @@
+#include "perf/nccl_tuner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+
+#include "perf/mesh_rings.h"
+#include "perf/torus_rings.h"
+
+namespace trainsim::perf {
+
+using topology::DeviceId;
+using topology::LinkType;
+
+namespace detail {
+
+double stepLatencySeconds(const CommunicationParameters& parameters, CollectiveAlgorithm algorithm, Protocol protocol,
+                          HopClass intra, double intra_steps, double network_steps, bool multi_node,
+                          StepLatencyExcess excess) {
+  const auto& table =
+      algorithm == CollectiveAlgorithm::kTree ? parameters.tree_step_latency_us : parameters.ring_step_latency_us;
+  const auto p = static_cast<std::size_t>(protocol);
+  double intra_us = table[static_cast<std::size_t>(intra)][p];
+  double network_table_us = table[static_cast<std::size_t>(HopClass::kNetwork)][p];
+  if (algorithm == CollectiveAlgorithm::kNvls || algorithm == CollectiveAlgorithm::kNvlsTree) {
+    intra_us = parameters.nvls_step_latency_us;
+  }
+  if (algorithm == CollectiveAlgorithm::kNvlsTree) network_table_us = parameters.nvls_tree_network_step_latency_us;
+  // NCCL: LL's intra-node step costs more when the collective spans nodes (tuning.cc).
+  if (multi_node && protocol == Protocol::kLL) intra_us *= parameters.ll_multi_node_intra_step_factor;
+  // The wire part of the step follows the cluster's links; faster links cannot make a step
+  // cost less than nothing.
+  intra_us = std::max(0.0, intra_us + excess.intra_s * 1e6);
+  const double network_us = std::max(0.0, network_table_us + excess.network_s * 1e6);
+  return (intra_steps * intra_us + network_steps * network_us) * 1e-6;
+}
+
+double pipelineFillSeconds(const CommunicationParameters& parameters, Protocol protocol, double steps,
+                           double bytes_per_step) {
+  if (steps <= 1.0) return 0.0;
+  const double chunk = std::min(parameters.chunk_bytes[static_cast<std::size_t>(protocol)],
+                                bytes_per_step / parameters.pipeline_channels);
+  return (steps - 1.0) * chunk / (parameters.channel_bandwidth_GBps * 1e9);
+}
+
+double treeSizeCorrection(const CommunicationParameters& parameters, CollectiveAlgorithm algorithm, Protocol protocol,
+                          double bytes) {
+  if (algorithm != CollectiveAlgorithm::kTree && algorithm != CollectiveAlgorithm::kNvlsTree) return 1.0;
+  // NCCL's size class: log2(bytes / 64), rounded down; none below 64 B.
+  if (bytes < 64.0) return 1.0;
+  const auto size_class = static_cast<std::size_t>(std::floor(std::log2(bytes / 64.0)));
+  if (size_class >= kTreeSizeClasses) return 1.0;
+  return parameters.tree_size_correction[static_cast<std::size_t>(protocol)][size_class];
+}
+
+double treeMaxBusBandwidth(const CommunicationParameters& parameters, int nodes) {
+  return (nodes <= 2 ? parameters.tree_max_bus_GBps_two_nodes : parameters.tree_max_bus_GBps_more_nodes) * 1e9;
+}
+
+}  // namespace detail
+
+NcclTuner::NcclTuner(const topology::Cluster& cluster, topology::Router& router,
+                     const CommunicationParameters& parameters)
+    : cluster_(cluster), router_(router), parameters_(parameters) {
+  if (cluster_.spec().explicit_graph) measureExplicitNetwork();
+}
+
+namespace {
+
+bool isNetworkLink(LinkType type) {
+  return type == LinkType::kInfiniBand || type == LinkType::kRoce || type == LinkType::kEthernet;
+}
+
+bool isNetworkSwitch(topology::DeviceKind kind) {
+  return kind == topology::DeviceKind::kLeafSwitch || kind == topology::DeviceKind::kSpineSwitch ||
+         kind == topology::DeviceKind::kCoreSwitch;
+}
+
+}  // namespace
+
+void NcclTuner::measureExplicitNetwork() {
+  // A node's network bandwidth is what its own devices (NICs, or GPUs cabled directly) put
+  // on network links; switches belong to no node even when the file gives them one.
+  const auto nodes = static_cast<std::size_t>(std::max(1, cluster_.spec().nodes));
+  explicit_network_Bps_.assign(nodes, 0.0);
+  explicit_nics_.assign(nodes, 0);
+  const std::string& gpu = cluster_.spec().gpu.key;
+  for (DeviceId id = 0; id < cluster_.devices().size(); ++id) {
+    const topology::Device& device = cluster_.device(id);
+    if (isNetworkSwitch(device.kind) || device.node < 0 || static_cast<std::size_t>(device.node) >= nodes) continue;
+    bool cabled = false;
+    for (auto link_id : cluster_.outLinks(id)) {
+      const topology::Link& link = cluster_.link(link_id);
+      if (!isNetworkLink(link.type)) continue;
+      explicit_network_Bps_[static_cast<std::size_t>(device.node)] +=
+          link.bandwidth_Bps * parameters_.linkEfficiency(link.type, gpu);
+      cabled = true;
+    }
+    if (cabled && device.kind == topology::DeviceKind::kNic) ++explicit_nics_[static_cast<std::size_t>(device.node)];
+  }
+}
+
+double NcclTuner::explicitGpuBandwidth(DeviceId gpu) const {
+  // Scale-up links first (NVLink, ICI); without any, the PCIe links; without those, any.
+  const std::string& key = cluster_.spec().gpu.key;
+  double scale_up = 0.0;
+  double pcie = 0.0;
+  double other = 0.0;
+  for (auto id : cluster_.outLinks(gpu)) {
+    const topology::Link& link = cluster_.link(id);
+    const double effective = link.bandwidth_Bps * parameters_.linkEfficiency(link.type, key);
+    if (link.type == LinkType::kNvLink || link.type == LinkType::kIci) {
+      scale_up += effective;
+    } else if (link.type == LinkType::kPcie) {
+      pcie += effective;
+    } else {
+      other += effective;
+    }
+  }
+  return scale_up > 0.0 ? scale_up : (pcie > 0.0 ? pcie : other);
+}
+
+GroupHardware NcclTuner::hardware(const GroupLayout& layout) const {
+  GroupHardware result;
+  const auto& spec = cluster_.spec();
+  const std::string& gpu = spec.gpu.key;
+  // The intra-node hops of the group in order (the ring's inside each node).
+  bool pcie_hop = false;
+  bool first_hop = true;
+  for (const auto& node : layout.ranks_by_node) {
+    for (std::size_t i = 0; i + 1 < node.size(); ++i) {
+      const double excess = latencyExcessSeconds(node[i], node[i + 1]);
+      result.excess.intra_s = first_hop ? excess : std::max(result.excess.intra_s, excess);
+      first_hop = false;
+      if (spec.explicit_graph && hopClass(node[i], node[i + 1]) == HopClass::kPcie) pcie_hop = true;
+    }
+  }
+  // The network hops between consecutive nodes (the ring's, the trees' chain heads').
+  for (std::size_t k = 0; k + 1 < layout.ranks_by_node.size(); ++k) {
+    const double excess = latencyExcessSeconds(layout.ranks_by_node[k].front(), layout.ranks_by_node[k + 1].front());
+    result.excess.network_s = k == 0 ? excess : std::max(result.excess.network_s, excess);
+  }
+  if (!spec.explicit_graph) {
+    // The homogeneous form: the figures the links were built from.
+    if (spec.intra_node.fabric == topology::IntraNodeFabric::kPcie) {
+      result.intra_Bps = spec.pcie.bandwidth_GBps * 1e9 * parameters_.pcie_efficiency;
+      result.intra = HopClass::kPcie;
+    } else {
+      result.intra_Bps = spec.intra_node.bandwidth_GBps * 1e9 * parameters_.linkEfficiency(LinkType::kNvLink, gpu);
+    }
+    result.nics_per_node = cluster_.nicsPerNode();
+    if (spec.inter_node && result.nics_per_node > 0) {
+      const LinkType network = spec.inter_node->protocol == topology::NetworkProtocol::kInfiniBand
+                                   ? LinkType::kInfiniBand
+                                   : LinkType::kEthernet;
+      result.network_Bps = spec.inter_node->nics_per_node * spec.inter_node->nic_bandwidth_Gbps * 1e9 / 8.0 *
+                           parameters_.linkEfficiency(network, gpu);
+    }
+    return result;
+  }
+  // An explicit graph: measured on its links.
+  result.intra = pcie_hop ? HopClass::kPcie : HopClass::kNvLink;
+  result.intra_Bps = std::numeric_limits<double>::infinity();
+  for (const auto& node : layout.ranks_by_node) {
+    for (int64_t rank : node) {
+      result.intra_Bps = std::min(result.intra_Bps, explicitGpuBandwidth(cluster_.accelerator(rank)));
+    }
+  }
+  // Only when every node of the group is cabled to the network does it limit the group;
+  // nodes joined by other links are bounded by the GPUs' own bandwidth.
+  double network = std::numeric_limits<double>::infinity();
+  int nics = std::numeric_limits<int>::max();
+  for (const auto& node : layout.ranks_by_node) {
+    const auto index = static_cast<std::size_t>(cluster_.device(cluster_.accelerator(node.front())).node);
+    network = std::min(network, explicit_network_Bps_[index]);
+    nics = std::min(nics, explicit_nics_[index]);
+  }
+  result.network_Bps = std::isfinite(network) ? network : 0.0;
+  result.nics_per_node = nics == std::numeric_limits<int>::max() ? 0 : nics;
+  return result;
+}
+
+GroupLayout NcclTuner::layout(const std::vector<int64_t>& ranks) const {
+  GroupLayout result;
+  std::map<int32_t, std::size_t> node_slot;
+  for (int64_t rank : ranks) {
+    const int32_t node = cluster_.device(cluster_.accelerator(rank)).node;
+    auto [it, inserted] = node_slot.emplace(node, result.ranks_by_node.size());
+    if (inserted) result.ranks_by_node.emplace_back();
+    result.ranks_by_node[it->second].push_back(rank);
+  }
+  result.size = static_cast<int64_t>(ranks.size());
+  result.mesh =
+      cluster_.spec().intra_node.fabric == topology::IntraNodeFabric::kNvLinkMesh && !cluster_.spec().explicit_graph;
+  for (const auto& node : result.ranks_by_node) {
+    result.max_per_node = std::max(result.max_per_node, static_cast<int>(node.size()));
+  }
+  const auto& network = cluster_.spec().inter_node;
+  if (network && network->topology == topology::NetworkTopology::kTorus) result.torus_dims = network->torus_dims;
+  return result;
+}
+
+bool NcclTuner::nvlsAvailable(const GroupLayout& layout) const {
+  return layout.singleNode() && layout.size > 1 && nvlsNodes();
+}
+
+bool NcclTuner::nvlsTreeAvailable(const GroupLayout& layout) const {
+  if (layout.singleNode() || !nvlsNodes()) return false;
+  // NVLS needs at least two of the group's GPUs on every node, the same number on each, so
+  // that the GPUs of one local index form the trees between nodes.
+  for (const auto& node : layout.ranks_by_node) {
+    if (node.size() < 2 || static_cast<int>(node.size()) != layout.max_per_node) return false;
+  }
+  return true;
+}
+
+bool NcclTuner::nvlsNodes() const {
+  return cluster_.spec().intra_node.nvls && cluster_.spec().intra_node.fabric == topology::IntraNodeFabric::kNvSwitch &&
+         !cluster_.spec().explicit_graph;
+}
+
+std::vector<CollectiveAlgorithm> NcclTuner::candidates(CollectiveOp op, const GroupLayout& layout) const {
+  switch (op) {
+    case CollectiveOp::kAllReduce: {
+      std::vector<CollectiveAlgorithm> result = {CollectiveAlgorithm::kRing};
+      if (!layout.singleNode()) result.push_back(CollectiveAlgorithm::kTree);
+      if (nvlsAvailable(layout)) result.push_back(CollectiveAlgorithm::kNvls);
+      if (nvlsTreeAvailable(layout)) result.push_back(CollectiveAlgorithm::kNvlsTree);
+      return result;
+    }
+    case CollectiveOp::kAllGather:
+    case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kBroadcast: return {CollectiveAlgorithm::kRing};
+    case CollectiveOp::kAllToAll:
+    case CollectiveOp::kSendRecv: return {CollectiveAlgorithm::kDirect};
+  }
+  return {};
+}
+
+int NcclTuner::channels(CollectiveAlgorithm algorithm, const GroupLayout& layout, const GroupHardware& hardware) {
+  // Across nodes NCCL runs one channel per NIC so that every NIC carries one ring's (or
+  // tree's) traffic in each direction. Inside a switched node one channel already fills the
+  // links; on a full mesh each channel takes its own ring over different links.
+  if (algorithm == CollectiveAlgorithm::kRing && !layout.torus_dims.empty()) {
+    std::vector<int64_t> ranks;
+    for (const auto& node : layout.ranks_by_node) ranks.insert(ranks.end(), node.begin(), node.end());
+    return torusRingChannels(ranks, layout.torus_dims);
+  }
+  const int across = layout.singleNode() ? 1 : std::max(1, std::min(hardware.nics_per_node, layout.max_per_node));
+  if (algorithm == CollectiveAlgorithm::kRing && layout.mesh) return meshRingChannels(layout.max_per_node, across);
+  if (algorithm == CollectiveAlgorithm::kRing || algorithm == CollectiveAlgorithm::kTree ||
+      algorithm == CollectiveAlgorithm::kNvlsTree) {
+    return across;
+  }
+  return 1;
+}
+
+HopClass NcclTuner::hopClass(int64_t from_rank, int64_t to_rank) const {
+  const auto& route = router_.route(cluster_.accelerator(from_rank), cluster_.accelerator(to_rank));
+  HopClass result = HopClass::kNvLink;
+  for (auto id : route.links) {
+    const LinkType type = cluster_.link(id).type;
+    if (isNetworkLink(type)) return HopClass::kNetwork;
+    if (type == LinkType::kPcie || type == LinkType::kSocketInterconnect) result = HopClass::kPcie;
+  }
+  return result;
+}
+
+double NcclTuner::latencyExcessSeconds(int64_t from_rank, int64_t to_rank) const {
+  return deviceLatencyExcessSeconds(cluster_.accelerator(from_rank), cluster_.accelerator(to_rank));
+}
+
+double NcclTuner::deviceLatencyExcessSeconds(DeviceId from, DeviceId to) const {
+  const topology::Route& route = router_.route(from, to);
+  return static_cast<double>(route.latency_ps - route.reference_latency_ps) * 1e-12;
+}
+
+double NcclTuner::estimateTime(const CollectiveRequest& request, const GroupLayout& layout,
+                               const GroupHardware& hardware, CollectiveAlgorithm algorithm, Protocol protocol) const {
+  // Closed-form per-GPU bottleneck bandwidths, as NCCL's tuner sees them.
+  const auto& spec = cluster_.spec();
+  double bus_Bps = hardware.intra_Bps;
+  if (!layout.singleNode() && hardware.network_Bps > 0.0) {
+    bus_Bps = std::min(bus_Bps, hardware.network_Bps / layout.max_per_node);
+  }
+  const auto p = static_cast<std::size_t>(protocol);
+  bus_Bps *= parameters_.protocol_bandwidth_factor[p];
+  const auto n = static_cast<double>(layout.size);
+  double time = parameters_.launch_overhead_us * 1e-6 +
+                parameters_.base_latency_us[static_cast<std::size_t>(algorithm)][p] * 1e-6;
+  const HopClass intra = hardware.intra;
+  const StepLatencyExcess excess = hardware.excess;
+  const double nodes = layout.nodes();
+  switch (algorithm) {
+    case CollectiveAlgorithm::kRing: {
+      const double steps = request.op == CollectiveOp::kAllReduce ? 2.0 * (n - 1.0) : n - 1.0;
+      const double network_steps = steps / std::max(1.0, n - 1.0) * (nodes - 1.0);
+      time += detail::stepLatencySeconds(parameters_, algorithm, protocol, intra, steps - network_steps, network_steps,
+                                         nodes > 1, excess);
+      const double per_step = request.op == CollectiveOp::kBroadcast ? request.bytes : request.bytes / n;
+      time += detail::pipelineFillSeconds(parameters_, protocol, steps, per_step);
+      time += request.bytes * busBandwidthFactor(request.op, layout.size) / bus_Bps;
+      break;
+    }
+    case CollectiveAlgorithm::kTree: {
+      const double depth = std::floor(std::log2(std::max(1.0, nodes)));
+      const double steps = layout.max_per_node - 1.0 + depth;
+      time += 2.0 * detail::stepLatencySeconds(parameters_, algorithm, protocol, intra, layout.max_per_node - 1.0,
+                                               depth, nodes > 1, excess);
+      time += detail::pipelineFillSeconds(parameters_, protocol, 2.0 * steps, request.bytes / 2.0);
+      // NCCL's tree model: 0.9 x the ring's bus bandwidth, capped, and algorithm
+      // bandwidth = half the tree bus bandwidth.
+      const double tree_bus =
+          std::min(bus_Bps * parameters_.tree_bandwidth_factor,
+                   detail::treeMaxBusBandwidth(parameters_, layout.nodes()) * parameters_.protocol_bandwidth_factor[p]);
+      time += request.bytes /
+              (0.5 * tree_bus * detail::treeSizeCorrection(parameters_, algorithm, protocol, request.bytes));
+      break;
+    }
+    case CollectiveAlgorithm::kNvls:
+      time += detail::stepLatencySeconds(parameters_, algorithm, protocol, intra, 1.0, 0.0, false, excess);
+      time += detail::pipelineFillSeconds(parameters_, protocol, 2.0, request.bytes / n);
+      time += request.bytes / (spec.intra_node.bandwidth_GBps * 1e9 * parameters_.nvlsEfficiency(spec.gpu.key));
+      break;
+    case CollectiveAlgorithm::kNvlsTree: {
+      // NCCL's NVLS_TREE: one NVLS step inside the node, 2 log2(nodes) tree steps between
+      // nodes. Each node's GPUs reduce through the NVSwitch, the GPUs of one local index
+      // exchange their 1/ppn of the buffer between nodes over their own NICs: a node sends
+      // the whole buffer once each way over its NICs between 2 nodes, twice beyond (NCCL's
+      // tuning.cc doubles the inter-node bandwidth of NVLS_TREE on 2 nodes).
+      const double depth = std::floor(std::log2(std::max(1.0, nodes)));
+      time += detail::stepLatencySeconds(parameters_, algorithm, protocol, intra, 1.0, 2.0 * depth, true, excess);
+      const double nvls_Bps = spec.intra_node.bandwidth_GBps * 1e9 * parameters_.nvlsEfficiency(spec.gpu.key);
+      const double network_Bps = hardware.network_Bps * (nodes <= 2.0 ? 1.0 : 0.5);
+      time += request.bytes / (std::min(nvls_Bps, network_Bps > 0.0 ? network_Bps : nvls_Bps) *
+                               detail::treeSizeCorrection(parameters_, algorithm, protocol, request.bytes));
+      break;
+    }
+    case CollectiveAlgorithm::kDirect:
+      time += detail::stepLatencySeconds(parameters_, algorithm, protocol, intra, nodes > 1 ? 0.0 : 1.0,
+                                         nodes > 1 ? 1.0 : 0.0, nodes > 1, excess);
+      time += request.bytes * busBandwidthFactor(request.op, layout.size) / bus_Bps;
+      break;
+  }
+  return time;
+}
+
+Expected<CollectiveChoice> NcclTuner::choose(const CollectiveRequest& request) const {
+  return catchInputErrors([&]() -> CollectiveChoice {
+    if (request.ranks.size() < 2) throwInputError("", "gpus", "a collective needs at least 2 GPUs");
+    std::set<int64_t> seen;
+    for (int64_t rank : request.ranks) {
+      if (rank < 0 || rank >= cluster_.acceleratorCount()) {
+        throwInputError("", "gpus",
+                        "GPU rank " + std::to_string(rank) + " is not in the cluster (it has " +
+                            std::to_string(cluster_.acceleratorCount()) + " GPUs)");
+      }
+      if (!seen.insert(rank).second) throwInputError("", "gpus", "GPU rank " + std::to_string(rank) + " appears twice");
+    }
+    // 2^53 bytes (8 PiB): beyond this sizes are not exact doubles and times overflow.
+    if (!std::isfinite(request.bytes) || request.bytes < 0.0 || request.bytes > 9.007199254740992e15) {
+      throwInputError("", "bytes", "expected a size >= 0 and at most 2^53 bytes");
+    }
+    const GroupLayout group = layout(request.ranks);
+    std::vector<CollectiveAlgorithm> allowed = candidates(request.op, group);
+    if (request.algorithm) {
+      if (std::find(allowed.begin(), allowed.end(), *request.algorithm) == allowed.end()) {
+        std::string names;
+        for (auto algorithm : allowed) names += (names.empty() ? "" : ", ") + std::string(algorithmName(algorithm));
+        throwInputError("--algo", "",
+                        std::string(algorithmName(*request.algorithm)) + " is not available for " +
+                            std::string(collectiveOpName(request.op)) + " on this group; available: " + names);
+      }
+      allowed = {*request.algorithm};
+    }
+    const GroupHardware links = hardware(group);
+    CollectiveChoice best;
+    best.estimated_time_s = std::numeric_limits<double>::infinity();
+    bool evaluated = false;
+    for (CollectiveAlgorithm algorithm : allowed) {
+      for (Protocol protocol : kAllProtocols) {
+        if (request.protocol && protocol != *request.protocol) continue;
+        // NVLS and NVLS_TREE run only with the Simple protocol.
+        const bool nvls = algorithm == CollectiveAlgorithm::kNvls || algorithm == CollectiveAlgorithm::kNvlsTree;
+        if (nvls && protocol != Protocol::kSimple) continue;
+        evaluated = true;
+        const double time = estimateTime(request, group, links, algorithm, protocol);
+        if (time < best.estimated_time_s) {
+          best = CollectiveChoice{algorithm, protocol, channels(algorithm, group, links), time};
+        }
+      }
+    }
+    // The only pair left out above is NVLS with a protocol other than Simple, so no
+    // candidate means that pair was forced.
+    if (!evaluated)
+      throwInputError("--proto", "", "the NVLS algorithms (nvls, nvls_tree) run only with the Simple protocol");
+    if (!std::isfinite(best.estimated_time_s)) {
+      // Links of a built cluster have positive bandwidths; only communication parameters
+      // (a calibration) that zero an efficiency or a protocol factor get here.
+      throwInputError("", "",
+                      "no algorithm can move the data of " + std::string(collectiveOpName(request.op)) + " on " +
+                          std::to_string(group.size) + " GPUs: the effective bandwidth of their links is " +
+                          std::to_string(links.intra_Bps) +
+                          " B/s per GPU; check the efficiencies and protocol factors of the calibration");
+    }
+    return best;
+  });
+}
+
+}  // namespace trainsim::perf

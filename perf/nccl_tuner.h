@@ -1,0 +1,123 @@
+// NCCL's tuner for this cluster: for a collective on a group of GPUs it picks the algorithm,
+// protocol and number of channels with the smallest closed-form time estimate (NCCL's
+// tuning.cc model: launch overhead, a base latency per algorithm/protocol, per-step
+// latencies by hop class, the pipeline fill and the bytes over the group's bottleneck bus
+// bandwidth), unless the request forces them.
+//
+// The tuner also owns the view of the group that the estimate and the flows built from the
+// choice (CollectiveBuilder) share: its GPUs by node, the class of a hop and how much
+// slower or faster a route is than the links NCCL's step latencies were measured on.
+#pragma once
+
+#include <vector>
+
+#include "base/expected.h"
+#include "perf/collective.h"
+#include "perf/communication_parameters.h"
+#include "topology/cluster.h"
+#include "topology/router.h"
+
+namespace trainsim::perf {
+
+// The group's GPUs by node, in order of first appearance.
+struct GroupLayout {
+  std::vector<std::vector<int64_t>> ranks_by_node;
+  int64_t size = 0;
+  int max_per_node = 0;
+  // The nodes' GPUs form a full mesh of point-to-point links (fabric nvlink_mesh): rings
+  // spread their channels over the mesh's links (perf/mesh_rings.h).
+  bool mesh = false;
+  // The cluster is a chip-level torus (topology: torus, TPU slices): its dimensions, x fastest
+  // in rank order; ring channels then follow the torus's links (perf/torus_rings.h). Empty
+  // otherwise.
+  std::vector<int> torus_dims;
+  [[nodiscard]] bool singleNode() const { return ranks_by_node.size() == 1; }
+  [[nodiscard]] int nodes() const { return static_cast<int>(ranks_by_node.size()); }
+};
+
+// What the slowest hop of each class costs a step beyond NCCL's measured step latency: its
+// route's latency beyond the reference (NcclTuner::latencyExcessSeconds), seconds;
+// negative on faster links.
+struct StepLatencyExcess {
+  double intra_s = 0.0;
+  double network_s = 0.0;
+};
+
+// What the tuner's closed-form estimate needs to know about the links under a group.
+struct GroupHardware {
+  double intra_Bps = 0.0;              // effective intra-node bandwidth per GPU, per direction, smallest over the group
+  double network_Bps = 0.0;            // effective network bandwidth per node, smallest over the group's nodes; 0: none
+  HopClass intra = HopClass::kNvLink;  // the class of the group's intra-node hops
+  StepLatencyExcess excess;            // latency of an intra-node and a network hop beyond the defaults (see above)
+  int nics_per_node = 0;               // smallest over the group's nodes
+};
+
+class NcclTuner {
+ public:
+  NcclTuner(const topology::Cluster& cluster, topology::Router& router, const CommunicationParameters& parameters);
+
+  // Validates the request (ranks in range and distinct, a forced algorithm that exists
+  // for this op and cluster) and picks the algorithm and protocol.
+  [[nodiscard]] Expected<CollectiveChoice> choose(const CollectiveRequest& request) const;
+
+  [[nodiscard]] GroupLayout layout(const std::vector<int64_t>& ranks) const;
+  [[nodiscard]] HopClass hopClass(int64_t from_rank, int64_t to_rank) const;
+  // The latency of the route from_rank -> to_rank beyond its reference
+  // (topology::Route::reference_latency_ps: its hops at the latencies NCCL's step latencies
+  // were measured on), seconds; negative for faster links.
+  [[nodiscard]] double latencyExcessSeconds(int64_t from_rank, int64_t to_rank) const;
+  // The same for a device-to-device route (GPU -> NVSwitch for NVLS).
+  [[nodiscard]] double deviceLatencyExcessSeconds(topology::DeviceId from, topology::DeviceId to) const;
+
+ private:
+  [[nodiscard]] std::vector<CollectiveAlgorithm> candidates(CollectiveOp op, const GroupLayout& layout) const;
+  [[nodiscard]] GroupHardware hardware(const GroupLayout& layout) const;
+  [[nodiscard]] double estimateTime(const CollectiveRequest& request, const GroupLayout& layout,
+                                    const GroupHardware& hardware, CollectiveAlgorithm algorithm,
+                                    Protocol protocol) const;
+  [[nodiscard]] static int channels(CollectiveAlgorithm algorithm, const GroupLayout& layout,
+                                    const GroupHardware& hardware);
+  [[nodiscard]] bool nvlsAvailable(const GroupLayout& layout) const;
+  [[nodiscard]] bool nvlsTreeAvailable(const GroupLayout& layout) const;
+  // The nodes' NVSwitch reduces in the switch (NVLS): intra_node.nvls on a switched node.
+  [[nodiscard]] bool nvlsNodes() const;
+  // Explicit graphs: the GPU's effective bandwidth into the scale-up fabric (NVLink/ICI
+  // links; PCIe links where it has none), and per node the effective bandwidth and the
+  // number of NICs of its network links.
+  [[nodiscard]] double explicitGpuBandwidth(topology::DeviceId gpu) const;
+  void measureExplicitNetwork();
+
+  const topology::Cluster& cluster_;
+  topology::Router& router_;
+  const CommunicationParameters& parameters_;
+  std::vector<double> explicit_network_Bps_;  // by node, explicit graphs only
+  std::vector<int> explicit_nics_;            // by node, explicit graphs only
+};
+
+// NCCL's latency model, shared by the tuner's estimate and the flows of the algorithm files
+// (collective_*.cpp), so that both see the same latencies.
+namespace detail {
+
+// Pipeline-fill latency of `steps` steps of which `network_steps` cross the network,
+// the others an intra-node hop of class `intra` (NCCL tuning.cc's latency model). Each
+// step also costs its class's excess, and at least nothing.
+[[nodiscard]] double stepLatencySeconds(const CommunicationParameters& parameters, CollectiveAlgorithm algorithm,
+                                        Protocol protocol, HopClass intra, double intra_steps, double network_steps,
+                                        bool multi_node, StepLatencyExcess excess);
+
+// Pipeline fill: (steps - 1) chunks crossing a hop at one channel's rate, the chunk being
+// NCCL's buffer slot or the per-step data spread over the pipeline channels if smaller.
+[[nodiscard]] double pipelineFillSeconds(const CommunicationParameters& parameters, Protocol protocol, double steps,
+                                         double bytes_per_step);
+
+// The fraction of its modelled bandwidth a tree or NVLS_TREE all-reduce of `bytes` reaches
+// (CommunicationParameters::tree_size_correction; 1 for other algorithms and large sizes).
+[[nodiscard]] double treeSizeCorrection(const CommunicationParameters& parameters, CollectiveAlgorithm algorithm,
+                                        Protocol protocol, double bytes);
+
+// NCCL's tree bus-bandwidth cap for a tree over `nodes` nodes, bytes/s.
+[[nodiscard]] double treeMaxBusBandwidth(const CommunicationParameters& parameters, int nodes);
+
+}  // namespace detail
+
+}  // namespace trainsim::perf

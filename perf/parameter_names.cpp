@@ -1,0 +1,216 @@
+#include "perf/parameter_names.h"
+
+#include <array>
+#include <functional>
+#include <vector>
+
+namespace trainsim::perf {
+namespace {
+
+template <class P>
+ParameterName<P> scalar(std::string name, ParameterRange range, double P::*field) {
+  return {std::move(name), range, false, [field](const P& p, std::string_view) { return p.*field; },
+          [field](P& p, std::string_view, double value) { p.*field = value; }};
+}
+
+// An entry of a fixed table; `element_of(parameters)` reaches it (a generic lambda, for
+// const and mutable parameters alike).
+template <class P, class Element>
+ParameterName<P> element(std::string name, ParameterRange range, Element element_of) {
+  return {std::move(name), range, false, [element_of](const P& p, std::string_view) { return element_of(p); },
+          [element_of](P& p, std::string_view, double value) { element_of(p) = value; }};
+}
+
+// A per-GPU table of fractions: `in_force` reads the value a GPU has (its row or the
+// table's default); setting one changes the GPU's row or adds it.
+ParameterName<CommunicationParameters> perGpuFractions(
+    std::string name, std::vector<MeasuredFraction> CommunicationParameters::*rows,
+    std::function<double(const CommunicationParameters&, std::string_view)> in_force) {
+  return {std::move(name), ParameterRange::kEfficiency, true, std::move(in_force),
+          [rows](CommunicationParameters& p, std::string_view gpu, double value) {
+            for (MeasuredFraction& row : p.*rows) {
+              if (row.gpu_key == gpu) {
+                row.fraction = value;
+                return;
+              }
+            }
+            (p.*rows).push_back({std::string(gpu), value});
+          }};
+}
+
+constexpr std::array<std::string_view, 3> kHopClassNames = {"nvlink", "pcie", "network"};
+
+std::vector<CommunicationParameterName> buildCommunicationNames() {
+  using P = CommunicationParameters;
+  using R = ParameterRange;
+  std::vector<CommunicationParameterName> names;
+  names.push_back(perGpuFractions("nvlink_efficiency", &P::nvlink_efficiency, [](const P& p, std::string_view gpu) {
+    return p.linkEfficiency(topology::LinkType::kNvLink, gpu);
+  }));
+  names.push_back(scalar("nvlink_efficiency_default", R::kEfficiency, &P::nvlink_efficiency_default));
+  names.push_back(scalar("infiniband_efficiency", R::kEfficiency, &P::infiniband_efficiency));
+  names.push_back(scalar("ethernet_efficiency", R::kEfficiency, &P::ethernet_efficiency));
+  names.push_back(scalar("pcie_efficiency", R::kEfficiency, &P::pcie_efficiency));
+  names.push_back(scalar("other_efficiency", R::kEfficiency, &P::other_efficiency));
+  names.push_back(scalar("nvls_efficiency", R::kEfficiency, &P::nvls_efficiency));
+  names.push_back(perGpuFractions("nvls_efficiency_per_gpu", &P::nvls_efficiency_per_gpu,
+                                  [](const P& p, std::string_view gpu) { return p.nvlsEfficiency(gpu); }));
+  for (Protocol protocol : kAllProtocols) {
+    const auto i = static_cast<std::size_t>(protocol);
+    names.push_back(element<P>(
+        "protocol_bandwidth_factor." + std::string(protocolName(protocol)),
+        R::kEfficiency, [i](auto& p) -> auto& { return p.protocol_bandwidth_factor[i]; }));
+  }
+  for (auto algorithm : kAllAlgorithms) {
+    for (Protocol protocol : kAllProtocols) {
+      const auto a = static_cast<std::size_t>(algorithm);
+      const auto i = static_cast<std::size_t>(protocol);
+      names.push_back(element<P>(
+          "base_latency_us." + std::string(algorithmName(algorithm)) + "." + std::string(protocolName(protocol)),
+          R::kNonNegative, [ a, i ](auto& p) -> auto& { return p.base_latency_us[a][i]; }));
+    }
+  }
+  for (const bool tree : {false, true}) {
+    for (std::size_t hop = 0; hop < kHopClassNames.size(); ++hop) {
+      for (Protocol protocol : kAllProtocols) {
+        const auto i = static_cast<std::size_t>(protocol);
+        names.push_back(element<P>(
+            std::string(tree ? "tree" : "ring") + "_step_latency_us." + std::string(kHopClassNames[hop]) + "." +
+                std::string(protocolName(protocol)),
+            R::kNonNegative, [ tree, hop, i ](auto& p) -> auto& {
+              return (tree ? p.tree_step_latency_us : p.ring_step_latency_us)[hop][i];
+            }));
+      }
+    }
+  }
+  names.push_back(scalar("nvls_step_latency_us", R::kNonNegative, &P::nvls_step_latency_us));
+  names.push_back(scalar("nvls_tree_network_step_latency_us", R::kNonNegative, &P::nvls_tree_network_step_latency_us));
+  names.push_back(scalar("ll_multi_node_intra_step_factor", R::kPositive, &P::ll_multi_node_intra_step_factor));
+  for (Protocol protocol : kAllProtocols) {
+    const auto i = static_cast<std::size_t>(protocol);
+    names.push_back(element<P>(
+        "chunk_bytes." + std::string(protocolName(protocol)),
+        R::kPositive, [i](auto& p) -> auto& { return p.chunk_bytes[i]; }));
+  }
+  for (Protocol protocol : kAllProtocols) {
+    for (std::size_t size_class = 0; size_class < kTreeSizeClasses; ++size_class) {
+      const auto i = static_cast<std::size_t>(protocol);
+      names.push_back(element<P>(
+          "tree_size_correction." + std::string(protocolName(protocol)) + "." + treeSizeClassName(size_class),
+          R::kEfficiency, [ i, size_class ](auto& p) -> auto& { return p.tree_size_correction[i][size_class]; }));
+    }
+  }
+  names.push_back(scalar("pipeline_channels", R::kPositive, &P::pipeline_channels));
+  names.push_back(scalar("channel_bandwidth_GBps", R::kPositive, &P::channel_bandwidth_GBps));
+  names.push_back(scalar("tree_bandwidth_factor", R::kEfficiency, &P::tree_bandwidth_factor));
+  names.push_back(scalar("tree_max_bus_GBps_two_nodes", R::kPositive, &P::tree_max_bus_GBps_two_nodes));
+  names.push_back(scalar("tree_max_bus_GBps_more_nodes", R::kPositive, &P::tree_max_bus_GBps_more_nodes));
+  names.push_back(scalar("tree_algorithm_bandwidth_ratio", R::kEfficiency, &P::tree_algorithm_bandwidth_ratio));
+  names.push_back(scalar("launch_overhead_us", R::kNonNegative, &P::launch_overhead_us));
+  return names;
+}
+
+std::vector<ComputeParameterName> buildComputeNames() {
+  using P = ComputeParameters;
+  using R = ParameterRange;
+  std::vector<ComputeParameterName> names;
+  names.push_back(scalar("matmul_ceiling_default", R::kEfficiency, &P::matmul_ceiling_default));
+  names.push_back(scalar("full_rate_operand_reuse", R::kPositive, &P::full_rate_operand_reuse));
+  names.push_back(scalar("tile_fixed_overhead_us", R::kNonNegative, &P::tile_fixed_overhead_us));
+  names.push_back({"fallback_compute_units", R::kPositiveInteger, false,
+                   [](const P& p, std::string_view) { return static_cast<double>(p.fallback_compute_units); },
+                   [](P& p, std::string_view, double value) { p.fallback_compute_units = static_cast<int>(value); }});
+  names.push_back(scalar("gemm_epilogue_exposed_default", R::kShare, &P::gemm_epilogue_exposed_default));
+  names.push_back(scalar("memory_efficiency_default", R::kEfficiency, &P::memory_efficiency_default));
+  names.push_back(scalar("elementwise_compute_efficiency", R::kEfficiency, &P::elementwise_compute_efficiency));
+  names.push_back(scalar("attention_to_matmul_default", R::kEfficiency, &P::attention_to_matmul_default));
+  names.push_back(element<P>(
+      "attention_default_measured_at.sequences", R::kPositive,
+      [](auto& p) -> auto& { return p.attention_default_measured_at.sequences; }));
+  names.push_back(element<P>(
+      "attention_default_measured_at.queries", R::kPositive,
+      [](auto& p) -> auto& { return p.attention_default_measured_at.queries; }));
+  names.push_back(element<P>(
+      "attention_default_measured_at.keys", R::kPositive,
+      [](auto& p) -> auto& { return p.attention_default_measured_at.keys; }));
+  names.push_back(element<P>(
+      "attention_tile_overhead_default.forward", R::kNonNegative,
+      [](auto& p) -> auto& { return p.attention_tile_overhead_default.forward; }));
+  names.push_back(element<P>(
+      "attention_tile_overhead_default.backward", R::kNonNegative,
+      [](auto& p) -> auto& { return p.attention_tile_overhead_default.backward; }));
+  names.push_back(scalar("collective_compute_share_default", R::kShare, &P::collective_compute_share_default));
+  names.push_back(scalar("launch_overhead_us", R::kNonNegative, &P::launch_overhead_us));
+  names.push_back(scalar("dispatch_eager_us", R::kNonNegative, &P::dispatch_eager_us));
+  names.push_back(scalar("dispatch_compiled_us", R::kNonNegative, &P::dispatch_compiled_us));
+  names.push_back(scalar("dispatch_cuda_graphs_us", R::kNonNegative, &P::dispatch_cuda_graphs_us));
+  names.push_back(scalar("dispatch_kernel_gap_us", R::kNonNegative, &P::dispatch_kernel_gap_us));
+  names.push_back(scalar("training_rate_fraction_default", R::kPositive, &P::training_rate_fraction_default));
+  return names;
+}
+
+template <class Name>
+const Name* findName(std::span<const Name> names, std::string_view name) {
+  for (const auto& entry : names) {
+    if (entry.name == name) return &entry;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::span<const CommunicationParameterName> communicationParameterNames() {
+  static const std::vector<CommunicationParameterName> names = buildCommunicationNames();
+  return names;
+}
+
+std::span<const ComputeParameterName> computeParameterNames() {
+  static const std::vector<ComputeParameterName> names = buildComputeNames();
+  return names;
+}
+
+const CommunicationParameterName* findCommunicationParameter(std::string_view name) {
+  return findName(communicationParameterNames(), name);
+}
+
+const ComputeParameterName* findComputeParameter(std::string_view name) {
+  return findName(computeParameterNames(), name);
+}
+
+bool inRange(ParameterRange range, double value) {
+  switch (range) {
+    case ParameterRange::kEfficiency: return value > 0.0 && value <= 1.0;
+    case ParameterRange::kShare: return value >= 0.0 && value <= 1.0;
+    case ParameterRange::kNonNegative: return value >= 0.0;
+    case ParameterRange::kPositive: return value > 0.0;
+    case ParameterRange::kPositiveInteger: return value >= 1.0 && value <= 1e9 && value == static_cast<int>(value);
+  }
+  return false;
+}
+
+std::string_view rangeDescription(ParameterRange range) {
+  switch (range) {
+    case ParameterRange::kEfficiency: return "a fraction in (0, 1]";
+    case ParameterRange::kShare: return "a fraction in [0, 1]";
+    case ParameterRange::kNonNegative: return "a number >= 0";
+    case ParameterRange::kPositive: return "a positive number";
+    case ParameterRange::kPositiveInteger: return "a positive integer";
+  }
+  return "";
+}
+
+std::string_view linkEfficiencyParameter(topology::LinkType type) {
+  using topology::LinkType;
+  switch (type) {
+    case LinkType::kNvLink: return "nvlink_efficiency";
+    case LinkType::kInfiniBand: return "infiniband_efficiency";
+    case LinkType::kRoce:
+    case LinkType::kEthernet: return "ethernet_efficiency";
+    case LinkType::kPcie: return "pcie_efficiency";
+    case LinkType::kIci:
+    case LinkType::kSocketInterconnect: return "other_efficiency";
+  }
+  return "other_efficiency";
+}
+
+}  // namespace trainsim::perf

@@ -1,0 +1,76 @@
+// Reading and writing the `communication:` and `compute:` sections shared by the shipped
+// defaults (configs/defaults/*.yaml, perf/default_parameters.h) and calibration files
+// (calib.yaml, calibrate/calibration_file.h; schema in docs/calibration.md). Reading is strict:
+// an unknown key (with the closest known one suggested), a value of the wrong type or out of
+// its range is an InputError at file:line:col.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/config_node.h"
+#include "perf/communication_parameters.h"
+#include "perf/compute_parameters.h"
+
+namespace trainsim::perf {
+
+// One value of a named parameter (perf/parameter_names.h); `gpu_key`: the GPU a per-GPU
+// parameter's value is for (empty for the others).
+struct ParameterValue {
+  std::string name;
+  double value = 0.0;
+  std::string gpu_key;
+};
+
+// One GEMM shape class's measured efficiency (GemmShapeEfficiency) and how many measured
+// shapes it is the median of.
+struct GemmClassRecord {
+  std::string gpu;  // catalog key
+  topology::Precision precision = topology::Precision::kBf16;
+  std::string shape_class;
+  double efficiency = 0.0;  // achieved / catalog peak
+  int shapes = 0;
+};
+
+// A `compute:` section: the rows of ComputeParameters' per-GPU tables it gives, the lists it
+// replaces, and its named scalars. Applied over parameters (applyComputeSection), a row
+// replaces the row of the same GPU (and precision, and shape class), a list the whole list.
+struct ComputeSection {
+  std::vector<MeasuredRate> matmul_ceilings;
+  std::vector<MeasuredFraction> memory_efficiency;
+  std::vector<GemmClassRecord> gemm_efficiency;
+  // SMs an overlapped NCCL collective holds (its CTAs: NCCL_DEBUG=INFO's "coll channels").
+  std::vector<MeasuredCount> collective_sms;
+  std::vector<MeasuredAttentionRate> attention_rates;
+  std::vector<MeasuredAttentionTileOverhead> attention_tile_overheads;
+  std::vector<MeasuredFraction> training_rate_fraction;
+  std::vector<MeasuredMicroseconds> tile_fixed_overhead;
+  std::vector<MeasuredFraction> gemm_epilogue_exposed;
+  std::optional<std::vector<GemmTile>> gemm_tiles;
+  std::optional<std::vector<std::string>> collective_offload_vendors;
+  std::vector<ParameterValue> values;  // computeParameterNames()
+  [[nodiscard]] bool empty() const;
+};
+
+// The keys of a `compute:` section that hold tables and lists (the others are named scalars).
+[[nodiscard]] std::span<const std::string_view> computeTableKeys();
+
+[[nodiscard]] std::vector<ParameterValue> readCommunicationSection(const ConfigNode& section);
+[[nodiscard]] ComputeSection readComputeSection(const ConfigNode& section);
+
+// The lines of a section below its key, indented by two spaces; numbers are written with the
+// shortest text that reads back as the same double.
+[[nodiscard]] std::string communicationSectionYaml(std::span<const ParameterValue> values);
+[[nodiscard]] std::string computeSectionYaml(const ComputeSection& section);
+
+// Sets the values a section gives over `parameters`.
+void applyCommunicationValues(std::span<const ParameterValue> values, CommunicationParameters& parameters);
+void applyComputeSection(const ComputeSection& section, ComputeParameters& parameters);
+
+// A YAML double-quoted scalar; the shortest text that reads back as `value` (finite).
+[[nodiscard]] std::string yamlQuoted(const std::string& text);
+[[nodiscard]] std::string yamlNumber(double value);
+
+}  // namespace trainsim::perf

@@ -1,0 +1,740 @@
+// The NCCL-like collective model (sim/collective_*.cpp): closed forms on one NVSwitch node,
+// byte conservation across nodes, determinism, contention, NVLS, the tuner and request
+// validation.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../topology/test_clusters.h"
+#include "base/config_node.h"
+#include "perf/collective.h"
+#include "perf/collective_builder.h"
+#include "perf/collective_simulation.h"
+#include "perf/communication_parameters.h"
+#include "perf/nccl_tuner.h"
+#include "sim/engine.h"
+#include "sim/flow_network.h"
+#include "sim/result.h"
+#include "sim/sim_time.h"
+#include "sim/task_executor.h"
+#include "sim/task_graph.h"
+#include "tests/shipped_defaults.h"
+#include "topology/router.h"
+
+namespace trainsim::perf {
+namespace {
+
+using topology::Cluster;
+using topology::Router;
+using topology::testing::clusterFromYaml;
+using topology::testing::presetCluster;
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr auto kSimple = static_cast<std::size_t>(Protocol::kSimple);
+constexpr auto kRingIndex = static_cast<std::size_t>(CollectiveAlgorithm::kRing);
+constexpr auto kNvLinkIndex = static_cast<std::size_t>(HopClass::kNvLink);
+
+// One NVSwitch node of 8 inline GPUs at 100 GB/s per GPU. The inline GPU's key is
+// "inline", so its NVLink efficiency is nvlink_efficiency_default.
+const char* kOneNodeYaml = R"(
+name: one-node
+gpu:
+  name: test-gpu
+  peak_tflops: {bf16: 100}
+  memory_GiB: 80
+  memory_bandwidth_GBps: 2000
+  intra_node_bandwidth_GBps: 100
+  default_fabric: nvswitch
+  pcie_bandwidth_GBps: 64
+nodes: 1
+gpus_per_node: 8
+intra_node:
+  fabric: nvswitch
+)";
+
+const Cluster& oneNode() {
+  static const Cluster cluster = clusterFromYaml(kOneNodeYaml);
+  return cluster;
+}
+
+// 4 nodes of 8 inline GPUs, one 200 Gb/s InfiniBand NIC per GPU unless `nics` says otherwise.
+std::string multiNodeYaml(int nics, int nodes = 4) {
+  return std::string(R"(
+name: multi-node
+gpu:)") + topology::testing::kTestGpu +
+         "nodes: " + std::to_string(nodes) + R"(
+gpus_per_node: 8
+inter_node:
+  nics_per_node: )" +
+         std::to_string(nics) + R"(
+  nic_bandwidth_Gbps: 200
+  protocol: infiniband
+  topology: fat_tree
+)";
+}
+
+// Every latency and the pipeline fill set to zero: only bytes / bandwidth remain.
+CommunicationParameters zeroLatencyParameters() {
+  CommunicationParameters parameters = shippedCommunication();
+  parameters.launch_overhead_us = 0.0;
+  for (auto& row : parameters.base_latency_us) row = {0.0, 0.0, 0.0};
+  for (auto& row : parameters.ring_step_latency_us) row = {0.0, 0.0, 0.0};
+  for (auto& row : parameters.tree_step_latency_us) row = {0.0, 0.0, 0.0};
+  parameters.nvls_step_latency_us = 0.0;
+  parameters.chunk_bytes = {0.0, 0.0, 0.0};
+  return parameters;
+}
+
+std::vector<int64_t> firstRanks(int64_t n, int64_t first = 0) {
+  std::vector<int64_t> ranks;
+  for (int64_t r = 0; r < n; ++r) ranks.push_back(first + r);
+  return ranks;
+}
+
+// A collective built with CollectiveBuilder and run on its own engine, flow network and
+// executor (what CollectiveSimulator does), keeping the graph and the run summary.
+struct CollectiveRun {
+  CollectiveChoice choice;
+  sim::SimTime makespan = 0;
+  sim::TaskGraph graph;
+  sim::RunSummary summary;
+};
+
+CollectiveRun runCollectives(const Cluster& cluster, const CommunicationParameters& parameters,
+                             const std::vector<CollectiveRequest>& requests, Router* shared_router = nullptr) {
+  CollectiveRun run;
+  Router own_router(cluster);
+  Router& router = shared_router != nullptr ? *shared_router : own_router;
+  CollectiveBuilder builder(cluster, router, run.graph, parameters);
+  for (const auto& request : requests) {
+    auto choice = builder.choose(request);
+    if (!choice.ok()) {
+      ADD_FAILURE() << choice.error().toString();
+      return run;
+    }
+    run.choice = choice.value();
+    builder.add(request, choice.value());
+  }
+  sim::Engine engine;
+  sim::FlowNetwork network(engine, CollectiveBuilder::effectiveCapacities(cluster, parameters));
+  sim::TaskExecutor executor(engine, network, run.graph);
+  run.makespan = executor.run();
+  EXPECT_TRUE(executor.allFinished());
+  run.summary = sim::summarizeRun(engine, network, executor);
+  return run;
+}
+
+CollectiveRun runCollective(const Cluster& cluster, const CommunicationParameters& parameters,
+                            const CollectiveRequest& request, Router* shared_router = nullptr) {
+  return runCollectives(cluster, parameters, {request}, shared_router);
+}
+
+CollectiveRequest forcedRingSimple(CollectiveOp op, std::vector<int64_t> ranks, double bytes) {
+  return CollectiveRequest{op, std::move(ranks), bytes, CollectiveAlgorithm::kRing, Protocol::kSimple};
+}
+
+// The effective NVLink bandwidth of the one-node cluster (raw x efficiency).
+double oneNodeEffectiveBandwidth(const CommunicationParameters& parameters) {
+  return 100e9 * parameters.nvlink_efficiency_default;
+}
+
+// launch + base[ring][Simple] + 2(n-1) NVLink Simple steps + fill + 2(n-1)/n S / B_eff,
+// each term rounded to the picosecond as the engine does (compute task, flow latency,
+// transfer rounded up).
+sim::SimTime expectedRingAllReduce(const CommunicationParameters& p, int n, double size) {
+  const double steps = 2.0 * (n - 1.0);
+  const double fixed_us = p.launch_overhead_us + p.base_latency_us[kRingIndex][kSimple];
+  const double chunk = std::min(p.chunk_bytes[kSimple], size / n / p.pipeline_channels);
+  const double fill_s = (steps - 1.0) * chunk / (p.channel_bandwidth_GBps * 1e9);
+  const double step_s = steps * p.ring_step_latency_us[kNvLinkIndex][kSimple] * 1e-6;
+  const double payload = 2.0 * (n - 1.0) / n * size;
+  return sim::secondsToSimTime(fixed_us * 1e-6) + sim::secondsToSimTime(step_s + fill_s) +
+         sim::transferDuration(payload, oneNodeEffectiveBandwidth(p));
+}
+
+// ---------------------------------------------------------------------------------------
+// Closed forms on one NVSwitch node.
+
+TEST(CollectiveTest, RingAllReduceOnOneNodeMatchesClosedFormWithChunkLimitedFill) {
+  const CommunicationParameters parameters = shippedCommunication();
+  for (int n : {2, 4, 8}) {
+    const double size = 1.0 * kGiB;
+    // The fill is chunk-limited: the per-step data over the channels exceeds the slot.
+    ASSERT_GT(size / n / parameters.pipeline_channels, parameters.chunk_bytes[kSimple]);
+    const CollectiveRun run =
+        runCollective(oneNode(), parameters, forcedRingSimple(CollectiveOp::kAllReduce, firstRanks(n), size));
+    EXPECT_EQ(run.choice.algorithm, CollectiveAlgorithm::kRing);
+    EXPECT_EQ(run.choice.protocol, Protocol::kSimple);
+    EXPECT_EQ(run.choice.channels, 1);
+    EXPECT_EQ(run.makespan, expectedRingAllReduce(parameters, n, size)) << "n = " << n;
+  }
+}
+
+TEST(CollectiveTest, RingAllReduceOnOneNodeMatchesClosedFormWithSizeLimitedFill) {
+  const CommunicationParameters parameters = shippedCommunication();
+  for (int n : {2, 4, 8}) {
+    for (double size : {1.0 * kMiB, 4096.0}) {
+      // The fill is size-limited: S / (n x channels) is below the Simple slot.
+      ASSERT_LT(size / n / parameters.pipeline_channels, parameters.chunk_bytes[kSimple]);
+      const CollectiveRun run =
+          runCollective(oneNode(), parameters, forcedRingSimple(CollectiveOp::kAllReduce, firstRanks(n), size));
+      EXPECT_EQ(run.makespan, expectedRingAllReduce(parameters, n, size)) << "n = " << n << ", S = " << size;
+    }
+  }
+}
+
+TEST(CollectiveTest, RingAllReduceWithoutLatenciesIsBytesOverBandwidth) {
+  const CommunicationParameters parameters = zeroLatencyParameters();
+  const double bandwidth = oneNodeEffectiveBandwidth(parameters);
+  for (int n : {2, 4, 8}) {
+    for (double size : {1.0 * kMiB, 1.0 * kGiB}) {
+      const CollectiveRun run =
+          runCollective(oneNode(), parameters, forcedRingSimple(CollectiveOp::kAllReduce, firstRanks(n), size));
+      EXPECT_EQ(run.makespan, sim::transferDuration(2.0 * (n - 1.0) / n * size, bandwidth)) << "n = " << n;
+      // Also as seconds: 2(n-1)/n S / B_eff.
+      EXPECT_NEAR(sim::simTimeToSeconds(run.makespan), 2.0 * (n - 1.0) / n * size / bandwidth, 1e-12);
+    }
+  }
+}
+
+TEST(CollectiveTest, RingAllGatherAndReduceScatterMatchClosedFormWithLatencies) {
+  const CommunicationParameters p = shippedCommunication();
+  for (CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
+    for (int n : {2, 4, 8}) {
+      for (double size : {1.0 * kMiB, 1.0 * kGiB}) {
+        const CollectiveRun run = runCollective(oneNode(), p, forcedRingSimple(op, firstRanks(n), size));
+        const double steps = n - 1.0;
+        const double chunk = std::min(p.chunk_bytes[kSimple], size / n / p.pipeline_channels);
+        const double latency_s = steps * p.ring_step_latency_us[kNvLinkIndex][kSimple] * 1e-6 +
+                                 (steps - 1.0) * chunk / (p.channel_bandwidth_GBps * 1e9);
+        const sim::SimTime expected =
+            sim::secondsToSimTime((p.launch_overhead_us + p.base_latency_us[kRingIndex][kSimple]) * 1e-6) +
+            sim::secondsToSimTime(latency_s) +
+            sim::transferDuration((n - 1.0) / n * size, oneNodeEffectiveBandwidth(p));
+        EXPECT_EQ(run.makespan, expected) << collectiveOpName(op) << " n = " << n << ", S = " << size;
+      }
+    }
+  }
+}
+
+TEST(CollectiveTest, OneNodeClosedFormsWithoutLatencies) {
+  const CommunicationParameters parameters = zeroLatencyParameters();
+  const double bandwidth = oneNodeEffectiveBandwidth(parameters);
+  const double size = 256.0 * kMiB;
+  for (int n : {2, 4, 8}) {
+    const auto ranks = firstRanks(n);
+    const auto time = [&](CollectiveOp op, std::optional<CollectiveAlgorithm> algorithm) {
+      return runCollective(oneNode(), parameters, CollectiveRequest{op, ranks, size, algorithm, Protocol::kSimple})
+          .makespan;
+    };
+    // all_gather / reduce_scatter: (n-1)/n S / B.
+    EXPECT_EQ(time(CollectiveOp::kAllGather, CollectiveAlgorithm::kRing),
+              sim::transferDuration((n - 1.0) / n * size, bandwidth))
+        << n;
+    EXPECT_EQ(time(CollectiveOp::kReduceScatter, CollectiveAlgorithm::kRing),
+              sim::transferDuration((n - 1.0) / n * size, bandwidth))
+        << n;
+    // broadcast: a chain from the root, every edge carries S: S / B.
+    EXPECT_EQ(time(CollectiveOp::kBroadcast, CollectiveAlgorithm::kRing), sim::transferDuration(size, bandwidth)) << n;
+    // send_recv: every rank sends S to the next: S / B.
+    EXPECT_EQ(time(CollectiveOp::kSendRecv, std::nullopt), sim::transferDuration(size, bandwidth)) << n;
+    // all_to_all: n-1 flows of S/n share each GPU's link: (n-1)/n S / B (the fair share
+    // B/(n-1) may differ from the exact quotient by a rounding of the last bit).
+    EXPECT_NEAR(static_cast<double>(time(CollectiveOp::kAllToAll, std::nullopt)),
+                static_cast<double>(sim::transferDuration((n - 1.0) / n * size, bandwidth)), 2.0)
+        << n;
+  }
+}
+
+TEST(CollectiveTest, PointToPointOpsUseTheDirectAlgorithmAndRingOpsTheRing) {
+  CollectiveSimulator simulator(oneNode(), shippedCommunication());
+  for (CollectiveOp op : {CollectiveOp::kAllToAll, CollectiveOp::kSendRecv}) {
+    auto result = simulator.simulate(CollectiveRequest{op, firstRanks(4), 1.0 * kMiB, {}, {}});
+    ASSERT_TRUE(result.ok()) << result.error().toString();
+    EXPECT_EQ(result->choice.algorithm, CollectiveAlgorithm::kDirect) << collectiveOpName(op);
+  }
+  for (CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter, CollectiveOp::kBroadcast}) {
+    auto result = simulator.simulate(CollectiveRequest{op, firstRanks(4), 1.0 * kMiB, {}, {}});
+    ASSERT_TRUE(result.ok()) << result.error().toString();
+    EXPECT_EQ(result->choice.algorithm, CollectiveAlgorithm::kRing) << collectiveOpName(op);
+  }
+}
+
+TEST(CollectiveTest, SimulatorReportsAlgorithmAndBusBandwidth) {
+  const CommunicationParameters parameters = zeroLatencyParameters();
+  CollectiveSimulator simulator(oneNode(), parameters);
+  const double size = 1.0 * kGiB;
+  auto result = simulator.simulate(forcedRingSimple(CollectiveOp::kAllReduce, firstRanks(8), size));
+  ASSERT_TRUE(result.ok()) << result.error().toString();
+  EXPECT_DOUBLE_EQ(result->algbw_Bps, size / result->time_s);
+  EXPECT_DOUBLE_EQ(result->busbw_Bps, result->algbw_Bps * 2.0 * 7.0 / 8.0);
+  // Without latencies the bus bandwidth is the effective link bandwidth.
+  EXPECT_NEAR(result->busbw_Bps / oneNodeEffectiveBandwidth(parameters), 1.0, 1e-9);
+}
+
+TEST(CollectiveTest, SimulatorCountsTheCollectivesFlows) {
+  CollectiveSimulator simulator(oneNode(), shippedCommunication());
+  // A single-node ring has one flow per rank (one channel); all_to_all's n(n-1) pairs run as
+  // one bundle per ordered pair of nodes: one inside a node.
+  auto ring = simulator.simulate(forcedRingSimple(CollectiveOp::kAllReduce, firstRanks(8), 1.0 * kMiB));
+  ASSERT_TRUE(ring.ok());
+  // Regression test for a bug found in review (fixed).
+  EXPECT_EQ(ring->flows, 8u);
+  auto all_to_all = simulator.simulate(CollectiveRequest{CollectiveOp::kAllToAll, firstRanks(4), 1.0 * kMiB, {}, {}});
+  ASSERT_TRUE(all_to_all.ok());
+  EXPECT_EQ(all_to_all->flows, 1u);
+}
+
+// ---------------------------------------------------------------------------------------
+// Conservation: every byte of every flow crosses every link of its route once.
+
+void expectBytesConserved(const CollectiveRun& run) {
+  double carried = 0.0;
+  for (const auto& link : run.summary.links) carried += link.bytes_carried;
+  double expected = 0.0;
+  std::size_t flows = 0;
+  for (sim::TaskId task = 0; task < run.graph.taskCount(); ++task) {
+    if (run.graph.kind(task) != sim::TaskKind::kFlow) continue;
+    ++flows;
+    // A bundle carries its bytes once per member on each link.
+    const auto multiplicity = run.graph.routeMultiplicity(run.graph.route(task));
+    double crossings = static_cast<double>(run.graph.routeLinks(run.graph.route(task)).size());
+    if (!multiplicity.empty()) crossings = std::accumulate(multiplicity.begin(), multiplicity.end(), 0.0);
+    expected += run.graph.flowBytes(task) * crossings;
+  }
+  ASSERT_GT(flows, 0u);
+  EXPECT_NEAR(carried / expected, 1.0, 1e-9);
+}
+
+double totalFlowBytes(const CollectiveRun& run) {
+  double total = 0.0;
+  for (sim::TaskId task = 0; task < run.graph.taskCount(); ++task) {
+    if (run.graph.kind(task) == sim::TaskKind::kFlow) total += run.graph.flowBytes(task);
+  }
+  return total;
+}
+
+TEST(CollectiveTest, MultiNodeRingConservesBytes) {
+  const Cluster cluster = clusterFromYaml(multiNodeYaml(8));
+  const CommunicationParameters parameters = shippedCommunication();
+  const double size = 64.0 * kMiB;
+  const CollectiveRun run =
+      runCollective(cluster, parameters, forcedRingSimple(CollectiveOp::kAllReduce, firstRanks(32), size));
+  EXPECT_EQ(run.choice.channels, 8);
+  expectBytesConserved(run);
+  // 8 channels x 32 edges x 2(n-1)/n S / 8 = 2(n-1) S in all (Simple: no protocol overhead).
+  EXPECT_NEAR(totalFlowBytes(run) / (2.0 * 31.0 * size), 1.0, 1e-12);
+  // Every byte leaves a GPU: the network carries something.
+  EXPECT_EQ(run.summary.tasks_finished, run.summary.tasks);
+}
+
+TEST(CollectiveTest, MultiNodeTreeConservesBytes) {
+  const Cluster cluster = clusterFromYaml(multiNodeYaml(8));
+  const CommunicationParameters parameters = shippedCommunication();
+  const CollectiveRun run = runCollective(
+      cluster, parameters,
+      CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(32), 64.0 * kMiB, CollectiveAlgorithm::kTree, {}});
+  EXPECT_EQ(run.choice.algorithm, CollectiveAlgorithm::kTree);
+  expectBytesConserved(run);
+}
+
+// An all-to-all runs one bundle per ordered pair of nodes (4 nodes: 12 between nodes and 4
+// inside them), whose links carry every member pair's path; calling it again on the same
+// group reuses its routes.
+TEST(CollectiveTest, AllToAllRunsABundlePerNodePairAndReusesItsRoutes) {
+  const Cluster cluster = clusterFromYaml(multiNodeYaml(8));
+  const CommunicationParameters parameters = shippedCommunication();
+  Router router(cluster);
+  sim::TaskGraph graph;
+  CollectiveBuilder builder(cluster, router, graph, parameters);
+  const CollectiveRequest request{CollectiveOp::kAllToAll, firstRanks(32), 64.0 * kMiB, {}, {}};
+  const CollectiveChoice choice = builder.choose(request).value();
+  builder.add(request, choice);
+  std::size_t flows = 0;
+  double crossings = 0.0;
+  for (sim::TaskId task = 0; task < graph.taskCount(); ++task) {
+    if (graph.kind(task) != sim::TaskKind::kFlow) continue;
+    ++flows;
+    const auto multiplicity = graph.routeMultiplicity(graph.route(task));
+    ASSERT_FALSE(multiplicity.empty());
+    crossings += std::accumulate(multiplicity.begin(), multiplicity.end(), 0.0);
+  }
+  EXPECT_EQ(flows, 16u);
+  // Every ordered pair's path, link by link.
+  double expected = 0.0;
+  for (int64_t from = 0; from < 32; ++from) {
+    for (int64_t to = 0; to < 32; ++to) {
+      if (from != to) {
+        expected += static_cast<double>(router.route(cluster.accelerator(from), cluster.accelerator(to)).links.size());
+      }
+    }
+  }
+  EXPECT_DOUBLE_EQ(crossings, expected);
+  const std::size_t routes = graph.routeCount();
+  builder.add(request, choice);
+  EXPECT_EQ(graph.routeCount(), routes);
+}
+
+TEST(CollectiveTest, MultiNodeAllToAllAndLlRingConserveBytes) {
+  const Cluster cluster = clusterFromYaml(multiNodeYaml(2));
+  const CommunicationParameters parameters = shippedCommunication();
+  expectBytesConserved(runCollective(
+      cluster, parameters, CollectiveRequest{CollectiveOp::kAllToAll, firstRanks(16, 8), 16.0 * kMiB, {}, {}}));
+  const CollectiveRun ll = runCollective(cluster, parameters,
+                                         CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(32), 1.0 * kMiB,
+                                                           CollectiveAlgorithm::kRing, Protocol::kLL});
+  expectBytesConserved(ll);
+  // LL puts 1 / protocol_bandwidth_factor[LL] times the payload on the wire.
+  const double factor = parameters.protocol_bandwidth_factor[static_cast<std::size_t>(Protocol::kLL)];
+  EXPECT_NEAR(totalFlowBytes(ll) / (2.0 * 31.0 * kMiB / factor), 1.0, 1e-12);
+}
+
+// ---------------------------------------------------------------------------------------
+// Determinism.
+
+TEST(CollectiveTest, SameRequestGivesIdenticalTimes) {
+  const Cluster cluster = clusterFromYaml(multiNodeYaml(8));
+  const CommunicationParameters parameters = shippedCommunication();
+  for (double size : {8.0, 1.0 * kMiB, 256.0 * kMiB}) {
+    const CollectiveRequest request{CollectiveOp::kAllReduce, firstRanks(32), size, {}, {}};
+    CollectiveSimulator first(cluster, parameters);
+    CollectiveSimulator second(cluster, parameters);
+    auto a = first.simulate(request);
+    auto b = second.simulate(request);
+    auto c = first.simulate(request);  // Router cache warm
+    ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+    EXPECT_EQ(sim::secondsToSimTime(a->time_s), sim::secondsToSimTime(b->time_s)) << size;
+    EXPECT_EQ(sim::secondsToSimTime(a->time_s), sim::secondsToSimTime(c->time_s)) << size;
+    EXPECT_EQ(a->time_s, c->time_s);
+    EXPECT_EQ(a->choice.algorithm, c->choice.algorithm);
+    EXPECT_EQ(a->choice.protocol, c->choice.protocol);
+    EXPECT_EQ(a->flows, c->flows);
+  }
+}
+
+TEST(CollectiveTest, ResultDoesNotDependOnRouterCacheState) {
+  const Cluster cluster = clusterFromYaml(multiNodeYaml(2));
+  const CommunicationParameters parameters = shippedCommunication();
+  const std::vector<CollectiveRequest> requests = {
+      forcedRingSimple(CollectiveOp::kAllReduce, firstRanks(32), 64.0 * kMiB),
+      CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(32), 64.0 * kMiB, CollectiveAlgorithm::kTree, {}},
+      CollectiveRequest{CollectiveOp::kAllToAll, firstRanks(16, 4), 8.0 * kMiB, {}, {}},
+  };
+  for (const auto& request : requests) {
+    const CollectiveRun cold = runCollective(cluster, parameters, request);
+    // A router that has already answered every pair, in reverse order.
+    Router warm(cluster);
+    for (int64_t a = cluster.acceleratorCount() - 1; a >= 0; --a) {
+      for (int64_t b = cluster.acceleratorCount() - 1; b >= 0; --b) {
+        if (a != b) (void)warm.route(cluster.accelerator(a), cluster.accelerator(b));
+      }
+    }
+    const CollectiveRun hot = runCollective(cluster, parameters, request, &warm);
+    EXPECT_EQ(cold.makespan, hot.makespan) << collectiveOpName(request.op);
+    ASSERT_EQ(cold.graph.taskCount(), hot.graph.taskCount());
+    for (sim::TaskId task = 0; task < cold.graph.taskCount(); ++task) {
+      if (cold.graph.kind(task) != sim::TaskKind::kFlow) continue;
+      const auto cold_links = cold.graph.routeLinks(cold.graph.route(task));
+      const auto hot_links = hot.graph.routeLinks(hot.graph.route(task));
+      EXPECT_TRUE(std::equal(cold_links.begin(), cold_links.end(), hot_links.begin(), hot_links.end()));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Contention: 8 concurrent data-parallel all-reduces, group g = GPU g of each of 4 nodes.
+
+std::vector<CollectiveRequest> dataParallelGroups(int groups, double size) {
+  std::vector<CollectiveRequest> requests;
+  for (int g = 0; g < groups; ++g) {
+    std::vector<int64_t> ranks;
+    for (int node = 0; node < 4; ++node) ranks.push_back(node * 8 + g);
+    requests.push_back(forcedRingSimple(CollectiveOp::kAllReduce, ranks, size));
+  }
+  return requests;
+}
+
+TEST(CollectiveTest, ConcurrentAllReducesContendForSharedNics) {
+  const Cluster cluster = clusterFromYaml(multiNodeYaml(2));
+  const CommunicationParameters parameters = shippedCommunication();
+  const double size = 256.0 * kMiB;
+  const sim::SimTime alone = runCollectives(cluster, parameters, dataParallelGroups(1, size)).makespan;
+  const sim::SimTime together = runCollectives(cluster, parameters, dataParallelGroups(8, size)).makespan;
+  // Four groups share each NIC: about four times as long for large messages.
+  const double ratio = static_cast<double>(together) / static_cast<double>(alone);
+  EXPECT_GT(ratio, 3.5);
+  EXPECT_LT(ratio, 4.1);
+}
+
+TEST(CollectiveTest, ConcurrentAllReducesWithOwnNicsDoNotSlowDown) {
+  const Cluster cluster = clusterFromYaml(multiNodeYaml(8));
+  const CommunicationParameters parameters = shippedCommunication();
+  const double size = 256.0 * kMiB;
+  const sim::SimTime alone = runCollectives(cluster, parameters, dataParallelGroups(1, size)).makespan;
+  const sim::SimTime together = runCollectives(cluster, parameters, dataParallelGroups(8, size)).makespan;
+  EXPECT_GE(together, alone);
+  EXPECT_NEAR(static_cast<double>(together) / static_cast<double>(alone), 1.0, 0.01);
+}
+
+// Rail-optimized fabric: a ring leaves each node through the NIC it entered by (NCCL's
+// ring search keeps inter-node hops on one rail), so a group with 2 GPUs per node runs 2
+// channels on 2 rails and reaches about twice the bus bandwidth of 1 GPU per node; no
+// flow crosses the spine.
+TEST(CollectiveTest, MultiNodeRingStaysOnRailsOfARailOptimizedFabric) {
+  const Cluster cluster = presetCluster("h100-superpod-16k", {parseOverride("nodes=8")});
+  const CommunicationParameters parameters = shippedCommunication();
+  const auto ranks = [](int per_node) {
+    std::vector<int64_t> result;
+    for (int node = 0; node < 8; ++node) {
+      for (int g = 0; g < per_node; ++g) result.push_back(node * 8 + g);
+    }
+    return result;
+  };
+  CollectiveSimulator simulator(cluster, parameters);
+  auto one = simulator.simulate(forcedRingSimple(CollectiveOp::kReduceScatter, ranks(1), 1.0 * kGiB));
+  auto two = simulator.simulate(forcedRingSimple(CollectiveOp::kReduceScatter, ranks(2), 1.0 * kGiB));
+  ASSERT_TRUE(one.ok()) << one.error().toString();
+  ASSERT_TRUE(two.ok()) << two.error().toString();
+  EXPECT_GT(two->busbw_Bps / one->busbw_Bps, 1.8);
+
+  Router router(cluster);
+  const CollectiveRun run =
+      runCollective(cluster, parameters, forcedRingSimple(CollectiveOp::kReduceScatter, ranks(2), 1.0 * kGiB), &router);
+  for (std::size_t r = 0; r < run.graph.routeCount(); ++r) {
+    for (auto link : run.graph.routeLinks(static_cast<sim::RouteId>(r))) {
+      const auto& to = cluster.device(cluster.link(link).to);
+      EXPECT_NE(to.kind, topology::DeviceKind::kSpineSwitch) << "route " << r << " crosses rails";
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// NVLS.
+
+TEST(CollectiveTest, NvlsOnDgxH100ReachesNvlsEfficiencyOfNvLink) {
+  const Cluster cluster = presetCluster("dgx-h100");
+  const CommunicationParameters parameters = shippedCommunication();
+  CollectiveSimulator simulator(cluster, parameters);
+  auto result = simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(8), 8.0 * kGiB, {}, {}});
+  ASSERT_TRUE(result.ok()) << result.error().toString();
+  EXPECT_EQ(result->choice.algorithm, CollectiveAlgorithm::kNvls);
+  EXPECT_EQ(result->choice.protocol, Protocol::kSimple);
+  const double expected_busbw = parameters.nvls_efficiency * 450e9 * 2.0 * 7.0 / 8.0;
+  EXPECT_NEAR(result->busbw_Bps / expected_busbw, 1.0, 0.01);
+}
+
+TEST(CollectiveTest, NvlsIsNotOfferedOnDgxA100) {
+  const Cluster cluster = presetCluster("dgx-a100", {});
+  CollectiveSimulator simulator(cluster, shippedCommunication());
+  auto result = simulator.simulate(
+      CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(8), 1.0 * kGiB, CollectiveAlgorithm::kNvls, {}});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().code, ExitCode::kInvalidInput);
+  EXPECT_EQ(result.error().toString(), "--algo: nvls is not available for all_reduce on this group; available: ring");
+  // Two nodes: the tree joins the list.
+  auto two_nodes = simulator.simulate(
+      CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(16), 1.0 * kGiB, CollectiveAlgorithm::kNvls, {}});
+  ASSERT_FALSE(two_nodes.ok());
+  EXPECT_EQ(two_nodes.error().toString(),
+            "--algo: nvls is not available for all_reduce on this group; available: ring, tree");
+}
+
+TEST(CollectiveTest, TreeIsNotOfferedInsideOneNode) {
+  const Cluster cluster = presetCluster("dgx-h100");
+  CollectiveSimulator simulator(cluster, shippedCommunication());
+  auto result = simulator.simulate(
+      CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(8), 1.0 * kGiB, CollectiveAlgorithm::kTree, {}});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().toString(),
+            "--algo: tree is not available for all_reduce on this group; available: ring, nvls");
+  // NVLS is not offered across nodes either: NVLS_TREE is.
+  auto across = simulator.simulate(
+      CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(16), 1.0 * kGiB, CollectiveAlgorithm::kNvls, {}});
+  ASSERT_FALSE(across.ok());
+  EXPECT_EQ(across.error().toString(),
+            "--algo: nvls is not available for all_reduce on this group; available: ring, tree, nvls_tree");
+}
+
+// ---------------------------------------------------------------------------------------
+// NVLS_TREE.
+
+TEST(CollectiveTest, NvlsTreeOnTwoH100NodesMovesTheBufferOnceEachWayOverTheNics) {
+  const Cluster cluster = presetCluster("dgx-h100");
+  const CommunicationParameters parameters = shippedCommunication();
+  CollectiveSimulator simulator(cluster, parameters);
+  auto result = simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(16), 8.0 * kGiB, {}, {}});
+  ASSERT_TRUE(result.ok()) << result.error().toString();
+  // Large messages across two NVLS nodes: NVLS_TREE, as NCCL's tuner picks it.
+  EXPECT_EQ(result->choice.algorithm, CollectiveAlgorithm::kNvlsTree);
+  EXPECT_EQ(result->choice.protocol, Protocol::kSimple);
+  // Bound by NVLS inside the node (450 GB/s x NVLS efficiency of algorithm bandwidth) or by
+  // the node's NICs carrying the buffer once each way (8 x 400 Gb/s x InfiniBand efficiency).
+  const double nvls_Bps = 450e9 * parameters.nvlsEfficiency("h100-sxm");
+  const double nics_Bps = 8.0 * 50e9 * parameters.infiniband_efficiency;
+  const double bound_Bps = std::min(nvls_Bps, nics_Bps);
+  EXPECT_NEAR(result->algbw_Bps / bound_Bps, 1.0, 0.03);
+  // A ring is bound by the NICs carrying the buffer about twice: it is slower.
+  auto ring = simulator.simulate(
+      CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(16), 8.0 * kGiB, CollectiveAlgorithm::kRing, {}});
+  ASSERT_TRUE(ring.ok());
+  EXPECT_LT(ring->busbw_Bps, 0.8 * result->busbw_Bps);
+}
+
+TEST(CollectiveTest, NvlsTreeNeedsTheSameGpusOnEveryNodeAndTwoAtLeast) {
+  const Cluster cluster = presetCluster("dgx-h100");
+  CollectiveSimulator simulator(cluster, shippedCommunication());
+  // One GPU per node (a data-parallel group across tensor-parallel nodes): no NVLS to do.
+  auto strided = simulator.simulate(
+      CollectiveRequest{CollectiveOp::kAllReduce, {0, 8, 16, 24}, 1.0 * kGiB, CollectiveAlgorithm::kNvlsTree, {}});
+  ASSERT_FALSE(strided.ok());
+  EXPECT_EQ(strided.error().toString(),
+            "--algo: nvls_tree is not available for all_reduce on this group; available: ring, tree");
+  // 8 GPUs on one node and 2 on another.
+  auto uneven = simulator.simulate(
+      CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(10), 1.0 * kGiB, CollectiveAlgorithm::kNvlsTree, {}});
+  ASSERT_FALSE(uneven.ok());
+}
+
+TEST(CollectiveTest, TreesReachNcclsCorrectionOfTheirBandwidthAtMediumSizes) {
+  const CommunicationParameters parameters = shippedCommunication();
+  // NCCL's table for Simple: 0.5 at 1 MiB (64 B x 2^14), 0.7 at 4 MiB, 0.9 at 512 MiB, 1 beyond.
+  EXPECT_EQ(detail::treeSizeCorrection(parameters, CollectiveAlgorithm::kNvlsTree, Protocol::kSimple, 1 << 20), 0.5);
+  EXPECT_EQ(detail::treeSizeCorrection(parameters, CollectiveAlgorithm::kTree, Protocol::kSimple, 4 << 20), 0.7);
+  EXPECT_EQ(detail::treeSizeCorrection(parameters, CollectiveAlgorithm::kTree, Protocol::kSimple, 512.0 * (1 << 20)),
+            0.9);
+  EXPECT_EQ(detail::treeSizeCorrection(parameters, CollectiveAlgorithm::kTree, Protocol::kSimple, 1.0 * kGiB), 1.0);
+  EXPECT_EQ(detail::treeSizeCorrection(parameters, CollectiveAlgorithm::kRing, Protocol::kSimple, 1 << 20), 1.0);
+  EXPECT_EQ(detail::treeSizeCorrection(parameters, CollectiveAlgorithm::kTree, Protocol::kLL, 32), 1.0);
+
+  // The flows follow it: NVLS_TREE at 4 MiB takes about 1 / 0.7 of its uncorrected time.
+  const Cluster cluster = presetCluster("dgx-h100");
+  CommunicationParameters uncorrected = parameters;
+  for (auto& row : uncorrected.tree_size_correction) row.fill(1.0);
+  auto corrected_run =
+      CollectiveSimulator(cluster, parameters)
+          .simulate(CollectiveRequest{
+              CollectiveOp::kAllReduce, firstRanks(16), 64.0 * (1 << 20), CollectiveAlgorithm::kNvlsTree, {}});
+  auto plain_run =
+      CollectiveSimulator(cluster, uncorrected)
+          .simulate(CollectiveRequest{
+              CollectiveOp::kAllReduce, firstRanks(16), 64.0 * (1 << 20), CollectiveAlgorithm::kNvlsTree, {}});
+  ASSERT_TRUE(corrected_run.ok() && plain_run.ok());
+  EXPECT_GT(corrected_run->time_s, plain_run->time_s * 1.1);
+}
+
+TEST(CollectiveTest, BlackwellNvlsRunsAtItsOwnEfficiency) {
+  const CommunicationParameters parameters = shippedCommunication();
+  EXPECT_EQ(parameters.nvlsEfficiency("h100-sxm"), parameters.nvls_efficiency);
+  EXPECT_NEAR(parameters.nvlsEfficiency("b200"), 0.60 * 0.74 / 0.85, 0.005);
+  const Cluster cluster = presetCluster("dgx-b200");
+  CollectiveSimulator simulator(cluster, parameters);
+  auto result = simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(8), 8.0 * kGiB, {}, {}});
+  ASSERT_TRUE(result.ok()) << result.error().toString();
+  EXPECT_EQ(result->choice.algorithm, CollectiveAlgorithm::kNvls);
+  EXPECT_NEAR(result->algbw_Bps / (900e9 * parameters.nvlsEfficiency("b200")), 1.0, 0.02);
+}
+
+TEST(CollectiveTest, NvlsWithANonSimpleProtocolIsAnError) {
+  const Cluster cluster = presetCluster("dgx-h100");
+  CollectiveSimulator simulator(cluster, shippedCommunication());
+  auto result = simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(8), 1.0 * kGiB,
+                                                     CollectiveAlgorithm::kNvls, Protocol::kLL});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().toString(),
+            "--proto: the NVLS algorithms (nvls, nvls_tree) run only with the Simple protocol");
+}
+
+// ---------------------------------------------------------------------------------------
+// Tuner.
+
+TEST(CollectiveTest, TunerPicksLlForTinyMessagesAndSimpleForLargeOnTwoDgxA100) {
+  const Cluster cluster = presetCluster("dgx-a100");
+  CollectiveSimulator simulator(cluster, shippedCommunication());
+  auto tiny = simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(16), 8.0, {}, {}});
+  ASSERT_TRUE(tiny.ok()) << tiny.error().toString();
+  EXPECT_EQ(tiny->choice.protocol, Protocol::kLL);
+  auto large = simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(16), 1.0 * kGiB, {}, {}});
+  ASSERT_TRUE(large.ok()) << large.error().toString();
+  EXPECT_EQ(large->choice.protocol, Protocol::kSimple);
+  EXPECT_EQ(large->choice.algorithm, CollectiveAlgorithm::kRing);
+  // One channel per NIC across nodes.
+  EXPECT_EQ(large->choice.channels, 8);
+}
+
+TEST(CollectiveTest, ForcedProtocolAndAlgorithmAreHonoured) {
+  const Cluster cluster = presetCluster("dgx-a100");
+  CollectiveSimulator simulator(cluster, shippedCommunication());
+  for (Protocol protocol : kAllProtocols) {
+    for (CollectiveAlgorithm algorithm : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree}) {
+      for (double size : {8.0, 1.0 * kGiB}) {
+        auto result =
+            simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(16), size, algorithm, protocol});
+        ASSERT_TRUE(result.ok()) << result.error().toString();
+        EXPECT_EQ(result->choice.protocol, protocol);
+        EXPECT_EQ(result->choice.algorithm, algorithm);
+      }
+    }
+  }
+  // A forced protocol alone leaves the algorithm to the tuner.
+  auto ll =
+      simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(16), 1.0 * kGiB, {}, Protocol::kLL});
+  ASSERT_TRUE(ll.ok());
+  EXPECT_EQ(ll->choice.protocol, Protocol::kLL);
+  auto simple =
+      simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(16), 8.0, {}, Protocol::kSimple});
+  ASSERT_TRUE(simple.ok());
+  EXPECT_EQ(simple->choice.protocol, Protocol::kSimple);
+  // Forcing the slow protocol for a large message costs time.
+  auto tuned = simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(16), 1.0 * kGiB, {}, {}});
+  ASSERT_TRUE(tuned.ok());
+  EXPECT_GT(ll->time_s, tuned->time_s);
+}
+
+// ---------------------------------------------------------------------------------------
+// Invalid requests.
+
+std::string requestError(std::vector<int64_t> ranks, double bytes = 1024.0) {
+  CollectiveSimulator simulator(oneNode(), shippedCommunication());
+  auto result = simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, std::move(ranks), bytes, {}, {}});
+  if (result.ok()) return "(no error)";
+  EXPECT_EQ(result.error().code, ExitCode::kInvalidInput);
+  return result.error().toString();
+}
+
+TEST(CollectiveTest, InvalidRequestsAreErrors) {
+  EXPECT_EQ(requestError({}), "gpus: a collective needs at least 2 GPUs");
+  EXPECT_EQ(requestError({3}), "gpus: a collective needs at least 2 GPUs");
+  EXPECT_EQ(requestError({0, 8}), "gpus: GPU rank 8 is not in the cluster (it has 8 GPUs)");
+  EXPECT_EQ(requestError({-1, 0}), "gpus: GPU rank -1 is not in the cluster (it has 8 GPUs)");
+  EXPECT_EQ(requestError({0, 1, 2, 1}), "gpus: GPU rank 1 appears twice");
+  EXPECT_EQ(requestError({0, 1}, -1.0), "bytes: expected a size >= 0 and at most 2^53 bytes");
+}
+
+TEST(CollectiveTest, NonFiniteSizeIsAnErrorAboutTheSize) {
+  CollectiveSimulator simulator(oneNode(), shippedCommunication());
+  for (double bytes : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+    auto result = simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(4), bytes, {}, {}});
+    ASSERT_FALSE(result.ok()) << bytes;
+    EXPECT_EQ(result.error().code, ExitCode::kInvalidInput);
+    // Regression test for a bug found in review (fixed).
+    EXPECT_EQ(result.error().key_path, "bytes") << bytes << ": " << result.error().toString();
+  }
+}
+
+TEST(CollectiveTest, ForcedAlgorithmMustExistForTheOp) {
+  CollectiveSimulator simulator(oneNode(), shippedCommunication());
+  auto result = simulator.simulate(
+      CollectiveRequest{CollectiveOp::kAllGather, firstRanks(4), 1024.0, CollectiveAlgorithm::kDirect, {}});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().toString(), "--algo: direct is not available for all_gather on this group; available: ring");
+}
+
+}  // namespace
+}  // namespace trainsim::perf

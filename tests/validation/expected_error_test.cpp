@@ -1,0 +1,73 @@
+#include "validation/expected_error.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/shipped_defaults.h"
+
+namespace trainsim::validation {
+namespace {
+
+ExpectedErrorTable table() {
+  ExpectedErrorTable t;
+  t.command = "trainsim validate training --fit-rate-fraction";
+  t.default_stacks = {"megatron-core", "nemo", "mlperf-nvidia"};
+  t.groups = {{"", "h100-sxm", 6, 51, 0.058, -0.010},
+              {"pytorch-fsdp", "h100-sxm", 1, 4, 0.250, 0.250},
+              {"pytorch-fsdp", "a100-sxm-80gb", 1, 5, 0.120, 0.110},
+              {"", "a100-sxm-80gb", 2, 21, 0.050, 0.040}};
+  return t;
+}
+
+TEST(ExpectedErrorTest, NoStackOrADefaultStackTakesTheRowsWithoutAStack) {
+  for (const char* stack : {"", "nemo", "megatron-core"}) {
+    const auto error = expectedError(table(), stack, "h100-sxm");
+    ASSERT_TRUE(error) << stack;
+    EXPECT_DOUBLE_EQ(error->mape, 0.058);
+    EXPECT_DOUBLE_EQ(error->bias, -0.010);
+    EXPECT_EQ(error->sources, 6);
+    EXPECT_NE(error->basis.find("h100-sxm"), std::string::npos) << error->basis;
+  }
+}
+
+TEST(ExpectedErrorTest, AStackOnItsGpuTakesItsOwnGroup) {
+  const auto error = expectedError(table(), "pytorch-fsdp", "a100-sxm-80gb");
+  ASSERT_TRUE(error);
+  EXPECT_DOUBLE_EQ(error->mape, 0.120);
+  EXPECT_NE(error->basis.find("pytorch-fsdp"), std::string::npos) << error->basis;
+}
+
+TEST(ExpectedErrorTest, AStackOnAnotherGpuTakesItsWorstGroupAndSaysSo) {
+  const auto error = expectedError(table(), "pytorch-fsdp", "b200");
+  ASSERT_TRUE(error);
+  EXPECT_DOUBLE_EQ(error->mape, 0.250);
+  EXPECT_NE(error->basis.find("none on b200"), std::string::npos) << error->basis;
+}
+
+TEST(ExpectedErrorTest, AStackWithoutPublishedRunsFallsBackToTheDefaultsAsAFloor) {
+  const auto error = expectedError(table(), "deepspeed", "a100-sxm-80gb");
+  ASSERT_TRUE(error);
+  EXPECT_DOUBLE_EQ(error->mape, 0.050);
+  EXPECT_NE(error->basis.find("no published run of deepspeed"), std::string::npos) << error->basis;
+  EXPECT_NE(error->basis.find("a floor"), std::string::npos) << error->basis;
+}
+
+TEST(ExpectedErrorTest, NothingAppliesToAGpuWithoutRows) {
+  EXPECT_FALSE(expectedError(table(), "", "mi300x"));
+  EXPECT_FALSE(expectedError(table(), "maxtext", "tpu-v5e"));
+}
+
+TEST(ExpectedErrorTest, TheShippedTableLoadsAndCoversTheSuitesGpus) {
+  const auto shipped = loadExpectedErrorTable(shippedConfigPaths());
+  ASSERT_TRUE(shipped.ok()) << shipped.error().toString();
+  for (const char* gpu : {"a100-sxm-80gb", "h100-sxm", "b200", "gb200"}) {
+    const auto error = expectedError(*shipped, "", gpu);
+    ASSERT_TRUE(error) << gpu;
+    EXPECT_GT(error->mape, 0.0) << gpu;
+    EXPECT_LE(std::abs(error->bias), error->mape) << gpu;
+  }
+}
+
+}  // namespace
+}  // namespace trainsim::validation
