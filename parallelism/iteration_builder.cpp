@@ -52,7 +52,7 @@ IterationBuilder::IterationBuilder(const Experiment& experiment, const topology:
       options_(options),
       layout_(experiment.plan),
       layers_per_stage_(experiment.plan.layersPerStage(experiment.model.layers)),
-      features_(featuresOf(experiment.plan, experiment.training)),
+      features_(iterationFeatures(experiment.plan, experiment.training)),
       pass_collectives_(experiment.plan, cluster, router, communication) {
   for (int64_t stage = 0; stage < experiment.plan.pp; ++stage) {
     stage_parameters_.push_back(stageParameters(experiment.model, experiment.training, experiment.plan, stage,
@@ -61,30 +61,6 @@ IterationBuilder::IterationBuilder(const Experiment& experiment, const topology:
   // Per-rank compute scales give ranks of one replica different times: no replica stands for another.
   assert(options_.rank_compute_scale.empty() ||
          (!options_.symmetric && std::ssize(options_.rank_compute_scale) == layout_.ranks()));
-}
-
-IterationBuilder::Features IterationBuilder::featuresOf(const ParallelPlan& plan, const TrainingSpec& training) {
-  Features features;
-  // Gradients are reduced over the data- and context-parallel ranks (RankLayout::dataGroup),
-  // expert ones over the expert data-parallel ranks where the experts have groups of their own.
-  features.data_parallel = plan.dp * plan.cp > 1 || (plan.separateExpertGroups() && plan.expertDataParallel() > 1);
-  // Sharded blocks overlap their own collectives block by block (sharded_data_parallel.h).
-  features.sharded_blocks = features.data_parallel && plan.zero >= 3 && training.zero3.unit == ShardingUnit::kBlock;
-  const bool bucketed = features.data_parallel && !features.sharded_blocks;
-  features.overlap_grads = plan.overlap_grad_reduce && bucketed;
-  // ZeRO-3 in buckets (sharded parameters, pp = 1): every pass gathers the chunk's
-  // parameters and every backward reduce-scatters its gradients (DeepSpeed stage 3).
-  features.zero3 = bucketed && plan.zero >= 3;
-  // ZeRO's parameter all-gathers overlap a chunk's first forward, which waits for each
-  // bucket as it reaches the bucket's layers (addParameterGathers).
-  features.gathered_forward = bucketed && plan.zero >= 1 && (plan.overlap_param_gather || features.zero3);
-  // The overlapped tensor-parallel collectives and the ring attention's exchanges start with
-  // the pass instead of after it, and ZeRO-3's prefetch of the next pass's parameters is
-  // issued there.
-  const bool overlap_tp = plan.tp_comm_overlap && plan.tp > 1;
-  const bool ring_attention = plan.cp > 1;
-  features.pass_start_marker = overlap_tp || features.zero3 || ring_attention || plan.moe_a2a_overlap;
-  return features;
 }
 
 PassWork IterationBuilder::passWork(int64_t stage, int64_t chunk) const {
@@ -282,7 +258,7 @@ IterationBuilder::BucketTasks IterationBuilder::addComputePasses(IterationGraph&
 }
 
 // One pass of phase 1: its compute (in parts when bucketed), preceded by a zero-length
-// marker where the pass starts when something is issued with it (Features::pass_start_marker),
+// marker where the pass starts when something is issued with it (IterationFeatures::pass_start_marker),
 // and followed by what its overlapped collectives leave exposed beside their GEMMs and
 // attention steps.
 void IterationBuilder::addPassCompute(sim::TaskGraph& graph, RankTasks& rank, double compute_scale,

@@ -31,6 +31,7 @@
 #include "parallelism/chunk_workload.h"
 #include "parallelism/experiment.h"
 #include "parallelism/gradient_buckets.h"
+#include "parallelism/iteration_features.h"
 #include "parallelism/memory_model.h"
 #include "parallelism/op_timer.h"
 #include "parallelism/optimizer_step.h"
@@ -179,19 +180,6 @@ class IterationBuilder {
     double chunk_parameters = 0.0;
   };
   // What of the plan, beyond the schedule, shapes the graph.
-  struct Features {
-    bool data_parallel = false;  // gradients reduced over dp x cp > 1 ranks (RankLayout::dataGroup)
-    bool overlap_grads = false;  // gradient buckets reduced under the last backward of their chunk
-    bool zero3 = false;          // ZeRO-3 in buckets: parameters gathered before, gradients reduced after every pass
-    // ZeRO-3 in transformer blocks (training.zero3.unit: block): the block collectives
-    // replace the bucketed reductions and gathers (addShardedBlockCollectives).
-    bool sharded_blocks = false;
-    // A chunk's first forward waits for each parameter bucket's gather as it reaches it.
-    bool gathered_forward = false;
-    // A zero-length task where each pass starts, for what is issued with the pass.
-    bool pass_start_marker = false;
-  };
-  [[nodiscard]] static Features featuresOf(const ParallelPlan& plan, const TrainingSpec& training);
   [[nodiscard]] static ChunkPass chunkPass(const PassWork& work);
 
   // The phases of build(), in order (each says what it adds and why where it is defined).
@@ -264,7 +252,7 @@ class IterationBuilder {
   RankLayout layout_;
   std::vector<int64_t> layers_per_stage_;
   std::vector<StageParameters> stage_parameters_;  // per stage, on one GPU
-  Features features_;
+  IterationFeatures features_;
   PassCollectiveTimer pass_collectives_;
   // Collective choices and zero-byte latencies, per (op, group size, bytes, category):
   // groups of one kind are symmetric, so the tuner runs once per kind.

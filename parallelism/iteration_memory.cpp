@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "parallelism/compute_timer.h"
+#include "parallelism/iteration_features.h"
+#include "parallelism/iteration_features.h"
 #include "parallelism/memory_model.h"
 #include "parallelism/pass_work.h"
 #include "parallelism/rank_layout.h"
@@ -133,18 +135,10 @@ sim::MemoryEstimate estimateRun(const Experiment& experiment, const SimulationOp
   const double replicas =
       options.iteration.symmetric ? static_cast<double>(layout.symmetricReplicas()) : static_cast<double>(plan.dp);
   const double simulated_per_stage = static_cast<double>(plan.tp * plan.cp) * replicas;
-  // As IterationBuilder::featuresOf: dense gradients over dp x cp, expert ones over their own group.
-  const bool expert_data_parallel = plan.separateExpertGroups() && plan.expertDataParallel() > 1;
-  const bool data_parallel = plan.dp * plan.cp > 1 || expert_data_parallel;
-  // ZeRO-3 in transformer blocks runs collectives of its own (addShardedBlockCollectives).
-  const bool sharded_blocks = data_parallel && plan.zero >= 3 && experiment.training.zero3.unit == ShardingUnit::kBlock;
-  const bool bucketed = data_parallel && !sharded_blocks;
+  // The mechanisms the builder runs, counted as it adds them.
+  const IterationFeatures features = iterationFeatures(plan, experiment.training);
   const bool reshard = experiment.training.zero3.reshardsAfterForward(plan.pp);
-  const bool overlap_grads = plan.overlap_grad_reduce && bucketed;
-  const bool zero3 = bucketed && plan.zero >= 3;
-  const bool gathered_forward = bucketed && plan.zero >= 1 && (plan.overlap_param_gather || zero3);
   const bool host = options.iteration.host_seconds_per_kernel > 0.0;
-  const bool pass_start_marker = (plan.tp_comm_overlap && plan.tp > 1) || zero3 || plan.cp > 1 || plan.moe_a2a_overlap;
 
   const auto compute =
       valueOrThrow(perf::ComputeModel::create(experiment.cluster.gpu, experiment.training.precision, options.compute));
@@ -187,17 +181,18 @@ sim::MemoryEstimate estimateRun(const Experiment& experiment, const SimulationOp
         // compute, the exposed stretch. Each but the exposed stretch follows the task before it
         // on its stream (a dependency); the others: the first launch's and the launches' end,
         // the exposed stretch's, and the next pass's on this one's collectives.
-        const double tasks = (host ? 3.0 : 0.0) + (pass_start_marker ? 1.0 : 0.0) + 1.0 + (exposed ? 1.0 : 0.0);
+        const double tasks =
+            (host ? 3.0 : 0.0) + (features.pass_start_marker ? 1.0 : 0.0) + 1.0 + (exposed ? 1.0 : 0.0);
         const double dependencies = tasks + (host ? 2.0 : 0.0) + 1.0;
         stage_tasks += m * tasks;
         stage_dependencies += m * dependencies;
         // The chunk's last backward in gradient buckets, its first forward in parameter buckets.
-        if ((backward && overlap_grads) || (!backward && gathered_forward)) {
+        if ((backward && features.overlap_grads) || (!backward && features.gathered_forward)) {
           stage_tasks += buckets - 1.0;
           stage_dependencies += buckets - 1.0;
         }
         // Sharded blocks: every pass in blocks, or with pipeline parallelism the first forward.
-        if (sharded_blocks && (plan.pp == 1 || !backward)) {
+        if (features.sharded_blocks && (plan.pp == 1 || !backward)) {
           const double split = plan.pp == 1 ? m : 1.0;
           stage_tasks += split * (blocks - 1.0);
           stage_dependencies += split * (blocks - 1.0);
@@ -249,7 +244,7 @@ sim::MemoryEstimate estimateRun(const Experiment& experiment, const SimulationOp
     addItems(estimate, fmt::format("{} {}s", groupName(key.first), perf::collectiveOpName(key.second)), count);
   }
 
-  if (data_parallel) {
+  if (features.data_parallel) {
     // One data-parallel group per (tp, pp) coordinate, whatever the mode, and where the
     // experts have groups of their own (IterationBuilder::replicaGroupsLedBy) one expert
     // data-parallel group per (etp, ep, pp) coordinate too; symmetric mode builds only the
@@ -261,7 +256,7 @@ sim::MemoryEstimate estimateRun(const Experiment& experiment, const SimulationOp
     for (std::size_t stage = 0; stage < buckets_of_stage.size(); ++stage) {
       const double buckets = buckets_of_stage[stage];
       const double blocks = blocks_of_stage[stage];
-      if (sharded_blocks) {
+      if (features.sharded_blocks) {
         // Each block reduced after every backward and gathered before every forward (and
         // backward, resharded, but its first block), or once a step with pipeline parallelism.
         const double per_step = plan.pp == 1 ? m : 1.0;
@@ -269,8 +264,8 @@ sim::MemoryEstimate estimateRun(const Experiment& experiment, const SimulationOp
         gathers += chunks * per_step * (blocks + (plan.pp == 1 && reshard ? blocks - 1.0 : 0.0));
         continue;
       }
-      reductions += chunks * ((overlap_grads ? buckets : 1.0) + (zero3 ? m - 1.0 : 0.0));
-      if (plan.zero >= 1) gathers += chunks * (buckets + (zero3 ? 2.0 * m - 1.0 : 0.0));
+      reductions += chunks * ((features.overlap_grads ? buckets : 1.0) + (features.zero3 ? m - 1.0 : 0.0));
+      if (plan.zero >= 1) gathers += chunks * (buckets + (features.zero3 ? 2.0 * m - 1.0 : 0.0));
     }
     const auto addGroups = [&](std::string_view what, int64_t size, int64_t stride, double groups, double members) {
       const double per_collective = 2.0 * members + 1.0 + 2.0 * members;
@@ -289,7 +284,7 @@ sim::MemoryEstimate estimateRun(const Experiment& experiment, const SimulationOp
     if (plan.dp * plan.cp > 1) {
       addGroups("", plan.dp * plan.cp, plan.tp, static_cast<double>(plan.tp), static_cast<double>(plan.cp) * replicas);
     }
-    if (expert_data_parallel) {
+    if (features.expert_data_parallel) {
       const int64_t folded = plan.expertTensorParallel() * plan.ep;
       const auto size = static_cast<double>(plan.expertDataParallel());
       // Simulated members: the share of the stage's ranks that are simulated.
