@@ -13,7 +13,6 @@
 
 #include "parallelism/compute_timer.h"
 #include "parallelism/iteration_features.h"
-#include "parallelism/iteration_features.h"
 #include "parallelism/memory_model.h"
 #include "parallelism/pass_work.h"
 #include "parallelism/rank_layout.h"
@@ -118,52 +117,123 @@ std::vector<PassCollective> mergedCollectives(const PassWork& work) {
   return merged;
 }
 
-// The memory of one simulation of `microbatches` micro-batches.
-sim::MemoryEstimate estimateRun(const Experiment& experiment, const SimulationOptions& options, int64_t microbatches) {
-  const ParallelPlan& plan = experiment.plan;
-  const RankLayout layout(plan);
-  const int64_t per_node = std::max(1, experiment.cluster.gpus_per_node);
-  const std::optional<int64_t> nics = perf::channelLimit(experiment.cluster);
-  const bool mesh = perf::meshFabric(experiment.cluster);
-  sim::MemoryEstimate estimate;
-  sim::addClusterMemory(experiment.cluster, estimate);
-  estimate.add(sim::MemoryKind::kRanks, "GPUs' per-rank records", static_cast<double>(layout.ranks()));
+// A run as the builder simulates it: the plan's shape, the GPUs simulated and the
+// mechanisms it runs.
+struct RunShape {
+  RunShape(const Experiment& run_experiment, const SimulationOptions& options, int64_t microbatches)
+      : experiment(run_experiment),
+        plan(run_experiment.plan),
+        layout(run_experiment.plan),
+        m(static_cast<double>(microbatches)),
+        chunks(static_cast<double>(plan.virtual_stages)),
+        // Symmetric mode simulates the first replicas of every stage; the rest are not built.
+        replicas(options.iteration.symmetric ? static_cast<double>(layout.symmetricReplicas())
+                                             : static_cast<double>(plan.dp)),
+        simulated_per_stage(static_cast<double>(plan.tp * plan.cp) * replicas),
+        // The mechanisms the builder runs, counted as it adds them.
+        features(iterationFeatures(plan, run_experiment.training)),
+        host(options.iteration.host_seconds_per_kernel > 0.0),
+        per_node(std::max(1, run_experiment.cluster.gpus_per_node)),
+        nics(perf::channelLimit(run_experiment.cluster)),
+        mesh(perf::meshFabric(run_experiment.cluster)) {}
 
-  const auto m = static_cast<double>(microbatches);
-  const auto chunks = static_cast<double>(plan.virtual_stages);
-  // Symmetric mode simulates the first replicas of every stage; the rest are not built.
-  const double replicas =
-      options.iteration.symmetric ? static_cast<double>(layout.symmetricReplicas()) : static_cast<double>(plan.dp);
-  const double simulated_per_stage = static_cast<double>(plan.tp * plan.cp) * replicas;
-  // The mechanisms the builder runs, counted as it adds them.
-  const IterationFeatures features = iterationFeatures(plan, experiment.training);
-  const bool reshard = experiment.training.zero3.reshardsAfterForward(plan.pp);
-  const bool host = options.iteration.host_seconds_per_kernel > 0.0;
+  const Experiment& experiment;
+  const ParallelPlan& plan;
+  RankLayout layout;
+  double m;       // micro-batches
+  double chunks;  // virtual stages
+  double replicas;
+  double simulated_per_stage;
+  IterationFeatures features;
+  bool host;
+  int64_t per_node;
+  std::optional<int64_t> nics;
+  bool mesh;
+};
 
+// What the passes of every stage add up to, per simulated GPU (IterationBuilder::addPassCompute,
+// orderPassesAfterCollectives, addPipelineSends, addOptimizerSteps), and each stage's
+// gradient buckets and transformer blocks per chunk (for the data-parallel collectives).
+struct PassCounts {
+  double tasks = 0.0;
+  double dependencies = 0.0;
+  double sends = 0.0;
+  std::map<std::pair<ParallelGroup, perf::CollectiveOp>, CollectiveCount> collectives;
+  std::vector<double> buckets_of_stage;
+  std::vector<double> blocks_of_stage;  // transformer blocks of a chunk, with sharded blocks
+};
+
+// One pass kind of one chunk of a stage: its tasks and dependencies into the stage's sums,
+// its collectives into `counts`.
+void countChunkPass(const RunShape& run, const PassWork& work, const std::vector<PassCollective>& merged, PassKind kind,
+                    double buckets, double blocks, double& stage_tasks, double& stage_dependencies,
+                    PassCounts& counts) {
+  const ParallelPlan& plan = run.plan;
+  const double m = run.m;
+  const bool backward = kind == PassKind::kBackward;
+  // A stretch left exposed after the compute: only beside-compute collectives leave one
+  // (its length is not known here, where the collectives are not timed).
+  const bool exposed = work.exposedSeconds(kind) > 0.0 || std::any_of(merged.begin(), merged.end(), [&](const auto& c) {
+                         return c.beside_compute && c.backward == backward;
+                       });
+  // Host launches (the first, the rest, the end of the launches), the start marker, the
+  // compute, the exposed stretch. Each but the exposed stretch follows the task before it
+  // on its stream (a dependency); the others: the first launch's and the launches' end,
+  // the exposed stretch's, and the next pass's on this one's collectives.
+  const double tasks =
+      (run.host ? 3.0 : 0.0) + (run.features.pass_start_marker ? 1.0 : 0.0) + 1.0 + (exposed ? 1.0 : 0.0);
+  const double dependencies = tasks + (run.host ? 2.0 : 0.0) + 1.0;
+  stage_tasks += m * tasks;
+  stage_dependencies += m * dependencies;
+  // The chunk's last backward in gradient buckets, its first forward in parameter buckets.
+  if ((backward && run.features.overlap_grads) || (!backward && run.features.gathered_forward)) {
+    stage_tasks += buckets - 1.0;
+    stage_dependencies += buckets - 1.0;
+  }
+  // Sharded blocks: every pass in blocks, or with pipeline parallelism the first forward.
+  if (run.features.sharded_blocks && (plan.pp == 1 || !backward)) {
+    const double split = plan.pp == 1 ? m : 1.0;
+    stage_tasks += split * (blocks - 1.0);
+    stage_dependencies += split * (blocks - 1.0);
+  }
+  for (const PassCollective& call : merged) {
+    if (call.backward != backward || call.group == ParallelGroup::kPipeline) continue;
+    const auto [size, stride] = groupSizeAndStride(call.group, plan);
+    if (size < 2) continue;
+    // Once per group (built from its first member) and micro-batch.
+    const double calls = m * run.simulated_per_stage / static_cast<double>(size);
+    CollectiveCount& count = counts.collectives[{call.group, call.op}];
+    count.shape = groupShape(call.op, size, stride, run.per_node, run.nics, run.mesh);
+    count.groups = run.simulated_per_stage * static_cast<double>(plan.pp) / static_cast<double>(size);
+    addCollective(count, calls, static_cast<double>(size), call.count > 1);
+    if (call.beside_compute) {
+      // Each member's pass ends after the collective and its own stretch.
+      count.tasks += calls * static_cast<double>(size);
+      count.dependencies += calls * 2.0 * static_cast<double>(size);
+    }
+  }
+}
+
+PassCounts countPasses(const RunShape& run, const SimulationOptions& options) {
+  const Experiment& experiment = run.experiment;
+  const ParallelPlan& plan = run.plan;
   const auto compute =
       valueOrThrow(perf::ComputeModel::create(experiment.cluster.gpu, experiment.training.precision, options.compute));
   const ComputeTimer timer(compute);
   const auto no_seconds = [](const Communication&) { return 0.0; };
   const std::vector<int64_t> layers = plan.layersPerStage(experiment.model.layers);
 
-  // Per simulated GPU (IterationBuilder::addPassCompute, orderPassesAfterCollectives,
-  // addPipelineSends, addOptimizerSteps).
-  double pass_tasks = 0.0;
-  double pass_dependencies = 0.0;
-  double sends = 0.0;
-  std::map<std::pair<ParallelGroup, perf::CollectiveOp>, CollectiveCount> pass_collectives;
-  std::vector<double> buckets_of_stage;
-  std::vector<double> blocks_of_stage;  // transformer blocks of a chunk, with sharded blocks
+  PassCounts counts;
   for (int64_t stage = 0; stage < plan.pp; ++stage) {
     const double chunk_parameters =
         stageParameters(experiment.model, experiment.training, plan, stage, layers[static_cast<std::size_t>(stage)])
             .total() /
-        chunks;
+        run.chunks;
     const auto buckets = static_cast<double>(options.iteration.grad_buckets.count(plan, chunk_parameters));
-    buckets_of_stage.push_back(buckets);
+    counts.buckets_of_stage.push_back(buckets);
     const double blocks =
-        std::max(1.0, std::ceil(static_cast<double>(layers[static_cast<std::size_t>(stage)]) / chunks));
-    blocks_of_stage.push_back(blocks);
+        std::max(1.0, std::ceil(static_cast<double>(layers[static_cast<std::size_t>(stage)]) / run.chunks));
+    counts.blocks_of_stage.push_back(blocks);
     double stage_tasks = 0.0;
     double stage_dependencies = 0.0;
     for (int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
@@ -171,127 +241,108 @@ sim::MemoryEstimate estimateRun(const Experiment& experiment, const SimulationOp
           chunkPassWork(experiment, stage, chunk, options.iteration.flops, timer, no_seconds, options.communication);
       const std::vector<PassCollective> merged = mergedCollectives(work);
       for (const PassKind kind : {PassKind::kForward, PassKind::kBackward}) {
-        const bool backward = kind == PassKind::kBackward;
-        // A stretch left exposed after the compute: only beside-compute collectives leave one
-        // (its length is not known here, where the collectives are not timed).
-        const bool exposed = work.exposedSeconds(kind) > 0.0 ||
-                             std::any_of(merged.begin(), merged.end(),
-                                         [&](const auto& c) { return c.beside_compute && c.backward == backward; });
-        // Host launches (the first, the rest, the end of the launches), the start marker, the
-        // compute, the exposed stretch. Each but the exposed stretch follows the task before it
-        // on its stream (a dependency); the others: the first launch's and the launches' end,
-        // the exposed stretch's, and the next pass's on this one's collectives.
-        const double tasks =
-            (host ? 3.0 : 0.0) + (features.pass_start_marker ? 1.0 : 0.0) + 1.0 + (exposed ? 1.0 : 0.0);
-        const double dependencies = tasks + (host ? 2.0 : 0.0) + 1.0;
-        stage_tasks += m * tasks;
-        stage_dependencies += m * dependencies;
-        // The chunk's last backward in gradient buckets, its first forward in parameter buckets.
-        if ((backward && features.overlap_grads) || (!backward && features.gathered_forward)) {
-          stage_tasks += buckets - 1.0;
-          stage_dependencies += buckets - 1.0;
-        }
-        // Sharded blocks: every pass in blocks, or with pipeline parallelism the first forward.
-        if (features.sharded_blocks && (plan.pp == 1 || !backward)) {
-          const double split = plan.pp == 1 ? m : 1.0;
-          stage_tasks += split * (blocks - 1.0);
-          stage_dependencies += split * (blocks - 1.0);
-        }
-        for (const PassCollective& call : merged) {
-          if (call.backward != backward || call.group == ParallelGroup::kPipeline) continue;
-          const auto [size, stride] = groupSizeAndStride(call.group, plan);
-          if (size < 2) continue;
-          // Once per group (built from its first member) and micro-batch.
-          const double calls = m * simulated_per_stage / static_cast<double>(size);
-          CollectiveCount& count = pass_collectives[{call.group, call.op}];
-          count.shape = groupShape(call.op, size, stride, per_node, nics, mesh);
-          count.groups = simulated_per_stage * static_cast<double>(plan.pp) / static_cast<double>(size);
-          addCollective(count, calls, static_cast<double>(size), call.count > 1);
-          if (call.beside_compute) {
-            // Each member's pass ends after the collective and its own stretch.
-            count.tasks += calls * static_cast<double>(size);
-            count.dependencies += calls * 2.0 * static_cast<double>(size);
-          }
-        }
+        countChunkPass(run, work, merged, kind, buckets, blocks, stage_tasks, stage_dependencies, counts);
       }
       if (plan.pp > 1) {
         // A pipeline send into every pass but the first stage's first chunk's forwards and
         // the last stage's last chunk's backwards; each after its producer, before its consumer.
         const bool first = stage == 0 && chunk == 0;
         const bool last = stage == plan.pp - 1 && chunk == plan.virtual_stages - 1;
-        sends += m * ((first ? 0.0 : 1.0) + (last ? 0.0 : 1.0)) * simulated_per_stage;
+        counts.sends += run.m * ((first ? 0.0 : 1.0) + (last ? 0.0 : 1.0)) * run.simulated_per_stage;
       }
     }
     // The optimizer step after the last pass (on its stream) and each chunk's reductions.
     stage_tasks += 1.0;
-    stage_dependencies += chunks + 2.0;
-    pass_tasks += stage_tasks * simulated_per_stage;
-    pass_dependencies += stage_dependencies * simulated_per_stage;
+    stage_dependencies += run.chunks + 2.0;
+    counts.tasks += stage_tasks * run.simulated_per_stage;
+    counts.dependencies += stage_dependencies * run.simulated_per_stage;
   }
-  const double passes = 2.0 * m * chunks * simulated_per_stage * static_cast<double>(plan.pp);
-  estimate.add(sim::MemoryKind::kTasks, fmt::format("tasks of {:.3g} passes", passes), pass_tasks);
-  estimate.add(sim::MemoryKind::kDependencies, fmt::format("dependencies of {:.3g} passes", passes), pass_dependencies);
+  return counts;
+}
+
+void addPassItems(const RunShape& run, const PassCounts& counts, sim::MemoryEstimate& estimate) {
+  const ParallelPlan& plan = run.plan;
+  const double passes = 2.0 * run.m * run.chunks * run.simulated_per_stage * static_cast<double>(plan.pp);
+  estimate.add(sim::MemoryKind::kTasks, fmt::format("tasks of {:.3g} passes", passes), counts.tasks);
+  estimate.add(sim::MemoryKind::kDependencies, fmt::format("dependencies of {:.3g} passes", passes),
+               counts.dependencies);
   estimate.add(sim::MemoryKind::kPasses, fmt::format("per-GPU records of {:.3g} passes", passes), passes);
   // Each send follows its producer and precedes its consumer; a GPU sends one way and the
   // other at once at most (a send takes less than the pass that produced it).
-  estimate.add(sim::MemoryKind::kFlows, fmt::format("pipeline sends of {:.3g} passes", passes), sends);
-  estimate.add(sim::MemoryKind::kDependencies, fmt::format("dependencies of {:.3g} pipeline sends", sends),
-               2.0 * sends);
-  const double gpus_simulated = simulated_per_stage * static_cast<double>(plan.pp);
+  estimate.add(sim::MemoryKind::kFlows, fmt::format("pipeline sends of {:.3g} passes", passes), counts.sends);
+  estimate.add(sim::MemoryKind::kDependencies, fmt::format("dependencies of {:.3g} pipeline sends", counts.sends),
+               2.0 * counts.sends);
+  const double gpus_simulated = run.simulated_per_stage * static_cast<double>(plan.pp);
   estimate.add(sim::MemoryKind::kRunningFlows, "pipeline sends running at once, two per GPU",
-               std::min(sends, plan.pp > 1 ? 2.0 * gpus_simulated : 0.0));
-  for (const auto& [key, count] : pass_collectives) {
+               std::min(counts.sends, plan.pp > 1 ? 2.0 * gpus_simulated : 0.0));
+  for (const auto& [key, count] : counts.collectives) {
     addItems(estimate, fmt::format("{} {}s", groupName(key.first), perf::collectiveOpName(key.second)), count);
   }
+}
 
-  if (features.data_parallel) {
-    // One data-parallel group per (tp, pp) coordinate, whatever the mode, and where the
-    // experts have groups of their own (IterationBuilder::replicaGroupsLedBy) one expert
-    // data-parallel group per (etp, ep, pp) coordinate too; symmetric mode builds only the
-    // simulated members' dependencies and contentions. Each collective waits for its
-    // members (twice, for a bucketed gather's part of the forward) and the one before it,
-    // and slows its simulated members' compute (a contention, counted as two dependencies).
-    double reductions = 0.0;
-    double gathers = 0.0;
-    for (std::size_t stage = 0; stage < buckets_of_stage.size(); ++stage) {
-      const double buckets = buckets_of_stage[stage];
-      const double blocks = blocks_of_stage[stage];
-      if (features.sharded_blocks) {
-        // Each block reduced after every backward and gathered before every forward (and
-        // backward, resharded, but its first block), or once a step with pipeline parallelism.
-        const double per_step = plan.pp == 1 ? m : 1.0;
-        reductions += chunks * per_step * blocks;
-        gathers += chunks * per_step * (blocks + (plan.pp == 1 && reshard ? blocks - 1.0 : 0.0));
-        continue;
-      }
-      reductions += chunks * ((features.overlap_grads ? buckets : 1.0) + (features.zero3 ? m - 1.0 : 0.0));
-      if (plan.zero >= 1) gathers += chunks * (buckets + (features.zero3 ? 2.0 * m - 1.0 : 0.0));
+// One data-parallel group per (tp, pp) coordinate, whatever the mode, and where the experts
+// have groups of their own (IterationBuilder::replicaGroupsLedBy) one expert data-parallel
+// group per (etp, ep, pp) coordinate too; symmetric mode builds only the simulated members'
+// dependencies and contentions. Each collective waits for its members (twice, for a bucketed
+// gather's part of the forward) and the one before it, and slows its simulated members'
+// compute (a contention, counted as two dependencies).
+void addDataParallelItems(const RunShape& run, const PassCounts& counts, sim::MemoryEstimate& estimate) {
+  const ParallelPlan& plan = run.plan;
+  const double m = run.m;
+  const double chunks = run.chunks;
+  const bool reshard = run.experiment.training.zero3.reshardsAfterForward(plan.pp);
+  double reductions = 0.0;
+  double gathers = 0.0;
+  for (std::size_t stage = 0; stage < counts.buckets_of_stage.size(); ++stage) {
+    const double buckets = counts.buckets_of_stage[stage];
+    const double blocks = counts.blocks_of_stage[stage];
+    if (run.features.sharded_blocks) {
+      // Each block reduced after every backward and gathered before every forward (and
+      // backward, resharded, but its first block), or once a step with pipeline parallelism.
+      const double per_step = plan.pp == 1 ? m : 1.0;
+      reductions += chunks * per_step * blocks;
+      gathers += chunks * per_step * (blocks + (plan.pp == 1 && reshard ? blocks - 1.0 : 0.0));
+      continue;
     }
-    const auto addGroups = [&](std::string_view what, int64_t size, int64_t stride, double groups, double members) {
-      const double per_collective = 2.0 * members + 1.0 + 2.0 * members;
-      CollectiveCount reduce;
-      reduce.groups = groups * static_cast<double>(plan.pp);
-      reduce.shape = groupShape(plan.zero >= 1 ? perf::CollectiveOp::kReduceScatter : perf::CollectiveOp::kAllReduce,
-                                size, stride, per_node, nics, mesh);
-      addCollective(reduce, groups * reductions, per_collective, false);
-      addItems(estimate, fmt::format("{}gradient reductions", what), reduce);
-      CollectiveCount gather;
-      gather.groups = reduce.groups;
-      gather.shape = groupShape(perf::CollectiveOp::kAllGather, size, stride, per_node, nics, mesh);
-      addCollective(gather, groups * gathers, per_collective, false);
-      addItems(estimate, fmt::format("{}parameter gathers", what), gather);
-    };
-    if (plan.dp * plan.cp > 1) {
-      addGroups("", plan.dp * plan.cp, plan.tp, static_cast<double>(plan.tp), static_cast<double>(plan.cp) * replicas);
-    }
-    if (features.expert_data_parallel) {
-      const int64_t folded = plan.expertTensorParallel() * plan.ep;
-      const auto size = static_cast<double>(plan.expertDataParallel());
-      // Simulated members: the share of the stage's ranks that are simulated.
-      const double members = std::min(size, std::ceil(size * replicas / static_cast<double>(plan.dp)));
-      addGroups("expert ", plan.expertDataParallel(), folded, static_cast<double>(folded), members);
-    }
+    reductions += chunks * ((run.features.overlap_grads ? buckets : 1.0) + (run.features.zero3 ? m - 1.0 : 0.0));
+    if (plan.zero >= 1) gathers += chunks * (buckets + (run.features.zero3 ? 2.0 * m - 1.0 : 0.0));
   }
+  const auto addGroups = [&](std::string_view what, int64_t size, int64_t stride, double groups, double members) {
+    const double per_collective = 2.0 * members + 1.0 + 2.0 * members;
+    CollectiveCount reduce;
+    reduce.groups = groups * static_cast<double>(plan.pp);
+    reduce.shape = groupShape(plan.zero >= 1 ? perf::CollectiveOp::kReduceScatter : perf::CollectiveOp::kAllReduce,
+                              size, stride, run.per_node, run.nics, run.mesh);
+    addCollective(reduce, groups * reductions, per_collective, false);
+    addItems(estimate, fmt::format("{}gradient reductions", what), reduce);
+    CollectiveCount gather;
+    gather.groups = reduce.groups;
+    gather.shape = groupShape(perf::CollectiveOp::kAllGather, size, stride, run.per_node, run.nics, run.mesh);
+    addCollective(gather, groups * gathers, per_collective, false);
+    addItems(estimate, fmt::format("{}parameter gathers", what), gather);
+  };
+  if (plan.dp * plan.cp > 1) {
+    addGroups("", plan.dp * plan.cp, plan.tp, static_cast<double>(plan.tp),
+              static_cast<double>(plan.cp) * run.replicas);
+  }
+  if (run.features.expert_data_parallel) {
+    const int64_t folded = plan.expertTensorParallel() * plan.ep;
+    const auto size = static_cast<double>(plan.expertDataParallel());
+    // Simulated members: the share of the stage's ranks that are simulated.
+    const double members = std::min(size, std::ceil(size * run.replicas / static_cast<double>(plan.dp)));
+    addGroups("expert ", plan.expertDataParallel(), folded, static_cast<double>(folded), members);
+  }
+}
+
+// The memory of one simulation of `microbatches` micro-batches.
+sim::MemoryEstimate estimateRun(const Experiment& experiment, const SimulationOptions& options, int64_t microbatches) {
+  const RunShape run(experiment, options, microbatches);
+  sim::MemoryEstimate estimate;
+  sim::addClusterMemory(experiment.cluster, estimate);
+  estimate.add(sim::MemoryKind::kRanks, "GPUs' per-rank records", static_cast<double>(run.layout.ranks()));
+  const PassCounts counts = countPasses(run, options);
+  addPassItems(run, counts, estimate);
+  if (run.features.data_parallel) addDataParallelItems(run, counts, estimate);
   return estimate;
 }
 
