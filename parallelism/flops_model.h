@@ -81,6 +81,7 @@ struct FlopsOptions {
   // The factor on the expert-parallel all-to-alls' bytes that gives the plan's dispatcher's
   // network traffic (moe_dispatch.h, dispatchByteScale; chunkWorkloads sets it).
   double moe_dispatch_byte_scale = 1.0;
+  // An element-wise kernel's backward FLOPs over its forward's (the residual add's excepted).
   double elementwise_backward_flops_factor = 2.0;
   // Weight gradients are accumulated into the main gradients across micro-batches: one
   // element read and one written per weight element per micro-batch. Unset: the training
