@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "parallelism/model_constant_sections.h"
+
 namespace trainsim::calibrate {
 
 void applyCalibration(const Calibration& calibration, perf::CommunicationParameters& parameters) {
@@ -18,6 +20,8 @@ void applyCalibration(const Calibration& calibration, perf::ComputeParameters& p
 void applyCalibration(const Calibration& calibration, parallelism::SimulationOptions& options) {
   applyCalibration(calibration, options.communication);
   applyCalibration(calibration, options.compute);
+  parallelism::applyWorkloadValues(calibration.workload, options.iteration.flops);
+  parallelism::applyMemoryValues(calibration.memory, options.memory);
 }
 
 std::optional<double> calibrationCorrection(const Calibration& calibration, perf::CollectiveOp op, int64_t group_size,
@@ -52,6 +56,14 @@ std::string describeCalibration(const Calibration& calibration) {
   if (!compute.values.empty()) {
     parts.push_back(
         fmt::format("{} compute parameter{}", compute.values.size(), compute.values.size() == 1 ? "" : "s"));
+  }
+  if (!calibration.workload.empty()) {
+    parts.push_back(fmt::format("{} workload constant{}", calibration.workload.size(),
+                                calibration.workload.size() == 1 ? "" : "s"));
+  }
+  if (!calibration.memory.empty()) {
+    parts.push_back(
+        fmt::format("{} memory constant{}", calibration.memory.size(), calibration.memory.size() == 1 ? "" : "s"));
   }
   if (!calibration.corrections.empty()) {
     parts.push_back(fmt::format("{} measured collective layout{}", calibration.corrections.size(),

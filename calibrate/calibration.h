@@ -1,7 +1,8 @@
 // A calibration: model parameters fitted to measurements of one cluster (`trainsim
 // calibrate`), written as calib.yaml (calibrate/calibration_file.h, schema in
 // docs/calibration.md) and applied by `--calibration` over the shipped defaults of
-// perf::CommunicationParameters and perf::ComputeParameters (configs/defaults/). The per-curve
+// perf::CommunicationParameters and perf::ComputeParameters, and of the workload and memory
+// models' constants (parallelism::FlopsOptions, MemoryOptions) (configs/defaults/). The per-curve
 // summary fits and the fit quality ride along for the record; only the parameter values
 // change a simulation.
 #pragma once
@@ -77,6 +78,10 @@ struct Calibration {
   std::vector<CommunicationValue> communication;
   std::optional<CommunicationFitQuality> communication_fit;
   ComputeCalibration compute;
+  // The `workload:` and `memory:` sections (parallelism/model_constant_sections.h): constants
+  // of the workload and memory models, set by hand.
+  std::vector<perf::ParameterValue> workload;
+  std::vector<perf::ParameterValue> memory;
   std::optional<TrainingStepFitQuality> training_step_fit;
   std::vector<CollectiveCurveRecord> collectives;
   // Per measured (op, group layout): what the calibrated parameters still miss there.
@@ -86,6 +91,7 @@ struct Calibration {
 // Replace the defaults the calibration covers.
 void applyCalibration(const Calibration& calibration, perf::CommunicationParameters& parameters);
 void applyCalibration(const Calibration& calibration, perf::ComputeParameters& parameters);
+// Also the workload and memory constants (options.iteration.flops, options.memory).
 void applyCalibration(const Calibration& calibration, parallelism::SimulationOptions& options);
 
 // The correction factor of a calibration for a collective on a group (collective_correction.h).

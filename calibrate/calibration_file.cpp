@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "base/config_node.h"
+#include "parallelism/model_constant_sections.h"
 #include "perf/parameter_sections.h"
 
 namespace trainsim::calibrate {
@@ -14,8 +15,8 @@ std::string quoted(const std::string& text) { return perf::yamlQuoted(text); }
 std::string number(double value) { return perf::yamlNumber(value); }
 
 Calibration read(const ConfigNode& root) {
-  root.allowKeys({"format", "cluster", "gpu", "sources", "communication", "communication_fit", "compute",
-                  "training_step_fit", "collectives", "collective_corrections"});
+  root.allowKeys({"format", "cluster", "gpu", "sources", "communication", "communication_fit", "compute", "workload",
+                  "memory", "training_step_fit", "collectives", "collective_corrections"});
   const ConfigNode format = root.child("format");
   if (format.asString() != kCalibrationFormat) format.failExpected(std::string(kCalibrationFormat));
   Calibration calibration;
@@ -45,6 +46,9 @@ Calibration read(const ConfigNode& root) {
     calibration.communication_fit = quality;
   }
   if (auto compute = root.optionalChild("compute")) calibration.compute = perf::readComputeSection(*compute);
+  if (auto workload = root.optionalChild("workload"))
+    calibration.workload = parallelism::readWorkloadSection(*workload);
+  if (auto memory = root.optionalChild("memory")) calibration.memory = parallelism::readMemorySection(*memory);
   if (auto fit = root.optionalChild("training_step_fit")) {
     fit->allowKeys({"steps", "rms_relative_error_before", "rms_relative_error_after"});
     TrainingStepFitQuality quality;
@@ -141,6 +145,14 @@ std::string calibrationYaml(const Calibration& c) {
   if (!c.compute.empty()) {
     out += "compute:  # sim::ComputeParameters tables\n";
     out += perf::computeSectionYaml(c.compute);
+  }
+  if (!c.workload.empty()) {
+    out += "workload:  # parallelism::FlopsOptions constants\n";
+    out += parallelism::constantSectionYaml(c.workload);
+  }
+  if (!c.memory.empty()) {
+    out += "memory:  # parallelism::MemoryOptions constants\n";
+    out += parallelism::constantSectionYaml(c.memory);
   }
   if (c.training_step_fit) {
     const auto& fit = *c.training_step_fit;

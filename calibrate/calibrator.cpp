@@ -140,6 +140,8 @@ Expected<CalibrationResult> runCalibration(const topology::Cluster& cluster, con
       parallelism::SimulationOptions simulation;
       simulation.communication = options.communication_start;
       simulation.compute = options.compute_start;
+      simulation.iteration.flops = options.workload_start;
+      simulation.memory = options.memory_start;
       applyCalibration(calibration, simulation);
       TrainingStepFit fit = valueOrThrow(fitTrainingRateFraction(inputs.training_steps, simulation));
       calibration.compute.training_rate_fraction.push_back({fit.gpu_key, fit.fraction});

@@ -42,6 +42,10 @@ struct CalibrationOptions {
   // The parameters the fits start from (the shipped defaults, perf/default_parameters.h).
   perf::CommunicationParameters communication_start;
   perf::ComputeParameters compute_start;
+  // The workload and memory models' constants the training-step fit runs with (the shipped
+  // defaults, parallelism/default_model_constants.h).
+  parallelism::FlopsOptions workload_start;
+  parallelism::MemoryOptions memory_start;
 };
 
 struct CalibrationResult {

@@ -17,6 +17,7 @@
 #include "cli/collective_command.h"
 #include "cli/input_file.h"
 #include "cli/output_file.h"
+#include "parallelism/default_model_constants.h"
 #include "parallelism/experiment_loader.h"
 #include "perf/default_parameters.h"
 #include "perf/parameter_names.h"
@@ -242,6 +243,8 @@ int run(const CalibrateOptions& options, const CommandContext& context) {
   calibrate::CalibrationOptions calibration_options;
   calibration_options.communication_start = valueOrThrow(perf::defaultCommunicationParameters(context.paths));
   calibration_options.compute_start = valueOrThrow(perf::defaultComputeParameters(context.paths));
+  calibration_options.workload_start = valueOrThrow(parallelism::defaultWorkloadOptions(context.paths));
+  calibration_options.memory_start = valueOrThrow(parallelism::defaultMemoryOptions(context.paths));
   for (const auto& name : options.parameters) {
     if (!perf::findCommunicationParameter(name)) {
       std::string names;

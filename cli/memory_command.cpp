@@ -13,6 +13,7 @@
 #include "cli/json_text.h"
 #include "cli/output_file.h"
 #include "parallelism/experiment_loader.h"
+#include "parallelism/iteration_simulation.h"
 #include "parallelism/memory_model.h"
 
 namespace trainsim::cli {
@@ -96,14 +97,19 @@ int run(const MemoryOptions& options, const CommandContext& context) {
   std::vector<Override> overrides;
   for (const auto& text : options.overrides) overrides.push_back(parseOverride(text));
   const Experiment experiment = valueOrThrow(parallelism::loadExperiment(options.experiment, context.paths, overrides));
-  const MemoryReport report = parallelism::estimateMemory(experiment);
-  // A calibration holds times and rates; the memory model has no parameter it covers, so
-  // it is read (and checked) and reported, and changes nothing here.
+  // The memory and workload constants in force: the shipped defaults, the stack's, then a
+  // calibration's; its other sections (times and rates) change nothing here.
+  parallelism::SimulationOptions simulation = valueOrThrow(parallelism::defaultSimulationOptions(context.paths));
+  parallelism::applySoftwareStack(experiment, simulation);
   std::string calibration;
+  bool calibration_changes_memory = false;
   if (!options.calibration_file.empty()) {
-    calibration =
-        calibrate::describeCalibration(valueOrThrow(calibrate::loadCalibrationFile(options.calibration_file)));
+    const calibrate::Calibration read = valueOrThrow(calibrate::loadCalibrationFile(options.calibration_file));
+    calibrate::applyCalibration(read, simulation);
+    calibration = calibrate::describeCalibration(read);
+    calibration_changes_memory = !read.memory.empty() || !read.workload.empty();
   }
+  const MemoryReport report = parallelism::estimateMemory(experiment, parallelism::memoryOptions(simulation));
 
   const bool json_to_stdout = options.json_file == "-";
   if (!options.json_file.empty()) {
@@ -114,7 +120,8 @@ int run(const MemoryOptions& options, const CommandContext& context) {
   if (!json_to_stdout) {
     if (!calibration.empty()) {
       std::cout << "calibration in force: " << calibration
-                << "; it holds no memory parameter, the breakdown below is unchanged\n";
+                << (calibration_changes_memory ? "\n"
+                                               : "; it holds no memory parameter, the breakdown below is unchanged\n");
     }
     std::cout << reportText(experiment, report);
   }

@@ -8,8 +8,11 @@ namespace trainsim::goodput {
 
 CheckpointCost checkpointCost(const parallelism::Experiment& experiment, const JobDevices& devices,
                               const topology::CheckpointStorage& storage) {
+  // The FP8 weight cache is rebuilt from the weights, not saved; it is the only part of the
+  // state bytes a memory constant (configs/defaults/memory.yaml) sizes, so no default of
+  // those reaches a checkpoint's size.
   parallelism::MemoryOptions options;
-  options.fp8_weight_copy_bytes = 0.0;  // a cache rebuilt from the weights, not saved
+  options.fp8_weight_copy_bytes = 0.0;
   const parallelism::StateBytes per_parameter = parallelism::stateBytesPerParameter(experiment.training, options);
   CheckpointCost cost;
   cost.bytes = experiment.model.parameterCount() * (per_parameter.weights + per_parameter.optimizer);

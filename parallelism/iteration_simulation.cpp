@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "parallelism/compute_timer.h"
+#include "parallelism/default_model_constants.h"
 #include "parallelism/iteration_memory.h"
 #include "parallelism/rank_layout.h"
 #include "perf/compute_model.h"
@@ -210,8 +211,16 @@ Expected<SimulationOptions> defaultSimulationOptions(const ConfigPaths& paths) {
     SimulationOptions options;
     options.communication = valueOrThrow(perf::defaultCommunicationParameters(paths));
     options.compute = valueOrThrow(perf::defaultComputeParameters(paths));
+    options.iteration.flops = valueOrThrow(defaultWorkloadOptions(paths));
+    options.memory = valueOrThrow(defaultMemoryOptions(paths));
     return options;
   });
+}
+
+MemoryOptions memoryOptions(const SimulationOptions& options) {
+  MemoryOptions memory = options.memory;
+  memory.kernels = options.iteration.flops;
+  return memory;
 }
 
 std::optional<MicrobatchExtrapolation> microbatchExtrapolation(const ParallelPlan& plan, int64_t microbatches) {
@@ -240,7 +249,8 @@ std::vector<int64_t> steadyStateRunsAtOnce(const MicrobatchExtrapolation& extrap
 void applySoftwareStack(const Experiment& experiment, SimulationOptions& options) {
   if (!options.stack.empty()) throw std::logic_error("a software stack is applied twice: " + options.stack);
   if (!experiment.stack) return;
-  parallelism::applySoftwareStack(*experiment.stack, options.compute, options.communication);
+  parallelism::applySoftwareStack(*experiment.stack, options.compute, options.communication, options.iteration.flops,
+                                  options.memory);
   options.stack = experiment.stack->name;
 }
 
@@ -366,9 +376,7 @@ Expected<IterationResult> simulateIteration(const Experiment& experiment, const 
       if (experiment.cluster.price_per_gpu_hour)
         result.cost_usd = *result.gpu_hours * *experiment.cluster.price_per_gpu_hour;
     }
-    MemoryOptions memory_options;
-    memory_options.kernels = options.iteration.flops;  // estimateMemory applies training.flash_attention
-    result.memory = estimateMemory(experiment, memory_options);
+    result.memory = estimateMemory(experiment, memoryOptions(options));
     return result;
   });
 }

@@ -66,7 +66,10 @@ struct IterationResult {
 struct SimulationOptions {
   perf::CommunicationParameters communication;
   perf::ComputeParameters compute;
+  // iteration.flops holds the workload model's constants (FlopsOptions).
   IterationOptions iteration;
+  // The memory model's constants; its `kernels` are iteration.flops (memoryOptions).
+  MemoryOptions memory;
   sim::TraceRecorder* trace = nullptr;  // records the iteration when set (every micro-batch then)
   // Simulate every micro-batch instead of extrapolating the steady state (see
   // microbatchExtrapolation): slower, for checking the extrapolation.
@@ -85,9 +88,14 @@ struct SimulationOptions {
   int threads = 1;
 };
 
-// The models' shipped defaults in `paths` (perf/default_parameters.h), every other option at
-// its default; an error when a defaults file is malformed.
+// The models' shipped defaults in `paths` (perf/default_parameters.h,
+// parallelism/default_model_constants.h), every other option at its default; an error when a
+// defaults file is malformed.
 [[nodiscard]] Expected<SimulationOptions> defaultSimulationOptions(const ConfigPaths& paths);
+
+// The memory model's options of a simulation: its memory constants with its workload's kernels
+// (estimateMemory applies the experiment's kernel choices).
+[[nodiscard]] MemoryOptions memoryOptions(const SimulationOptions& options);
 
 // The experiment's software stack (training.stack, with its stack_overrides) applied over
 // `options`' parameters: call it on the shipped defaults, before a calibration, which then

@@ -41,39 +41,31 @@
 
 namespace trainsim::parallelism {
 
+// The memory model's constants. Their defaults and sources are configs/defaults/memory.yaml
+// (the `memory:` section, keys named as the fields), read by defaultMemoryOptions
+// (default_model_constants.h) and overridden by a calibration or a stack
+// (model_constant_sections.h). The initialisers equal the shipped file
+// (tests/parallelism/default_model_constants_test.cpp checks it), so tests may build
+// MemoryOptions{} directly.
 struct MemoryOptions {
   // Kernel choices and element sizes shared with the FLOPs model: fused (flash) attention,
-  // dropout for gpt, one-byte dropout masks, int64 token ids, fp32 loss softmax.
+  // dropout for gpt, dropout-mask, token-id and loss-softmax element sizes.
   FlopsOptions kernels;
-  // fp8 training (Transformer Engine) keeps bf16 parameters and caches an fp8 copy of each
-  // weight across the micro-batches of an iteration (te.Linear(..., is_first_microbatch)
-  // "cache the FP8 weights"): one byte per parameter per copy, two copies (the weight and its
-  // transpose) where FP8 GEMMs take only the TN layout (Hopper), one where they take either
-  // (kernels.fp8_transposed_copies false: Blackwell).
+  // Bytes per parameter of each cached FP8 copy of a weight under fp8 training (two copies
+  // where kernels.fp8_transposed_copies, else one).
   double fp8_weight_copy_bytes = 1.0;
-  // Transient tensors and caching-allocator fragmentation, as a share of the activations:
-  // Megatron-LM's own estimate adds 5% to activation memory for "optimizer and miscellaneous
-  // temporaries" (megatron/training/theoretical_memory_usage.py, overhead_factor = 1.05).
-  // GMLake (Guo et al., ASPLOS 2024) measures fragmentation of PyTorch's caching allocator at
-  // 15% on average (up to 33%) with recomputation and ZeRO-3 on A100-80GB: raise this for such runs.
+  // Transient tensors and caching-allocator fragmentation, as a share of the activations.
   double allocator_overhead_fraction = 0.05;
-  // CUDA context and library workspaces (cuBLAS, cuDNN, Transformer Engine): about 300 MB for
-  // the context with CUDA >= 11.7 lazy module loading (PyTorch maintainers in
-  // pytorch/pytorch#107667), plus workspaces; rounded up to 512 MiB.
+  // CUDA context and library workspaces.
   double runtime_reserved_bytes = 512.0 * 1024.0 * 1024.0;
-  // NCCL buffers per communicator: NCCL_BUFFSIZE is 4 MiB per channel and peer for the Simple
-  // protocol (NCCL environment-variable docs), plus the LL/LL128 buffers, times the channels
-  // (up to 32 on NVLink); memory grows linearly with channels and stops growing beyond two
-  // nodes (NCCL maintainers in NVIDIA/nccl#864 and #986). 256 MiB per communicator.
+  // NCCL buffers per communicator.
   double nccl_bytes_per_communicator = 256.0 * 1024.0 * 1024.0;
   // Gradient buckets reduced while backward runs, used when gradients are sharded (ZeRO-2/3)
-  // and so have no full-size buffer to reduce in place: Megatron-Core's default bucket size
-  // (gradient_buckets.h), two in flight (one being filled, one being reduced).
+  // and so have no full-size buffer to reduce in place: Megatron-Core's bucket size
+  // (gradient_buckets.h), this many in flight.
   GradientBuckets grad_buckets;
   double grad_buckets_in_flight = 2.0;
-  // ZeRO-3 gathers each layer's parameters before use and prefetches the next one: two
-  // layers of unsharded parameters (DeepSpeed's stage3_prefetch_bucket_size / FSDP's
-  // forward prefetch of one module).
+  // Layers of unsharded parameters ZeRO-3 holds gathered (the one in use and the prefetched next).
   double zero3_gathered_layers = 2.0;
 };
 

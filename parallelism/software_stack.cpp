@@ -7,6 +7,8 @@
 #include <filesystem>
 
 #include "base/error.h"
+#include "parallelism/memory_model.h"
+#include "parallelism/model_constant_sections.h"
 
 namespace trainsim::parallelism {
 namespace {
@@ -17,7 +19,8 @@ TrainingDefaults readTrainingDefaults(const ConfigNode& section) {
   return readKernelChoices(section, TrainingDefaults{});
 }
 
-// The `compute:` and `communication:` sections of `node` (a stack file or stack_overrides).
+// The `compute:`, `communication:`, `workload:` and `memory:` sections of `node` (a stack
+// file or stack_overrides).
 StackParameters readParameters(const ConfigNode& node) {
   StackParameters parameters;
   parameters.from = node.source()->file;
@@ -25,6 +28,8 @@ StackParameters readParameters(const ConfigNode& node) {
   if (auto communication = node.optionalChild("communication")) {
     parameters.communication = perf::readCommunicationSection(*communication);
   }
+  if (auto workload = node.optionalChild("workload")) parameters.workload = readWorkloadSection(*workload);
+  if (auto memory = node.optionalChild("memory")) parameters.memory = readMemorySection(*memory);
   return parameters;
 }
 
@@ -32,7 +37,7 @@ StackParameters readParameters(const ConfigNode& node) {
 
 SoftwareStack readSoftwareStackFile(const ConfigNode& root, const std::string& name) {
   if (!root.isMap()) root.failExpected("a software stack (a mapping with title, version, training, compute, ...)");
-  root.allowKeys({"title", "version", "description", "training", "compute", "communication"});
+  root.allowKeys({"title", "version", "description", "training", "compute", "communication", "workload", "memory"});
   SoftwareStack stack;
   stack.name = name;
   stack.file = root.source()->file;
@@ -74,17 +79,19 @@ std::optional<SoftwareStack> readSoftwareStack(const ConfigNode& training, const
   }
   SoftwareStack stack = readSoftwareStackFile(loadConfigFile(path), name);
   if (overrides) {
-    overrides->allowKeys({"compute", "communication"});
+    overrides->allowKeys({"compute", "communication", "workload", "memory"});
     stack.parameters.push_back(readParameters(*overrides));
   }
   return stack;
 }
 
 void applySoftwareStack(const SoftwareStack& stack, perf::ComputeParameters& compute,
-                        perf::CommunicationParameters& communication) {
+                        perf::CommunicationParameters& communication, FlopsOptions& workload, MemoryOptions& memory) {
   for (const StackParameters& parameters : stack.parameters) {
     perf::applyComputeSection(parameters.compute, compute);
     perf::applyCommunicationValues(parameters.communication, communication);
+    applyWorkloadValues(parameters.workload, workload);
+    applyMemoryValues(parameters.memory, memory);
   }
 }
 

@@ -3,13 +3,13 @@
 //  - `training:` the values of the experiment's kernel-choice keys the experiment leaves out
 //    (how the host dispatches kernels, fused attention, fused cross-entropy, one fused
 //    SwiGLU gate/up GEMM);
-//  - `compute:` and `communication:` model parameters in the schema of a calibration file
-//    (perf/parameter_sections.h), applied over the shipped defaults and under a user's
-//    calibration: the stack's attention kernel rates, its in-step kernel-rate fraction, its
-//    host cost per launched kernel, ...
-// An experiment's training.stack_overrides replaces any of the stack's compute and
-// communication values (same schema); its training keys are overridden by setting them in
-// the experiment's training section itself.
+//  - `compute:`, `communication:`, `workload:` and `memory:` model parameters in the schema
+//    of a calibration file (perf/parameter_sections.h, parallelism/model_constant_sections.h),
+//    applied over the shipped defaults and under a user's calibration: the stack's attention
+//    kernel rates, its in-step kernel-rate fraction, its host cost per launched kernel, ...
+// An experiment's training.stack_overrides replaces any of the stack's compute,
+// communication, workload and memory values (same schema); its training keys are overridden
+// by setting them in the experiment's training section itself.
 #pragma once
 
 #include <optional>
@@ -19,17 +19,22 @@
 #include "base/config_node.h"
 #include "base/config_paths.h"
 #include "parallelism/training_spec.h"
+#include "parallelism/transformer_workload.h"
 #include "perf/communication_parameters.h"
 #include "perf/compute_parameters.h"
 #include "perf/parameter_sections.h"
 
 namespace trainsim::parallelism {
 
+struct MemoryOptions;  // memory_model.h, which includes this header through experiment.h
+
 // Model parameters a stack file or an experiment's stack_overrides give, applied in order.
 struct StackParameters {
   std::string from;  // the file they were read from
   perf::ComputeSection compute;
   std::vector<perf::ParameterValue> communication;
+  std::vector<perf::ParameterValue> workload;  // FlopsOptions constants
+  std::vector<perf::ParameterValue> memory;    // MemoryOptions constants
 };
 
 struct SoftwareStack {
@@ -52,8 +57,8 @@ struct SoftwareStack {
 // The shipped presets: the stems of <config_dir>/stacks/*.yaml, sorted.
 [[nodiscard]] std::vector<std::string> stackPresetNames(const ConfigPaths& paths);
 
-// The stack's model parameters over `compute` and `communication`, in order.
+// The stack's model parameters over `compute`, `communication`, `workload` and `memory`, in order.
 void applySoftwareStack(const SoftwareStack& stack, perf::ComputeParameters& compute,
-                        perf::CommunicationParameters& communication);
+                        perf::CommunicationParameters& communication, FlopsOptions& workload, MemoryOptions& memory);
 
 }  // namespace trainsim::parallelism

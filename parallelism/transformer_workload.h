@@ -37,8 +37,13 @@
 
 namespace trainsim::parallelism {
 
-// Constants of the model, each with where it comes from; FlopsOptions carries them so that a
-// calibration can override them.
+// The workload model's kernel choices and numeric constants. The numeric constants are data:
+// their defaults and sources are configs/defaults/workload.yaml (the `workload:` section, keys
+// named as the fields), read by defaultWorkloadOptions (default_model_constants.h) and
+// overridden by a calibration or a stack (model_constant_sections.h). The initialisers below
+// equal the shipped file (tests/parallelism/default_model_constants_test.cpp checks it), so
+// tests may build FlopsOptions{} directly. The kernel choices are the experiment's
+// (kernelsFor, experiment.h).
 struct FlopsOptions {
   // Flash attention (Dao et al. 2022; Megatron-Core's TEDotProductAttention) computes scores,
   // softmax, dropout and context in one kernel without writing the s x s matrix. false = the
@@ -48,41 +53,23 @@ struct FlopsOptions {
   // (megatron/core/transformer/mlp.py, linear_fc1 "projects to 2 * ffn_hidden_size" when gated).
   // false = two GEMMs (gate, up), as Hugging Face's LlamaMLP does.
   bool fuse_gate_up = true;
-  // Share of the s x s score matrix a causal flash-attention kernel computes: it skips the
-  // blocks above the diagonal (FlashAttention-2, Dao 2023, section 3.1.1 "causal masking"),
-  // so it does about half the work that the FLOP count assumes.
+  // Share of the s x s score matrix a causal flash-attention kernel computes (it skips the
+  // blocks above the diagonal).
   double causal_work_fraction = 0.5;
-  // FlashAttention's backward recomputes the scores (QK^T) from Q, K and the saved
-  // logsumexp: 5 matmuls instead of the 4 the FLOP count assumes (Dao 2023, Algorithm 2),
-  // i.e. forward x 2.5 rather than x 2. Executed, not counted.
+  // Executed matmul FLOPs of FlashAttention's backward over its forward (it recomputes the
+  // scores). Executed, not counted.
   double flash_backward_matmuls_over_forward = 2.5;
-  // Attention dropout inside the fused kernel: each kept score needs a Philox random number
-  // and a compare-and-scale, issued alongside the exp and max of the online softmax, which
-  // already limit flash attention on parts whose tensor cores far outrun their scalar units
-  // (FlashAttention-3, Shah et al. 2024, section 3). The kernel then runs at this fraction of
-  // its no-dropout rate. Source: Dao-AILab/flash-attention PR #2597 (FA4 on GB200, bf16,
-  // p = 0.125, against cuDNN): forward at 75-85% and backward at 60-70% of the no-dropout
-  // TFLOP/s, "roughly constant across seqlen"; the mid-points are used. The same measurement
-  // on an SM120 part (GB10, PR #2439: head dim 128 within 6%) is far smaller, as expected
-  // where the tensor cores are slower against the scalar units; no H100 measurement is
-  // published, and H100 sits with the data-centre parts (989 dense BF16 TFLOP/s against 3.9
-  // T exp/s of MUFU, FlashAttention-3 section 3.1). Applied where attention dropout is on
-  // (ModelSpec::hasAttentionDropout) and attention is fused; the unfused path has its own dropout kernel.
+  // The fused attention kernel's rate with attention dropout on, as a fraction of its
+  // no-dropout rate, forward and backward. Applied where attention dropout is on
+  // (ModelSpec::hasAttentionDropout) and attention is fused; the unfused path has its own
+  // dropout kernel.
   double flash_dropout_forward_throughput = 0.80;
   double flash_dropout_backward_throughput = 0.65;
-  // Element-wise arithmetic (not matmuls, so outside model FLOPs; they matter for time only
-  // through their bytes). LayerNorm: 5 FLOPs per element with the affine transform, as the
-  // DeepSpeed FLOPs profiler counts it (deepspeed/profiling/flops_profiler/profiler.py,
-  // _layer_norm_flops_compute); RMSNorm: the same without the mean (our count: 4).
+  // Element-wise arithmetic per element of each kernel (not matmuls, so outside model FLOPs;
+  // they matter for time only through their bytes), and the backward kernels' over the
+  // forward's (except the residual add, whose gradient passes through).
   double layer_norm_flops_per_element = 5.0;
   double rms_norm_flops_per_element = 4.0;
-  // Our counts of the remaining kernels, per element: GELU (tanh approximation: x^3, two
-  // multiply-adds, tanh, 0.5 x (1 + t)) 8; SwiGLU (silu(g) x u: exp, add, divide, two
-  // multiplies) 5; RoPE (x cos + rotate(x) sin) 3; scaled masked softmax (scale, max, subtract,
-  // exp, sum, divide) 6; cross-entropy over the vocabulary (max, subtract, exp, sum, divide,
-  // gather) 6; residual add 1; dropout (compare, select, scale) 2. Backward kernels do about
-  // twice the forward arithmetic (they read the saved input and the output gradient and apply
-  // the derivative), except the residual add, whose gradient passes through.
   double gelu_flops_per_element = 8.0;
   double swiglu_flops_per_element = 5.0;
   double rope_flops_per_element = 3.0;
@@ -90,11 +77,11 @@ struct FlopsOptions {
   double cross_entropy_flops_per_element = 6.0;
   double residual_flops_per_element = 1.0;
   double dropout_flops_per_element = 2.0;
-  // MoE combine: each expert output scaled by its router probability and summed (multiply, add).
-  double moe_combine_flops_per_element = 2.0;
+  double moe_combine_flops_per_element = 2.0;  // each expert output scaled and summed
   // The factor on the expert-parallel all-to-alls' bytes that gives the plan's dispatcher's
   // network traffic (moe_dispatch.h, dispatchByteScale; chunkWorkloads sets it).
   double moe_dispatch_byte_scale = 1.0;
+  // An element-wise kernel's backward FLOPs over its forward's (the residual add's excepted).
   double elementwise_backward_flops_factor = 2.0;
   // Weight gradients are accumulated into the main gradients across micro-batches: one
   // element read and one written per weight element per micro-batch. Unset: the training
@@ -114,23 +101,12 @@ struct FlopsOptions {
   // DDP hook then adds it to the main gradient (`param.main_grad.add_(param.grad.data)`:
   // 2 bytes read, the main gradient read and written): 2 x 2 + 2 x main_grad_bytes per
   // table element, 12 bytes with fp32 main gradients (no option of its own).
-  // Vocabulary-parallel cross-entropy as Megatron runs it, unfused
-  // (megatron/core/tensor_parallel/cross_entropy.py, the same kernel sequence as
-  // megatron/mpu/cross_entropy.py of 2021-22): forward = cast the 16-bit logits to fp32
-  // (`.float()`: read 2, write 4 bytes per logit), max over the vocabulary (read 4), in-place
-  // subtract the max (read 4, write 4), in-place exp (read 4, write 4), sum (read 4),
-  // in-place divide by the sum (read 4, write 4): 9 fp32 accesses + one 16-bit read per
-  // logit. Backward = in-place multiply by the loss gradient (read 4, write 4) and the cast
-  // back to 16 bits (read 4, write 2): 3 fp32 accesses + one 16-bit write.
+  // Vocabulary-parallel cross-entropy as Megatron runs it, unfused: fp32 accesses per logit
+  // (besides one 16-bit read forward and one 16-bit write backward).
   double cross_entropy_forward_fp32_accesses = 9.0;
   double cross_entropy_backward_fp32_accesses = 3.0;
-  // Fused cross-entropy (the experiment's training.fused_cross_entropy; Megatron-Core
-  // --cross-entropy-loss-fusion with --cross-entropy-fusion-impl te, as Megatron-Bridge's
-  // Llama recipes set it): Transformer Engine's Triton kernels
-  // (transformer_engine/pytorch/triton/cross_entropy.py) keep the logits in their 16-bit type.
-  // Forward = one online-softmax pass that reads each logit once and keeps only the per-token
-  // max, sum of exponentials and target logit; backward = one pass that reads each logit and
-  // writes its gradient in place. 16-bit accesses per logit:
+  // Fused cross-entropy (the experiment's training.fused_cross_entropy; Transformer Engine's
+  // kernels): 16-bit accesses per logit.
   double fused_cross_entropy_forward_accesses = 1.0;
   double fused_cross_entropy_backward_accesses = 2.0;
   // Set from training.fused_cross_entropy by kernelsFor (parallelism/experiment.h).
@@ -148,25 +124,18 @@ struct FlopsOptions {
   // Set by the iteration builder from the plan.
   bool tp_comm_overlap = false;
   TpCommOverlapConfig tp_overlap_config;
-  // The chunks are issued round-robin on this many CUDA streams (TE's _NUM_MAX_UB_STREAMS =
-  // 3), so up to that many share the SMs at once; a small chunk fills fewer SMs (wave
-  // quantization, perf::ComputeModel::gemmPlan), which is what the split costs.
+  // The CUDA streams the chunks are issued on round-robin, so up to that many share the SMs at
+  // once; a small chunk fills fewer SMs (wave quantization, perf::ComputeModel::gemmPlan),
+  // which is what the split costs.
   int64_t tp_overlap_compute_streams = 3;
-  // FP8 training (precision fp8) as Transformer Engine runs it. Each linear layer inside
-  // Transformer Engine (QKV, attention output, MLP, MoE experts) quantizes its input in the
-  // forward pass and its output gradient in the backward pass with kernels of their own,
-  // before the FP8 GEMMs. Hopper's FP8 GEMM takes only the TN layout, so each quantization
-  // writes the tensor twice: row-wise (for fprop / dgrad) and column-wise, transposed (for
-  // wgrad) (transformer_engine/pytorch/module/linear.py: the input quantizer's usage is
-  // rowwise + columnwise when the weight needs a gradient; the grad-output quantizer's both).
-  // Delayed scaling (DelayedScaling, Transformer Engine's and Megatron-Core's default
-  // recipe) takes the scale from the amax history and records the new amax inside the cast:
-  // read 2, write 1 + 1 = 4 bytes per element. Current scaling (Float8CurrentScalingQuantizer;
-  // Megatron-Bridge's "FP8-CS" recipes) first reads the tensor once more for its absolute
-  // maximum: 2 more, 6 (fp8_current_scaling, set from training.fp8_recipe by kernelsFor).
-  // With sequence parallelism the tensor is quantized on its own shard and gathered in FP8.
-  // The weights' casts are cached across the micro-batches of an iteration
-  // (is_first_microbatch) and are not counted.
+  // FP8 training (precision fp8) as Transformer Engine runs it: each linear layer quantizes
+  // its input (forward) and its output gradient (backward) with kernels of their own, before
+  // the FP8 GEMMs; these are the bytes per element of such a cast (row-wise and transposed
+  // copies, delayed scaling), and the extra read for the absolute maximum under current
+  // scaling (fp8_current_scaling, set from training.fp8_recipe by kernelsFor). With sequence
+  // parallelism the tensor is quantized on its own shard and gathered in FP8. The weights'
+  // casts are cached across the micro-batches of an iteration (is_first_microbatch) and are
+  // not counted.
   double fp8_quantize_bytes_per_element = 4.0;
   double fp8_current_scaling_amax_bytes_per_element = 2.0;
   bool fp8_current_scaling = false;
@@ -177,14 +146,10 @@ struct FlopsOptions {
   // one byte per element less and the weights' FP8 cache holds one copy instead of two.
   // Set from the experiment's GPU (topology::GpuSpec::fp8_gemm_any_layout) by kernelsFor.
   bool fp8_transposed_copies = true;
-  // Dropout masks are stored as one byte per element (torch.bool; Korthikanti et al. 2022, section 4.1).
+  // Element sizes: a dropout mask's, a token id's, and the unfused cross-entropy's softmax
+  // over the vocabulary (the fused kernel keeps the 16-bit logits instead).
   double dropout_mask_bytes = 1.0;
-  // Token ids are int64 (Megatron's data loader; the "8 s b" term of
-  // megatron/training/theoretical_memory_usage.py).
   double token_id_bytes = 8.0;
-  // Cross-entropy keeps the softmax over the vocabulary in fp32 (Megatron's
-  // vocab_parallel_cross_entropy casts the logits to float). The fused kernel keeps the 16-bit
-  // logits instead (it writes their gradient in place in the backward pass).
   double loss_element_bytes = 4.0;
 };
 

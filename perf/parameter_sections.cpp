@@ -53,13 +53,6 @@ double readFraction(const ConfigNode& node) {
   return value;
 }
 
-double readInRange(const ConfigNode& node, ParameterRange range) {
-  if (range == ParameterRange::kPositiveInteger) return static_cast<double>(node.asIntegerIn(1, 1'000'000'000));
-  const double value = node.asNumber();
-  if (!inRange(range, value)) node.failExpected(std::string(rangeDescription(range)));
-  return value;
-}
-
 // The named values of `node` (a section, or a table within it at `prefix`, "base_latency_us."),
 // except the keys in `skip` (read as tables by the caller).
 template <class Name>
@@ -239,6 +232,13 @@ void replaceRows(std::vector<Row>& rows, const std::vector<Row>& replacements, S
 }
 
 }  // namespace
+
+double readInRange(const ConfigNode& node, ParameterRange range) {
+  if (range == ParameterRange::kPositiveInteger) return static_cast<double>(node.asIntegerIn(1, 1'000'000'000));
+  const double value = node.asNumber();
+  if (!inRange(range, value)) node.failExpected(std::string(rangeDescription(range)));
+  return value;
+}
 
 bool ComputeSection::empty() const {
   return matmul_ceilings.empty() && memory_efficiency.empty() && gemm_efficiency.empty() && collective_sms.empty() &&

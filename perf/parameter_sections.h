@@ -13,6 +13,7 @@
 #include "base/config_node.h"
 #include "perf/communication_parameters.h"
 #include "perf/compute_parameters.h"
+#include "perf/parameter_names.h"
 
 namespace trainsim::perf {
 
@@ -56,6 +57,9 @@ struct ComputeSection {
 
 // The keys of a `compute:` section that hold tables and lists (the others are named scalars).
 [[nodiscard]] std::span<const std::string_view> computeTableKeys();
+
+// A named parameter's value at `node`, failing (InputError at the node) outside `range`.
+[[nodiscard]] double readInRange(const ConfigNode& node, ParameterRange range);
 
 [[nodiscard]] std::vector<ParameterValue> readCommunicationSection(const ConfigNode& section);
 [[nodiscard]] ComputeSection readComputeSection(const ConfigNode& section);

@@ -146,7 +146,7 @@ class Evaluator {
       state.experiments.resize(targets.size());
       state.estimators.resize(targets.size());
     }
-    memory_options_.kernels = settings.simulation.iteration.flops;  // as simulateIteration sizes memory
+    memory_options_ = parallelism::memoryOptions(settings.simulation);  // as simulateIteration sizes memory
   }
 
   // Memory of every listed candidate, and the screen's estimate for those that fit.

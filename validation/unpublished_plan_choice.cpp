@@ -72,9 +72,8 @@ Expected<PlanChoice> chooseUnpublishedPlan(const TrainingRow& row, const ConfigP
     for (const PlanSetting& setting : planCandidates(row, as_written)) {
       auto experiment = trainingExperiment(row, paths, planSettingOverrides(setting));
       if (!experiment.ok()) continue;  // e.g. micro-batches not a multiple of pp when interleaving
-      parallelism::MemoryOptions memory_options;
-      memory_options.kernels = options.iteration.flops;  // as simulateIteration's memory report
-      const bool fits = parallelism::estimateMemory(*experiment, memory_options).fits();
+      // As simulateIteration's memory report.
+      const bool fits = parallelism::estimateMemory(*experiment, parallelism::memoryOptions(options)).fits();
       if (!first_loading) {
         first_loading = *experiment;
         first_loading_setting = setting;

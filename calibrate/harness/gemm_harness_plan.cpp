@@ -6,6 +6,7 @@
 
 #include "base/config_paths.h"
 #include "calibrate/harness/size_sweep.h"
+#include "parallelism/default_model_constants.h"
 #include "parallelism/experiment_loader.h"
 
 namespace trainsim::harness {
@@ -13,7 +14,9 @@ namespace trainsim::harness {
 Expected<GemmHarnessPlan> planGemmHarness(const GemmHarnessOptions& options, const std::string& built_in_config_dir) {
   GemmHarnessPlan plan;
   const ConfigPaths paths{options.config_dir.empty() ? built_in_config_dir : options.config_dir};
-  parallelism::FlopsOptions flops;
+  auto defaults = parallelism::defaultWorkloadOptions(paths);
+  if (!defaults.ok()) return defaults.error();
+  parallelism::FlopsOptions flops = *defaults;
   flops.fused_attention = !options.unfused_attention;
   std::optional<topology::Precision> training_precision;
   std::string precision_source;

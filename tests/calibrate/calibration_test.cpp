@@ -15,6 +15,8 @@
 #include "calibrate/latency_bandwidth_fit.h"
 #include "calibrate/nccl_tests_log.h"
 #include "nccl_tests_log_writer.h"
+#include "parallelism/experiment_loader.h"
+#include "parallelism/memory_model.h"
 #include "perf/collective_simulation.h"
 #include "perf/compute_model.h"
 #include "perf/parameter_names.h"
@@ -252,6 +254,51 @@ TEST(CalibrationFileTest, WritesAndReadsBack) {
   EXPECT_DOUBLE_EQ(*calibrationCorrection(*read, CollectiveOp::kAllReduce, 8, 1, 8, 512), 1.1);
   EXPECT_NEAR(*calibrationCorrection(*read, CollectiveOp::kAllReduce, 8, 1, 8, 32768), std::sqrt(1.1 * 0.9), 1e-12);
   EXPECT_FALSE(calibrationCorrection(*read, CollectiveOp::kAllReduce, 16, 2, 8, 32768).has_value());
+}
+
+// The workload and memory models' constants (configs/defaults/workload.yaml, memory.yaml):
+// read, applied over the shipped defaults, in force in the memory estimate, written back, and
+// checked key by key.
+TEST(CalibrationFileTest, WorkloadAndMemoryConstantsApplyAndRoundTrip) {
+  const std::string text = R"(format: trainsim-calibration-1
+cluster: "dgx-h100"
+gpu: "h100-sxm"
+workload:
+  flash_dropout_forward_throughput: 0.7
+memory:
+  allocator_overhead_fraction: 0.15
+)";
+  const auto read = parseCalibration(text, "calib.yaml");
+  ASSERT_TRUE(read.ok()) << read.error().toString();
+  parallelism::SimulationOptions options = shippedSimulationOptions();
+  applyCalibration(*read, options);
+  EXPECT_EQ(options.iteration.flops.flash_dropout_forward_throughput, 0.7);
+  EXPECT_EQ(options.iteration.flops.flash_dropout_backward_throughput,
+            shippedSimulationOptions().iteration.flops.flash_dropout_backward_throughput);
+  EXPECT_EQ(options.memory.allocator_overhead_fraction, 0.15);
+  EXPECT_THAT(describeCalibration(*read), HasSubstr("1 workload constant, 1 memory constant"));
+
+  const parallelism::Experiment experiment =
+      valueOrThrow(parallelism::loadExperiment("llama3-8b-dgx-h100", kPaths, {}));
+  const double before =
+      parallelism::estimateMemory(experiment, parallelism::memoryOptions(shippedSimulationOptions())).peakBytes();
+  const auto after = parallelism::estimateMemory(experiment, parallelism::memoryOptions(options));
+  EXPECT_GT(after.peakBytes(), before);
+  EXPECT_NEAR(after.peak().allocator_overhead, 0.15 * after.peak().activations, 1e-6 * after.peak().activations);
+
+  const auto reread = parseCalibration(calibrationYaml(*read), "calib.yaml");
+  ASSERT_TRUE(reread.ok()) << reread.error().toString();
+  ASSERT_EQ(reread->workload.size(), 1u);
+  EXPECT_EQ(reread->workload[0].name, "flash_dropout_forward_throughput");
+  EXPECT_EQ(reread->workload[0].value, 0.7);
+  ASSERT_EQ(reread->memory.size(), 1u);
+  EXPECT_EQ(reread->memory[0].value, 0.15);
+
+  EXPECT_THAT(errorAfterEdit(text, "allocator_overhead_fraction", "alocator_overhead_fraction"),
+              HasSubstr("bad.yaml:7:3"));
+  EXPECT_THAT(errorAfterEdit(text, "allocator_overhead_fraction", "alocator_overhead_fraction"),
+              HasSubstr("did you mean 'allocator_overhead_fraction'?"));
+  EXPECT_THAT(errorAfterEdit(text, "throughput: 0.7", "throughput: 1.7"), HasSubstr("a fraction in (0, 1]"));
 }
 
 TEST(CalibrationFileTest, RejectsWhatIsNotACalibration) {

@@ -114,6 +114,30 @@ TEST_F(CalibrateCommand, OtherCommandsSayTheCalibrationIsInForce) {
   EXPECT_NE(validate.out.find("calibration in force"), std::string::npos);
 }
 
+// A memory constant (configs/defaults/memory.yaml) set by a calibration or by --set on a
+// stack's overrides changes the `memory` command's estimate, both the same way.
+TEST_F(CalibrateCommand, AMemoryConstantFromACalibrationOrAnOverrideChangesTheMemoryEstimate) {
+  write("memory-calib.yaml",
+        "format: trainsim-calibration-1\ncluster: \"dgx-h100\"\ngpu: \"h100-sxm\"\nmemory:\n"
+        "  allocator_overhead_fraction: 0.15\n");
+  const auto overhead = [](const CommandResult& result) {
+    return nlohmann::json::parse(result.out).at("stages").at(0).at("allocator_overhead").get<double>();
+  };
+  const std::string memory = "memory llama3-8b-dgx-h100 --json - --set training.stack=megatron-core";
+  const CommandResult plain = runTrainsim(memory);
+  ASSERT_EQ(plain.exit_code, 0) << plain.out;
+  const CommandResult calibrated = runTrainsim(memory + " --calibration " + path("memory-calib.yaml"));
+  ASSERT_EQ(calibrated.exit_code, 0) << calibrated.out;
+  const CommandResult overridden =
+      runTrainsim(memory + " --set training.stack_overrides.memory.allocator_overhead_fraction=0.15");
+  ASSERT_EQ(overridden.exit_code, 0) << overridden.out;
+  EXPECT_NEAR(overhead(calibrated), 3.0 * overhead(plain), 2.0);
+  EXPECT_EQ(overhead(overridden), overhead(calibrated));
+  const CommandResult text = runTrainsim("memory llama3-8b-dgx-h100 --calibration " + path("memory-calib.yaml"));
+  EXPECT_EQ(text.out.find("holds no memory parameter"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("1 memory constant"), std::string::npos) << text.out;
+}
+
 TEST_F(CalibrateCommand, BadInputExitsTwoWithThePosition) {
   write("bad.log",
         "# nThread 1 nGpus 1\n# Using devices\n#  Rank  0 Pid 1 on a device 0 [0x00] X\n"

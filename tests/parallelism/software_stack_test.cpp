@@ -136,6 +136,39 @@ TEST(SoftwareStackTest, OverridesReplaceTheStacksParametersAndACalibrationWinsOv
   EXPECT_THROW(applySoftwareStack(experiment, options), std::logic_error);
 }
 
+// The workload and memory models' constants (configs/defaults/workload.yaml, memory.yaml)
+// are overridden the same way, and change the prediction.
+TEST(SoftwareStackTest, OverridesSetTheWorkloadAndMemoryConstants) {
+  // With attention dropout, which the fused kernel's dropout throughput slows.
+  const auto withDropout = [](std::string yaml) {
+    const std::string vocabulary = "vocab_size: 32000}";
+    return yaml.replace(yaml.find(vocabulary), vocabulary.size(), "vocab_size: 32000, attention_dropout: 0.1}");
+  };
+  const std::string overrides =
+      ", stack: torchtitan, stack_overrides: {workload: {flash_dropout_forward_throughput: 0.2, "
+      "flash_dropout_backward_throughput: 0.2}, memory: {allocator_overhead_fraction: 0.15}}";
+  const Experiment overridden = loaded(withDropout(smallLlama(overrides)));
+  const SimulationOptions options = optionsFor(overridden);
+  EXPECT_EQ(options.iteration.flops.flash_dropout_forward_throughput, 0.2);
+  EXPECT_EQ(options.memory.allocator_overhead_fraction, 0.15);
+  EXPECT_EQ(memoryOptions(options).allocator_overhead_fraction, 0.15);
+  EXPECT_EQ(options.memory.runtime_reserved_bytes, shippedSimulationOptions().memory.runtime_reserved_bytes);
+
+  const Experiment plain = loaded(withDropout(smallLlama(", stack: torchtitan")));
+  const IterationResult base = simulate(plain);
+  const IterationResult changed = simulate(overridden);
+  EXPECT_GT(changed.iteration_time_s, base.iteration_time_s);
+  EXPECT_NEAR(changed.memory.peak().allocator_overhead, 3.0 * base.memory.peak().allocator_overhead,
+              1e-9 * base.memory.peak().allocator_overhead);
+
+  const auto unknown =
+      load(smallLlama(", stack: torchtitan, stack_overrides: {memory: {alocator_overhead_fraction: 0.1}}"));
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().toString().find("did you mean 'allocator_overhead_fraction'?"), std::string::npos)
+      << unknown.error().toString();
+  EXPECT_NE(unknown.error().where.find("test.yaml:"), std::string::npos) << unknown.error().where;
+}
+
 TEST(SoftwareStackTest, OptionsPreparedForAnotherStackAreRefused) {
   const Experiment experiment = loaded(smallLlama(", stack: torchtitan"));
   EXPECT_THROW((void)simulateIteration(experiment, shippedSimulationOptions()), std::logic_error);

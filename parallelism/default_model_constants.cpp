@@ -1,0 +1,90 @@
+#include "parallelism/default_model_constants.h"
+
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <string_view>
+
+#include "parallelism/model_constant_sections.h"
+
+namespace trainsim::parallelism {
+namespace {
+
+// The one top-level key of a defaults file.
+ConfigNode sectionOf(const ConfigNode& root, std::string_view key) {
+  if (!root.yaml().IsDefined() || root.yaml().IsNull()) {
+    throwInputError(root.source()->file, "", "the file is empty, expected a `" + std::string(key) + ":` section");
+  }
+  root.allowKeys({key});
+  return root.child(key);
+}
+
+// Fails at the section unless it gives every named constant.
+template <class Name>
+void requireEvery(const ConfigNode& section, std::span<const Name> names) {
+  for (const Name& name : names) (void)section.child(name.name);
+}
+
+FlopsOptions workloadDefaults(const ConfigNode& root) {
+  const ConfigNode section = sectionOf(root, "workload");
+  const std::vector<perf::ParameterValue> values = readWorkloadSection(section);
+  requireEvery(section, workloadConstantNames());
+  FlopsOptions options;
+  applyWorkloadValues(values, options);
+  return options;
+}
+
+MemoryOptions memoryDefaults(const ConfigNode& root) {
+  const ConfigNode section = sectionOf(root, "memory");
+  const std::vector<perf::ParameterValue> values = readMemorySection(section);
+  requireEvery(section, memoryConstantNames());
+  MemoryOptions options;
+  applyMemoryValues(values, options);
+  return options;
+}
+
+// Loads `path` once per process (per path), under a lock: the commands that run simulations
+// on threads (sweep, validate training) may ask from several at once.
+template <class Options, class Read>
+Expected<Options> cached(const std::string& path, Read read) {
+  static std::mutex mutex;
+  static std::map<std::string, Expected<Options>> cache;
+  const std::scoped_lock lock(mutex);
+  auto found = cache.find(path);
+  if (found == cache.end()) {
+    found = cache.emplace(path, catchInputErrors([&] { return read(loadConfigFile(path)); })).first;
+  }
+  return found->second;
+}
+
+}  // namespace
+
+std::string workloadDefaultsPath(const ConfigPaths& paths) {
+  return (std::filesystem::path(paths.config_dir) / "defaults" / "workload.yaml").string();
+}
+
+std::string memoryDefaultsPath(const ConfigPaths& paths) {
+  return (std::filesystem::path(paths.config_dir) / "defaults" / "memory.yaml").string();
+}
+
+Expected<FlopsOptions> defaultWorkloadOptions(const ConfigPaths& paths) {
+  return cached<FlopsOptions>(workloadDefaultsPath(paths), workloadDefaults);
+}
+
+Expected<MemoryOptions> defaultMemoryOptions(const ConfigPaths& paths) {
+  auto workload = defaultWorkloadOptions(paths);
+  if (!workload.ok()) return workload.error();
+  auto memory = cached<MemoryOptions>(memoryDefaultsPath(paths), memoryDefaults);
+  if (memory.ok()) memory->kernels = *workload;
+  return memory;
+}
+
+Expected<FlopsOptions> parseWorkloadDefaults(const std::string& text, const std::string& name) {
+  return catchInputErrors([&] { return workloadDefaults(parseConfigText(text, name)); });
+}
+
+Expected<MemoryOptions> parseMemoryDefaults(const std::string& text, const std::string& name) {
+  return catchInputErrors([&] { return memoryDefaults(parseConfigText(text, name)); });
+}
+
+}  // namespace trainsim::parallelism

@@ -1,0 +1,143 @@
+#include "parallelism/model_constant_sections.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace trainsim::parallelism {
+namespace {
+
+template <class P>
+perf::ParameterName<P> scalar(std::string name, perf::ParameterRange range, double P::*field) {
+  return {std::move(name), range, false, [field](const P& p, std::string_view) { return p.*field; },
+          [field](P& p, std::string_view, double value) { p.*field = value; }};
+}
+
+std::vector<WorkloadConstantName> buildWorkloadNames() {
+  using P = FlopsOptions;
+  using R = perf::ParameterRange;
+  std::vector<WorkloadConstantName> names;
+  names.push_back(scalar("causal_work_fraction", R::kEfficiency, &P::causal_work_fraction));
+  names.push_back(scalar("flash_backward_matmuls_over_forward", R::kPositive, &P::flash_backward_matmuls_over_forward));
+  names.push_back(scalar("flash_dropout_forward_throughput", R::kEfficiency, &P::flash_dropout_forward_throughput));
+  names.push_back(scalar("flash_dropout_backward_throughput", R::kEfficiency, &P::flash_dropout_backward_throughput));
+  names.push_back(scalar("layer_norm_flops_per_element", R::kNonNegative, &P::layer_norm_flops_per_element));
+  names.push_back(scalar("rms_norm_flops_per_element", R::kNonNegative, &P::rms_norm_flops_per_element));
+  names.push_back(scalar("gelu_flops_per_element", R::kNonNegative, &P::gelu_flops_per_element));
+  names.push_back(scalar("swiglu_flops_per_element", R::kNonNegative, &P::swiglu_flops_per_element));
+  names.push_back(scalar("rope_flops_per_element", R::kNonNegative, &P::rope_flops_per_element));
+  names.push_back(scalar("softmax_flops_per_element", R::kNonNegative, &P::softmax_flops_per_element));
+  names.push_back(scalar("cross_entropy_flops_per_element", R::kNonNegative, &P::cross_entropy_flops_per_element));
+  names.push_back(scalar("residual_flops_per_element", R::kNonNegative, &P::residual_flops_per_element));
+  names.push_back(scalar("dropout_flops_per_element", R::kNonNegative, &P::dropout_flops_per_element));
+  names.push_back(scalar("moe_combine_flops_per_element", R::kNonNegative, &P::moe_combine_flops_per_element));
+  names.push_back(scalar("elementwise_backward_flops_factor", R::kNonNegative, &P::elementwise_backward_flops_factor));
+  names.push_back(
+      scalar("cross_entropy_forward_fp32_accesses", R::kNonNegative, &P::cross_entropy_forward_fp32_accesses));
+  names.push_back(
+      scalar("cross_entropy_backward_fp32_accesses", R::kNonNegative, &P::cross_entropy_backward_fp32_accesses));
+  names.push_back(
+      scalar("fused_cross_entropy_forward_accesses", R::kNonNegative, &P::fused_cross_entropy_forward_accesses));
+  names.push_back(
+      scalar("fused_cross_entropy_backward_accesses", R::kNonNegative, &P::fused_cross_entropy_backward_accesses));
+  names.push_back(
+      {"tp_overlap_compute_streams", R::kPositiveInteger, false,
+       [](const P& p, std::string_view) { return static_cast<double>(p.tp_overlap_compute_streams); },
+       [](P& p, std::string_view, double value) { p.tp_overlap_compute_streams = static_cast<int64_t>(value); }});
+  names.push_back(scalar("fp8_quantize_bytes_per_element", R::kNonNegative, &P::fp8_quantize_bytes_per_element));
+  names.push_back(scalar("fp8_current_scaling_amax_bytes_per_element", R::kNonNegative,
+                         &P::fp8_current_scaling_amax_bytes_per_element));
+  names.push_back(scalar("dropout_mask_bytes", R::kPositive, &P::dropout_mask_bytes));
+  names.push_back(scalar("token_id_bytes", R::kPositive, &P::token_id_bytes));
+  names.push_back(scalar("loss_element_bytes", R::kPositive, &P::loss_element_bytes));
+  return names;
+}
+
+std::vector<MemoryConstantName> buildMemoryNames() {
+  using P = MemoryOptions;
+  using R = perf::ParameterRange;
+  std::vector<MemoryConstantName> names;
+  names.push_back(scalar("fp8_weight_copy_bytes", R::kNonNegative, &P::fp8_weight_copy_bytes));
+  names.push_back(scalar("allocator_overhead_fraction", R::kNonNegative, &P::allocator_overhead_fraction));
+  names.push_back(scalar("runtime_reserved_bytes", R::kNonNegative, &P::runtime_reserved_bytes));
+  names.push_back(scalar("nccl_bytes_per_communicator", R::kNonNegative, &P::nccl_bytes_per_communicator));
+  names.push_back(scalar("grad_buckets_in_flight", R::kNonNegative, &P::grad_buckets_in_flight));
+  names.push_back(scalar("zero3_gathered_layers", R::kNonNegative, &P::zero3_gathered_layers));
+  return names;
+}
+
+template <class Name>
+std::vector<perf::ParameterValue> readSection(const ConfigNode& section, std::span<const Name> names) {
+  std::vector<std::string> allowed;
+  for (const Name& name : names) allowed.push_back(name.name);
+  section.allowKeys(allowed);
+  std::vector<perf::ParameterValue> values;
+  for (const auto& [key, value] : section.entries()) {
+    const auto found = std::find_if(names.begin(), names.end(), [&](const Name& name) { return name.name == key; });
+    values.push_back({key, perf::readInRange(value, found->range), ""});
+  }
+  return values;
+}
+
+template <class Name, class Options>
+void applyValues(std::span<const perf::ParameterValue> values, std::span<const Name> names, Options& options) {
+  for (const perf::ParameterValue& value : values) {
+    const auto found =
+        std::find_if(names.begin(), names.end(), [&](const Name& name) { return name.name == value.name; });
+    if (found == names.end()) throw std::logic_error("not a model constant: " + value.name);
+    found->set(options, "", value.value);
+  }
+}
+
+template <class Name, class Options>
+std::vector<perf::ParameterValue> valuesOf(const Options& options, std::span<const Name> names) {
+  std::vector<perf::ParameterValue> values;
+  for (const Name& name : names) values.push_back({name.name, name.get(options, ""), ""});
+  return values;
+}
+
+}  // namespace
+
+std::span<const WorkloadConstantName> workloadConstantNames() {
+  static const std::vector<WorkloadConstantName> names = buildWorkloadNames();
+  return names;
+}
+
+std::span<const MemoryConstantName> memoryConstantNames() {
+  static const std::vector<MemoryConstantName> names = buildMemoryNames();
+  return names;
+}
+
+std::vector<perf::ParameterValue> readWorkloadSection(const ConfigNode& section) {
+  return readSection(section, workloadConstantNames());
+}
+
+std::vector<perf::ParameterValue> readMemorySection(const ConfigNode& section) {
+  return readSection(section, memoryConstantNames());
+}
+
+void applyWorkloadValues(std::span<const perf::ParameterValue> values, FlopsOptions& options) {
+  applyValues(values, workloadConstantNames(), options);
+}
+
+void applyMemoryValues(std::span<const perf::ParameterValue> values, MemoryOptions& options) {
+  applyValues(values, memoryConstantNames(), options);
+}
+
+std::vector<perf::ParameterValue> workloadValues(const FlopsOptions& options) {
+  return valuesOf(options, workloadConstantNames());
+}
+
+std::vector<perf::ParameterValue> memoryValues(const MemoryOptions& options) {
+  return valuesOf(options, memoryConstantNames());
+}
+
+std::string constantSectionYaml(std::span<const perf::ParameterValue> values) {
+  std::string out;
+  for (const perf::ParameterValue& value : values)
+    out += fmt::format("  {}: {}\n", value.name, perf::yamlNumber(value.value));
+  return out;
+}
+
+}  // namespace trainsim::parallelism
