@@ -58,7 +58,8 @@ auto catchInputErrors(Body&& body) -> Expected<std::invoke_result_t<Body>> {
 }
 
 // Inside a loader: unwraps a value from another module's API, or rethrows its error so
-// that it propagates to this module's own catchInputErrors.
+// that it propagates to this module's own catchInputErrors. A function that returns
+// Expected itself uses TRAINSIM_ASSIGN_OR_RETURN instead, so the error stays a value.
 template <class T>
 T valueOrThrow(Expected<T> result) {
   if (!result.ok()) throw InputError(result.error());
@@ -66,3 +67,20 @@ T valueOrThrow(Expected<T> result) {
 }
 
 }  // namespace trainsim
+
+#define TRAINSIM_EXPECTED_CONCAT_INNER(a, b) a##b
+#define TRAINSIM_EXPECTED_CONCAT(a, b) TRAINSIM_EXPECTED_CONCAT_INNER(a, b)
+
+// In a function that returns some Expected<U>: evaluates `expression` (an Expected<T>),
+// returns its Error unchanged, else initializes or assigns `lhs` with the moved value:
+//   TRAINSIM_ASSIGN_OR_RETURN(const auto cluster, topology::Cluster::build(spec));
+//   TRAINSIM_ASSIGN_OR_RETURN(options.compute, perf::defaultComputeParameters(paths));
+// A statement, not an expression: it declares a uniquely named temporary in the enclosing
+// scope, so it cannot be the body of an unbraced if or loop. The expression is variadic so
+// that commas in template arguments need no parentheses.
+#define TRAINSIM_ASSIGN_OR_RETURN(lhs, ...) \
+  TRAINSIM_ASSIGN_OR_RETURN_IMPL(TRAINSIM_EXPECTED_CONCAT(trainsim_expected_, __COUNTER__), lhs, __VA_ARGS__)
+#define TRAINSIM_ASSIGN_OR_RETURN_IMPL(temporary, lhs, ...) \
+  auto temporary = (__VA_ARGS__);                           \
+  if (!temporary.ok()) return temporary.error();            \
+  lhs = std::move(temporary).value()

@@ -257,16 +257,15 @@ std::vector<std::string> constrainedParameters(const topology::Cluster& cluster,
 Expected<std::vector<double>> simulateCurve(const topology::Cluster& cluster,
                                             const perf::CommunicationParameters& parameters,
                                             const MeasuredCollective& curve) {
-  return catchInputErrors([&] {
-    const auto ranks = valueOrThrow(placeMeasuredGroup(cluster, curve));
-    perf::CollectiveSimulator simulator(cluster, parameters);
-    std::vector<double> times;
-    for (const auto& sample : curve.samples) {
-      perf::CollectiveRequest request{curve.op, ranks, sample.bytes, std::nullopt, std::nullopt};
-      times.push_back(valueOrThrow(atCurve(curve, simulator.simulate(request))).time_s * 1e6);
-    }
-    return times;
-  });
+  TRAINSIM_ASSIGN_OR_RETURN(const auto ranks, placeMeasuredGroup(cluster, curve));
+  perf::CollectiveSimulator simulator(cluster, parameters);
+  std::vector<double> times;
+  for (const auto& sample : curve.samples) {
+    perf::CollectiveRequest request{curve.op, ranks, sample.bytes, std::nullopt, std::nullopt};
+    TRAINSIM_ASSIGN_OR_RETURN(const perf::CollectiveResult result, atCurve(curve, simulator.simulate(request)));
+    times.push_back(result.time_s * 1e6);
+  }
+  return times;
 }
 
 Expected<CommunicationFit> fitCommunicationParameters(const topology::Cluster& cluster,

@@ -207,14 +207,12 @@ void requireFullRunWithinBudget(const Experiment& experiment, const SimulationOp
 }  // namespace
 
 Expected<SimulationOptions> defaultSimulationOptions(const ConfigPaths& paths) {
-  return catchInputErrors([&] {
-    SimulationOptions options;
-    options.communication = valueOrThrow(perf::defaultCommunicationParameters(paths));
-    options.compute = valueOrThrow(perf::defaultComputeParameters(paths));
-    options.iteration.flops = valueOrThrow(defaultWorkloadOptions(paths));
-    options.memory = valueOrThrow(defaultMemoryOptions(paths));
-    return options;
-  });
+  SimulationOptions options;
+  TRAINSIM_ASSIGN_OR_RETURN(options.communication, perf::defaultCommunicationParameters(paths));
+  TRAINSIM_ASSIGN_OR_RETURN(options.compute, perf::defaultComputeParameters(paths));
+  TRAINSIM_ASSIGN_OR_RETURN(options.iteration.flops, defaultWorkloadOptions(paths));
+  TRAINSIM_ASSIGN_OR_RETURN(options.memory, defaultMemoryOptions(paths));
+  return options;
 }
 
 MemoryOptions memoryOptions(const SimulationOptions& options) {
@@ -382,13 +380,12 @@ Expected<IterationResult> simulateIteration(const Experiment& experiment, const 
 }
 
 Expected<OpProfile> computeOpProfile(const Experiment& experiment, const SimulationOptions& given) {
-  return catchInputErrors([&]() -> OpProfile {
-    const SimulationOptions options = withHostDispatch(experiment, given);
-    const auto compute = valueOrThrow(
-        perf::ComputeModel::create(experiment.cluster.gpu, experiment.training.precision, options.compute));
-    const ComputeTimer timer(compute);
-    return busiestStageOpProfile(experiment, timer, options.iteration);
-  });
+  const SimulationOptions options = withHostDispatch(experiment, given);
+  TRAINSIM_ASSIGN_OR_RETURN(
+      const auto compute,
+      perf::ComputeModel::create(experiment.cluster.gpu, experiment.training.precision, options.compute));
+  const ComputeTimer timer(compute);
+  return busiestStageOpProfile(experiment, timer, options.iteration);
 }
 
 }  // namespace trainsim::parallelism

@@ -198,87 +198,85 @@ Expected<RateFitResult> fitRateFractions(const std::vector<double>& grid, const 
 Expected<RateFitResult> runRateFractionFit(const ConfigPaths& paths, TrainingSuiteOptions options,
                                            const std::vector<double>& grid,
                                            const std::function<void(double, double)>& progress) {
-  return catchInputErrors([&]() -> RateFitResult {
-    TrainingRows suite_rows = valueOrThrow(loadTrainingRows(paths));
-    // Validation-only sources are neither fitted to nor run here (TrainingSource::rate_fit).
-    std::erase_if(suite_rows.rows, [&](const TrainingRow& row) { return !suite_rows.source(row.source).rate_fit; });
-    // Which GPU types the suite's rows run on, so that each run can set all of them.
-    std::vector<std::string> gpu_keys;
-    for (const auto& row : suite_rows.rows) {
-      const auto experiment = trainingExperiment(row, paths);
-      if (!experiment.ok()) continue;
-      const std::string& key = experiment->cluster.gpu.key;
-      if (std::find(gpu_keys.begin(), gpu_keys.end(), key) == gpu_keys.end()) gpu_keys.push_back(key);
-    }
+  TRAINSIM_ASSIGN_OR_RETURN(TrainingRows suite_rows, loadTrainingRows(paths));
+  // Validation-only sources are neither fitted to nor run here (TrainingSource::rate_fit).
+  std::erase_if(suite_rows.rows, [&](const TrainingRow& row) { return !suite_rows.source(row.source).rate_fit; });
+  // Which GPU types the suite's rows run on, so that each run can set all of them.
+  std::vector<std::string> gpu_keys;
+  for (const auto& row : suite_rows.rows) {
+    const auto experiment = trainingExperiment(row, paths);
+    if (!experiment.ok()) continue;
+    const std::string& key = experiment->cluster.gpu.key;
+    if (std::find(gpu_keys.begin(), gpu_keys.end(), key) == gpu_keys.end()) gpu_keys.push_back(key);
+  }
 
-    // One suite run per grid fraction, independent of the others: they run on as many
-    // threads as the machine has (each run is deterministic, and the results are read in
-    // grid order, so the fit does not depend on the thread count).
-    std::vector<std::optional<Expected<TrainingSuiteResult>>> suites(grid.size());
-    std::atomic<std::size_t> next{0};
-    std::mutex progress_mutex;
-    const auto work = [&] {
-      for (std::size_t k = next++; k < grid.size(); k = next++) {
-        const auto start = std::chrono::steady_clock::now();
-        // Over each row's stack (and a calibration), so that the grid's fraction is in force
-        // whatever fraction a stack carries.
-        TrainingSuiteOptions at_fraction = options;
-        at_fraction.over_stack = [&, fraction = grid[k]](parallelism::SimulationOptions& simulation) {
-          if (options.over_stack) options.over_stack(simulation);
-          auto& fractions = simulation.compute.training_rate_fraction;
-          fractions.clear();
-          for (const auto& key : gpu_keys) fractions.push_back({key, fraction});
-        };
-        suites[k] = runTrainingSuite(suite_rows, paths, at_fraction);
-        if (progress) {
-          std::lock_guard lock(progress_mutex);
-          progress(grid[k], secondsSince(start));
-        }
-      }
-    };
-    const std::size_t thread_count =
-        std::clamp<std::size_t>(std::thread::hardware_concurrency(), std::size_t{1}, grid.size());
-    std::vector<std::thread> threads;
-    for (std::size_t t = 1; t < thread_count; ++t) threads.emplace_back(work);
-    work();
-    for (auto& thread : threads) thread.join();
-
-    std::vector<RateFitRow> rows;
-    std::map<std::string, std::size_t> index_of;
-    std::vector<bool> ran_everywhere;
-    for (std::size_t k = 0; k < grid.size(); ++k) {
-      const TrainingSuiteResult suite = valueOrThrow(std::move(*suites[k]));
-      for (const auto& comparison : suite.rows) {
-        const TrainingRow& measurement = comparison.row;
-        if (k == 0) {
-          const TrainingMetric metric = suite_rows.source(measurement.source).metric;
-          index_of[measurement.id] = rows.size();
-          rows.push_back({measurement.id,
-                          measurement.source,
-                          comparison.gpu_key,
-                          comparison.experiment ? comparison.experiment->training.stack : std::string(),
-                          metric == TrainingMetric::kIterationTime || metric == TrainingMetric::kLayerTime,
-                          {}});
-          ran_everywhere.push_back(true);
-        }
-        const std::size_t i = index_of.at(measurement.id);
-        if (!comparison.ran) {
-          ran_everywhere[i] = false;
-          rows[i].log_time_ratio.push_back(0.0);
-          continue;
-        }
-        const double log_ratio = std::log1p(comparison.error);
-        rows[i].log_time_ratio.push_back(rows[i].time_metric ? log_ratio : -log_ratio);
+  // One suite run per grid fraction, independent of the others: they run on as many
+  // threads as the machine has (each run is deterministic, and the results are read in
+  // grid order, so the fit does not depend on the thread count).
+  std::vector<std::optional<Expected<TrainingSuiteResult>>> suites(grid.size());
+  std::atomic<std::size_t> next{0};
+  std::mutex progress_mutex;
+  const auto work = [&] {
+    for (std::size_t k = next++; k < grid.size(); k = next++) {
+      const auto start = std::chrono::steady_clock::now();
+      // Over each row's stack (and a calibration), so that the grid's fraction is in force
+      // whatever fraction a stack carries.
+      TrainingSuiteOptions at_fraction = options;
+      at_fraction.over_stack = [&, fraction = grid[k]](parallelism::SimulationOptions& simulation) {
+        if (options.over_stack) options.over_stack(simulation);
+        auto& fractions = simulation.compute.training_rate_fraction;
+        fractions.clear();
+        for (const auto& key : gpu_keys) fractions.push_back({key, fraction});
+      };
+      suites[k] = runTrainingSuite(suite_rows, paths, at_fraction);
+      if (progress) {
+        std::lock_guard lock(progress_mutex);
+        progress(grid[k], secondsSince(start));
       }
     }
-    std::vector<RateFitRow> simulated;
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      if (ran_everywhere[i]) simulated.push_back(std::move(rows[i]));
+  };
+  const std::size_t thread_count =
+      std::clamp<std::size_t>(std::thread::hardware_concurrency(), std::size_t{1}, grid.size());
+  std::vector<std::thread> threads;
+  for (std::size_t t = 1; t < thread_count; ++t) threads.emplace_back(work);
+  work();
+  for (auto& thread : threads) thread.join();
+
+  std::vector<RateFitRow> rows;
+  std::map<std::string, std::size_t> index_of;
+  std::vector<bool> ran_everywhere;
+  for (std::size_t k = 0; k < grid.size(); ++k) {
+    TRAINSIM_ASSIGN_OR_RETURN(const TrainingSuiteResult suite, std::move(*suites[k]));
+    for (const auto& comparison : suite.rows) {
+      const TrainingRow& measurement = comparison.row;
+      if (k == 0) {
+        const TrainingMetric metric = suite_rows.source(measurement.source).metric;
+        index_of[measurement.id] = rows.size();
+        rows.push_back({measurement.id,
+                        measurement.source,
+                        comparison.gpu_key,
+                        comparison.experiment ? comparison.experiment->training.stack : std::string(),
+                        metric == TrainingMetric::kIterationTime || metric == TrainingMetric::kLayerTime,
+                        {}});
+        ran_everywhere.push_back(true);
+      }
+      const std::size_t i = index_of.at(measurement.id);
+      if (!comparison.ran) {
+        ran_everywhere[i] = false;
+        rows[i].log_time_ratio.push_back(0.0);
+        continue;
+      }
+      const double log_ratio = std::log1p(comparison.error);
+      rows[i].log_time_ratio.push_back(rows[i].time_metric ? log_ratio : -log_ratio);
     }
-    std::map<std::string, double> shipped_defaults;
-    for (const auto& key : gpu_keys) shipped_defaults[key] = options.simulation.compute.trainingRateFraction(key);
-    return valueOrThrow(fitRateFractions(grid, simulated, shipped_defaults));
-  });
+  }
+  std::vector<RateFitRow> simulated;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (ran_everywhere[i]) simulated.push_back(std::move(rows[i]));
+  }
+  std::map<std::string, double> shipped_defaults;
+  for (const auto& key : gpu_keys) shipped_defaults[key] = options.simulation.compute.trainingRateFraction(key);
+  return fitRateFractions(grid, simulated, shipped_defaults);
 }
 
 }  // namespace trainsim::validation

@@ -233,10 +233,8 @@ Expected<TrainingSuiteResult> runTrainingSuite(const TrainingRows& rows, const C
 }
 
 Expected<TrainingSuiteResult> runTrainingSuite(const ConfigPaths& paths, const TrainingSuiteOptions& options) {
-  return catchInputErrors([&]() -> TrainingSuiteResult {
-    const TrainingRows rows = valueOrThrow(loadTrainingRows(paths));
-    return valueOrThrow(runTrainingSuite(rows, paths, options));
-  });
+  TRAINSIM_ASSIGN_OR_RETURN(const TrainingRows rows, loadTrainingRows(paths));
+  return runTrainingSuite(rows, paths, options);
 }
 
 }  // namespace trainsim::validation
