@@ -73,9 +73,10 @@ std::vector<perf::ParameterValue> readSection(const ConfigNode& section, std::sp
   for (const Name& name : names) allowed.push_back(name.name);
   section.allowKeys(allowed);
   std::vector<perf::ParameterValue> values;
-  for (const auto& [key, value] : section.entries()) {
+  for (const auto& entry : section.entries()) {
+    const std::string& key = entry.first;
     const auto found = std::find_if(names.begin(), names.end(), [&](const Name& name) { return name.name == key; });
-    values.push_back({key, perf::readInRange(value, found->range), ""});
+    values.push_back({key, perf::readInRange(entry.second, found->range), ""});
   }
   return values;
 }
