@@ -223,23 +223,9 @@ std::pair<std::string, double> parseTrainingStep(const std::string& text) {
   return {text.substr(0, equals), seconds};
 }
 
-int run(const CalibrateOptions& options, const CommandContext& context) {
-  requireWritableOutputs({&options.out});
-  if (options.nccl_tests_logs.empty() && options.harness_files.empty() && options.attention_files.empty() &&
-      options.training_steps.empty()) {
-    throwInputError("--nccl-tests", "",
-                    "give at least one --nccl-tests LOG, --harness RESULTS, --attention CSV or --training-step "
-                    "EXPERIMENT=SECONDS");
-  }
-  std::optional<perf::CollectiveOp> hint;
-  if (!options.op_hint.empty()) {
-    hint = perf::parseCollectiveOp(options.op_hint);
-    if (!hint) {
-      throwInputError("--op", "",
-                      "expected all_reduce, all_gather, reduce_scatter, all_to_all, broadcast or send_recv, found \"" +
-                          options.op_hint + "\"");
-    }
-  }
+// The fits' options: where they start (the shipped defaults) and what --fit and
+// --fit-min-bytes ask of the communication fit.
+calibrate::CalibrationOptions calibrationOptions(const CalibrateOptions& options, const CommandContext& context) {
   calibrate::CalibrationOptions calibration_options;
   calibration_options.communication_start = valueOrThrow(perf::defaultCommunicationParameters(context.paths));
   calibration_options.compute_start = valueOrThrow(perf::defaultComputeParameters(context.paths));
@@ -258,6 +244,27 @@ int run(const CalibrateOptions& options, const CommandContext& context) {
   if (!options.min_bytes.empty()) {
     calibration_options.communication.min_bytes = parseByteSize(options.min_bytes, "--fit-min-bytes");
   }
+  return calibration_options;
+}
+
+int run(const CalibrateOptions& options, const CommandContext& context) {
+  requireWritableOutputs({&options.out});
+  if (options.nccl_tests_logs.empty() && options.harness_files.empty() && options.attention_files.empty() &&
+      options.training_steps.empty()) {
+    throwInputError("--nccl-tests", "",
+                    "give at least one --nccl-tests LOG, --harness RESULTS, --attention CSV or --training-step "
+                    "EXPERIMENT=SECONDS");
+  }
+  std::optional<perf::CollectiveOp> hint;
+  if (!options.op_hint.empty()) {
+    hint = perf::parseCollectiveOp(options.op_hint);
+    if (!hint) {
+      throwInputError("--op", "",
+                      "expected all_reduce, all_gather, reduce_scatter, all_to_all, broadcast or send_recv, found \"" +
+                          options.op_hint + "\"");
+    }
+  }
+  const calibrate::CalibrationOptions calibration_options = calibrationOptions(options, context);
 
   std::vector<Override> overrides;
   for (const auto& text : options.overrides) overrides.push_back(parseOverride(text));

@@ -225,32 +225,14 @@ std::string summary(const Experiment& experiment, const IterationResult& result,
 // more threads are accepted and idle.
 constexpr int64_t kMaxSimulateThreads = 1024;
 
-int run(const SimulateOptions& options, const CommandContext& context) {
-  requireOneStdoutOutput(
-      {{"--json", &options.json_file}, {"--trace", &options.trace_file}, {"--html", &options.html_file}});
-  requireWritableOutputs({&options.json_file, &options.trace_file, &options.html_file});
-  requireNotDirectory(options.experiment, "an experiment YAML file");
-  std::vector<Override> overrides;
-  for (const auto& text : options.overrides) overrides.push_back(parseOverride(text));
-  const Experiment experiment = valueOrThrow(parallelism::loadExperiment(options.experiment, context.paths, overrides));
-  parallelism::SimulationOptions simulation = valueOrThrow(parallelism::defaultSimulationOptions(context.paths));
-  simulation.iteration.symmetric = options.symmetric;
-  simulation.every_microbatch = options.every_microbatch;
-  simulation.memory_budget_GiB = options.max_memory_GiB;
-  parallelism::applySoftwareStack(experiment, simulation);
-  std::optional<calibrate::Calibration> calibration;
-  if (!options.calibration_file.empty()) {
-    calibration = valueOrThrow(calibrate::loadCalibrationFile(options.calibration_file));
-    calibrate::applyCalibration(*calibration, simulation);
-  }
-  if (options.threads && (*options.threads < 1 || *options.threads > kMaxSimulateThreads)) {
-    throwInputError("--threads", "",
-                    fmt::format("expected 1 to {} threads, found {}", kMaxSimulateThreads, *options.threads));
-  }
-  simulation.threads = options.threads ? static_cast<int>(*options.threads)
-                                       : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  // Before the cluster is built: a plan too large to represent is refused at once. Runs side
-  // by side hold more at once; where they would not fit, they run one after another.
+// Before the cluster is built: a plan too large to represent is refused at once. Runs side
+// by side hold more at once; where they would not fit, they run one after another
+// (simulation.threads). Returns the cluster's reliability when the run has a token count
+// (the goodput model's input).
+std::optional<topology::ReliabilitySpec> requireWithinBudget(const SimulateOptions& options,
+                                                             const CommandContext& context,
+                                                             const Experiment& experiment,
+                                                             parallelism::SimulationOptions& simulation) {
   const auto overBudget = [&](const sim::MemoryEstimate& estimate) {
     return std::isfinite(options.max_memory_GiB) && estimate.bytes() > options.max_memory_GiB * units::kGiB;
   };
@@ -283,6 +265,55 @@ int run(const SimulateOptions& options, const CommandContext& context) {
                                 "cluster.reliability.stragglers.fraction=0)");
     }
   }
+  return reliability;
+}
+
+// What the run simulated in place of the whole: one replica, or the steady state extended.
+void printRunNotes(const SimulateOptions& options, const Experiment& experiment, const IterationResult& result) {
+  if (options.symmetric) {
+    const int64_t replicas = parallelism::RankLayout(experiment.plan).symmetricReplicas();
+    if (replicas == 1) {
+      std::cout << "(symmetric mode: data-parallel replica 0 simulated, the others assumed identical)\n";
+    } else {
+      std::cout << fmt::format(
+          "(symmetric mode: data-parallel replicas 0-{} simulated (one expert-parallel group), the others "
+          "assumed identical)\n",
+          replicas - 1);
+    }
+  }
+  if (result.extrapolation) {
+    std::cout << fmt::format(
+        "(steady state: {} and {} micro-batches simulated, extended linearly to {}; --every-microbatch for all)\n",
+        result.extrapolation->first, result.extrapolation->second, result.microbatches);
+  }
+}
+
+int run(const SimulateOptions& options, const CommandContext& context) {
+  requireOneStdoutOutput(
+      {{"--json", &options.json_file}, {"--trace", &options.trace_file}, {"--html", &options.html_file}});
+  requireWritableOutputs({&options.json_file, &options.trace_file, &options.html_file});
+  requireNotDirectory(options.experiment, "an experiment YAML file");
+  std::vector<Override> overrides;
+  for (const auto& text : options.overrides) overrides.push_back(parseOverride(text));
+  const Experiment experiment = valueOrThrow(parallelism::loadExperiment(options.experiment, context.paths, overrides));
+  parallelism::SimulationOptions simulation = valueOrThrow(parallelism::defaultSimulationOptions(context.paths));
+  simulation.iteration.symmetric = options.symmetric;
+  simulation.every_microbatch = options.every_microbatch;
+  simulation.memory_budget_GiB = options.max_memory_GiB;
+  parallelism::applySoftwareStack(experiment, simulation);
+  std::optional<calibrate::Calibration> calibration;
+  if (!options.calibration_file.empty()) {
+    calibration = valueOrThrow(calibrate::loadCalibrationFile(options.calibration_file));
+    calibrate::applyCalibration(*calibration, simulation);
+  }
+  if (options.threads && (*options.threads < 1 || *options.threads > kMaxSimulateThreads)) {
+    throwInputError("--threads", "",
+                    fmt::format("expected 1 to {} threads, found {}", kMaxSimulateThreads, *options.threads));
+  }
+  simulation.threads = options.threads ? static_cast<int>(*options.threads)
+                                       : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  const std::optional<topology::ReliabilitySpec> reliability =
+      requireWithinBudget(options, context, experiment, simulation);
   std::optional<sim::TraceRecorder> trace;
   if (!options.trace_file.empty()) {
     trace.emplace(parallelism::taskCategoryName);
@@ -330,22 +361,7 @@ int run(const SimulateOptions& options, const CommandContext& context) {
             (calibrated_rate ? "                    (of the defaults: your calibration replaces them)\n" : ""),
         goodputText(goodput_report));
     if (profile) std::cout << opProfileText(*profile, experiment.plan.pp);
-    if (options.symmetric) {
-      const int64_t replicas = parallelism::RankLayout(experiment.plan).symmetricReplicas();
-      if (replicas == 1) {
-        std::cout << "(symmetric mode: data-parallel replica 0 simulated, the others assumed identical)\n";
-      } else {
-        std::cout << fmt::format(
-            "(symmetric mode: data-parallel replicas 0-{} simulated (one expert-parallel group), the others "
-            "assumed identical)\n",
-            replicas - 1);
-      }
-    }
-    if (result.extrapolation) {
-      std::cout << fmt::format(
-          "(steady state: {} and {} micro-batches simulated, extended linearly to {}; --every-microbatch for all)\n",
-          result.extrapolation->first, result.extrapolation->second, result.microbatches);
-    }
+    printRunNotes(options, experiment, result);
   }
   if (!result.memory.fits() && !options.ignore_memory) {
     std::cerr << "trainsim: the plan does not fit in GPU memory (peak "

@@ -309,6 +309,61 @@ std::string memorySummary(const validation::TrainingSuiteResult& suite, const va
   return text;
 }
 
+// A compared row's prediction, breakdown and plan choice in its JSON record.
+void addComparedRow(const validation::TrainingRowComparison& comparison, nlohmann::ordered_json& row_json) {
+  const auto& row = comparison.row;
+  const auto& result = comparison.result;
+  const auto& b = result.breakdown;
+  row_json["status"] = "compared";
+  row_json["predicted"] = comparison.predicted;
+  row_json["error"] = comparison.error;
+  row_json["iteration_time_s"] = result.iteration_time_s;
+  row_json["tflops_per_gpu"] = result.tflops_per_gpu;
+  row_json["hardware_tflops_per_gpu"] = result.hardware_tflops_per_gpu;
+  row_json["mfu"] = result.mfu;
+  row_json["fits"] = result.memory.fits();
+  row_json["breakdown_s"] = {{"compute", b.compute},
+                             {"tp_comm_exposed", b.tp_comm_exposed},
+                             {"dp_comm_exposed", b.dp_comm_exposed},
+                             {"pp_comm_exposed", b.pp_comm_exposed},
+                             {"pipeline_bubble", b.pipeline_bubble},
+                             {"host_dispatch_exposed", b.host_dispatch_exposed}};
+  row_json["wall_s"] = comparison.wall_s;
+  if (comparison.predicted_memory_GiB) {
+    row_json["published_memory_GiB"] = *row.published_memory_GiB;
+    row_json["predicted_memory_GiB"] = *comparison.predicted_memory_GiB;
+    row_json["memory_error"] = comparison.memory_error;
+  }
+  if (comparison.plan_chosen) {
+    nlohmann::ordered_json fitting = nlohmann::ordered_json::array();
+    for (const auto& setting : comparison.plan_fitting) {
+      fitting.push_back({{"micro_batch_size", setting.micro_batch_size}, {"virtual_stages", setting.virtual_stages}});
+    }
+    row_json["plan_candidates_fitting"] = std::move(fitting);
+  }
+}
+
+// A source's accuracy in its JSON record.
+nlohmann::ordered_json sourceJson(const validation::SourceAccuracy& accuracy) {
+  const auto& source = accuracy.source;
+  nlohmann::ordered_json source_json = {{"id", source.id},
+                                        {"title", source.title},
+                                        {"citation", source.citation},
+                                        {"metric", validation::trainingMetricName(source.metric)},
+                                        {"metric_definition", source.metric_definition},
+                                        {"compared", accuracy.compared},
+                                        {"skipped_slow", accuracy.skipped},
+                                        {"mape", accuracy.mape},
+                                        {"bias", accuracy.bias}};
+  if (!source.memory_definition.empty()) {
+    source_json["memory_definition"] = source.memory_definition;
+    source_json["memory_compared"] = accuracy.memory_compared;
+    source_json["memory_mape"] = accuracy.memory_mape;
+    source_json["memory_bias"] = accuracy.memory_bias;
+  }
+  return source_json;
+}
+
 SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& context,
                           const CalibrationInForce& in_force) {
   const validation::TrainingSuiteOptions suite_options = trainingSuiteOptions(options, context, in_force);
@@ -356,35 +411,7 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
                             row.model, shown.gpus, plan, metricValue(source.metric, row.published),
                             metricValue(source.metric, comparison.predicted), signedPercent(comparison.error),
                             100.0 * result.mfu, result.memory.fits() ? "yes" : "NO", comparison.wall_s);
-        const auto& b = result.breakdown;
-        row_json["status"] = "compared";
-        row_json["predicted"] = comparison.predicted;
-        row_json["error"] = comparison.error;
-        row_json["iteration_time_s"] = result.iteration_time_s;
-        row_json["tflops_per_gpu"] = result.tflops_per_gpu;
-        row_json["hardware_tflops_per_gpu"] = result.hardware_tflops_per_gpu;
-        row_json["mfu"] = result.mfu;
-        row_json["fits"] = result.memory.fits();
-        row_json["breakdown_s"] = {{"compute", b.compute},
-                                   {"tp_comm_exposed", b.tp_comm_exposed},
-                                   {"dp_comm_exposed", b.dp_comm_exposed},
-                                   {"pp_comm_exposed", b.pp_comm_exposed},
-                                   {"pipeline_bubble", b.pipeline_bubble},
-                                   {"host_dispatch_exposed", b.host_dispatch_exposed}};
-        row_json["wall_s"] = comparison.wall_s;
-        if (comparison.predicted_memory_GiB) {
-          row_json["published_memory_GiB"] = *row.published_memory_GiB;
-          row_json["predicted_memory_GiB"] = *comparison.predicted_memory_GiB;
-          row_json["memory_error"] = comparison.memory_error;
-        }
-        if (comparison.plan_chosen) {
-          nlohmann::ordered_json fitting = nlohmann::ordered_json::array();
-          for (const auto& setting : comparison.plan_fitting) {
-            fitting.push_back(
-                {{"micro_batch_size", setting.micro_batch_size}, {"virtual_stages", setting.virtual_stages}});
-          }
-          row_json["plan_candidates_fitting"] = std::move(fitting);
-        }
+        addComparedRow(comparison, row_json);
       } else if (!comparison.failure.empty()) {
         text += fmt::format("  {:<22} {:<12} {:>5} {:>10} {:>11}   FAILED: {}\n", row.id, row.model, shown.gpus, plan,
                             metricValue(source.metric, row.published), comparison.failure);
@@ -413,22 +440,7 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
                         accuracy.skipped > 0 ? fmt::format(", {} slow row(s) skipped", accuracy.skipped) : "", unit,
                         sample);
     text += memorySummary(suite, accuracy);
-    nlohmann::ordered_json source_json = {{"id", source.id},
-                                          {"title", source.title},
-                                          {"citation", source.citation},
-                                          {"metric", validation::trainingMetricName(source.metric)},
-                                          {"metric_definition", source.metric_definition},
-                                          {"compared", accuracy.compared},
-                                          {"skipped_slow", accuracy.skipped},
-                                          {"mape", accuracy.mape},
-                                          {"bias", accuracy.bias}};
-    if (!source.memory_definition.empty()) {
-      source_json["memory_definition"] = source.memory_definition;
-      source_json["memory_compared"] = accuracy.memory_compared;
-      source_json["memory_mape"] = accuracy.memory_mape;
-      source_json["memory_bias"] = accuracy.memory_bias;
-    }
-    sources_json.push_back(std::move(source_json));
+    sources_json.push_back(sourceJson(accuracy));
   }
   text += fmt::format("\noverall MAPE {:.1f}% over {} rows (each row weighs the same)\n", 100.0 * suite.mape,
                       suite.compared);
