@@ -130,7 +130,7 @@ class Columns {
       const Cell& cell = header[index];
       if (!index_.emplace(cell.text, index).second) {
         throwInputError(fmt::format("{}:{}:{}", name, cell.line, cell.column), "",
-                        fmt::format("column \"{}\" appears twice in the header", shown(cell.text)));
+                        fmt::format("column \"{}\" appears twice in the header", messageExcerpt(cell.text)));
       }
     }
   }
@@ -190,10 +190,10 @@ class RowReader {
         error == std::errc::result_out_of_range || (error == std::errc() && value > limits::kMaxDimension);
     if (too_large && end == cell.data() + cell.size()) {
       fail(index, fmt::format("expected a whole number between 1 and {}, found \"{}\"",
-                              formatBound(static_cast<double>(limits::kMaxDimension)), shown(cell)));
+                              formatBound(static_cast<double>(limits::kMaxDimension)), messageExcerpt(cell)));
     }
     if (cell.empty() || error != std::errc() || end != cell.data() + cell.size() || value <= 0) {
-      fail(index, fmt::format("expected a positive whole number, found \"{}\"", shown(cell)));
+      fail(index, fmt::format("expected a positive whole number, found \"{}\"", messageExcerpt(cell)));
     }
     return value;
   }
@@ -202,7 +202,7 @@ class RowReader {
     const std::string value = lower(text(index));
     if (value == "true" || value == "1") return true;
     if (value == "false" || value == "0") return false;
-    fail(index, fmt::format("expected True or False, found \"{}\"", shown(text(index))));
+    fail(index, fmt::format("expected True or False, found \"{}\"", messageExcerpt(text(index))));
   }
 
   // A time or rate: absent when the pass was not profiled (empty, "nan", "None" or 0); else at
@@ -214,12 +214,13 @@ class RowReader {
     double value = 0.0;
     const auto [end, error] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
     if (error != std::errc() || end != cell.data() + cell.size() || !std::isfinite(value)) {
-      fail(index, fmt::format("expected a number, found \"{}\"", shown(cell)));
+      fail(index, fmt::format("expected a number, found \"{}\"", messageExcerpt(cell)));
     }
-    if (value < 0.0) fail(index, fmt::format("expected a number >= 0, found \"{}\"", shown(cell)));
+    if (value < 0.0) fail(index, fmt::format("expected a number >= 0, found \"{}\"", messageExcerpt(cell)));
     if (value == 0.0) return std::nullopt;
     if (value > max) {
-      fail(index, fmt::format("expected a number between 0 and {}, found \"{}\"", formatBound(max), shown(cell)));
+      fail(index,
+           fmt::format("expected a number between 0 and {}, found \"{}\"", formatBound(max), messageExcerpt(cell)));
     }
     return value;
   }
@@ -238,7 +239,7 @@ class RowReader {
   const std::string& name_;
 };
 
-AttentionBenchmark read(std::string_view text, const std::string& name) {
+AttentionBenchmark readAttentionCsv(std::string_view text, const std::string& name) {
   std::vector<Record> records = CsvScanner(text, name).records();
   if (records.empty()) {
     throwInputError(name, "", "the file is empty, expected a cudnn-frontend sdpa benchmark CSV with a header line");
@@ -348,7 +349,7 @@ AttentionBenchmark read(std::string_view text, const std::string& name) {
 }  // namespace
 
 Expected<AttentionBenchmark> parseAttentionBenchmarkCsv(std::string_view text, const std::string& name) {
-  return catchInputErrors([&] { return read(text, name); });
+  return catchInputErrors([&] { return readAttentionCsv(text, name); });
 }
 
 Expected<AttentionBenchmark> loadAttentionBenchmarkCsv(const std::string& path) {

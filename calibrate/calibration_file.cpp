@@ -14,7 +14,7 @@ namespace {
 std::string quoted(const std::string& text) { return perf::yamlQuoted(text); }
 std::string number(double value) { return perf::yamlNumber(value); }
 
-Calibration read(const ConfigNode& root) {
+Calibration readCalibration(const ConfigNode& root) {
   root.allowKeys({"format", "cluster", "gpu", "sources", "communication", "communication_fit", "compute", "workload",
                   "memory", "training_step_fit", "collectives", "collective_corrections"});
   const ConfigNode format = root.child("format");
@@ -195,7 +195,7 @@ Expected<Calibration> parseCalibration(const std::string& text, const std::strin
   return catchInputErrors([&] {
     const ConfigNode root = parseConfigText(text, name);
     if (!root.yaml().IsDefined() || root.yaml().IsNull()) throwInputError(name, "", "the file is empty");
-    Calibration calibration = read(root);
+    Calibration calibration = readCalibration(root);
     calibration.file = name;
     return calibration;
   });
@@ -209,7 +209,7 @@ Expected<Calibration> loadCalibrationFile(const std::string& path) {
       throwInputError(path, "", "is a directory, expected a calibration file (written by trainsim calibrate)");
     }
     const ConfigNode root = loadConfigFile(path);
-    Calibration calibration = read(root);
+    Calibration calibration = readCalibration(root);
     calibration.file = path;
     return calibration;
   });

@@ -113,7 +113,7 @@ GemmResults readGemm(const ConfigNode& root, const std::string& name) {
   return results;
 }
 
-HarnessResults read(const ConfigNode& root, const std::string& name) {
+HarnessResults readHarnessResults(const ConfigNode& root, const std::string& name) {
   root.requireMap();
   const ConfigNode format = root.child("format");
   if (format.asString() != kHarnessFormat) format.failExpected(std::string(kHarnessFormat));
@@ -128,7 +128,7 @@ Expected<HarnessResults> parseHarnessResults(const std::string& text, const std:
   return catchInputErrors([&] {
     const ConfigNode root = parseConfigText(text, name);
     if (!root.yaml().IsDefined() || root.yaml().IsNull()) throwInputError(name, "", "the file is empty");
-    return read(root, name);
+    return readHarnessResults(root, name);
   });
 }
 
@@ -139,7 +139,7 @@ Expected<HarnessResults> loadHarnessResults(const std::string& path) {
     if (std::filesystem::is_directory(path, ignored)) {
       throwInputError(path, "", "is a directory, expected a trainsim-calib-nccl or trainsim-calib-gemm results file");
     }
-    return read(loadConfigFile(path), path);
+    return readHarnessResults(loadConfigFile(path), path);
   });
 }
 

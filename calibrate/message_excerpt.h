@@ -2,6 +2,7 @@
 // that a runaway line or cell does not make a runaway message.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -9,7 +10,7 @@
 
 namespace trainsim::calibrate {
 
-[[nodiscard]] inline std::string shown(std::string_view text) {
+[[nodiscard]] inline std::string messageExcerpt(std::string_view text) {
   constexpr std::size_t kMaxShown = 100;
   if (text.size() <= kMaxShown) return std::string(text);
   return std::string(text.substr(0, kMaxShown)) + fmt::format("... ({} characters)", text.size());

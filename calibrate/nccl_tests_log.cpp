@@ -281,7 +281,8 @@ class LogParser {
     int64_t value = 0;
     const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
     if (error != std::errc() || end != digits.data() + digits.size()) {
-      fail(line, column, fmt::format("{}: expected a whole number below 2^63, found \"{}\"", what, shown(digits)));
+      fail(line, column,
+           fmt::format("{}: expected a whole number below 2^63, found \"{}\"", what, messageExcerpt(digits)));
     }
     return value;
   }
@@ -381,7 +382,7 @@ class LogParser {
         fail(line.number, line.column,
              "a rank line of the \"# Using devices\" list should read \"#  Rank  R Pid P on HOST device D [BUS] "
              "NAME\", found \"" +
-                 shown(line.text) + "\"");
+                 messageExcerpt(line.text) + "\"");
       }
       return false;
     }
@@ -432,14 +433,15 @@ class LogParser {
       if (names[i] == "time") {
         if (i + 2 >= names.size() || names[i + 1] != "algbw" || names[i + 2] != "busbw") {
           fail(line.number, tokens.front().column,
-               "column header: expected \"time algbw busbw\" together, found \"" + shown(line.text) + "\"");
+               "column header: expected \"time algbw busbw\" together, found \"" + messageExcerpt(line.text) + "\"");
         }
         columns.times.push_back(i);
       }
     }
     if (columns.type == 0 || columns.times.empty()) {
       fail(line.number, tokens.front().column,
-           "column header: expected \"size count type ... time algbw busbw\", found \"" + shown(line.text) + "\"");
+           "column header: expected \"size count type ... time algbw busbw\", found \"" + messageExcerpt(line.text) +
+               "\"");
     }
     run_->columns = columns;
     return true;
@@ -458,7 +460,7 @@ class LogParser {
       if (!value || *value < min || *value > max) {
         fail(line.number, tokens[index].column,
              fmt::format("{}: expected a number between {} and {}, found \"{}\"", what, formatBound(min),
-                         formatBound(max), shown(tokens[index].text)));
+                         formatBound(max), messageExcerpt(tokens[index].text)));
       }
       return *value;
     };
@@ -469,7 +471,7 @@ class LogParser {
       if (!isWholeNumber(text) || !value || *value > static_cast<double>(limits::kMaxBytes)) {
         fail(line.number, tokens[index].column,
              fmt::format("{}: expected a whole number of {} up to {} (digits only), found \"{}\"", what, unit,
-                         formatBound(static_cast<double>(limits::kMaxBytes)), shown(text)));
+                         formatBound(static_cast<double>(limits::kMaxBytes)), messageExcerpt(text)));
       }
       return *value;
     };
@@ -484,7 +486,7 @@ class LogParser {
       // nccl-tests prints -1 for "no root"; anything beyond 2^53 cannot be a rank.
       if (!root || std::floor(*root) != *root || std::abs(*root) > 9.007199254740992e15) {
         fail(line.number, tokens[*columns.root].column,
-             fmt::format("root: expected a whole number, found \"{}\"", shown(tokens[*columns.root].text)));
+             fmt::format("root: expected a whole number, found \"{}\"", messageExcerpt(tokens[*columns.root].text)));
       }
       row.root = static_cast<int64_t>(*root);
     }

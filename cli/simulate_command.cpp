@@ -225,47 +225,44 @@ std::string summary(const Experiment& experiment, const IterationResult& result,
 // more threads are accepted and idle.
 constexpr int64_t kMaxSimulateThreads = 1024;
 
+// Whether an estimate exceeds the --max-memory-gib budget.
+bool overBudget(const SimulateOptions& options, const sim::MemoryEstimate& estimate) {
+  return std::isfinite(options.max_memory_GiB) && estimate.bytes() > options.max_memory_GiB * units::kGiB;
+}
+
 // Before the cluster is built: a plan too large to represent is refused at once. Runs side
 // by side hold more at once; where they would not fit, they run one after another
-// (simulation.threads). Returns the cluster's reliability when the run has a token count
-// (the goodput model's input).
-std::optional<topology::ReliabilitySpec> requireWithinBudget(const SimulateOptions& options,
-                                                             const CommandContext& context,
-                                                             const Experiment& experiment,
-                                                             parallelism::SimulationOptions& simulation) {
-  const auto overBudget = [&](const sim::MemoryEstimate& estimate) {
-    return std::isfinite(options.max_memory_GiB) && estimate.bytes() > options.max_memory_GiB * units::kGiB;
-  };
+// (simulation.threads).
+void requireRunWithinBudget(const SimulateOptions& options, const Experiment& experiment,
+                            parallelism::SimulationOptions& simulation) {
   sim::MemoryEstimate estimate = valueOrThrow(parallelism::estimateIterationMemory(experiment, simulation));
-  if (simulation.threads > 1 && overBudget(estimate)) {
+  if (simulation.threads > 1 && overBudget(options, estimate)) {
     simulation.threads = 1;
     estimate = valueOrThrow(parallelism::estimateIterationMemory(experiment, simulation));
   }
   requireWithinMemoryBudget(estimate, options.max_memory_GiB,
                             std::string("simulate fewer GPUs, ") + (options.symmetric ? "" : "use --symmetric, ") +
                                 "or larger gradient buckets (parallelism.ddp_bucket_size)");
-  std::optional<topology::ReliabilitySpec> reliability;
-  if (experiment.training.tokens) {
-    reliability = valueOrThrow(topology::clusterReliability(experiment.cluster, context.paths));
-    // With slow GPUs the goodput model simulates every rank again (goodput_report.h): that
-    // run has to fit the budget too.
-    const topology::Stragglers& stragglers = reliability->stragglers;
-    if (options.symmetric && stragglers.fraction > 0.0 && stragglers.slowdown > 1.0) {
-      parallelism::SimulationOptions every_rank = simulation;
-      every_rank.iteration.symmetric = false;
-      sim::MemoryEstimate every_rank_estimate =
-          valueOrThrow(parallelism::estimateIterationMemory(experiment, every_rank));
-      if (every_rank.threads > 1 && overBudget(every_rank_estimate)) {
-        simulation.threads = 1;  // the goodput model's run takes the simulation's options
-        every_rank.threads = 1;
-        every_rank_estimate = valueOrThrow(parallelism::estimateIterationMemory(experiment, every_rank));
-      }
-      requireWithinMemoryBudget(every_rank_estimate, options.max_memory_GiB,
-                                "simulate fewer GPUs, or no slow GPUs (the goodput model simulates them rank by rank: "
-                                "cluster.reliability.stragglers.fraction=0)");
-    }
+}
+
+// With slow GPUs the goodput model simulates every rank again (goodput_report.h): that run
+// has to fit the budget too.
+void requireEveryRankRunWithinBudget(const SimulateOptions& options, const Experiment& experiment,
+                                     const topology::ReliabilitySpec& reliability,
+                                     parallelism::SimulationOptions& simulation) {
+  const topology::Stragglers& stragglers = reliability.stragglers;
+  if (!(options.symmetric && stragglers.fraction > 0.0 && stragglers.slowdown > 1.0)) return;
+  parallelism::SimulationOptions every_rank = simulation;
+  every_rank.iteration.symmetric = false;
+  sim::MemoryEstimate every_rank_estimate = valueOrThrow(parallelism::estimateIterationMemory(experiment, every_rank));
+  if (every_rank.threads > 1 && overBudget(options, every_rank_estimate)) {
+    simulation.threads = 1;  // the goodput model's run takes the simulation's options
+    every_rank.threads = 1;
+    every_rank_estimate = valueOrThrow(parallelism::estimateIterationMemory(experiment, every_rank));
   }
-  return reliability;
+  requireWithinMemoryBudget(every_rank_estimate, options.max_memory_GiB,
+                            "simulate fewer GPUs, or no slow GPUs (the goodput model simulates them rank by rank: "
+                            "cluster.reliability.stragglers.fraction=0)");
 }
 
 // What the run simulated in place of the whole: one replica, or the steady state extended.
@@ -312,8 +309,12 @@ int run(const SimulateOptions& options, const CommandContext& context) {
   }
   simulation.threads = options.threads ? static_cast<int>(*options.threads)
                                        : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  const std::optional<topology::ReliabilitySpec> reliability =
-      requireWithinBudget(options, context, experiment, simulation);
+  requireRunWithinBudget(options, experiment, simulation);
+  std::optional<topology::ReliabilitySpec> reliability;  // the goodput model's input
+  if (experiment.training.tokens) {
+    reliability = valueOrThrow(topology::clusterReliability(experiment.cluster, context.paths));
+    requireEveryRankRunWithinBudget(options, experiment, *reliability, simulation);
+  }
   std::optional<sim::TraceRecorder> trace;
   if (!options.trace_file.empty()) {
     trace.emplace(parallelism::taskCategoryName);

@@ -72,10 +72,9 @@ Expected<FlopsOptions> defaultWorkloadOptions(const ConfigPaths& paths) {
 }
 
 Expected<MemoryOptions> defaultMemoryOptions(const ConfigPaths& paths) {
-  auto workload = defaultWorkloadOptions(paths);
-  if (!workload.ok()) return workload.error();
-  auto memory = cached<MemoryOptions>(memoryDefaultsPath(paths), memoryDefaults);
-  if (memory.ok()) memory->kernels = *workload;
+  TRAINSIM_ASSIGN_OR_RETURN(const FlopsOptions workload, defaultWorkloadOptions(paths));
+  TRAINSIM_ASSIGN_OR_RETURN(MemoryOptions memory, cached<MemoryOptions>(memoryDefaultsPath(paths), memoryDefaults));
+  memory.kernels = workload;
   return memory;
 }
 

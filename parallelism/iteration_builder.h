@@ -179,7 +179,7 @@ class IterationBuilder {
     std::vector<int64_t> ranks;
     double chunk_parameters = 0.0;
   };
-  // What of the plan, beyond the schedule, shapes the graph.
+  // A chunk's pass as the builder adds it: its compute, kernels and merged collectives.
   [[nodiscard]] static ChunkPass chunkPass(const PassWork& work);
 
   // The phases of build(), in order (each says what it adds and why where it is defined).

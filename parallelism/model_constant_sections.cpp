@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cassert>
 #include <stdexcept>
 
 namespace trainsim::parallelism {
@@ -74,8 +75,9 @@ std::vector<perf::ParameterValue> readSection(const ConfigNode& section, std::sp
   section.allowKeys(allowed);
   std::vector<perf::ParameterValue> values;
   for (const auto& entry : section.entries()) {
-    const std::string& key = entry.first;
+    const std::string& key = entry.first;  // not a structured binding: clang 14 cannot capture one
     const auto found = std::find_if(names.begin(), names.end(), [&](const Name& name) { return name.name == key; });
+    assert(found != names.end());  // allowKeys refused the others
     values.push_back({key, perf::readInRange(entry.second, found->range), ""});
   }
   return values;

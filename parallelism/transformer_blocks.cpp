@@ -31,7 +31,7 @@ void WorkloadBuilder::coreAttention(double heads, double queries, double keys, d
     const double executed_share =
         keys >= seq ? options_.causal_work_fraction : 1.0 - (1.0 - options_.causal_work_fraction) * keys / seq;
     const double executed = counted * executed_share;
-    const double lse = kFp32Bytes * batch * queries;  // fp32 logsumexp per query and head
+    const double lse = units::kFp32Bytes * batch * queries;  // fp32 logsumexp per query and head
     Op op = makeOp("flash_attention", OpKind::kAttention, true, true);
     if (model_.mla) {
       // Q and K of qk_dim, V and O of v_dim per head (Megatron-Core's MLA hands the core
@@ -120,7 +120,7 @@ void WorkloadBuilder::contextParallelExchanges(double kv_chunk) {
   ringExchange("ring_attention_kv", false, kv_chunk, steps);
   ringExchange("ring_attention_kv", true, kv_chunk, steps);
   ringExchange("ring_attention_dkv", true, kv_chunk, steps);
-  communicate("ring_attention_dkv_return", CollectiveOp::kSendRecv, ParallelGroup::kContext, true, kv_chunk);
+  communicate("ring_attention_dkv_return", perf::CollectiveOp::kSendRecv, ParallelGroup::kContext, true, kv_chunk);
 }
 
 // Multi-head latent attention (DeepSeek-V2, arXiv:2405.04434 section 2.1, equations 9-19;
@@ -227,23 +227,24 @@ void WorkloadBuilder::moeBlock() {
   gemm("moe_router", routed, experts, hidden_, 1.0, WeightGemm::kSixteenBit);
   // Softmax and top-k over the expert scores (fp32).
   elementwise("moe_router_topk", OpKind::kElementwise, routed * experts, options_.softmax_flops_per_element,
-              2.0 * kFp32Bytes, 3.0 * kFp32Bytes);
+              2.0 * units::kFp32Bytes, 3.0 * units::kFp32Bytes);
   // Permute: copy every token once per chosen expert, grouped by expert.
   const double slot_bytes = routed * top_k * hidden_ * e_ * load * options_.moe_dispatch_byte_scale;
   elementwise("moe_permute", OpKind::kElementwise, routed * top_k * hidden_, 0.0, 2.0 * e_, 2.0 * e_, 0.0);
   if (shard_.ep > 1) {
-    communicate("moe_dispatch_all_to_all", CollectiveOp::kAllToAll, ParallelGroup::kExpert, false, slot_bytes);
-    communicate("moe_combine_all_to_all", CollectiveOp::kAllToAll, ParallelGroup::kExpert, false, slot_bytes);
-    communicate("moe_combine_grad_all_to_all", CollectiveOp::kAllToAll, ParallelGroup::kExpert, true, slot_bytes);
-    communicate("moe_dispatch_grad_all_to_all", CollectiveOp::kAllToAll, ParallelGroup::kExpert, true, slot_bytes);
+    communicate("moe_dispatch_all_to_all", perf::CollectiveOp::kAllToAll, ParallelGroup::kExpert, false, slot_bytes);
+    communicate("moe_combine_all_to_all", perf::CollectiveOp::kAllToAll, ParallelGroup::kExpert, false, slot_bytes);
+    communicate("moe_combine_grad_all_to_all", perf::CollectiveOp::kAllToAll, ParallelGroup::kExpert, true, slot_bytes);
+    communicate("moe_dispatch_grad_all_to_all", perf::CollectiveOp::kAllToAll, ParallelGroup::kExpert, true,
+                slot_bytes);
   }
   if (shard_.etp > 1) {
     const double gathered = expert_tokens * hidden_ * e_;
     const auto group = ParallelGroup::kExpertTensor;
-    communicate("moe_tokens_all_gather", CollectiveOp::kAllGather, group, false, gathered);
-    communicate("moe_output_reduce_scatter", CollectiveOp::kReduceScatter, group, false, gathered);
-    communicate("moe_output_grad_all_gather", CollectiveOp::kAllGather, group, true, gathered);
-    communicate("moe_tokens_grad_reduce_scatter", CollectiveOp::kReduceScatter, group, true, gathered);
+    communicate("moe_tokens_all_gather", perf::CollectiveOp::kAllGather, group, false, gathered);
+    communicate("moe_output_reduce_scatter", perf::CollectiveOp::kReduceScatter, group, false, gathered);
+    communicate("moe_output_grad_all_gather", perf::CollectiveOp::kAllGather, group, true, gathered);
+    communicate("moe_tokens_grad_reduce_scatter", perf::CollectiveOp::kReduceScatter, group, true, gathered);
   }
   if (model_.architecture == Architecture::kGpt) {
     gemm("moe_expert_fc1", per_expert, width, hidden_, local_experts);
@@ -315,9 +316,9 @@ void WorkloadBuilder::multiTokenPredictionInput() {
   if (shard_.tp > 1) {
     const double bytes = elements * e_;
     const auto group = ParallelGroup::kTensor;
-    communicate("mtp_embedding_all_reduce", CollectiveOp::kAllReduce, group, false, bytes);
-    communicate("mtp_projection_output_all_gather", CollectiveOp::kAllGather, group, false, bytes);
-    communicate("mtp_projection_input_grad_all_reduce", CollectiveOp::kAllReduce, group, true, 2.0 * bytes);
+    communicate("mtp_embedding_all_reduce", perf::CollectiveOp::kAllReduce, group, false, bytes);
+    communicate("mtp_projection_output_all_gather", perf::CollectiveOp::kAllGather, group, false, bytes);
+    communicate("mtp_projection_input_grad_all_reduce", perf::CollectiveOp::kAllReduce, group, true, 2.0 * bytes);
   }
 }
 

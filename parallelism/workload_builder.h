@@ -18,10 +18,6 @@
 
 namespace trainsim::parallelism::detail {
 
-using perf::CollectiveOp;
-
-// The logsumexp of flash attention and the router's softmax are kept in fp32.
-using units::kFp32Bytes;
 // One FP8 (e4m3 / e5m2) element: what a quantization writes per copy of its tensor.
 inline constexpr double kFp8ElementBytes = 1.0;
 
@@ -176,7 +172,7 @@ class WorkloadBuilder {
     }
   }
 
-  void communicate(std::string name, CollectiveOp op, ParallelGroup group, bool backward, double bytes,
+  void communicate(std::string name, perf::CollectiveOp op, ParallelGroup group, bool backward, double bytes,
                    int64_t count = 1, std::optional<GemmOverlap> beside = std::nullopt) {
     if (count <= 0) return;
     workload_.communications.push_back({std::move(name), op, group, backward, bytes, count, beside});
@@ -185,7 +181,7 @@ class WorkloadBuilder {
   // A context-parallel ring exchange: `steps` send/recv calls of `bytes`, each beside one step
   // of the core attention.
   void ringExchange(std::string name, bool backward, double bytes, int64_t steps) {
-    communicate(std::move(name), CollectiveOp::kSendRecv, ParallelGroup::kContext, backward, bytes, steps);
+    communicate(std::move(name), perf::CollectiveOp::kSendRecv, ParallelGroup::kContext, backward, bytes, steps);
     if (steps > 0) workload_.communications.back().beside_attention = true;
   }
 
@@ -217,19 +213,19 @@ class WorkloadBuilder {
       // reduce-scatters carry 16-bit GEMM outputs.
       const double gathered = tokens() * hidden_ * eg_;
       const double gathered_input = tokens() * width * eg_;
-      communicate(gather + "_all_gather", CollectiveOp::kAllGather, group, false, gathered_input, 1,
+      communicate(gather + "_all_gather", perf::CollectiveOp::kAllGather, group, false, gathered_input, 1,
                   besideGemm(gather_op, false, 0, block.column_fprop, gathered_input));
-      communicate(reduce + "_reduce_scatter", CollectiveOp::kReduceScatter, group, false, bytes, 1,
+      communicate(reduce + "_reduce_scatter", perf::CollectiveOp::kReduceScatter, group, false, bytes, 1,
                   besideGemm(reduce_op, false, 0, block.row_fprop, bytes));
-      communicate(reduce + "_grad_all_gather", CollectiveOp::kAllGather, group, true, gathered, 1,
+      communicate(reduce + "_grad_all_gather", perf::CollectiveOp::kAllGather, group, true, gathered, 1,
                   besideGemm(reduce_op, true, 0, block.row_dgrad, gathered));
-      communicate(gather + "_regather", CollectiveOp::kAllGather, group, true, gathered_input, 1,
+      communicate(gather + "_regather", perf::CollectiveOp::kAllGather, group, true, gathered_input, 1,
                   besideGemm(gather_op, true, 0, block.column_dgrad, gathered_input));
-      communicate(gather + "_grad_reduce_scatter", CollectiveOp::kReduceScatter, group, true, input_bytes, 1,
+      communicate(gather + "_grad_reduce_scatter", perf::CollectiveOp::kReduceScatter, group, true, input_bytes, 1,
                   besideGemm(gather_op, true, 1, block.column_wgrad, input_bytes));
     } else {
-      communicate(reduce + "_all_reduce", CollectiveOp::kAllReduce, group, false, bytes);
-      communicate(gather + "_grad_all_reduce", CollectiveOp::kAllReduce, group, true, input_bytes);
+      communicate(reduce + "_all_reduce", perf::CollectiveOp::kAllReduce, group, false, bytes);
+      communicate(gather + "_grad_all_reduce", perf::CollectiveOp::kAllReduce, group, true, input_bytes);
     }
   }
 

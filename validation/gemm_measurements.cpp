@@ -41,7 +41,7 @@ std::vector<MeasuredGemm> readHarnessRows(const ConfigNode& file_node, const std
   return rows;
 }
 
-MeasuredGemmSource readSource(const ConfigNode& node, const std::filesystem::path& directory) {
+MeasuredGemmSource readGemmSource(const ConfigNode& node, const std::filesystem::path& directory) {
   node.allowKeys({"id", "title", "source", "independent", "rows", "gpu", "harness_results"});
   MeasuredGemmSource source;
   source.id = node.child("id").asString();
@@ -75,7 +75,7 @@ Expected<std::vector<MeasuredGemmSource>> loadGemmSources(const ConfigPaths& pat
     std::vector<MeasuredGemmSource> sources;
     std::set<std::string> ids;
     for (const ConfigNode& node : root.child("sources").elements()) {
-      sources.push_back(readSource(node, std::filesystem::path(path).parent_path()));
+      sources.push_back(readGemmSource(node, std::filesystem::path(path).parent_path()));
       if (!ids.insert(sources.back().id).second) node.child("id").fail("source id given twice");
     }
     return sources;

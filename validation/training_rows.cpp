@@ -21,7 +21,7 @@ std::string nonEmptyString(const ConfigNode& node) {
   return text;
 }
 
-TrainingSource readSource(const ConfigNode& root, const std::string& id) {
+TrainingSource readTrainingSource(const ConfigNode& root, const std::string& id) {
   root.allowKeys({"id", "title", "citation", "metric", "metric_definition", "rate_fit", "memory_definition",
                   "userbuffers", "rows"});
   TrainingSource source;
@@ -109,7 +109,7 @@ void readSourceFile(const std::string& path, const std::string& id, TrainingRows
       valueOrThrow(readTextFile(path, "a training source file", kMaxConfigFileBytes)));
   const ConfigNode root = parseConfigText(*text, path);
   if (!root.isMap()) root.failExpected("a training source (a mapping with id, title, citation, metric and rows)");
-  rows.sources.push_back(readSource(root, id));
+  rows.sources.push_back(readTrainingSource(root, id));
   const ConfigNode list = root.child("rows");
   const auto elements = list.elements();
   if (elements.empty()) list.failExpected("at least one row");

@@ -35,19 +35,19 @@ double narayananHardwareFlops(double batch, double seq, double layers, double hi
          (1.0 + seq / (6.0 * hidden) + vocab / (16.0 * layers * hidden));
 }
 
-TEST(FlopsModel, Gpt3ModelFlopsMatchMegatronClosedForm) {
+TEST(TransformerWorkload, Gpt3ModelFlopsMatchMegatronClosedForm) {
   const ModelSpec model = gpt3Model();
   const TrainingSpec spec = training(2048, 1536);
   EXPECT_NEAR(modelFlopsPerIteration(model, spec) / megatronModelFlops(1536, 2048, 96, 12288, 51200), 1.0, kRelative);
 }
 
-TEST(FlopsModel, SmallGptModelFlopsMatchMegatronClosedForm) {
+TEST(TransformerWorkload, SmallGptModelFlopsMatchMegatronClosedForm) {
   const ModelSpec model = gptModel(4, 256, 8, 1000);
   const TrainingSpec spec = training(128, 8);
   EXPECT_NEAR(modelFlopsPerIteration(model, spec) / megatronModelFlops(8, 128, 4, 256, 1000), 1.0, kRelative);
 }
 
-TEST(FlopsModel, PerLayerFlopsAre72Bsh2PlusAttention) {
+TEST(TransformerWorkload, PerLayerFlopsAre72Bsh2PlusAttention) {
   // Per layer 72 B s h^2 (1 + s/(6h)), for a whole micro-batch of 2 sequences on one GPU.
   const ModelSpec model = gptModel(4, 256, 8, 1000);
   const Workload layer = transformerLayer(model, shard(2, 128));
@@ -58,7 +58,7 @@ TEST(FlopsModel, PerLayerFlopsAre72Bsh2PlusAttention) {
   EXPECT_NEAR((output.forwardFlops(true) + output.backwardFlops(true)) / (6.0 * b * s * h * 1000.0), 1.0, kRelative);
 }
 
-TEST(FlopsModel, FullRecomputeHardwareFlopsMatchNarayanan) {
+TEST(TransformerWorkload, FullRecomputeHardwareFlopsMatchNarayanan) {
   const ModelSpec model = gpt3Model();
   const TrainingSpec spec = training(2048, 1536);
   EXPECT_NEAR(
@@ -71,7 +71,7 @@ TEST(FlopsModel, FullRecomputeHardwareFlopsMatchNarayanan) {
   EXPECT_NEAR(hardware_layers / model_layers, 4.0 / 3.0, kRelative);
 }
 
-TEST(FlopsModel, SelectiveRecomputeAddsTheAttentionMatmulsForward) {
+TEST(TransformerWorkload, SelectiveRecomputeAddsTheAttentionMatmulsForward) {
   // Korthikanti et al.: selective recompute reruns QK^T and attention x V: 4 B s^2 h per layer.
   const ModelSpec model = gptModel(4, 256, 8, 1000);
   const TrainingSpec spec = training(128, 8);
@@ -81,7 +81,7 @@ TEST(FlopsModel, SelectiveRecomputeAddsTheAttentionMatmulsForward) {
   EXPECT_EQ(hardwareFlopsPerIteration(model, spec, Recompute::kNone), modelFlopsPerIteration(model, spec));
 }
 
-TEST(FlopsModel, UnfusedAttentionCountsTheSameModelFlops) {
+TEST(TransformerWorkload, UnfusedAttentionCountsTheSameModelFlops) {
   const ModelSpec model = gptModel(4, 256, 8, 1000);
   const TrainingSpec spec = training(128, 8);
   FlopsOptions unfused;
@@ -98,7 +98,7 @@ TEST(FlopsModel, UnfusedAttentionCountsTheSameModelFlops) {
   EXPECT_EQ(layer.find("attention_context")->forward_gemms.front(), (GemmShape{128, 32, 128, 8}));
 }
 
-TEST(FlopsModel, FlashAttentionExecutesTheCausalHalfAndRecomputesScores) {
+TEST(TransformerWorkload, FlashAttentionExecutesTheCausalHalfAndRecomputesScores) {
   ModelSpec model = gptModel(4, 256, 8, 1000);
   model.attention_dropout = 0.0;
   const Workload layer = transformerLayer(model, shard(1, 128));
@@ -113,7 +113,7 @@ TEST(FlopsModel, FlashAttentionExecutesTheCausalHalfAndRecomputesScores) {
   EXPECT_TRUE(flash->core_attention);
 }
 
-TEST(FlopsModel, AttentionDropoutSlowsTheFusedKernelOnly) {
+TEST(TransformerWorkload, AttentionDropoutSlowsTheFusedKernelOnly) {
   const ModelSpec model = gptModel(4, 256, 8, 1000);
   ModelSpec no_dropout = model;
   no_dropout.attention_dropout = 0.0;
@@ -134,7 +134,7 @@ TEST(FlopsModel, AttentionDropoutSlowsTheFusedKernelOnly) {
   EXPECT_DOUBLE_EQ(flash->forward.executed_flops, flash->forward.flops / 2.0);
 }
 
-TEST(FlopsModel, DropoutFollowsTheModelNotItsArchitecture) {
+TEST(TransformerWorkload, DropoutFollowsTheModelNotItsArchitecture) {
   const auto has = [](const Workload& layer, std::string_view name) {
     return layer.find(std::string(name)) != nullptr;
   };
@@ -158,7 +158,7 @@ TEST(FlopsModel, DropoutFollowsTheModelNotItsArchitecture) {
   EXPECT_DOUBLE_EQ(flash->forward.executed_flops, flash->forward.flops / 2.0 / 0.80);
 }
 
-TEST(FlopsModel, BackwardMatmulsAreTwiceForward) {
+TEST(TransformerWorkload, BackwardMatmulsAreTwiceForward) {
   const Workload layer = transformerLayer(llama3_8bModel(), shard(1, 4096, 4, true));
   for (const Op& op : layer.ops) {
     if (!op.matmul) continue;
@@ -169,7 +169,7 @@ TEST(FlopsModel, BackwardMatmulsAreTwiceForward) {
   }
 }
 
-TEST(FlopsModel, LlamaLayerUsesGqaAndSwiGlu) {
+TEST(TransformerWorkload, LlamaLayerUsesGqaAndSwiGlu) {
   // 2 s h (q + 2 kv) + 2 s q h + 4 s^2 q + 3 x 2 s h f, forward, per sequence.
   const ModelSpec model = llama3_8bModel();
   const double s = 4096, h = 4096, q = 4096, kv = 1024, f = 14336;
@@ -189,7 +189,7 @@ TEST(FlopsModel, LlamaLayerUsesGqaAndSwiGlu) {
   EXPECT_NEAR(three.forwardFlops(true) / layer.forwardFlops(true), 1.0, kRelative);
 }
 
-TEST(FlopsModel, Fp8QuantizesTransformerEngineLinearsAndKeepsTheOutputLayerSixteenBit) {
+TEST(TransformerWorkload, Fp8QuantizesTransformerEngineLinearsAndKeepsTheOutputLayerSixteenBit) {
   const ModelSpec model = llama3_8bModel();
   const double s = 4096, h = 4096, q = 4096, kv = 1024, f = 14336;
   const FlopsOptions options;
@@ -241,7 +241,7 @@ TEST(FlopsModel, Fp8QuantizesTransformerEngineLinearsAndKeepsTheOutputLayerSixte
   EXPECT_DOUBLE_EQ(bf16.forwardFlops(true), layer.forwardFlops(true));
 }
 
-TEST(FlopsModel, HeadDimWiderThanHiddenOverHeads) {
+TEST(TransformerWorkload, HeadDimWiderThanHiddenOverHeads) {
   // Qwen3-style: head_dim 128 with 32 heads on hidden 2048, so queryDim = 4096 != hidden.
   ModelSpec model = llama3_8bModel();
   model.hidden_size = 2048;
@@ -250,7 +250,7 @@ TEST(FlopsModel, HeadDimWiderThanHiddenOverHeads) {
   EXPECT_EQ(layer.find("attention_output_projection")->forward_gemms.front(), (GemmShape{1024, 2048, 4096 / 2, 1}));
 }
 
-TEST(FlopsModel, TensorParallelShapesFollowMegatronSplits) {
+TEST(TransformerWorkload, TensorParallelShapesFollowMegatronSplits) {
   const ModelSpec model = gpt3Model();
   const Workload layer = transformerLayer(model, shard(1, 2048, 8));
   // Column-parallel: outputs split; row-parallel: inputs split.
@@ -265,7 +265,7 @@ TEST(FlopsModel, TensorParallelShapesFollowMegatronSplits) {
   EXPECT_EQ(layer.find("flash_attention")->forward_gemms.front(), (GemmShape{2048, 2048, 128, 12}));
 }
 
-TEST(FlopsModel, ShardsAddUpToTheWholeLayer) {
+TEST(TransformerWorkload, ShardsAddUpToTheWholeLayer) {
   const ModelSpec gpt = gpt3Model();
   const Workload whole = transformerLayer(gpt, shard(2, 2048));
   const std::vector<std::tuple<int64_t, int64_t, bool>> splits = {
@@ -283,7 +283,7 @@ TEST(FlopsModel, ShardsAddUpToTheWholeLayer) {
   EXPECT_DOUBLE_EQ(without, 8.0 * with_sp);
 }
 
-TEST(FlopsModel, TensorParallelCommunication) {
+TEST(TransformerWorkload, TensorParallelCommunication) {
   const ModelSpec model = gpt3Model();
   const double activation = 2048.0 * 12288 * 2;  // s h, bf16
   const Workload plain = transformerLayer(model, shard(1, 2048, 8, false));
@@ -306,7 +306,7 @@ TEST(FlopsModel, TensorParallelCommunication) {
   EXPECT_TRUE(transformerLayer(model, shard(1, 2048)).communications.empty());
 }
 
-TEST(FlopsModel, ContextParallelRingPassesKeysAndValues) {
+TEST(TransformerWorkload, ContextParallelRingPassesKeysAndValues) {
   const ModelSpec model = llama3_8bModel();
   const Workload layer = transformerLayer(model, shard(1, 8192, 1, false, 4));
   int beside = 0;
@@ -332,7 +332,7 @@ TEST(FlopsModel, ContextParallelRingPassesKeysAndValues) {
   EXPECT_EQ(layer.find("flash_attention")->forward_gemms.front(), (GemmShape{2048, 8192, 128, 32}));
 }
 
-TEST(FlopsModel, MoeLayerRoutesTopKTokensToLocalExperts) {
+TEST(TransformerWorkload, MoeLayerRoutesTopKTokensToLocalExperts) {
   const ModelSpec model = mixtralModel();
   const double s = 4096, h = 4096, f = 14336;
   // Expert parallel over 8 ranks: one local expert gets s x top_k x ep / experts = 8192 tokens.
@@ -359,7 +359,7 @@ TEST(FlopsModel, MoeLayerRoutesTopKTokensToLocalExperts) {
   EXPECT_NEAR(whole.forwardFlops(true) / expected, 1.0, kRelative);
 }
 
-TEST(FlopsModel, MoeTensorParallelSplitsExpertsAndGathersTokens) {
+TEST(TransformerWorkload, MoeTensorParallelSplitsExpertsAndGathersTokens) {
   const Workload layer = transformerLayer(mixtralModel(), shard(1, 4096, 2, true, 1, 4));
   // 2 local experts, tokens all-gathered over tp: 4096 x 2 x 4 / 8 = 4096 per expert; width / tp.
   EXPECT_EQ(layer.find("moe_expert_fc2")->forward_gemms.front(), (GemmShape{4096, 4096, 14336 / 2, 2}));
@@ -367,7 +367,7 @@ TEST(FlopsModel, MoeTensorParallelSplitsExpertsAndGathersTokens) {
   EXPECT_EQ(layer.find("moe_router")->forward_gemms.front(), (GemmShape{2048, 8, 4096, 1}));
 }
 
-TEST(FlopsModel, EmbeddingAndOutputLayers) {
+TEST(TransformerWorkload, EmbeddingAndOutputLayers) {
   const ModelSpec model = gpt3Model();
   const Workload input = embeddingLayer(model, shard(1, 2048, 8, true));
   EXPECT_NE(input.find("token_embedding"), nullptr);
@@ -383,7 +383,7 @@ TEST(FlopsModel, EmbeddingAndOutputLayers) {
   EXPECT_NE(output.find("final_norm"), nullptr);
 }
 
-TEST(FlopsModel, CrossEntropyMovesTheLogitsAsMegatronsKernelsDo) {
+TEST(TransformerWorkload, CrossEntropyMovesTheLogitsAsMegatronsKernelsDo) {
   // Megatron's vocab_parallel_cross_entropy: fp16 logits cast to fp32, then max, subtract,
   // exp, sum, divide over fp32 (38 bytes per logit forward); backward multiply in fp32 and
   // cast back (14 bytes).
@@ -396,7 +396,7 @@ TEST(FlopsModel, CrossEntropyMovesTheLogitsAsMegatronsKernelsDo) {
   EXPECT_DOUBLE_EQ(loss->backward.bytes, 14.0 * logits);
 }
 
-TEST(FlopsModel, FusedCrossEntropyPassesOverTheSixteenBitLogitsOnceEachWay) {
+TEST(TransformerWorkload, FusedCrossEntropyPassesOverTheSixteenBitLogitsOnceEachWay) {
   // Transformer Engine's Triton cross-entropy: forward reads each 16-bit logit once (online
   // softmax), backward reads it and writes its gradient in place: 2 and 4 bytes per logit.
   FlopsOptions fused;
@@ -412,7 +412,7 @@ TEST(FlopsModel, FusedCrossEntropyPassesOverTheSixteenBitLogitsOnceEachWay) {
   EXPECT_DOUBLE_EQ(loss->forward.flops, unfused.find("cross_entropy_loss")->forward.flops);
 }
 
-TEST(FlopsModel, EmbeddingTableGradientIsDenseAndBackwardOnly) {
+TEST(TransformerWorkload, EmbeddingTableGradientIsDenseAndBackwardOnly) {
   const ModelSpec model = gpt3Model();
   const Workload input = embeddingLayer(model, shard(1, 2048, 8, true));
   const Op* table = input.find("embedding_table_gradient");
@@ -422,7 +422,7 @@ TEST(FlopsModel, EmbeddingTableGradientIsDenseAndBackwardOnly) {
   EXPECT_DOUBLE_EQ(table->backward.bytes, 12.0 * 51200.0 / 8.0 * 12288.0);
 }
 
-TEST(FlopsModel, GemmEpilogueBytesAreTheOutputTiles) {
+TEST(TransformerWorkload, GemmEpilogueBytesAreTheOutputTiles) {
   const ModelSpec model = gpt3Model();
   const Op fc1 = *transformerLayer(model, shard(1, 2048, 8)).find("mlp_fc1");
   // Forward: the 16-bit output (tokens x 4h/tp). Backward: the input gradient (tokens x h)
@@ -432,7 +432,7 @@ TEST(FlopsModel, GemmEpilogueBytesAreTheOutputTiles) {
   EXPECT_DOUBLE_EQ(fc1.backward.epilogue_bytes, 2.0 * tokens * hidden + 8.0 * hidden * width);
 }
 
-TEST(FlopsModel, TensorParallelOverlapTakesSmsFromTheOverlappedGemms) {
+TEST(TransformerWorkload, TensorParallelOverlapTakesSmsFromTheOverlappedGemms) {
   const ModelSpec model = gpt3Model();
   FlopsOptions options;
   options.tp_comm_overlap = true;
@@ -464,7 +464,7 @@ TEST(FlopsModel, TensorParallelOverlapTakesSmsFromTheOverlappedGemms) {
 // A recipe's userbuffers settings (the DGX Cloud GPT-3 175B preset) land on their own GEMMs:
 // the input- and weight-gradient GEMMs of one op apart, and a reduce-scatter moved onto the
 // ring exchange splits its GEMM into tp chunks and binds its collective with that method.
-TEST(FlopsModel, TensorParallelOverlapFollowsTheConfigGemmByGemm) {
+TEST(TransformerWorkload, TensorParallelOverlapFollowsTheConfigGemmByGemm) {
   const ModelSpec model = gpt3Model();
   FlopsOptions options;
   options.tp_comm_overlap = true;
@@ -506,7 +506,7 @@ TEST(FlopsModel, TensorParallelOverlapFollowsTheConfigGemmByGemm) {
   }
 }
 
-TEST(FlopsModel, TensorParallelOverlapSplitsTheGemmsBesideRingExchangesAndPipelines) {
+TEST(TransformerWorkload, TensorParallelOverlapSplitsTheGemmsBesideRingExchangesAndPipelines) {
   const ModelSpec model = gpt3Model();
   FlopsOptions options;
   options.tp_comm_overlap = true;
@@ -532,7 +532,7 @@ TEST(FlopsModel, TensorParallelOverlapSplitsTheGemmsBesideRingExchangesAndPipeli
   EXPECT_DOUBLE_EQ(plain.find("mlp_fc2")->forward.flops, fc2.forward.flops);
 }
 
-TEST(FlopsModel, Fp8HalvesGemmOperandBytes) {
+TEST(TransformerWorkload, Fp8HalvesGemmOperandBytes) {
   const ModelSpec model = llama3_8bModel();
   const Op bf16 = *transformerLayer(model, shard(1, 4096)).find("mlp_fc2");
   const Op fp8 = *transformerLayer(model, shard(1, 4096, 1, false, 1, 1, topology::Precision::kFp8)).find("mlp_fc2");

@@ -1,4 +1,4 @@
-// The NCCL-like collective model (sim/collective_*.cpp): closed forms on one NVSwitch node,
+// The NCCL-like collective model (perf/collective_*.cpp): closed forms on one NVSwitch node,
 // byte conservation across nodes, determinism, contention, NVLS, the tuner and request
 // validation.
 #include <gtest/gtest.h>
