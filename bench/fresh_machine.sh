@@ -34,12 +34,12 @@ chroot "$root" /bin/bash -c '
   cd /root/trainsim
   export HOME=/root
   start=$(date +%s.%N)
-  bash scripts/build.sh && ./build/trainsim simulate gpt3-175b-selene > /root/answer.txt
+  bash scripts/build.sh > /root/build.log 2>&1 && ./build/trainsim simulate gpt3-175b-selene > /root/answer.txt
   end=$(date +%s.%N)
   packages=$(stat -c %Y /var/lib/dpkg/status)
-  echo "$start $packages $end"
-' > "$root/times.txt"
-read -r start packages end < "$root/times.txt"
+  echo "$start $packages $end" > /root/times.txt
+'
+read -r start packages end < "$root/root/times.txt"
 head -3 "$root/root/answer.txt"
 awk -v s="$start" -v p="$packages" -v e="$end" 'BEGIN {
   printf "packages %.0f s, configure and build %.0f s, fresh machine to first answer %.0f s\n", p - s, e - p, e - s
