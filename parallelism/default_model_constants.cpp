@@ -1,10 +1,9 @@
 #include "parallelism/default_model_constants.h"
 
 #include <filesystem>
-#include <map>
-#include <mutex>
 #include <string_view>
 
+#include "base/config_file_cache.h"
 #include "parallelism/model_constant_sections.h"
 
 namespace trainsim::parallelism {
@@ -43,20 +42,6 @@ MemoryOptions memoryDefaults(const ConfigNode& root) {
   return options;
 }
 
-// Loads `path` once per process (per path), under a lock: the commands that run simulations
-// on threads (sweep, validate training) may ask from several at once.
-template <class Options, class Read>
-Expected<Options> cached(const std::string& path, Read read) {
-  static std::mutex mutex;
-  static std::map<std::string, Expected<Options>> cache;
-  const std::scoped_lock lock(mutex);
-  auto found = cache.find(path);
-  if (found == cache.end()) {
-    found = cache.emplace(path, catchInputErrors([&] { return read(loadConfigFile(path)); })).first;
-  }
-  return found->second;
-}
-
 }  // namespace
 
 std::string workloadDefaultsPath(const ConfigPaths& paths) {
@@ -68,12 +53,13 @@ std::string memoryDefaultsPath(const ConfigPaths& paths) {
 }
 
 Expected<FlopsOptions> defaultWorkloadOptions(const ConfigPaths& paths) {
-  return cached<FlopsOptions>(workloadDefaultsPath(paths), workloadDefaults);
+  return loadConfigFileOnce<FlopsOptions>(workloadDefaultsPath(paths), workloadDefaults);
 }
 
 Expected<MemoryOptions> defaultMemoryOptions(const ConfigPaths& paths) {
   TRAINSIM_ASSIGN_OR_RETURN(const FlopsOptions workload, defaultWorkloadOptions(paths));
-  TRAINSIM_ASSIGN_OR_RETURN(MemoryOptions memory, cached<MemoryOptions>(memoryDefaultsPath(paths), memoryDefaults));
+  TRAINSIM_ASSIGN_OR_RETURN(MemoryOptions memory,
+                            loadConfigFileOnce<MemoryOptions>(memoryDefaultsPath(paths), memoryDefaults));
   memory.kernels = workload;
   return memory;
 }

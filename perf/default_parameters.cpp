@@ -1,10 +1,9 @@
 #include "perf/default_parameters.h"
 
 #include <filesystem>
-#include <map>
-#include <mutex>
 #include <string_view>
 
+#include "base/config_file_cache.h"
 #include "perf/parameter_names.h"
 #include "perf/parameter_sections.h"
 
@@ -68,20 +67,6 @@ ComputeParameters computeDefaults(const ConfigNode& root) {
   return parameters;
 }
 
-// Loads `path` once per process (per path), under a lock: the commands that run simulations
-// on threads (sweep, validate training) may ask from several at once.
-template <class Parameters, class Read>
-Expected<Parameters> cached(const std::string& path, Read read) {
-  static std::mutex mutex;
-  static std::map<std::string, Expected<Parameters>> cache;
-  const std::scoped_lock lock(mutex);
-  auto found = cache.find(path);
-  if (found == cache.end()) {
-    found = cache.emplace(path, catchInputErrors([&] { return read(loadConfigFile(path)); })).first;
-  }
-  return found->second;
-}
-
 }  // namespace
 
 std::string computeDefaultsPath(const ConfigPaths& paths) {
@@ -93,11 +78,11 @@ std::string communicationDefaultsPath(const ConfigPaths& paths) {
 }
 
 Expected<ComputeParameters> defaultComputeParameters(const ConfigPaths& paths) {
-  return cached<ComputeParameters>(computeDefaultsPath(paths), computeDefaults);
+  return loadConfigFileOnce<ComputeParameters>(computeDefaultsPath(paths), computeDefaults);
 }
 
 Expected<CommunicationParameters> defaultCommunicationParameters(const ConfigPaths& paths) {
-  return cached<CommunicationParameters>(communicationDefaultsPath(paths), communicationDefaults);
+  return loadConfigFileOnce<CommunicationParameters>(communicationDefaultsPath(paths), communicationDefaults);
 }
 
 Expected<ComputeParameters> parseComputeDefaults(const std::string& text, const std::string& name) {
