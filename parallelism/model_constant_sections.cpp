@@ -3,55 +3,56 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cassert>
 #include <stdexcept>
 
 namespace trainsim::parallelism {
 namespace {
 
-template <class P>
-perf::ParameterName<P> scalar(std::string name, perf::ParameterRange range, double P::*field) {
-  return {std::move(name), range, false, [field](const P& p, std::string_view) { return p.*field; },
-          [field](P& p, std::string_view, double value) { p.*field = value; }};
-}
-
 std::vector<WorkloadConstantName> buildWorkloadNames() {
   using P = FlopsOptions;
   using R = perf::ParameterRange;
   std::vector<WorkloadConstantName> names;
-  names.push_back(scalar("causal_work_fraction", R::kEfficiency, &P::causal_work_fraction));
-  names.push_back(scalar("flash_backward_matmuls_over_forward", R::kPositive, &P::flash_backward_matmuls_over_forward));
-  names.push_back(scalar("flash_dropout_forward_throughput", R::kEfficiency, &P::flash_dropout_forward_throughput));
-  names.push_back(scalar("flash_dropout_backward_throughput", R::kEfficiency, &P::flash_dropout_backward_throughput));
-  names.push_back(scalar("layer_norm_flops_per_element", R::kNonNegative, &P::layer_norm_flops_per_element));
-  names.push_back(scalar("rms_norm_flops_per_element", R::kNonNegative, &P::rms_norm_flops_per_element));
-  names.push_back(scalar("gelu_flops_per_element", R::kNonNegative, &P::gelu_flops_per_element));
-  names.push_back(scalar("swiglu_flops_per_element", R::kNonNegative, &P::swiglu_flops_per_element));
-  names.push_back(scalar("rope_flops_per_element", R::kNonNegative, &P::rope_flops_per_element));
-  names.push_back(scalar("softmax_flops_per_element", R::kNonNegative, &P::softmax_flops_per_element));
-  names.push_back(scalar("cross_entropy_flops_per_element", R::kNonNegative, &P::cross_entropy_flops_per_element));
-  names.push_back(scalar("residual_flops_per_element", R::kNonNegative, &P::residual_flops_per_element));
-  names.push_back(scalar("dropout_flops_per_element", R::kNonNegative, &P::dropout_flops_per_element));
-  names.push_back(scalar("moe_combine_flops_per_element", R::kNonNegative, &P::moe_combine_flops_per_element));
-  names.push_back(scalar("elementwise_backward_flops_factor", R::kNonNegative, &P::elementwise_backward_flops_factor));
+  names.push_back(perf::scalarParameter("causal_work_fraction", R::kEfficiency, &P::causal_work_fraction));
+  names.push_back(perf::scalarParameter("flash_backward_matmuls_over_forward", R::kPositive,
+                                        &P::flash_backward_matmuls_over_forward));
   names.push_back(
-      scalar("cross_entropy_forward_fp32_accesses", R::kNonNegative, &P::cross_entropy_forward_fp32_accesses));
+      perf::scalarParameter("flash_dropout_forward_throughput", R::kEfficiency, &P::flash_dropout_forward_throughput));
+  names.push_back(perf::scalarParameter("flash_dropout_backward_throughput", R::kEfficiency,
+                                        &P::flash_dropout_backward_throughput));
   names.push_back(
-      scalar("cross_entropy_backward_fp32_accesses", R::kNonNegative, &P::cross_entropy_backward_fp32_accesses));
+      perf::scalarParameter("layer_norm_flops_per_element", R::kNonNegative, &P::layer_norm_flops_per_element));
+  names.push_back(perf::scalarParameter("rms_norm_flops_per_element", R::kNonNegative, &P::rms_norm_flops_per_element));
+  names.push_back(perf::scalarParameter("gelu_flops_per_element", R::kNonNegative, &P::gelu_flops_per_element));
+  names.push_back(perf::scalarParameter("swiglu_flops_per_element", R::kNonNegative, &P::swiglu_flops_per_element));
+  names.push_back(perf::scalarParameter("rope_flops_per_element", R::kNonNegative, &P::rope_flops_per_element));
+  names.push_back(perf::scalarParameter("softmax_flops_per_element", R::kNonNegative, &P::softmax_flops_per_element));
   names.push_back(
-      scalar("fused_cross_entropy_forward_accesses", R::kNonNegative, &P::fused_cross_entropy_forward_accesses));
+      perf::scalarParameter("cross_entropy_flops_per_element", R::kNonNegative, &P::cross_entropy_flops_per_element));
+  names.push_back(perf::scalarParameter("residual_flops_per_element", R::kNonNegative, &P::residual_flops_per_element));
+  names.push_back(perf::scalarParameter("dropout_flops_per_element", R::kNonNegative, &P::dropout_flops_per_element));
   names.push_back(
-      scalar("fused_cross_entropy_backward_accesses", R::kNonNegative, &P::fused_cross_entropy_backward_accesses));
+      perf::scalarParameter("moe_combine_flops_per_element", R::kNonNegative, &P::moe_combine_flops_per_element));
+  names.push_back(perf::scalarParameter("elementwise_backward_flops_factor", R::kNonNegative,
+                                        &P::elementwise_backward_flops_factor));
+  names.push_back(perf::scalarParameter("cross_entropy_forward_fp32_accesses", R::kNonNegative,
+                                        &P::cross_entropy_forward_fp32_accesses));
+  names.push_back(perf::scalarParameter("cross_entropy_backward_fp32_accesses", R::kNonNegative,
+                                        &P::cross_entropy_backward_fp32_accesses));
+  names.push_back(perf::scalarParameter("fused_cross_entropy_forward_accesses", R::kNonNegative,
+                                        &P::fused_cross_entropy_forward_accesses));
+  names.push_back(perf::scalarParameter("fused_cross_entropy_backward_accesses", R::kNonNegative,
+                                        &P::fused_cross_entropy_backward_accesses));
   names.push_back(
       {"tp_overlap_compute_streams", R::kPositiveInteger, false,
        [](const P& p, std::string_view) { return static_cast<double>(p.tp_overlap_compute_streams); },
        [](P& p, std::string_view, double value) { p.tp_overlap_compute_streams = static_cast<int64_t>(value); }});
-  names.push_back(scalar("fp8_quantize_bytes_per_element", R::kNonNegative, &P::fp8_quantize_bytes_per_element));
-  names.push_back(scalar("fp8_current_scaling_amax_bytes_per_element", R::kNonNegative,
-                         &P::fp8_current_scaling_amax_bytes_per_element));
-  names.push_back(scalar("dropout_mask_bytes", R::kPositive, &P::dropout_mask_bytes));
-  names.push_back(scalar("token_id_bytes", R::kPositive, &P::token_id_bytes));
-  names.push_back(scalar("loss_element_bytes", R::kPositive, &P::loss_element_bytes));
+  names.push_back(
+      perf::scalarParameter("fp8_quantize_bytes_per_element", R::kNonNegative, &P::fp8_quantize_bytes_per_element));
+  names.push_back(perf::scalarParameter("fp8_current_scaling_amax_bytes_per_element", R::kNonNegative,
+                                        &P::fp8_current_scaling_amax_bytes_per_element));
+  names.push_back(perf::scalarParameter("dropout_mask_bytes", R::kPositive, &P::dropout_mask_bytes));
+  names.push_back(perf::scalarParameter("token_id_bytes", R::kPositive, &P::token_id_bytes));
+  names.push_back(perf::scalarParameter("loss_element_bytes", R::kPositive, &P::loss_element_bytes));
   return names;
 }
 
@@ -59,28 +60,15 @@ std::vector<MemoryConstantName> buildMemoryNames() {
   using P = MemoryOptions;
   using R = perf::ParameterRange;
   std::vector<MemoryConstantName> names;
-  names.push_back(scalar("fp8_weight_copy_bytes", R::kNonNegative, &P::fp8_weight_copy_bytes));
-  names.push_back(scalar("allocator_overhead_fraction", R::kNonNegative, &P::allocator_overhead_fraction));
-  names.push_back(scalar("runtime_reserved_bytes", R::kNonNegative, &P::runtime_reserved_bytes));
-  names.push_back(scalar("nccl_bytes_per_communicator", R::kNonNegative, &P::nccl_bytes_per_communicator));
-  names.push_back(scalar("grad_buckets_in_flight", R::kNonNegative, &P::grad_buckets_in_flight));
-  names.push_back(scalar("zero3_gathered_layers", R::kNonNegative, &P::zero3_gathered_layers));
+  names.push_back(perf::scalarParameter("fp8_weight_copy_bytes", R::kNonNegative, &P::fp8_weight_copy_bytes));
+  names.push_back(
+      perf::scalarParameter("allocator_overhead_fraction", R::kNonNegative, &P::allocator_overhead_fraction));
+  names.push_back(perf::scalarParameter("runtime_reserved_bytes", R::kNonNegative, &P::runtime_reserved_bytes));
+  names.push_back(
+      perf::scalarParameter("nccl_bytes_per_communicator", R::kNonNegative, &P::nccl_bytes_per_communicator));
+  names.push_back(perf::scalarParameter("grad_buckets_in_flight", R::kNonNegative, &P::grad_buckets_in_flight));
+  names.push_back(perf::scalarParameter("zero3_gathered_layers", R::kNonNegative, &P::zero3_gathered_layers));
   return names;
-}
-
-template <class Name>
-std::vector<perf::ParameterValue> readSection(const ConfigNode& section, std::span<const Name> names) {
-  std::vector<std::string> allowed;
-  for (const Name& name : names) allowed.push_back(name.name);
-  section.allowKeys(allowed);
-  std::vector<perf::ParameterValue> values;
-  for (const auto& entry : section.entries()) {
-    const std::string& key = entry.first;  // not a structured binding: clang 14 cannot capture one
-    const auto found = std::find_if(names.begin(), names.end(), [&](const Name& name) { return name.name == key; });
-    assert(found != names.end());  // allowKeys refused the others
-    values.push_back({key, perf::readInRange(entry.second, found->range), ""});
-  }
-  return values;
 }
 
 template <class Name, class Options>
@@ -113,11 +101,11 @@ std::span<const MemoryConstantName> memoryConstantNames() {
 }
 
 std::vector<perf::ParameterValue> readWorkloadSection(const ConfigNode& section) {
-  return readSection(section, workloadConstantNames());
+  return perf::readNamedValues(section, workloadConstantNames());
 }
 
 std::vector<perf::ParameterValue> readMemorySection(const ConfigNode& section) {
-  return readSection(section, memoryConstantNames());
+  return perf::readNamedValues(section, memoryConstantNames());
 }
 
 void applyWorkloadValues(std::span<const perf::ParameterValue> values, FlopsOptions& options) {

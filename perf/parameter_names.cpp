@@ -7,12 +7,6 @@
 namespace trainsim::perf {
 namespace {
 
-template <class P>
-ParameterName<P> scalar(std::string name, ParameterRange range, double P::*field) {
-  return {std::move(name), range, false, [field](const P& p, std::string_view) { return p.*field; },
-          [field](P& p, std::string_view, double value) { p.*field = value; }};
-}
-
 // An entry of a fixed table; `element_of(parameters)` reaches it (a generic lambda, for
 // const and mutable parameters alike).
 template <class P, class Element>
@@ -47,12 +41,12 @@ std::vector<CommunicationParameterName> buildCommunicationNames() {
   names.push_back(perGpuFractions("nvlink_efficiency", &P::nvlink_efficiency, [](const P& p, std::string_view gpu) {
     return p.linkEfficiency(topology::LinkType::kNvLink, gpu);
   }));
-  names.push_back(scalar("nvlink_efficiency_default", R::kEfficiency, &P::nvlink_efficiency_default));
-  names.push_back(scalar("infiniband_efficiency", R::kEfficiency, &P::infiniband_efficiency));
-  names.push_back(scalar("ethernet_efficiency", R::kEfficiency, &P::ethernet_efficiency));
-  names.push_back(scalar("pcie_efficiency", R::kEfficiency, &P::pcie_efficiency));
-  names.push_back(scalar("other_efficiency", R::kEfficiency, &P::other_efficiency));
-  names.push_back(scalar("nvls_efficiency", R::kEfficiency, &P::nvls_efficiency));
+  names.push_back(scalarParameter("nvlink_efficiency_default", R::kEfficiency, &P::nvlink_efficiency_default));
+  names.push_back(scalarParameter("infiniband_efficiency", R::kEfficiency, &P::infiniband_efficiency));
+  names.push_back(scalarParameter("ethernet_efficiency", R::kEfficiency, &P::ethernet_efficiency));
+  names.push_back(scalarParameter("pcie_efficiency", R::kEfficiency, &P::pcie_efficiency));
+  names.push_back(scalarParameter("other_efficiency", R::kEfficiency, &P::other_efficiency));
+  names.push_back(scalarParameter("nvls_efficiency", R::kEfficiency, &P::nvls_efficiency));
   names.push_back(perGpuFractions("nvls_efficiency_per_gpu", &P::nvls_efficiency_per_gpu,
                                   [](const P& p, std::string_view gpu) { return p.nvlsEfficiency(gpu); }));
   for (Protocol protocol : kAllProtocols) {
@@ -83,9 +77,11 @@ std::vector<CommunicationParameterName> buildCommunicationNames() {
       }
     }
   }
-  names.push_back(scalar("nvls_step_latency_us", R::kNonNegative, &P::nvls_step_latency_us));
-  names.push_back(scalar("nvls_tree_network_step_latency_us", R::kNonNegative, &P::nvls_tree_network_step_latency_us));
-  names.push_back(scalar("ll_multi_node_intra_step_factor", R::kPositive, &P::ll_multi_node_intra_step_factor));
+  names.push_back(scalarParameter("nvls_step_latency_us", R::kNonNegative, &P::nvls_step_latency_us));
+  names.push_back(
+      scalarParameter("nvls_tree_network_step_latency_us", R::kNonNegative, &P::nvls_tree_network_step_latency_us));
+  names.push_back(
+      scalarParameter("ll_multi_node_intra_step_factor", R::kPositive, &P::ll_multi_node_intra_step_factor));
   for (Protocol protocol : kAllProtocols) {
     const auto i = static_cast<std::size_t>(protocol);
     names.push_back(element<P>(
@@ -100,13 +96,14 @@ std::vector<CommunicationParameterName> buildCommunicationNames() {
           R::kEfficiency, [ i, size_class ](auto& p) -> auto& { return p.tree_size_correction[i][size_class]; }));
     }
   }
-  names.push_back(scalar("pipeline_channels", R::kPositive, &P::pipeline_channels));
-  names.push_back(scalar("channel_bandwidth_GBps", R::kPositive, &P::channel_bandwidth_GBps));
-  names.push_back(scalar("tree_bandwidth_factor", R::kEfficiency, &P::tree_bandwidth_factor));
-  names.push_back(scalar("tree_max_bus_GBps_two_nodes", R::kPositive, &P::tree_max_bus_GBps_two_nodes));
-  names.push_back(scalar("tree_max_bus_GBps_more_nodes", R::kPositive, &P::tree_max_bus_GBps_more_nodes));
-  names.push_back(scalar("tree_algorithm_bandwidth_ratio", R::kEfficiency, &P::tree_algorithm_bandwidth_ratio));
-  names.push_back(scalar("launch_overhead_us", R::kNonNegative, &P::launch_overhead_us));
+  names.push_back(scalarParameter("pipeline_channels", R::kPositive, &P::pipeline_channels));
+  names.push_back(scalarParameter("channel_bandwidth_GBps", R::kPositive, &P::channel_bandwidth_GBps));
+  names.push_back(scalarParameter("tree_bandwidth_factor", R::kEfficiency, &P::tree_bandwidth_factor));
+  names.push_back(scalarParameter("tree_max_bus_GBps_two_nodes", R::kPositive, &P::tree_max_bus_GBps_two_nodes));
+  names.push_back(scalarParameter("tree_max_bus_GBps_more_nodes", R::kPositive, &P::tree_max_bus_GBps_more_nodes));
+  names.push_back(
+      scalarParameter("tree_algorithm_bandwidth_ratio", R::kEfficiency, &P::tree_algorithm_bandwidth_ratio));
+  names.push_back(scalarParameter("launch_overhead_us", R::kNonNegative, &P::launch_overhead_us));
   return names;
 }
 
@@ -114,16 +111,17 @@ std::vector<ComputeParameterName> buildComputeNames() {
   using P = ComputeParameters;
   using R = ParameterRange;
   std::vector<ComputeParameterName> names;
-  names.push_back(scalar("matmul_ceiling_default", R::kEfficiency, &P::matmul_ceiling_default));
-  names.push_back(scalar("full_rate_operand_reuse", R::kPositive, &P::full_rate_operand_reuse));
-  names.push_back(scalar("tile_fixed_overhead_us", R::kNonNegative, &P::tile_fixed_overhead_us));
+  names.push_back(scalarParameter("matmul_ceiling_default", R::kEfficiency, &P::matmul_ceiling_default));
+  names.push_back(scalarParameter("full_rate_operand_reuse", R::kPositive, &P::full_rate_operand_reuse));
+  names.push_back(scalarParameter("tile_fixed_overhead_us", R::kNonNegative, &P::tile_fixed_overhead_us));
   names.push_back({"fallback_compute_units", R::kPositiveInteger, false,
                    [](const P& p, std::string_view) { return static_cast<double>(p.fallback_compute_units); },
                    [](P& p, std::string_view, double value) { p.fallback_compute_units = static_cast<int>(value); }});
-  names.push_back(scalar("gemm_epilogue_exposed_default", R::kShare, &P::gemm_epilogue_exposed_default));
-  names.push_back(scalar("memory_efficiency_default", R::kEfficiency, &P::memory_efficiency_default));
-  names.push_back(scalar("elementwise_compute_efficiency", R::kEfficiency, &P::elementwise_compute_efficiency));
-  names.push_back(scalar("attention_to_matmul_default", R::kEfficiency, &P::attention_to_matmul_default));
+  names.push_back(scalarParameter("gemm_epilogue_exposed_default", R::kShare, &P::gemm_epilogue_exposed_default));
+  names.push_back(scalarParameter("memory_efficiency_default", R::kEfficiency, &P::memory_efficiency_default));
+  names.push_back(
+      scalarParameter("elementwise_compute_efficiency", R::kEfficiency, &P::elementwise_compute_efficiency));
+  names.push_back(scalarParameter("attention_to_matmul_default", R::kEfficiency, &P::attention_to_matmul_default));
   names.push_back(element<P>(
       "attention_default_measured_at.sequences", R::kPositive,
       [](auto& p) -> auto& { return p.attention_default_measured_at.sequences; }));
@@ -139,13 +137,13 @@ std::vector<ComputeParameterName> buildComputeNames() {
   names.push_back(element<P>(
       "attention_tile_overhead_default.backward", R::kNonNegative,
       [](auto& p) -> auto& { return p.attention_tile_overhead_default.backward; }));
-  names.push_back(scalar("collective_compute_share_default", R::kShare, &P::collective_compute_share_default));
-  names.push_back(scalar("launch_overhead_us", R::kNonNegative, &P::launch_overhead_us));
-  names.push_back(scalar("dispatch_eager_us", R::kNonNegative, &P::dispatch_eager_us));
-  names.push_back(scalar("dispatch_compiled_us", R::kNonNegative, &P::dispatch_compiled_us));
-  names.push_back(scalar("dispatch_cuda_graphs_us", R::kNonNegative, &P::dispatch_cuda_graphs_us));
-  names.push_back(scalar("dispatch_kernel_gap_us", R::kNonNegative, &P::dispatch_kernel_gap_us));
-  names.push_back(scalar("training_rate_fraction_default", R::kPositive, &P::training_rate_fraction_default));
+  names.push_back(scalarParameter("collective_compute_share_default", R::kShare, &P::collective_compute_share_default));
+  names.push_back(scalarParameter("launch_overhead_us", R::kNonNegative, &P::launch_overhead_us));
+  names.push_back(scalarParameter("dispatch_eager_us", R::kNonNegative, &P::dispatch_eager_us));
+  names.push_back(scalarParameter("dispatch_compiled_us", R::kNonNegative, &P::dispatch_compiled_us));
+  names.push_back(scalarParameter("dispatch_cuda_graphs_us", R::kNonNegative, &P::dispatch_cuda_graphs_us));
+  names.push_back(scalarParameter("dispatch_kernel_gap_us", R::kNonNegative, &P::dispatch_kernel_gap_us));
+  names.push_back(scalarParameter("training_rate_fraction_default", R::kPositive, &P::training_rate_fraction_default));
   return names;
 }
 

@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "perf/communication_parameters.h"
 #include "perf/compute_parameters.h"
@@ -38,6 +39,14 @@ struct ParameterName {
   std::function<double(const Parameters&, std::string_view gpu_key)> get;
   std::function<void(Parameters&, std::string_view gpu_key, double value)> set;
 };
+
+// A named scalar field of `Parameters`: one value, not per GPU.
+template <class Parameters>
+[[nodiscard]] ParameterName<Parameters> scalarParameter(std::string name, ParameterRange range,
+                                                        double Parameters::*field) {
+  return {std::move(name), range, false, [field](const Parameters& p, std::string_view) { return p.*field; },
+          [field](Parameters& p, std::string_view, double value) { p.*field = value; }};
+}
 
 using CommunicationParameterName = ParameterName<CommunicationParameters>;
 using ComputeParameterName = ParameterName<ComputeParameters>;

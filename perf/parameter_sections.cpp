@@ -28,10 +28,6 @@ constexpr std::array<std::string_view, 11> kComputeTableKeys = {
     "collective_offload_vendors",
 };
 
-bool contains(std::span<const std::string_view> keys, std::string_view key) {
-  return std::find(keys.begin(), keys.end(), key) != keys.end();
-}
-
 topology::Precision readPrecision(const ConfigNode& node) {
   const auto precision = topology::parsePrecision(node.asString());
   if (!precision) node.failExpected("one of fp64, fp32, tf32, fp16, bf16, fp8");
@@ -51,36 +47,6 @@ double readFraction(const ConfigNode& node) {
   const double value = node.asPositiveNumber();
   if (value > 1.0) node.failExpected("a fraction in (0, 1]");
   return value;
-}
-
-// The named values of `node` (a section, or a table within it at `prefix`, "base_latency_us."),
-// except the keys in `skip` (read as tables by the caller).
-template <class Name>
-void readNamed(const ConfigNode& node, const std::string& prefix, std::span<const Name> names,
-               std::span<const std::string_view> skip, std::vector<ParameterValue>& out) {
-  std::vector<std::string> allowed(skip.begin(), skip.end());
-  for (const Name& name : names) {
-    if (!name.name.starts_with(prefix)) continue;
-    const std::string rest = name.name.substr(prefix.size());
-    const std::string key = rest.substr(0, rest.find('.'));
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) allowed.push_back(key);
-  }
-  node.allowKeys(allowed);
-  for (const auto& [key, value] : node.entries()) {
-    if (contains(skip, key)) continue;
-    const std::string path = prefix + key;
-    const auto found = std::find_if(names.begin(), names.end(), [&](const Name& name) { return name.name == path; });
-    if (found == names.end()) {
-      readNamed(value, path + ".", names, {}, out);  // a table of named entries
-    } else if (found->per_gpu) {
-      for (const auto& row : value.elements()) {
-        row.allowKeys({"gpu", "fraction"});
-        out.push_back({path, readInRange(row.child("fraction"), found->range), row.child("gpu").asString()});
-      }
-    } else {
-      out.push_back({path, readInRange(value, found->range), ""});
-    }
-  }
 }
 
 template <class Row, class Read>
@@ -251,13 +217,13 @@ std::span<const std::string_view> computeTableKeys() { return kComputeTableKeys;
 
 std::vector<ParameterValue> readCommunicationSection(const ConfigNode& section) {
   std::vector<ParameterValue> values;
-  readNamed(section, "", communicationParameterNames(), {}, values);
+  detail::readNamed(section, "", communicationParameterNames(), {}, values);
   return values;
 }
 
 ComputeSection readComputeSection(const ConfigNode& section) {
   ComputeSection result;
-  readNamed(section, "", computeParameterNames(), kComputeTableKeys, result.values);
+  detail::readNamed(section, "", computeParameterNames(), kComputeTableKeys, result.values);
   readComputeTables(section, result);
   readComputeLists(section, result);
   return result;

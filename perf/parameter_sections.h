@@ -5,6 +5,7 @@
 // its range is an InputError at file:line:col.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <span>
 #include <string>
@@ -69,6 +70,12 @@ struct ComputeSection {
 [[nodiscard]] std::string communicationSectionYaml(std::span<const ParameterValue> values);
 [[nodiscard]] std::string computeSectionYaml(const ComputeSection& section);
 
+// The values of a section whose every key is one of `names` (ParameterName of any struct;
+// a per-GPU name as {gpu, fraction} rows), strictly: an unknown key, a wrong type or a value
+// out of its range is an InputError at file:line:col.
+template <class Name>
+[[nodiscard]] std::vector<ParameterValue> readNamedValues(const ConfigNode& section, std::span<const Name> names);
+
 // Sets the values a section gives over `parameters`.
 void applyCommunicationValues(std::span<const ParameterValue> values, CommunicationParameters& parameters);
 void applyComputeSection(const ComputeSection& section, ComputeParameters& parameters);
@@ -76,5 +83,46 @@ void applyComputeSection(const ComputeSection& section, ComputeParameters& param
 // A YAML double-quoted scalar; the shortest text that reads back as `value` (finite).
 [[nodiscard]] std::string yamlQuoted(const std::string& text);
 [[nodiscard]] std::string yamlNumber(double value);
+
+namespace detail {
+
+// The named values of `node` (a section, or a table within it at `prefix`, "base_latency_us."),
+// except the keys in `skip` (read as tables by the caller).
+template <class Name>
+void readNamed(const ConfigNode& node, const std::string& prefix, std::span<const Name> names,
+               std::span<const std::string_view> skip, std::vector<ParameterValue>& out) {
+  std::vector<std::string> allowed(skip.begin(), skip.end());
+  for (const Name& name : names) {
+    if (!name.name.starts_with(prefix)) continue;
+    const std::string rest = name.name.substr(prefix.size());
+    const std::string key = rest.substr(0, rest.find('.'));
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) allowed.push_back(key);
+  }
+  node.allowKeys(allowed);
+  for (const auto& [key, value] : node.entries()) {
+    if (std::find(skip.begin(), skip.end(), key) != skip.end()) continue;
+    const std::string path = prefix + key;
+    const auto found = std::find_if(names.begin(), names.end(), [&](const Name& name) { return name.name == path; });
+    if (found == names.end()) {
+      readNamed(value, path + ".", names, {}, out);  // a table of named entries
+    } else if (found->per_gpu) {
+      for (const auto& row : value.elements()) {
+        row.allowKeys({"gpu", "fraction"});
+        out.push_back({path, readInRange(row.child("fraction"), found->range), row.child("gpu").asString()});
+      }
+    } else {
+      out.push_back({path, readInRange(value, found->range), ""});
+    }
+  }
+}
+
+}  // namespace detail
+
+template <class Name>
+std::vector<ParameterValue> readNamedValues(const ConfigNode& section, std::span<const Name> names) {
+  std::vector<ParameterValue> values;
+  detail::readNamed(section, "", names, {}, values);
+  return values;
+}
 
 }  // namespace trainsim::perf

@@ -7,11 +7,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <iterator>
 #include <string>
 
 #include "parallelism/model_constant_sections.h"
+#include "tests/shipped_defaults.h"
 
 namespace trainsim::parallelism {
 namespace {
@@ -66,23 +65,10 @@ TEST(DefaultModelConstantsTest, ShippedMemoryDefaultsEqualTheInitialisers) {
   EXPECT_EQ(byName(workloadValues(loaded->kernels)), byName(workloadValues(*defaultWorkloadOptions(kShipped))));
 }
 
-// The shipped text with one piece replaced.
-std::string shippedWith(const std::string& file, const std::string& from, const std::string& to) {
-  std::string text;
-  {
-    std::ifstream in(std::string(TRAINSIM_CONFIG_DIR_FOR_TESTS) + "/defaults/" + file);
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-  const auto at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) text.replace(at, from.size(), to);
-  return text;
-}
-
 TEST(DefaultModelConstantsTest, ShippedTextsParse) {
-  const auto workload = parseWorkloadDefaults(shippedWith("workload.yaml", "", ""), "workload.yaml");
+  const auto workload = parseWorkloadDefaults(shippedDefaultsWith("workload.yaml", "", ""), "workload.yaml");
   ASSERT_TRUE(workload.ok()) << workload.error().toString();
-  const auto memory = parseMemoryDefaults(shippedWith("memory.yaml", "", ""), "memory.yaml");
+  const auto memory = parseMemoryDefaults(shippedDefaultsWith("memory.yaml", "", ""), "memory.yaml");
   ASSERT_TRUE(memory.ok()) << memory.error().toString();
   EXPECT_FALSE(defaultWorkloadOptions(ConfigPaths{"/nonexistent-trainsim-config"}).ok());
   EXPECT_FALSE(defaultMemoryOptions(ConfigPaths{"/nonexistent-trainsim-config"}).ok());
@@ -96,32 +82,32 @@ TEST(DefaultModelConstantsTest, UnknownKeyIsAnErrorAtFileLineColumnWithTheCloses
   EXPECT_EQ(parsed.error().code, ExitCode::kInvalidInput);
   EXPECT_THAT(parsed.error().toString(), HasSubstr("did you mean 'causal_work_fraction'?"));
 
-  const auto section = parseMemoryDefaults(shippedWith("memory.yaml", "\nmemory:", "\nmemroy:"), "memory.yaml");
+  const auto section = parseMemoryDefaults(shippedDefaultsWith("memory.yaml", "\nmemory:", "\nmemroy:"), "memory.yaml");
   ASSERT_FALSE(section.ok());
   EXPECT_THAT(section.error().toString(), HasSubstr("did you mean 'memory'?"));
 }
 
 TEST(DefaultModelConstantsTest, WrongTypeOutOfRangeAndMissingValuesAreErrors) {
   const auto wrong_type = parseMemoryDefaults(
-      shippedWith("memory.yaml", "allocator_overhead_fraction: 0.05", "allocator_overhead_fraction: lots"),
+      shippedDefaultsWith("memory.yaml", "allocator_overhead_fraction: 0.05", "allocator_overhead_fraction: lots"),
       "memory.yaml");
   ASSERT_FALSE(wrong_type.ok());
   EXPECT_THAT(wrong_type.error().where, ::testing::MatchesRegex("memory\\.yaml:[0-9]+:[0-9]+"));
   EXPECT_THAT(wrong_type.error().toString(), HasSubstr("expected a number"));
 
   const auto out_of_range = parseWorkloadDefaults(
-      shippedWith("workload.yaml", "causal_work_fraction: 0.5", "causal_work_fraction: 1.5"), "workload.yaml");
+      shippedDefaultsWith("workload.yaml", "causal_work_fraction: 0.5", "causal_work_fraction: 1.5"), "workload.yaml");
   ASSERT_FALSE(out_of_range.ok());
   EXPECT_THAT(out_of_range.error().toString(), HasSubstr("a fraction in (0, 1]"));
 
   const auto not_integer = parseWorkloadDefaults(
-      shippedWith("workload.yaml", "tp_overlap_compute_streams: 3", "tp_overlap_compute_streams: 2.5"),
+      shippedDefaultsWith("workload.yaml", "tp_overlap_compute_streams: 3", "tp_overlap_compute_streams: 2.5"),
       "workload.yaml");
   ASSERT_FALSE(not_integer.ok());
   EXPECT_THAT(not_integer.error().toString(), HasSubstr("integer"));
 
   const auto missing =
-      parseMemoryDefaults(shippedWith("memory.yaml", "  zero3_gathered_layers: 2.0\n", ""), "memory.yaml");
+      parseMemoryDefaults(shippedDefaultsWith("memory.yaml", "  zero3_gathered_layers: 2.0\n", ""), "memory.yaml");
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.error().toString(), HasSubstr("zero3_gathered_layers"));
 

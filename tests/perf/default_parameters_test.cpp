@@ -5,13 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <array>
-#include <fstream>
-#include <iterator>
 #include <string>
 
 #include "perf/default_parameters.h"
 #include "perf/parameter_names.h"
 #include "perf/parameter_sections.h"
+#include "tests/shipped_defaults.h"
 #include "topology/gpu_catalog.h"
 
 namespace trainsim::perf {
@@ -117,19 +116,6 @@ TEST(DefaultParametersTest, LoadedOncePerConfigDirectory) {
   EXPECT_FALSE(defaultComputeParameters(ConfigPaths{"/nonexistent-trainsim-config"}).ok());
 }
 
-// The shipped text with one line replaced.
-std::string shippedWith(const std::string& file, const std::string& from, const std::string& to) {
-  std::string text;
-  {
-    std::ifstream in(std::string(TRAINSIM_CONFIG_DIR_FOR_TESTS) + "/defaults/" + file);
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-  const auto at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) text.replace(at, from.size(), to);
-  return text;
-}
-
 TEST(DefaultParametersTest, MalformedKeyIsAnErrorAtFileLineColumn) {
   const std::string text = "compute:\n  launch_overhead_us: 4.0\n  lunch_overhead: 4.0\n";
   const auto parsed = parseComputeDefaults(text, "compute.yaml");
@@ -138,7 +124,7 @@ TEST(DefaultParametersTest, MalformedKeyIsAnErrorAtFileLineColumn) {
   EXPECT_THAT(parsed.error().toString(), ::testing::HasSubstr("did you mean"));
 
   const auto nested = parseCommunicationDefaults(
-      shippedWith("communication.yaml", "ring: {LL: 6.6,", "ring: {LL: 6.6, LL129: 1,"), "communication.yaml");
+      shippedDefaultsWith("communication.yaml", "ring: {LL: 6.6,", "ring: {LL: 6.6, LL129: 1,"), "communication.yaml");
   ASSERT_FALSE(nested.ok());
   EXPECT_THAT(nested.error().where, ::testing::StartsWith("communication.yaml:"));
   EXPECT_THAT(nested.error().toString(), ::testing::HasSubstr("LL129"));
@@ -146,12 +132,13 @@ TEST(DefaultParametersTest, MalformedKeyIsAnErrorAtFileLineColumn) {
 
 TEST(DefaultParametersTest, MissingOrOutOfRangeValuesAreErrors) {
   const auto missing = parseCommunicationDefaults(
-      shippedWith("communication.yaml", "  ll_multi_node_intra_step_factor: 1.8\n", ""), "communication.yaml");
+      shippedDefaultsWith("communication.yaml", "  ll_multi_node_intra_step_factor: 1.8\n", ""), "communication.yaml");
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.error().toString(), ::testing::HasSubstr("ll_multi_node_intra_step_factor"));
 
   const auto out_of_range = parseComputeDefaults(
-      shippedWith("compute.yaml", "memory_efficiency_default: 0.87", "memory_efficiency_default: 1.5"), "compute.yaml");
+      shippedDefaultsWith("compute.yaml", "memory_efficiency_default: 0.87", "memory_efficiency_default: 1.5"),
+      "compute.yaml");
   ASSERT_FALSE(out_of_range.ok());
   EXPECT_THAT(out_of_range.error().toString(), ::testing::HasSubstr("a fraction in (0, 1]"));
 
@@ -161,7 +148,7 @@ TEST(DefaultParametersTest, MissingOrOutOfRangeValuesAreErrors) {
 }
 
 TEST(DefaultParametersTest, ShippedTextsParseToTheCachedDefaults) {
-  const auto from_text = parseComputeDefaults(shippedWith("compute.yaml", "", ""), "compute.yaml");
+  const auto from_text = parseComputeDefaults(shippedDefaultsWith("compute.yaml", "", ""), "compute.yaml");
   ASSERT_TRUE(from_text.ok()) << from_text.error().toString();
   EXPECT_EQ(from_text->collective_compute_share_default,
             defaultComputeParameters(kShipped)->collective_compute_share_default);
