@@ -48,6 +48,14 @@ void addNvlsFlows(CollectiveBuilder& builder, const NvlsPaths& paths, double byt
 // All-to-all between every pair; send/recv from each rank to the next.
 void buildDirect(const AlgorithmContext& context);
 
+// The index, in a node's GPUs, of the GPU by which channel `channel` of `channels` enters a node
+// of `gpus` GPUs across nodes (its head GPU in a tree). Fewer channels than GPUs are spread
+// evenly over the node (0, 2, 4, 6 for 4 of 8), so that with fewer NICs than GPUs (a NIC per
+// two GPUs, topology::Router::ownNic) each channel leaves by a NIC of its own, as NCCL's ring and
+// tree search give every channel its own NET (src/graph/search.cc); otherwise the channel's
+// index, wrapped.
+[[nodiscard]] std::size_t channelEntryIndex(int channel, int channels, std::size_t gpus);
+
 // The bytes on the wire for `payload` bytes in `protocol`.
 [[nodiscard]] double wireBytes(const CommunicationParameters& parameters, Protocol protocol, double payload);
 

@@ -13,6 +13,13 @@ using topology::DeviceId;
 
 namespace detail {
 
+std::size_t channelEntryIndex(int channel, int channels, std::size_t gpus) {
+  const auto index = static_cast<std::size_t>(channel);
+  const auto count = static_cast<std::size_t>(channels);
+  if (count >= gpus) return index % gpus;
+  return index * gpus / count;
+}
+
 double wireBytes(const CommunicationParameters& parameters, Protocol protocol, double payload) {
   return payload / parameters.protocol_bandwidth_factor[static_cast<std::size_t>(protocol)];
 }
@@ -28,7 +35,7 @@ std::vector<double> CollectiveBuilder::effectiveCapacities(const topology::Clust
   std::vector<double> capacities;
   capacities.reserve(cluster.links().size());
   for (const auto& link : cluster.links()) {
-    capacities.push_back(link.bandwidth_Bps * parameters.linkEfficiency(link.type, cluster.spec().gpu.key));
+    capacities.push_back(link.bandwidth_Bps * parameters.linkEfficiency(link.type, cluster.spec()));
   }
   return capacities;
 }

@@ -79,7 +79,7 @@ void buildRing(const AlgorithmContext& context) {
       order = layout.mesh ? meshOrder(ringsOf(ranks.size()), ranks, channel, 0) : ranks;
     } else {
       for (const auto& node : layout.ranks_by_node) {
-        const std::size_t shift = static_cast<std::size_t>(channel) % node.size();
+        const std::size_t shift = channelEntryIndex(channel, channels, node.size());
         if (layout.mesh) {
           const std::vector<int64_t> visit = meshOrder(ringsOf(node.size()), node, channel, shift);
           order.insert(order.end(), visit.begin(), visit.end());

@@ -34,7 +34,7 @@ void buildTree(const AlgorithmContext& context) {
       std::vector<std::vector<int64_t>> chains;
       for (const auto& node : layout.ranks_by_node) {
         std::vector<int64_t> chain;
-        const std::size_t shift = static_cast<std::size_t>(channel) % node.size();
+        const std::size_t shift = channelEntryIndex(channel, channels, node.size());
         for (std::size_t i = 0; i < node.size(); ++i) chain.push_back(node[(i + shift) % node.size()]);
         chains.push_back(std::move(chain));
       }

@@ -1,5 +1,7 @@
 #include "perf/communication_parameters.h"
 
+#include "topology/cluster_spec.h"
+
 namespace trainsim::perf {
 
 std::string_view protocolName(Protocol protocol) {
@@ -59,6 +61,13 @@ double CommunicationParameters::linkEfficiency(topology::LinkType type, std::str
     case LinkType::kSocketInterconnect: return other_efficiency;
   }
   return other_efficiency;
+}
+
+double CommunicationParameters::linkEfficiency(topology::LinkType type, const topology::ClusterSpec& cluster) const {
+  using topology::LinkType;
+  const bool network = type == LinkType::kInfiniBand || type == LinkType::kRoce || type == LinkType::kEthernet;
+  if (network && cluster.inter_node && cluster.inter_node->efficiency) return *cluster.inter_node->efficiency;
+  return linkEfficiency(type, cluster.gpu.key);
 }
 
 }  // namespace trainsim::perf

@@ -15,6 +15,10 @@
 #include "perf/measured_values.h"
 #include "topology/link.h"
 
+namespace trainsim::topology {
+struct ClusterSpec;
+}  // namespace trainsim::topology
+
 namespace trainsim::perf {
 
 // NCCL's protocols: LL (8-byte lines, 4 bytes data + 4 flag), LL128 (128-byte lines, 120
@@ -98,6 +102,9 @@ struct CommunicationParameters {
   double launch_overhead_us = 0.0;
 
   [[nodiscard]] double linkEfficiency(topology::LinkType type, std::string_view gpu_key) const;
+  // The same on `cluster`'s links: its network links at the efficiency measured on the
+  // system where its inter_node section gives one.
+  [[nodiscard]] double linkEfficiency(topology::LinkType type, const topology::ClusterSpec& cluster) const;
   // NVLS algorithm bandwidth over NVLink bandwidth on this GPU.
   [[nodiscard]] double nvlsEfficiency(std::string_view gpu_key) const;
 };

@@ -157,7 +157,7 @@ GroupHardware NcclTuner::hardware(const GroupLayout& layout) const {
                                    ? LinkType::kInfiniBand
                                    : LinkType::kEthernet;
       result.network_Bps = spec.inter_node->nics_per_node * spec.inter_node->nic_bandwidth_Gbps * 1e9 / 8.0 *
-                           parameters_.linkEfficiency(network, gpu);
+                           parameters_.linkEfficiency(network, spec);
     }
     return result;
   }

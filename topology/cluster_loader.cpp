@@ -171,7 +171,7 @@ void parseInterNode(const ConfigNode& root, ClusterSpec& cluster) {
     return;
   }
   section->allowKeys({"nics_per_node", "nic_bandwidth_Gbps", "protocol", "topology", "oversubscription", "switch_radix",
-                      "latency_us", "torus_dims", "link_bandwidth_GBps"});
+                      "latency_us", "efficiency", "torus_dims", "link_bandwidth_GBps"});
   InterNodeSpec net;
   if (auto topology = section->optionalChild("topology")) net.topology = parseNetworkTopology(*topology);
   if (auto protocol = section->optionalChild("protocol")) net.protocol = parseProtocol(*protocol);
@@ -201,7 +201,7 @@ void parseInterNode(const ConfigNode& root, ClusterSpec& cluster) {
     } else {
       section->failMissing("link_bandwidth_GBps", "the GPU has no intra_node_bandwidth_GBps to derive it from");
     }
-    for (const char* key : {"nics_per_node", "nic_bandwidth_Gbps", "oversubscription", "switch_radix"}) {
+    for (const char* key : {"nics_per_node", "nic_bandwidth_Gbps", "oversubscription", "switch_radix", "efficiency"}) {
       if (auto unused = section->optionalChild(key)) unused->fail("not used by a torus topology; remove it");
     }
     cluster.intra_node.fabric = IntraNodeFabric::kTorus;
@@ -229,6 +229,11 @@ void parseInterNode(const ConfigNode& root, ClusterSpec& cluster) {
   }
   net.nic_bandwidth_Gbps =
       section->child("nic_bandwidth_Gbps").asNumberIn(limits::kMinBandwidthGbps, limits::kMaxBandwidthGbps);
+  if (auto efficiency = section->optionalChild("efficiency")) {
+    const double fraction = efficiency->asPositiveNumber();
+    if (fraction > 1.0) efficiency->failExpected("a fraction in (0, 1] of the NICs' rate");
+    net.efficiency = fraction;
+  }
   // At least 4 ports: 2 down and 2 up at 1:1.
   net.switch_radix =
       static_cast<int>(section->integerIn("switch_radix", defaults::kSwitchRadix, 4, limits::kMaxSwitchRadix));

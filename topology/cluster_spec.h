@@ -43,6 +43,10 @@ struct InterNodeSpec {
   std::vector<double> oversubscription = {1.0};  // per tier, leaf first; last value repeats upward
   int switch_radix = 64;
   double latency_us = 0.0;  // NIC to NIC through one switch
+  // The fraction of the NICs' rate that this system's collectives reach, measured on it
+  // (a cited nccl-tests log); unset: the protocol's default of the communication model
+  // (perf::CommunicationParameters::linkEfficiency).
+  std::optional<double> efficiency;
   std::vector<int> torus_dims;
   double link_bandwidth_GBps = 0.0;  // torus links, per direction
 };

@@ -64,8 +64,9 @@ const Cluster& oneNode() {
   return cluster;
 }
 
-// 4 nodes of 8 inline GPUs, one 200 Gb/s InfiniBand NIC per GPU unless `nics` says otherwise.
-std::string multiNodeYaml(int nics, int nodes = 4) {
+// 4 nodes of 8 inline GPUs, one 200 Gb/s InfiniBand NIC per GPU unless `nics` says otherwise;
+// `extra` adds lines to the inter_node section.
+std::string multiNodeYaml(int nics, int nodes = 4, int nic_Gbps = 200, const std::string& extra = "") {
   return std::string(R"(
 name: multi-node
 gpu:)") + topology::testing::kTestGpu +
@@ -73,11 +74,10 @@ gpu:)") + topology::testing::kTestGpu +
 gpus_per_node: 8
 inter_node:
   nics_per_node: )" +
-         std::to_string(nics) + R"(
-  nic_bandwidth_Gbps: 200
+         std::to_string(nics) + "\n  nic_bandwidth_Gbps: " + std::to_string(nic_Gbps) + R"(
   protocol: infiniband
   topology: fat_tree
-)";
+)" + extra;
 }
 
 // Every latency and the pipeline fill set to zero: only bytes / bandwidth remain.
@@ -481,6 +481,29 @@ TEST(CollectiveTest, ConcurrentAllReducesWithOwnNicsDoNotSlowDown) {
   const sim::SimTime together = runCollectives(cluster, parameters, dataParallelGroups(8, size)).makespan;
   EXPECT_GE(together, alone);
   EXPECT_NEAR(static_cast<double>(together) / static_cast<double>(alone), 1.0, 0.01);
+}
+
+// With a NIC per two GPUs, the channels enter each node at GPUs 0, 2, 4, 6, one per NIC, as
+// NCCL's ring search gives each channel its own NET: 4 NICs of 400 Gb/s carry a whole-node ring
+// as fast as 8 of 200 Gb/s (not half as fast, on two of the four NICs).
+TEST(CollectiveTest, RingChannelsSpreadOverEveryNicWhenNicsAreFewerThanGpus) {
+  const CommunicationParameters parameters = zeroLatencyParameters();
+  const CollectiveRequest request = forcedRingSimple(CollectiveOp::kAllGather, firstRanks(32), 1024.0 * kMiB);
+  const CollectiveRun eight = runCollective(clusterFromYaml(multiNodeYaml(8, 4, 200)), parameters, request);
+  const CollectiveRun four = runCollective(clusterFromYaml(multiNodeYaml(4, 4, 400)), parameters, request);
+  EXPECT_EQ(four.choice.channels, 4);
+  EXPECT_NEAR(static_cast<double>(four.makespan) / static_cast<double>(eight.makespan), 1.0, 0.01);
+}
+
+// A cluster's measured network efficiency (inter_node.efficiency) replaces the protocol's: at
+// half of InfiniBand's default a network-bound ring takes twice as long.
+TEST(CollectiveTest, AClustersMeasuredNetworkEfficiencyReplacesTheProtocolDefault) {
+  CommunicationParameters parameters = zeroLatencyParameters();
+  const CollectiveRequest request = forcedRingSimple(CollectiveOp::kAllGather, firstRanks(32), 1024.0 * kMiB);
+  const std::string half = "  efficiency: " + std::to_string(parameters.infiniband_efficiency / 2.0) + "\n";
+  const CollectiveRun shipped = runCollective(clusterFromYaml(multiNodeYaml(8)), parameters, request);
+  const CollectiveRun measured = runCollective(clusterFromYaml(multiNodeYaml(8, 4, 200, half)), parameters, request);
+  EXPECT_NEAR(static_cast<double>(measured.makespan) / static_cast<double>(shipped.makespan), 2.0, 0.02);
 }
 
 // Rail-optimized fabric: a ring leaves each node through the NIC it entered by (NCCL's

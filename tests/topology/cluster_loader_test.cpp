@@ -30,6 +30,23 @@ TEST(ClusterLoaderTest, AppliesDocumentedDefaults) {
   EXPECT_EQ(spec->inter_node->oversubscription, std::vector<double>{1.0});
 }
 
+TEST(ClusterLoaderTest, ReadsAMeasuredNetworkEfficiencyAndRefusesAFractionOutsideZeroToOne) {
+  auto unset = specFromYaml(withGpu("nodes: 2\ngpus_per_node: 8\ninter_node: {nic_bandwidth_Gbps: 400}\n"));
+  ASSERT_TRUE(unset.ok()) << unset.error().toString();
+  EXPECT_FALSE(unset->inter_node->efficiency.has_value());
+  auto measured =
+      specFromYaml(withGpu("nodes: 2\ngpus_per_node: 8\ninter_node: {nic_bandwidth_Gbps: 400, efficiency: 0.5}\n"));
+  ASSERT_TRUE(measured.ok()) << measured.error().toString();
+  EXPECT_EQ(measured->inter_node->efficiency, 0.5);
+  for (const char* bad : {"1.5", "0", "-0.2"}) {
+    auto refused = specFromYaml(withGpu(
+        "nodes: 2\ngpus_per_node: 8\ninter_node: {nic_bandwidth_Gbps: 400, efficiency: " + std::string(bad) + "}\n"));
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_NE(refused.error().toString().find("inter_node.efficiency"), std::string::npos)
+        << refused.error().toString();
+  }
+}
+
 // Regression test for issue 40: a --set that broke the GPU's fabric-and-bandwidth check was
 // blamed on the line of the GPU mapping in the file.
 TEST(ClusterLoaderTest, ACheckOfTwoKeysBlamesTheValueThatBrokeIt) {

@@ -79,10 +79,10 @@ std::string demoSource(const std::string& row_extra = "", const std::string& tra
 TEST(TrainingRowsTest, TheShippedFilesHoldEverySourceAndRowInTheSuitesOrder) {
   const auto rows = loadTrainingRows(kPaths);
   ASSERT_TRUE(rows.ok()) << rows.error().toString();
-  ASSERT_EQ(rows->sources.size(), 18u);
+  ASSERT_EQ(rows->sources.size(), 20u);
   EXPECT_EQ(rows->sources.front().id, "megatron-sc21-t1");
   EXPECT_EQ(rows->sources.back().id, "mcore-moe");
-  EXPECT_EQ(rows->rows.size(), 176u);
+  EXPECT_EQ(rows->rows.size(), 183u);
   // The mixture-of-experts sources and MaxText's TPU runs (torus collectives not modelled as
   // XLA runs them) are validation only; every other source is fitted.
   for (const auto& source : rows->sources) {
