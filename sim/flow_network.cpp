@@ -213,17 +213,25 @@ void FlowNetwork::collectComponent(LinkId start, double min_rate) {
   flow_link_local_.clear();
   flow_link_multiplicity_.clear();
   capped_.clear();
+  base_capacity_.clear();
   link_mark_[start] = epoch_;
   link_local_[start] = 0;
   component_links_.push_back(start);
+  // Each component link's entries are read once: the flows at min_rate or faster join the
+  // component, the slower (fixed) ones only reduce the capacity the link has for it.
   for (std::size_t i = 0; i < component_links_.size(); ++i) {
-    for (const LinkEntry& entry : link_flows_[component_links_[i]]) {
+    const LinkId current = component_links_[i];
+    fixed_rates_.clear();
+    for (const LinkEntry& entry : link_flows_[current]) {
       if (visit_mark_[entry.flow] == epoch_) continue;
-      if (flows_[entry.flow].rate < min_rate) continue;  // fixed: counted in base_capacity_
+      const Flow& flow = flows_[entry.flow];
+      if (flow.rate < min_rate) {
+        fixed_rates_.emplace_back(flow.rate, hop_multiplicity_[entry.hop]);
+        continue;
+      }
       visit_mark_[entry.flow] = epoch_;
       const auto local_flow = static_cast<uint32_t>(component_flows_.size());
       component_flows_.push_back(entry.flow);
-      const Flow& flow = flows_[entry.flow];
       if (flow.rate_cap != kNoRateCap) capped_.emplace_back(flow.rate_cap, local_flow);
       for (uint32_t h = flow.hop_begin; h < flow.hop_begin + flow.hop_count; ++h) {
         const LinkId link = hops_[h].link;
@@ -237,24 +245,14 @@ void FlowNetwork::collectComponent(LinkId start, double min_rate) {
       }
       flow_link_offset_.push_back(static_cast<uint32_t>(flow_link_local_.size()));
     }
-  }
-  if (component_flows_.empty()) return;  // only fixed flows: nothing to solve
-  // The capacity each link has for the component: all of it, less the rates of the fixed
-  // flows, subtracted in increasing order as progressive filling would have frozen them.
-  base_capacity_.resize(component_links_.size());
-  for (std::size_t j = 0; j < component_links_.size(); ++j) {
-    const LinkId link = component_links_[j];
-    double capacity = capacity_[link];
-    if (min_rate > 0.0) {
-      fixed_rates_.clear();
-      for (const LinkEntry& entry : link_flows_[link]) {
-        const double rate = flows_[entry.flow].rate;
-        if (rate < min_rate) fixed_rates_.emplace_back(rate, hop_multiplicity_[entry.hop]);
-      }
+    // The capacity the link has for the component: all of it, less the rates of the fixed
+    // flows, subtracted in increasing order as progressive filling would have frozen them.
+    double capacity = capacity_[current];
+    if (!fixed_rates_.empty()) {
       std::sort(fixed_rates_.begin(), fixed_rates_.end());
       for (const auto& [rate, multiplicity] : fixed_rates_) capacity -= rate * multiplicity;
     }
-    base_capacity_[j] = capacity;
+    base_capacity_.push_back(capacity);
   }
 }
 
@@ -265,16 +263,54 @@ void FlowNetwork::freezeFlow(uint32_t local_flow, double rate) {
     const uint32_t multiplicity = flow_link_multiplicity_[k];
     residual_[link] -= rate * multiplicity;
     unfrozen_[link] -= multiplicity;
+    if (unfrozen_[link] == 0) ++dead_shares_;
   }
 }
 
-void FlowNetwork::solveComponent() {
+void FlowNetwork::rateSingleFlow() {
+  // What progressive filling comes to with one flow: it freezes at the smallest fair share
+  // of its links, or at its cap where the cap is no larger.
+  double link_share = kNoRateCap;
+  for (std::size_t k = 0; k < flow_link_local_.size(); ++k) {
+    const double share = std::max(base_capacity_[flow_link_local_[k]], 0.0) / flow_link_multiplicity_[k];
+    link_share = std::min(link_share, share);
+  }
+  const double cap = flows_[component_flows_[0]].rate_cap;
+  new_rate_.assign(1, cap <= link_share ? cap : link_share);
+}
+
+void FlowNetwork::popShare() {
+  share_heap_.front() = share_heap_.back();
+  share_heap_.pop_back();
+  siftShareDown();
+}
+
+void FlowNetwork::dropDeadShares() {
+  std::erase_if(share_heap_, [this](const ShareEntry& entry) { return unfrozen_[entry.local] == 0; });
+  std::make_heap(share_heap_.begin(), share_heap_.end(), LargerShare{});
+  dead_shares_ = 0;
+}
+
+void FlowNetwork::siftShareDown() {
+  // The root's key grew (or the root was replaced): move it down to its place.
+  const std::size_t size = share_heap_.size();
+  if (size == 0) return;
+  const ShareEntry moving = share_heap_.front();
+  std::size_t pos = 0;
+  for (;;) {
+    std::size_t child = 2 * pos + 1;
+    if (child >= size) break;
+    if (child + 1 < size && LargerShare{}(share_heap_[child], share_heap_[child + 1])) ++child;
+    if (!LargerShare{}(moving, share_heap_[child])) break;
+    share_heap_[pos] = share_heap_[child];
+    pos = child;
+  }
+  share_heap_[pos] = moving;
+}
+
+void FlowNetwork::fillRates() {
   const auto num_flows = static_cast<uint32_t>(component_flows_.size());
   const auto num_links = static_cast<uint32_t>(component_links_.size());
-  ++counters_.components_solved;
-  counters_.flows_rerated += num_flows;
-  const SimTime now = engine_.now();
-
   // Links -> flows of the component (CSR), and the solver state per local link.
   link_flow_offset_.assign(num_links + 1, 0);
   for (const uint32_t link : flow_link_local_) ++link_flow_offset_[link + 1];
@@ -296,6 +332,7 @@ void FlowNetwork::solveComponent() {
     share_heap_.push_back(ShareEntry{residual_[j] / unfrozen_[j], j});
   }
   std::make_heap(share_heap_.begin(), share_heap_.end(), LargerShare{});
+  dead_shares_ = 0;
   new_rate_.assign(num_flows, -1.0);
   std::sort(capped_.begin(), capped_.end());
 
@@ -306,22 +343,26 @@ void FlowNetwork::solveComponent() {
   // freezes at most at the share of each of its links), so each link keeps one heap entry
   // whose key is a lower bound of its share: when the minimum entry turns out to be
   // outdated it is filed again under the current share, otherwise it is the true minimum.
+  // The keys with the links' indices are distinct, so the minima come in one order
+  // whatever the heap's layout; that is why the entries of links whose flows all froze
+  // (most links: a bundle's own links go with it) can be dropped in bulk, in O(1) each,
+  // instead of one by one from the top.
   double level = 0.0;
   std::size_t next_capped = 0;
   for (;;) {
+    if (dead_shares_ * 2 > share_heap_.size()) dropDeadShares();
     double link_share = kNoRateCap;
     while (!share_heap_.empty()) {
-      const ShareEntry top = share_heap_.front();
+      ShareEntry& top = share_heap_.front();
       if (unfrozen_[top.local] == 0) {
-        std::pop_heap(share_heap_.begin(), share_heap_.end(), LargerShare{});
-        share_heap_.pop_back();
+        popShare();
+        --dead_shares_;
         continue;
       }
       const double share = std::max(residual_[top.local], 0.0) / unfrozen_[top.local];
       if (share > top.share) {
-        std::pop_heap(share_heap_.begin(), share_heap_.end(), LargerShare{});
-        share_heap_.back().share = share;
-        std::push_heap(share_heap_.begin(), share_heap_.end(), LargerShare{});
+        top.share = share;
+        siftShareDown();
         continue;
       }
       link_share = share;
@@ -338,12 +379,26 @@ void FlowNetwork::solveComponent() {
     const uint32_t bottleneck = share_heap_.front().local;
     // Rounding may make a later share a hair smaller than the level already reached.
     level = std::max(level, link_share);
-    std::pop_heap(share_heap_.begin(), share_heap_.end(), LargerShare{});
-    share_heap_.pop_back();
+    popShare();
     for (uint32_t k = link_flow_offset_[bottleneck]; k < link_flow_offset_[bottleneck + 1]; ++k) {
       const uint32_t flow = link_flow_local_[k];
       if (new_rate_[flow] < 0.0) freezeFlow(flow, level);
     }
+    --dead_shares_;  // the bottleneck ran empty too, but it has left the heap already
+  }
+}
+
+void FlowNetwork::solveComponent() {
+  const auto num_flows = static_cast<uint32_t>(component_flows_.size());
+  ++counters_.components_solved;
+  counters_.flows_rerated += num_flows;
+  const SimTime now = engine_.now();
+  // A single flow over distinct links (each link once in the component) is the common
+  // case of the intra-node flows; it needs none of the solver's structures.
+  if (num_flows == 1 && component_links_.size() == flow_link_local_.size()) {
+    rateSingleFlow();
+  } else {
+    fillRates();
   }
 
   // Bring each flow to `now` at its old rate, publish the new rate, and move the

@@ -173,7 +173,16 @@ class FlowNetwork {
   // flows when min_rate is 0); slower flows stay fixed and only reduce link capacities.
   void collectComponent(LinkId start, double min_rate);
   void solveComponent();
+  // Progressive filling over the component's local arrays; leaves the rates in new_rate_.
+  void fillRates();
+  // The same for a component of one flow crossing distinct links (a closed form).
+  void rateSingleFlow();
   void freezeFlow(uint32_t local_flow, double rate);
+  // The share heap (a min-heap by LargerShare): removes the root / moves it down.
+  void popShare();
+  void siftShareDown();
+  // Removes the entries of links without unfrozen flows and restores the heap order.
+  void dropDeadShares();
 
   Engine& engine_;
   FlowNetworkOptions options_;
@@ -224,6 +233,7 @@ class FlowNetwork {
   std::vector<uint32_t> fill_;                            // scratch: CSR fill cursors
   std::vector<double> new_rate_;                          // per local flow; < 0 while not frozen
   std::vector<ShareEntry> share_heap_;
+  std::size_t dead_shares_ = 0;                      // entries of share_heap_ whose link has no unfrozen flow
   std::vector<std::pair<double, uint32_t>> capped_;  // (cap, local flow)
   std::vector<uint32_t> changed_;
   std::vector<uint32_t> due_;  // flows whose last byte is sent now
