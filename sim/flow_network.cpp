@@ -37,8 +37,7 @@ FlowNetwork::FlowNetwork(Engine& engine, std::vector<double> link_capacity_Bps, 
   busy_time_.assign(n, 0);
   busy_since_.assign(n, 0);
   dirty_.assign(n, 0);
-  link_mark_.assign(n, 0);
-  link_local_.assign(n, 0);
+  link_visit_.assign(n, LinkVisit{});
   completion_handler_ = engine_.addHandler<&FlowNetwork::onCompletionDue>(this);
   update_handler_ = engine_.addHandler<&FlowNetwork::onUpdate>(this);
 }
@@ -51,7 +50,6 @@ uint32_t FlowNetwork::allocateHops(uint32_t count) {
   }
   const auto begin = static_cast<uint32_t>(hops_.size());
   hops_.resize(hops_.size() + count);
-  hop_multiplicity_.resize(hops_.size());
   return begin;
 }
 
@@ -114,9 +112,8 @@ FlowId FlowNetwork::startFlow(std::span<const LinkId> links, std::span<const uin
     std::vector<LinkEntry>& entries = link_flows_[link];
     if (entries.empty()) busy_since_[link] = now;
     const uint32_t hop = flow.hop_begin + i;
-    hops_[hop] = Hop{link, static_cast<uint32_t>(entries.size())};
-    hop_multiplicity_[hop] = multiplicity.empty() ? 1 : multiplicity[i];
-    assert(hop_multiplicity_[hop] >= 1);
+    hops_[hop] = Hop{link, static_cast<uint32_t>(entries.size()), multiplicity.empty() ? 1 : multiplicity[i]};
+    assert(hops_[hop].multiplicity >= 1);
     entries.push_back(LinkEntry{slot, hop});
     markDirty(link);
   }
@@ -161,7 +158,7 @@ void FlowNetwork::finishFlow(uint32_t slot) {
     entries[hop.position] = moved;
     hops_[moved.hop].position = hop.position;
     entries.pop_back();
-    bytes_carried_[hop.link] += flow.bytes * hop_multiplicity_[flow.hop_begin + i];
+    bytes_carried_[hop.link] += flow.bytes * hop.multiplicity;
     if (entries.empty()) busy_time_[hop.link] += now - busy_since_[hop.link];
     markDirty(hop.link);
   }
@@ -186,7 +183,7 @@ void FlowNetwork::updateRates() {
   if (dirty_links_.empty()) return;
   ++counters_.rate_updates;
   if (++epoch_ == 0) {  // wrapped: forget every old mark
-    std::fill(link_mark_.begin(), link_mark_.end(), 0);
+    std::fill(link_visit_.begin(), link_visit_.end(), LinkVisit{});
     std::fill(visit_mark_.begin(), visit_mark_.end(), 0);
     epoch_ = 1;
   }
@@ -199,7 +196,7 @@ void FlowNetwork::updateRates() {
   for (std::size_t i = 0; i < dirty_links_.size(); ++i) {
     const LinkId link = dirty_links_[i];
     dirty_[link] = 0;
-    if (link_mark_[link] == epoch_ || link_flows_[link].empty()) continue;
+    if (link_visit_[link].mark == epoch_ || link_flows_[link].empty()) continue;
     collectComponent(link, min_rate);
     if (!component_flows_.empty()) solveComponent();
   }
@@ -214,8 +211,7 @@ void FlowNetwork::collectComponent(LinkId start, double min_rate) {
   flow_link_multiplicity_.clear();
   capped_.clear();
   base_capacity_.clear();
-  link_mark_[start] = epoch_;
-  link_local_[start] = 0;
+  link_visit_[start] = LinkVisit{epoch_, 0};
   component_links_.push_back(start);
   // Each component link's entries are read once: the flows at min_rate or faster join the
   // component, the slower (fixed) ones only reduce the capacity the link has for it.
@@ -226,7 +222,7 @@ void FlowNetwork::collectComponent(LinkId start, double min_rate) {
       if (visit_mark_[entry.flow] == epoch_) continue;
       const Flow& flow = flows_[entry.flow];
       if (flow.rate < min_rate) {
-        fixed_rates_.emplace_back(flow.rate, hop_multiplicity_[entry.hop]);
+        fixed_rates_.emplace_back(flow.rate, hops_[entry.hop].multiplicity);
         continue;
       }
       visit_mark_[entry.flow] = epoch_;
@@ -234,14 +230,14 @@ void FlowNetwork::collectComponent(LinkId start, double min_rate) {
       component_flows_.push_back(entry.flow);
       if (flow.rate_cap != kNoRateCap) capped_.emplace_back(flow.rate_cap, local_flow);
       for (uint32_t h = flow.hop_begin; h < flow.hop_begin + flow.hop_count; ++h) {
-        const LinkId link = hops_[h].link;
-        if (link_mark_[link] != epoch_) {
-          link_mark_[link] = epoch_;
-          link_local_[link] = static_cast<uint32_t>(component_links_.size());
-          component_links_.push_back(link);
+        const Hop& hop = hops_[h];
+        LinkVisit& visit = link_visit_[hop.link];
+        if (visit.mark != epoch_) {
+          visit = LinkVisit{epoch_, static_cast<uint32_t>(component_links_.size())};
+          component_links_.push_back(hop.link);
         }
-        flow_link_local_.push_back(link_local_[link]);
-        flow_link_multiplicity_.push_back(hop_multiplicity_[h]);
+        flow_link_local_.push_back(visit.local);
+        flow_link_multiplicity_.push_back(hop.multiplicity);
       }
       flow_link_offset_.push_back(static_cast<uint32_t>(flow_link_local_.size()));
     }

@@ -137,7 +137,8 @@ class FlowNetwork {
  private:
   struct Hop {
     LinkId link;
-    uint32_t position;  // index of this hop's entry in link_flows_[link]
+    uint32_t position;      // index of this hop's entry in link_flows_[link]
+    uint32_t multiplicity;  // the member flows of its flow that cross its link
   };
   struct LinkEntry {
     uint32_t flow;
@@ -203,8 +204,12 @@ class FlowNetwork {
   std::vector<SimTime> busy_time_;
   std::vector<SimTime> busy_since_;
   std::vector<uint8_t> dirty_;
-  std::vector<uint32_t> link_mark_;   // component search epoch
-  std::vector<uint32_t> link_local_;  // index in the current component
+  // Side by side, as the component search reads both.
+  struct LinkVisit {
+    uint32_t mark = 0;   // component search epoch
+    uint32_t local = 0;  // index in the current component
+  };
+  std::vector<LinkVisit> link_visit_;
 
   // Per flow slot.
   std::vector<Flow> flows_;
@@ -212,7 +217,6 @@ class FlowNetwork {
   std::vector<uint32_t> free_slots_;
   std::size_t active_flows_ = 0;
   std::vector<Hop> hops_;
-  std::vector<uint32_t> hop_multiplicity_;              // per hop: the member flows of its flow that cross its link
   std::vector<std::vector<uint32_t>> free_hop_blocks_;  // by block size
   CompletionQueue completions_;                         // when each rated flow sends its last byte
 
