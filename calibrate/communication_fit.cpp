@@ -211,6 +211,11 @@ LinkType intraNodeLinkType(const topology::ClusterSpec& spec) {
   return LinkType::kNvLink;
 }
 
+// Whether `name` is the protocol efficiency of `spec`'s network links.
+bool isNetworkEfficiencyParameter(const topology::ClusterSpec& spec, std::string_view name) {
+  return spec.inter_node && name == linkEfficiencyParameter(networkLinkType(spec));
+}
+
 }  // namespace
 
 Expected<std::vector<int64_t>> placeMeasuredGroup(const topology::Cluster& cluster, const MeasuredCollective& curve) {
@@ -246,7 +251,9 @@ std::vector<std::string> constrainedParameters(const topology::Cluster& cluster,
   bool multi = false;
   for (const auto& curve : curves) (curve.nodes() > 1 ? multi : single) = true;
   if (single) add(linkEfficiencyParameter(intraNodeLinkType(spec)));
-  if (multi && spec.inter_node) add(linkEfficiencyParameter(networkLinkType(spec)));
+  // A cluster that carries its measured network efficiency (inter_node.efficiency) runs its
+  // network links at it whatever the protocol's parameter says: nothing there to fit.
+  if (multi && spec.inter_node && !spec.inter_node->efficiency) add(linkEfficiencyParameter(networkLinkType(spec)));
   if (!curves.empty()) {
     add("launch_overhead_us");
     add("channel_bandwidth_GBps");
@@ -280,6 +287,13 @@ Expected<CommunicationFit> fitCommunicationParameters(const topology::Cluster& c
     for (const auto& name : names) {
       const auto* entry = findCommunicationParameter(name);
       if (!entry) throwInputError("", name, "not a communication parameter a calibration can set");
+      const auto& network = cluster.spec().inter_node;
+      if (network && network->efficiency && isNetworkEfficiencyParameter(cluster.spec(), name)) {
+        throwInputError("", name,
+                        fmt::format("cluster {} sets inter_node.efficiency ({}), which its network links run at: "
+                                    "remove it from the cluster file to fit {}",
+                                    cluster.spec().name, *network->efficiency, name));
+      }
       unknowns.push_back({entry, entry->per_gpu ? cluster.spec().gpu.key : std::string()});
     }
     std::vector<std::vector<int64_t>> groups;

@@ -3,8 +3,9 @@
 // from the root. On a full mesh of point-to-point links each channel takes its own ring over
 // different links (perf/mesh_rings.h), and on a chip-level torus each follows the torus's links in
 // its own dimension and direction (perf/torus_rings.h). Across nodes each channel enters a node at one GPU and visits
-// the node's other GPUs (the node's GPUs rotated by the channel index), so with one channel per NIC every NIC carries
-// one channel in each direction, as NCCL's DGX rings do.
+// the node's other GPUs (the node's GPUs rotated to that GPU, channelEntryIndex: spread over the node when there are
+// fewer channels than GPUs), so with one channel per NIC every NIC carries one channel in each direction, as NCCL's
+// DGX rings do.
 //
 // A channel leaves a node through the NIC it entered by (NCCL's ring search,
 // src/graph/search.cc, with the default NCCL_CROSS_NIC: the ring's exit NET is its entry

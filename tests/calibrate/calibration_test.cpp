@@ -170,6 +170,25 @@ TEST(CommunicationFitTest, ChoosesTheParametersTheCurvesConstrain) {
   EXPECT_FALSE(placeMeasuredGroup(azure(), too_big).ok());
 }
 
+// gcp-a3 carries its measured network efficiency (inter_node.efficiency), which its network
+// links run at: a multi-node fit leaves the protocol's efficiency out, and naming it is refused.
+TEST(CommunicationFitTest, AClustersMeasuredNetworkEfficiencyIsNotFitted) {
+  const auto spec = valueOrThrow(topology::loadClusterFile("gcp-a3", kPaths, {}));
+  ASSERT_TRUE(spec.inter_node && spec.inter_node->efficiency);
+  const auto cluster = valueOrThrow(topology::Cluster::build(spec));
+  MeasuredCollective multi;
+  multi.ranks_per_node = {8, 8};
+  EXPECT_THAT(constrainedParameters(cluster, std::vector{multi}),
+              ::testing::ElementsAre("launch_overhead_us", "channel_bandwidth_GBps"));
+  multi.op = CollectiveOp::kAllGather;
+  for (double bytes : sizes(64 * kMiB, 1024 * kMiB)) multi.samples.push_back({bytes, 1000.0});
+  CommunicationFitOptions named;
+  named.parameters = {"ethernet_efficiency"};
+  const auto fit = fitCommunicationParameters(cluster, std::vector{multi}, shippedCommunication(), named);
+  ASSERT_FALSE(fit.ok());
+  EXPECT_THAT(fit.error().toString(), HasSubstr("sets inter_node.efficiency (0.5)"));
+}
+
 Calibration sampleCalibration() {
   Calibration c;
   c.cluster = "azure-nd-a100-v4";

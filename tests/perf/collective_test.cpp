@@ -14,6 +14,7 @@
 #include "../topology/test_clusters.h"
 #include "base/config_node.h"
 #include "perf/collective.h"
+#include "perf/collective_algorithms.h"
 #include "perf/collective_builder.h"
 #include "perf/collective_simulation.h"
 #include "perf/communication_parameters.h"
@@ -491,6 +492,32 @@ TEST(CollectiveTest, RingChannelsSpreadOverEveryNicWhenNicsAreFewerThanGpus) {
   const CollectiveRequest request = forcedRingSimple(CollectiveOp::kAllGather, firstRanks(32), 1024.0 * kMiB);
   const CollectiveRun eight = runCollective(clusterFromYaml(multiNodeYaml(8, 4, 200)), parameters, request);
   const CollectiveRun four = runCollective(clusterFromYaml(multiNodeYaml(4, 4, 400)), parameters, request);
+  EXPECT_EQ(four.choice.channels, 4);
+  EXPECT_NEAR(static_cast<double>(four.makespan) / static_cast<double>(eight.makespan), 1.0, 0.01);
+}
+
+TEST(CollectiveTest, ChannelEntryGpusSpreadOverTheNodeWhenChannelsAreFewer) {
+  auto entries = [](int channels, std::size_t gpus) {
+    std::vector<std::size_t> result;
+    for (int c = 0; c < channels; ++c) result.push_back(detail::channelEntryIndex(c, channels, gpus));
+    return result;
+  };
+  EXPECT_EQ(entries(4, 8), (std::vector<std::size_t>{0, 2, 4, 6}));
+  EXPECT_EQ(entries(3, 8), (std::vector<std::size_t>{0, 2, 5}));
+  EXPECT_EQ(entries(1, 8), (std::vector<std::size_t>{0}));
+  EXPECT_EQ(entries(8, 8), (std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(entries(2, 2), (std::vector<std::size_t>{0, 1}));
+  EXPECT_EQ(entries(12, 8), (std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3}));
+}
+
+// The same for the double binary tree's head GPUs: on slow NICs (network-bound, below the
+// tree's bus-bandwidth cap) 4 NICs of 50 Gb/s carry the tree as fast as 8 of 25 Gb/s.
+TEST(CollectiveTest, TreeHeadsSpreadOverEveryNicWhenNicsAreFewerThanGpus) {
+  const CommunicationParameters parameters = zeroLatencyParameters();
+  const CollectiveRequest request{CollectiveOp::kAllReduce, firstRanks(32), 1024.0 * kMiB, CollectiveAlgorithm::kTree,
+                                  Protocol::kSimple};
+  const CollectiveRun eight = runCollective(clusterFromYaml(multiNodeYaml(8, 4, 25)), parameters, request);
+  const CollectiveRun four = runCollective(clusterFromYaml(multiNodeYaml(4, 4, 50)), parameters, request);
   EXPECT_EQ(four.choice.channels, 4);
   EXPECT_NEAR(static_cast<double>(four.makespan) / static_cast<double>(eight.makespan), 1.0, 0.01);
 }
