@@ -41,8 +41,12 @@ std::vector<std::vector<TaskId>> IterationBuilder::addShardedBlockCollectives(It
 // forward resharded them, and not the block the forward ended with: torchtitan leaves the
 // last block gathered, parallelize.py apply_fsdp) and every backward reduce-scatters each
 // block's gradients as the block is done. With it, a chunk's first forward gathers its blocks
-// and, after its last backward, each block's gradients are reduce-scattered in turn. Returns,
-// per member, the chunk's last reduction in `reductions`.
+// and, after its last backward, each block's gradients are reduce-scattered in turn. Under
+// hybrid sharding (training.zero3.replicas > 1, pp = 1) the group is split into shard groups of
+// consecutive members, each with its own gathers and reduce-scatters, and after a block's
+// reduce-scatters the members holding the same shard all-reduce it, on the reduce chain
+// (FSDP2's foreach_reduce; sharded_data_parallel.h). Returns, per member, the chunk's last
+// reduction in `reductions`.
 void IterationBuilder::addBlockCollectives(IterationGraph& result, const StageSchedule& schedule,
                                            const BucketTasks& buckets, const ReplicaGroup& replicas, int64_t stage,
                                            std::vector<std::vector<TaskId>>& reductions) {
@@ -58,20 +62,53 @@ void IterationBuilder::addBlockCollectives(IterationGraph& result, const StageSc
   for (int64_t member : group) {
     if (simulated(member)) members.push_back(member);
   }
+  // A shard group: its ranks, its simulated members, its two chains and the gathered blocks'
+  // compute, oldest first, as far back as the prefetch reaches (a gather is issued once the
+  // block `prefetch + 1` before it has computed: its buffer is free).
+  struct ShardGroup {
+    std::vector<int64_t> ranks;
+    std::vector<int64_t> members;
+    TaskId gather_chain = sim::kNoTask;
+    TaskId reduce_chain = sim::kNoTask;
+    std::deque<std::vector<TaskId>> consumers;
+  };
+  const std::size_t shard_count =
+      group.size() % static_cast<std::size_t>(sharding.replicas) == 0 ? static_cast<std::size_t>(sharding.replicas) : 1;
+  const std::size_t shard_size = group.size() / shard_count;
+  std::vector<ShardGroup> shards(shard_count);
+  for (std::size_t g = 0; g < shard_count; ++g) {
+    const auto first = group.begin() + static_cast<std::ptrdiff_t>(g * shard_size);
+    shards[g].ranks.assign(first, first + static_cast<std::ptrdiff_t>(shard_size));
+    for (int64_t member : shards[g].ranks) {
+      if (simulated(member)) shards[g].members.push_back(member);
+    }
+  }
+  // Whose compute a shard group's collectives wait for: its simulated members, or, where
+  // symmetric mode simulates none of them, the simulated ones of the group (the replicas run
+  // alike).
+  auto waitedOn = [&](const ShardGroup& sharded) -> const std::vector<int64_t>& {
+    return sharded.members.empty() ? members : sharded.members;
+  };
   auto partsOf = [&](int64_t member, std::size_t step) -> const std::vector<TaskId>& {
     return buckets.blocks[static_cast<std::size_t>(member)][step];
   };
-  TaskId gather_chain = sim::kNoTask;
-  TaskId reduce_chain = sim::kNoTask;
-  // The gathered blocks' compute, oldest first, as far back as the prefetch reaches: a gather
-  // is issued once the block `prefetch + 1` before it has computed (its buffer is free).
-  std::deque<std::vector<TaskId>> consumers;
-  auto chainAfter = [&](TaskId& chain, std::vector<TaskId> dependencies, perf::CollectiveOp op, double bytes) {
+  auto chainAfter = [&](TaskId& chain, std::vector<TaskId> dependencies, perf::CollectiveOp op, double bytes,
+                        const std::vector<int64_t>& ranks) {
     if (chain != sim::kNoTask) dependencies.push_back(chain);
-    chain = addCollective(result, op, group, bytes, 1, std::move(dependencies), TaskCategory::kDataComm);
-    contendWithCompute(result, chain, group);
+    chain = addCollective(result, op, ranks, bytes, 1, std::move(dependencies), TaskCategory::kDataComm);
+    contendWithCompute(result, chain, ranks);
     return chain;
   };
+  // Under hybrid sharding: the ranks holding each shard position, one per shard group, and the
+  // last all-reduce of each.
+  std::vector<std::vector<int64_t>> shard_replicas;
+  std::vector<TaskId> replica_reductions;
+  if (shard_count > 1) {
+    shard_replicas.resize(shard_size);
+    for (std::size_t j = 0; j < shard_size; ++j) {
+      for (const ShardGroup& sharded : shards) shard_replicas[j].push_back(sharded.ranks[j]);
+    }
+  }
   for (std::size_t i = 0; i < schedule.order.size(); ++i) {
     const PipelineStep& step = schedule.order[i];
     const bool backward = step.pass == PassKind::kBackward;
@@ -82,35 +119,50 @@ void IterationBuilder::addBlockCollectives(IterationGraph& result, const StageSc
                                    schedule.order[i - 1].microbatch == step.microbatch;
     const bool gathers = pipelined ? blocks > 0 : !backward || reshard;
     for (std::size_t k = 0; k < blocks; ++k) {
-      // The block the forward ended with is still gathered: it takes its place in the window
-      // the prefetch looks back over, without a gather of its own.
-      if (gathers && backward && k == 0 && after_own_forward) {
-        if (consumers.size() > static_cast<std::size_t>(sharding.prefetch)) consumers.pop_front();
-        std::vector<TaskId> parts;
-        for (int64_t member : members) parts.push_back(partsOf(member, i)[k]);
-        consumers.push_back(std::move(parts));
-      } else if (gathers) {
-        std::vector<TaskId> dependencies;
-        if (consumers.size() > static_cast<std::size_t>(sharding.prefetch)) {
-          dependencies = consumers.front();
-          consumers.pop_front();
+      for (ShardGroup& sharded : shards) {
+        std::deque<std::vector<TaskId>>& consumers = sharded.consumers;
+        // The block the forward ended with is still gathered: it takes its place in the window
+        // the prefetch looks back over, without a gather of its own.
+        if (gathers && backward && k == 0 && after_own_forward) {
+          if (consumers.size() > static_cast<std::size_t>(sharding.prefetch)) consumers.pop_front();
+          std::vector<TaskId> parts;
+          for (int64_t member : waitedOn(sharded)) parts.push_back(partsOf(member, i)[k]);
+          consumers.push_back(std::move(parts));
+        } else if (gathers) {
+          std::vector<TaskId> dependencies;
+          if (consumers.size() > static_cast<std::size_t>(sharding.prefetch)) {
+            dependencies = consumers.front();
+            consumers.pop_front();
+          }
+          const TaskId gather = chainAfter(sharded.gather_chain, dependencies, perf::CollectiveOp::kAllGather,
+                                           block_parameters * gather_bytes, sharded.ranks);
+          for (int64_t member : sharded.members) {
+            result.graph.addDependency(gather, partsOf(member, i)[k]);
+            RankTasks& rank = result.ranks[static_cast<std::size_t>(member)];
+            if (rank.step_gather[i] == sim::kNoTask) rank.step_gather[i] = gather;
+          }
+          std::vector<TaskId> parts;
+          for (int64_t member : waitedOn(sharded)) parts.push_back(partsOf(member, i)[k]);
+          consumers.push_back(std::move(parts));
         }
-        const TaskId gather =
-            chainAfter(gather_chain, dependencies, perf::CollectiveOp::kAllGather, block_parameters * gather_bytes);
-        std::vector<TaskId> parts;
-        for (int64_t member : members) {
-          const TaskId part = partsOf(member, i)[k];
-          result.graph.addDependency(gather, part);
-          parts.push_back(part);
-          RankTasks& rank = result.ranks[static_cast<std::size_t>(member)];
-          if (rank.step_gather[i] == sim::kNoTask) rank.step_gather[i] = gather;
-        }
-        consumers.push_back(std::move(parts));
       }
       if (backward && !pipelined) {
-        std::vector<TaskId> done;
-        for (int64_t member : members) done.push_back(partsOf(member, i)[k]);
-        chainAfter(reduce_chain, done, perf::CollectiveOp::kReduceScatter, block_parameters * grad_bytes);
+        std::vector<TaskId> scattered;
+        for (ShardGroup& sharded : shards) {
+          std::vector<TaskId> done;
+          for (int64_t member : waitedOn(sharded)) done.push_back(partsOf(member, i)[k]);
+          // The reduce chain runs the all-reduces of the block before first.
+          done.insert(done.end(), replica_reductions.begin(), replica_reductions.end());
+          scattered.push_back(chainAfter(sharded.reduce_chain, done, perf::CollectiveOp::kReduceScatter,
+                                         block_parameters * grad_bytes, sharded.ranks));
+        }
+        replica_reductions.clear();
+        for (const std::vector<int64_t>& holders : shard_replicas) {
+          TaskId reduction = sim::kNoTask;
+          replica_reductions.push_back(chainAfter(reduction, scattered, perf::CollectiveOp::kAllReduce,
+                                                  block_parameters / static_cast<double>(shard_size) * grad_bytes,
+                                                  holders));
+        }
       }
     }
     if (!backward || i != schedule.last_backward[static_cast<std::size_t>(step.chunk)]) continue;
@@ -120,11 +172,18 @@ void IterationBuilder::addBlockCollectives(IterationGraph& result, const StageSc
       std::vector<TaskId> ended;
       for (int64_t member : members) ended.push_back(result.ranks[static_cast<std::size_t>(member)].step_end[i]);
       for (int64_t k = 0; k < chunk_blocks; ++k) {
-        chainAfter(reduce_chain, ended, perf::CollectiveOp::kReduceScatter,
-                   replicas.chunk_parameters / static_cast<double>(chunk_blocks) * grad_bytes);
+        chainAfter(shards.front().reduce_chain, ended, perf::CollectiveOp::kReduceScatter,
+                   replicas.chunk_parameters / static_cast<double>(chunk_blocks) * grad_bytes, group);
       }
     }
-    for (int64_t member : members) reductions[static_cast<std::size_t>(member)].push_back(reduce_chain);
+    for (const ShardGroup& sharded : shards) {
+      for (std::size_t j = 0; j < sharded.ranks.size(); ++j) {
+        const int64_t member = sharded.ranks[j];
+        if (!simulated(member)) continue;
+        reductions[static_cast<std::size_t>(member)].push_back(replica_reductions.empty() ? sharded.reduce_chain
+                                                                                          : replica_reductions[j]);
+      }
+    }
   }
 }
 

@@ -321,9 +321,25 @@ void addDataParallelItems(const RunShape& run, const PassCounts& counts, sim::Me
     addCollective(gather, groups * gathers, per_collective, false);
     addItems(estimate, fmt::format("{}parameter gathers", what), gather);
   };
-  if (plan.dp * plan.cp > 1) {
+  // Under hybrid sharding (training.zero3.replicas > 1) the data-parallel group is split into
+  // shard groups that gather and reduce-scatter apart, and after each block's reduce-scatters
+  // one all-reduce per shard position runs across the shard groups.
+  const int64_t shard_ranks = run.experiment.training.zero3.shardRanks(plan.dp * plan.cp);
+  const int64_t shard_groups = plan.dp * plan.cp / std::max<int64_t>(1, shard_ranks);
+  if (plan.dp * plan.cp > 1 && shard_groups == 1) {
     addGroups("", plan.dp * plan.cp, plan.tp, static_cast<double>(plan.tp),
               static_cast<double>(plan.cp) * run.replicas);
+  } else if (plan.dp * plan.cp > 1) {
+    const double members = std::min(static_cast<double>(shard_ranks), static_cast<double>(plan.cp) * run.replicas);
+    addGroups("", shard_ranks, plan.tp, static_cast<double>(plan.tp * shard_groups), members);
+    CollectiveCount across;
+    across.groups = static_cast<double>(plan.tp * shard_ranks * plan.pp);
+    across.shape = groupShape(perf::CollectiveOp::kAllReduce, shard_groups, plan.tp * shard_ranks, run.per_node,
+                              run.nics, run.mesh);
+    // Each waits for its shard groups' reduce-scatters and slows its simulated members.
+    addCollective(across, static_cast<double>(plan.tp * shard_ranks) * reductions,
+                  static_cast<double>(shard_groups) + 2.0 * members, false);
+    addItems(estimate, "gradient all-reduces across the shard groups", across);
   }
   if (run.features.expert_data_parallel) {
     const int64_t folded = plan.expertTensorParallel() * plan.ep;

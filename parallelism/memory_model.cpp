@@ -348,7 +348,8 @@ namespace {
 //    computing and of the block being reduce-scattered.
 StageMemory shardedBlockStates(const TrainingSpec& training, const ParallelPlan& plan, const MicroBatchShard& shard,
                                const StateBytes& state, const StageParameters& p) {
-  const auto dense_replicas = static_cast<double>(plan.dp * plan.cp);
+  // Over the shard group under hybrid sharding (training.zero3.replicas).
+  const auto dense_replicas = static_cast<double>(training.zero3.shardRanks(plan.dp * plan.cp));
   const auto expert_replicas = static_cast<double>(plan.expertDataParallel());
   auto sharded = [&](double bytes_per_parameter) {
     return p.dense * bytes_per_parameter / dense_replicas + p.expert * bytes_per_parameter / expert_replicas;

@@ -45,7 +45,8 @@ OptimizerStepBytes optimizerStepBytes(const TrainingSpec& training, const Optimi
 double optimizerStepTraffic(const TrainingSpec& training, const ParallelPlan& plan, double dense_parameters,
                             double expert_parameters, const OptimizerStepOptions& options) {
   const OptimizerStepBytes bytes = optimizerStepBytes(training, options);
-  const auto dp = static_cast<double>(plan.dp * plan.cp);  // the data-parallel group with context parallel
+  // The data-parallel group with context parallel, or its shard group under HSDP.
+  const auto dp = static_cast<double>(training.zero3.shardRanks(plan.dp * plan.cp));
   const auto edp = static_cast<double>(plan.expertDataParallel());
   const double sharded = dense_parameters / dp + expert_parameters / edp;
   const double whole = dense_parameters + expert_parameters;

@@ -331,6 +331,33 @@ void checkTpOverlapConfig(const topology::ClusterSpec& cluster, const ParallelPl
   }
 }
 
+// Hybrid sharding (training.zero3.replicas; sharded_data_parallel.h): FSDP's shard groups
+// within the data-parallel group, in transformer blocks, without pipeline or expert parallelism
+// (not modelled).
+void checkReplicas(const ModelSpec& model, const TrainingSpec& training, const ParallelPlan& plan,
+                   std::vector<PlanIssue>& issues) {
+  const int64_t replicas = training.zero3.replicas;
+  if (replicas == 1) return;
+  const std::string key = "training.zero3.replicas";
+  const std::string what = "replicas = " + str(replicas) + " (hybrid sharding, HSDP) ";
+  if (plan.zero < 3 || training.zero3.unit != ShardingUnit::kBlock) {
+    issues.push_back(
+        {key, what + "needs parallelism.zero: 3 and training.zero3.unit: block (PyTorch FSDP); expected 1"});
+  } else if (plan.dp % replicas != 0) {
+    issues.push_back({key, what + "does not divide dp = " + str(plan.dp) + "; expected a divisor of dp"});
+  } else if (training.zero3.shardRanks(plan.dp * plan.cp) < 2) {
+    issues.push_back({key, what +
+                               "leaves shard groups of one rank (nothing sharded: use zero 0-2); expected a "
+                               "divisor of dp below dp x cp = " +
+                               str(plan.dp * plan.cp)});
+  } else if (plan.pp > 1) {
+    issues.push_back({key, what + "with pipeline parallelism (pp = " + str(plan.pp) + ") is not modelled; expected 1"});
+  } else if (model.isMoe()) {
+    issues.push_back({key, what + "of a mixture-of-experts model (expert data-parallel groups) is not modelled; "
+                                  "expected 1"});
+  }
+}
+
 void checkZero(const TrainingSpec& training, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
   if (plan.zero < 3 || plan.pp == 1) return;
   // Only PyTorch FSDP under torch.distributed.pipelining shards parameters across pipeline
@@ -531,6 +558,7 @@ std::vector<PlanIssue> checkPlan(const ModelSpec& model, const topology::Cluster
   checkExpertParallel(model, plan, issues);
   checkSequenceSplits(training, plan, issues);
   checkZero(training, plan, issues);
+  checkReplicas(model, training, plan, issues);
   checkTpOverlapConfig(cluster, plan, issues);
   checkPrecision(cluster, training, issues);
   checkIterationLength(model, cluster, training, plan, issues);

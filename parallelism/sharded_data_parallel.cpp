@@ -25,7 +25,7 @@ std::string_view reshardAfterForwardName(ReshardAfterForward policy) {
 
 ShardedDataParallel readShardedDataParallel(const ConfigNode& section, ShardedDataParallel defaults) {
   section.requireMap();
-  section.allowKeys({"unit", "reshard_after_forward", "prefetch"});
+  section.allowKeys({"unit", "reshard_after_forward", "prefetch", "replicas"});
   if (auto unit = section.optionalChild("unit")) {
     defaults.unit = unit->asEnum({"bucket", "block"}) == "block" ? ShardingUnit::kBlock : ShardingUnit::kBucket;
   }
@@ -37,6 +37,7 @@ ShardedDataParallel readShardedDataParallel(const ConfigNode& section, ShardedDa
     }
   }
   defaults.prefetch = section.integerIn("prefetch", defaults.prefetch, 0, kMaxPrefetchBlocks);
+  defaults.replicas = section.positiveInteger("replicas", defaults.replicas);
   return defaults;
 }
 

@@ -20,6 +20,18 @@
 // after which each block's are reduce-scattered; torchtitan then keeps the gathered
 // parameters for the whole iteration (reshard_after_forward "default" = not pp_enabled,
 // torchtitan/models/llama3/infra/parallelize.py apply_fsdp at v0.2.0).
+//
+// Hybrid sharding (HSDP, `replicas` > 1, block only, pp = 1): the data-parallel group is split
+// into `replicas` shard groups of consecutive members; each shard group holds the model sharded
+// as above, gathering each block and reduce-scattering its gradients among its own members, and
+// the members holding the same shard (one per shard group) all-reduce each block's gradient
+// shard right after its reduce-scatter. PyTorch FSDP1's ShardingStrategy.HYBRID_SHARD
+// (torch/distributed/fsdp/api.py ShardingStrategy docs, torch 2.x: "apply FULL_SHARD within a
+// node, and replicate parameters across nodes"); FSDP2's fully_shard(mesh=<2-D DeviceMesh>) with
+// a replicate and a shard dimension (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py
+// foreach_reduce: the reduce-scatter over the shard dimension, then an all-reduce of its output
+// over the replicate dimension); torchtitan's data_parallel_replicate_degree x
+// data_parallel_shard_degree (torchtitan/config/job_config.py, parallelize.py apply_fsdp).
 #pragma once
 
 #include <cstdint>
@@ -43,7 +55,12 @@ struct ShardedDataParallel {
   ReshardAfterForward reshard_after_forward = ReshardAfterForward::kAlways;
   // Blocks whose gathers may run ahead of the block computing (block only).
   int64_t prefetch = 1;
+  // Shard groups the data-parallel group is split into (HSDP); 1 = fully sharded.
+  int64_t replicas = 1;
 
+  // The ranks one parameter is sharded over out of a data-parallel group of `data_ranks`
+  // (dp x cp): the shard group under HSDP, else the whole group.
+  [[nodiscard]] int64_t shardRanks(int64_t data_ranks) const { return data_ranks / replicas; }
   // Whether a block's gathered parameters are freed after its forward, with `pp` stages.
   [[nodiscard]] bool reshardsAfterForward(int64_t pp) const {
     return reshard_after_forward == ReshardAfterForward::kAlways ||
@@ -51,7 +68,7 @@ struct ShardedDataParallel {
   }
 };
 
-// A `zero3:` mapping (unit, reshard_after_forward, prefetch) over `defaults`; throws
+// A `zero3:` mapping (unit, reshard_after_forward, prefetch, replicas) over `defaults`; throws
 // InputError naming the key.
 [[nodiscard]] ShardedDataParallel readShardedDataParallel(const ConfigNode& section, ShardedDataParallel defaults);
 

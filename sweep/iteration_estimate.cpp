@@ -174,14 +174,35 @@ bool shardedBlocks(const parallelism::Experiment& experiment) {
 // data-parallel links, so a pass takes the longer of its compute and their sum. The prefetch
 // crosses pass boundaries: only the iteration's first gather and last reduce-scatter are
 // exposed, besides the SMs the collectives take from the compute beside them (`contended`).
+// Under hybrid sharding each block's reduce-scatter is followed on the reduce chain by the
+// all-reduce across the shard groups (`block_across`), on other links (between nodes where
+// the gathers stay inside them): the backward's collectives take the longer of the links'
+// sum and the reduce chain.
 template <typename Contended>
 double blockTimeline(double microbatches, double blocks, bool reshard, double forward, double backward,
-                     double block_gather, double block_reduce, const Contended& contended) {
+                     double block_gather, double block_reduce, const Contended& contended, double block_across = 0.0) {
   const double forward_comm = blocks * block_gather;
-  const double backward_comm = (reshard ? (blocks - 1.0) * block_gather : 0.0) + blocks * block_reduce;
+  const double backward_comm = std::max((reshard ? (blocks - 1.0) * block_gather : 0.0) + blocks * block_reduce,
+                                        blocks * (block_reduce + block_across));
   const double passes = std::max(forward, forward_comm) + contended(forward_comm, forward) +
                         std::max(backward, backward_comm) + contended(backward_comm, backward);
-  return microbatches * passes + block_gather + block_reduce;
+  return microbatches * passes + block_gather + block_reduce + block_across;
+}
+
+// The groups of `kind` a data-parallel group `group` holds: under hybrid sharding with
+// `hybrid` shard groups, its shard groups (kShard) or its ranks holding the same shard
+// (kShardReplicas); else the group itself.
+std::vector<std::vector<int64_t>> hybridGroups(IterationEstimator::GroupKind kind, const std::vector<int64_t>& group,
+                                               int64_t hybrid) {
+  using Kind = IterationEstimator::GroupKind;
+  if ((kind != Kind::kShard && kind != Kind::kShardReplicas) || hybrid < 2) return {group};
+  const auto shard_groups = static_cast<std::size_t>(hybrid);
+  const std::size_t size = group.size() / shard_groups;
+  std::vector<std::vector<int64_t>> parts(kind == Kind::kShard ? shard_groups : size);
+  for (std::size_t g = 0; g < shard_groups; ++g) {
+    for (std::size_t j = 0; j < size; ++j) parts[kind == Kind::kShard ? g : j].push_back(group[g * size + j]);
+  }
+  return parts;
 }
 
 }  // namespace
@@ -197,9 +218,9 @@ IterationEstimator::IterationEstimator(const topology::ClusterSpec& spec, topolo
 const IterationEstimator::TunerEstimate& IterationEstimator::tunerEstimate(const parallelism::ParallelPlan& plan,
                                                                            GroupKind kind, perf::CollectiveOp op,
                                                                            const std::vector<int64_t>& ranks,
-                                                                           double bytes) {
+                                                                           double bytes, int64_t hybrid) {
   const auto key = std::make_tuple(static_cast<int>(op), static_cast<int>(kind), plan.tp, plan.cp, plan.dp, plan.ep,
-                                   plan.expertTensorParallel(), bytes);
+                                   plan.expertTensorParallel(), bytes, hybrid);
   auto cached = tuner_cache_.find(key);
   if (cached != tuner_cache_.end()) return cached->second;
   perf::CollectiveBuilder builder(*cluster_, *router_, scratch_graph_, options_.communication);
@@ -221,9 +242,10 @@ const IterationEstimator::TunerEstimate& IterationEstimator::tunerEstimate(const
 }
 
 double IterationEstimator::collectiveSeconds(const parallelism::ParallelPlan& plan, GroupKind kind,
-                                             perf::CollectiveOp op, const std::vector<int64_t>& ranks, double bytes) {
+                                             perf::CollectiveOp op, const std::vector<int64_t>& ranks, double bytes,
+                                             int64_t hybrid) {
   if (ranks.size() < 2) return 0.0;
-  const TunerEstimate& tuner = tunerEstimate(plan, kind, op, ranks, bytes);
+  const TunerEstimate& tuner = tunerEstimate(plan, kind, op, ranks, bytes, hybrid);
   if (bytes <= 0.0) return tuner.choice.estimated_time_s;
   // The tuner's bandwidth term prices one group with the node's NIC bandwidth / its GPUs per
   // node. The simulation lays a ring out on min(NICs, GPUs per node) channels, each leaving
@@ -231,7 +253,7 @@ double IterationEstimator::collectiveSeconds(const parallelism::ParallelPlan& pl
   // stage run the same collective over the other NICs and share the fabric's links (ECMP).
   // So a group with one GPU per node gets one NIC, not eight, and a full node gets all
   // eight, not one. The bytes are timed by the busiest link of those flows instead.
-  return tuner.fixed_s + bytes * busiestLinkSecondsPerByte(plan, kind, op, tuner.choice);
+  return tuner.fixed_s + bytes * busiestLinkSecondsPerByte(plan, kind, op, tuner.choice, hybrid);
 }
 
 double IterationEstimator::busiestLink(const sim::TaskGraph& graph) {
@@ -258,7 +280,8 @@ double IterationEstimator::busiestLink(const sim::TaskGraph& graph) {
 }
 
 double IterationEstimator::busiestLinkSecondsPerByte(const parallelism::ParallelPlan& plan, GroupKind kind,
-                                                     perf::CollectiveOp op, const perf::CollectiveChoice& choice) {
+                                                     perf::CollectiveOp op, const perf::CollectiveChoice& choice,
+                                                     int64_t hybrid) {
   // Flow bytes scale with 1 / the protocol's bandwidth factor (sim::detail::wireBytes), and a
   // ring reduce-scatter moves the same bytes over the same edges as an all-gather: measured
   // once with the Simple protocol per flow pattern.
@@ -271,7 +294,8 @@ double IterationEstimator::busiestLinkSecondsPerByte(const parallelism::Parallel
   // symmetric mode only replica 0 runs tensor/context/expert collectives, while
   // data-parallel groups span every replica. Stages take turns in the pipeline and the
   // slowest one sets its pace: the busiest link of the worst stage (they differ by ECMP).
-  const bool data = kind == GroupKind::kData || kind == GroupKind::kExpertData;
+  const bool data = kind == GroupKind::kData || kind == GroupKind::kExpertData || kind == GroupKind::kShard ||
+                    kind == GroupKind::kShardReplicas;
   const int64_t replicas = options_.iteration.symmetric && !data ? 1 : plan.dp;
   const bool expert = kind == GroupKind::kExpert || kind == GroupKind::kExpertTensor || kind == GroupKind::kExpertData;
   // Stage 0 holds ranks [0, tp x cp x dp) whatever pp is: when its groups stay inside nodes
@@ -285,7 +309,8 @@ double IterationEstimator::busiestLinkSecondsPerByte(const parallelism::Parallel
               replicas,
               0,
               expert ? plan.ep : 0,
-              expert ? plan.expertTensorParallel() : 0};
+              expert ? plan.expertTensorParallel() : 0,
+              hybrid};
   auto cached = link_cache_.find(key);
   if (cached != link_cache_.end()) return cached->second * protocol_scale;
   std::get<7>(key) = plan.pp;
@@ -309,13 +334,18 @@ double IterationEstimator::busiestLinkSecondsPerByte(const parallelism::Parallel
             case GroupKind::kContext: group = layout.contextGroup(coordinate); break;
             case GroupKind::kExpert: group = layout.expertGroup(coordinate); break;
             case GroupKind::kExpertTensor: group = layout.expertTensorGroup(coordinate); break;
-            case GroupKind::kData: group = layout.dataGroup(coordinate); break;
+            case GroupKind::kData:
+            case GroupKind::kShard:
+            case GroupKind::kShardReplicas: group = layout.dataGroup(coordinate); break;
             case GroupKind::kExpertData: group = layout.expertDataGroup(coordinate); break;
             case GroupKind::kPipeline: break;  // not a collective group
           }
           if (group.size() < 2 || group.front() != layout.rank(coordinate)) continue;
-          if (stage == 0 && !network) network = !builder.layout(group).singleNode();
-          builder.add({pattern, group, kReferenceBytes, simple.algorithm, simple.protocol}, simple);
+          for (const std::vector<int64_t>& part : hybridGroups(kind, group, hybrid)) {
+            if (part.size() < 2) continue;
+            if (stage == 0 && !network) network = !builder.layout(part).singleNode();
+            builder.add({pattern, part, kReferenceBytes, simple.algorithm, simple.protocol}, simple);
+          }
         }
       }
     }
@@ -575,6 +605,25 @@ double IterationEstimator::dataParallelEnd(const parallelism::Experiment& experi
     // A chunk's blocks: its share of the model's layers (the end stages may hold fewer).
     const double blocks =
         std::ceil(static_cast<double>(experiment.model.layers) / (static_cast<double>(plan.pp) * chunks));
+    const int64_t hybrid = training.zero3.replicas;
+    if (plan.pp == 1 && hybrid > 1 && shares.expert <= 0.0) {
+      // Hybrid sharding: each block gathered and reduce-scattered over the shard groups, then
+      // its gradient shard all-reduced across them (IterationBuilder::addBlockCollectives).
+      const auto shard_groups = hybridGroups(GroupKind::kShard, dense_group, hybrid);
+      const auto holders = hybridGroups(GroupKind::kShardReplicas, dense_group, hybrid);
+      const double block = chunk_parameters / blocks;
+      const double shard_size = static_cast<double>(shard_groups.front().size());
+      const double block_reduce = collectiveSeconds(plan, GroupKind::kShard, perf::CollectiveOp::kReduceScatter,
+                                                    shard_groups.front(), block * grad_bytes, hybrid);
+      const double block_across = collectiveSeconds(plan, GroupKind::kShardReplicas, perf::CollectiveOp::kAllReduce,
+                                                    holders.front(), block / shard_size * grad_bytes, hybrid);
+      return blockTimeline(static_cast<double>(plan.microbatches(training)), blocks,
+                           training.zero3.reshardsAfterForward(plan.pp), pipeline.last_chunk.forward(),
+                           pipeline.last_chunk.backward(),
+                           collectiveSeconds(plan, GroupKind::kShard, perf::CollectiveOp::kAllGather,
+                                             shard_groups.front(), block * parameter_bytes, hybrid),
+                           block_reduce, contended, block_across);
+    }
     const double block_gather = gathering(chunk_parameters / blocks);
     if (plan.pp == 1) {
       const double block_reduce = reduction(chunk_parameters / blocks);

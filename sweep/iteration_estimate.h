@@ -60,7 +60,20 @@ class IterationEstimator {
   // Which groups run a collective at the same time in the simulation (kPipeline: the send
   // between the first two stages, priced by the tuner alone).
   // kExpertTensor / kExpertData: the expert layers' tensor- and data-parallel groups.
-  enum class GroupKind : uint8_t { kTensor, kContext, kExpert, kExpertTensor, kData, kExpertData, kPipeline };
+  // Under hybrid sharding (training.zero3.replicas; parallelism/sharded_data_parallel.h):
+  // kShard, the shard groups (consecutive members of each data-parallel group), and
+  // kShardReplicas, the ranks holding the same shard, one per shard group.
+  enum class GroupKind : uint8_t {
+    kTensor,
+    kContext,
+    kExpert,
+    kExpertTensor,
+    kData,
+    kExpertData,
+    kPipeline,
+    kShard,
+    kShardReplicas
+  };
 
  private:
   struct ChunkTimes;        // one pass of a chunk part: compute and collectives
@@ -83,17 +96,19 @@ class IterationEstimator {
     perf::CollectiveChoice choice;
     double fixed_s = 0.0;
   };
-  // `ranks`: the kind's group of rank 0, which (tp, cp, dp, ep, etp) determine.
+  // `ranks`: the kind's group of rank 0, which (tp, cp, dp, ep, etp, and for kShard and
+  // kShardReplicas the shard groups `hybrid`) determine.
   [[nodiscard]] const TunerEstimate& tunerEstimate(const parallelism::ParallelPlan& plan, GroupKind kind,
                                                    perf::CollectiveOp op, const std::vector<int64_t>& ranks,
-                                                   double bytes);
+                                                   double bytes, int64_t hybrid = 1);
   // One call of `bytes` on `ranks` (the kind's group of rank 0) while every group of `kind`
   // in `plan` runs it too.
   [[nodiscard]] double collectiveSeconds(const parallelism::ParallelPlan& plan, GroupKind kind, perf::CollectiveOp op,
-                                         const std::vector<int64_t>& ranks, double bytes);
+                                         const std::vector<int64_t>& ranks, double bytes, int64_t hybrid = 1);
   // Seconds per request byte on the busiest link when every group of `kind` runs `op` with `choice`.
   [[nodiscard]] double busiestLinkSecondsPerByte(const parallelism::ParallelPlan& plan, GroupKind kind,
-                                                 perf::CollectiveOp op, const perf::CollectiveChoice& choice);
+                                                 perf::CollectiveOp op, const perf::CollectiveChoice& choice,
+                                                 int64_t hybrid = 1);
   // Seconds the busiest link (or rate-capped flow) of `graph`'s flows needs for their bytes.
   [[nodiscard]] double busiestLink(const sim::TaskGraph& graph);
 
@@ -105,11 +120,12 @@ class IterationEstimator {
   std::vector<double> link_load_;           // busiestLink's scratch: bytes per link, all zero between calls
   std::vector<topology::LinkId> touched_links_;
   sim::TaskGraph scratch_graph_;  // CollectiveBuilder wants one; choose() adds nothing to it
-  // (op, kind, tp, cp, dp, ep, etp, bytes) -> the tuner's estimate for the kind's group of rank 0.
-  std::map<std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, int64_t, double>, TunerEstimate> tuner_cache_;
+  // (op, kind, tp, cp, dp, ep, etp, bytes, shard groups) -> the tuner's estimate for the kind's group of rank 0.
+  std::map<std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, int64_t, double, int64_t>, TunerEstimate>
+      tuner_cache_;
   // (flow pattern, algorithm, channels, kind, tp, cp, replicas, pp or 0 when the groups stay
-  // inside nodes, ep or 0, etp or 0) -> seconds per byte with the Simple protocol.
-  using LinkKey = std::tuple<int, int, int, int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+  // inside nodes, ep or 0, etp or 0, shard groups) -> seconds per byte with the Simple protocol.
+  using LinkKey = std::tuple<int, int, int, int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
   std::map<LinkKey, double> link_cache_;
 };
 

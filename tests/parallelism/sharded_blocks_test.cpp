@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "parallelism/compute_timer.h"
 #include "parallelism/experiment_loader.h"
+#include "parallelism/iteration_builder.h"
 #include "parallelism/iteration_simulation.h"
 #include "parallelism/memory_model.h"
 #include "parallelism/software_stack.h"
@@ -167,6 +169,116 @@ TEST(ShardedBlocksTest, PipelinedStagesKeepParametersAndGradientsUnsharded) {
   // backward) moves the same bytes: within 25%.
   const double zero1 = simulate(loaded(fsdpRun(", stack: torchtitan", 2, 1))).iteration_time_s;
   EXPECT_NEAR(result.iteration_time_s / zero1, 1.0, 0.25);
+}
+
+// Hybrid sharding (training.zero3.replicas; sharded_data_parallel.h): Llama 3 8B at dp 32
+// (tp 1) on four DGX A100 nodes whose NICs are slowed to 25 Gb/s, so the network bounds the
+// plan; `replicas` shard groups of 32 / replicas consecutive ranks.
+std::string hsdpRun(int replicas, const std::string& extra = "") {
+  return R"(
+name: hsdp
+model: llama3-8b
+cluster: dgx-a100
+training: {seq_len: 2048, global_batch_size: 32, micro_batch_size: 1, precision: bf16, stack: pytorch-fsdp,
+           zero3: {replicas: )" +
+         std::to_string(replicas) + "}" + extra + R"(}
+parallelism: {gpus: 32, tp: 1, dp: 32, pp: 1, zero: 3, recompute: full}
+)";
+}
+
+const std::vector<std::string> kSlowNics{"cluster.inter_node.nic_bandwidth_Gbps=25"};
+
+TEST(ShardedBlocksTest, ReplicasNeedBlocksADivisorOfDpAndNoPipeline) {
+  EXPECT_EQ(loaded(hsdpRun(4)).training.zero3.replicas, 4);
+  EXPECT_EQ(loaded(fsdpRun(", stack: torchtitan")).training.zero3.replicas, 1);
+  auto expectRefused = [](const Expected<Experiment>& experiment, const std::string& words) {
+    ASSERT_FALSE(experiment.ok());
+    const std::string message = experiment.error().toString();
+    EXPECT_NE(message.find("training.zero3.replicas"), std::string::npos) << message;
+    EXPECT_NE(message.find(words), std::string::npos) << message;
+  };
+  const auto zero = load(hsdpRun(0));
+  expectRefused(zero, "positive");
+  EXPECT_NE(zero.error().toString().find("fsdp.yaml:6:"), std::string::npos) << zero.error().toString();
+  const auto indivisible = load(hsdpRun(3));
+  expectRefused(indivisible, "does not divide dp = 32");
+  EXPECT_NE(indivisible.error().toString().find("fsdp.yaml:6:"), std::string::npos) << indivisible.error().toString();
+  expectRefused(load(hsdpRun(32)), "shard groups of one rank");
+  expectRefused(load(hsdpRun(4), {"training.zero3.unit=bucket"}), "training.zero3.unit: block");
+  expectRefused(load(hsdpRun(4), {"parallelism.zero=1"}), "parallelism.zero: 3");
+  expectRefused(
+      load(hsdpRun(4), {"parallelism.pp=2", "parallelism.dp=16", "training.zero3.reshard_after_forward=never"}),
+      "pipeline parallelism (pp = 2) is not modelled");
+}
+
+// Parameters, gradients and optimizer states sharded over the shard group, not dp.
+TEST(ShardedBlocksTest, HybridShardingShardsStatesOverTheShardGroup) {
+  const StageMemory full = estimateMemory(loaded(hsdpRun(1))).stages.front();
+  const StageMemory hybrid = estimateMemory(loaded(hsdpRun(4))).stages.front();
+  const double parameters = full.parameters.total();
+  EXPECT_NEAR(full.optimizer, parameters * 12.0 / 32.0, 1.0);
+  EXPECT_NEAR(hybrid.optimizer, parameters * 12.0 / 8.0, 1.0);
+  EXPECT_NEAR(full.gradients, parameters * 4.0 / 32.0, 1.0);
+  EXPECT_NEAR(hybrid.gradients, parameters * 4.0 / 8.0, 1.0);
+  // The gathered blocks are whole either way.
+  EXPECT_NEAR(hybrid.weights, full.weights, 1.0);
+  EXPECT_NEAR(hybrid.communication_buffers, full.communication_buffers, 1.0);
+}
+
+// The data-parallel bytes each iteration puts on the InfiniBand links, from the iteration graph.
+double networkBytes(const Experiment& experiment) {
+  SimulationOptions options = shippedSimulationOptions();
+  applySoftwareStack(experiment, options);
+  const auto cluster = valueOrThrow(topology::Cluster::build(experiment.cluster));
+  topology::Router router(cluster);
+  const auto compute =
+      valueOrThrow(perf::ComputeModel::create(experiment.cluster.gpu, experiment.training.precision, options.compute));
+  const ComputeTimer timer(compute);
+  IterationBuilder builder(experiment, cluster, router, options.communication, timer, options.iteration);
+  const IterationGraph built = builder.build();
+  const sim::TaskGraph& graph = built.graph;
+  double bytes = 0.0;
+  for (sim::TaskId task = 0; task < graph.taskCount(); ++task) {
+    if (graph.kind(task) != sim::TaskKind::kFlow) continue;
+    const auto links = graph.routeLinks(graph.route(task));
+    const auto multiplicity = graph.routeMultiplicity(graph.route(task));
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      // Bytes leaving a node: on the NIC-to-switch cables of the sending side.
+      const topology::Link& link = cluster.link(links[i]);
+      if (link.type == topology::LinkType::kInfiniBand &&
+          cluster.device(link.from).kind == topology::DeviceKind::kNic) {
+        bytes += graph.flowBytes(task) * (multiplicity.empty() ? 1.0 : multiplicity[i]);
+      }
+    }
+  }
+  return bytes;
+}
+
+// Full sharding gathers each block twice and reduce-scatters it once over all 32 GPUs: every
+// one crosses the NICs (a ring over four nodes sends each node's share out once, about the
+// block's bytes per node and call: 3 x 2 bytes per parameter and node). Hybrid sharding keeps
+// the gathers and reduce-scatters on NVLink and sends only the all-reduce of each 1/8 gradient
+// shard across the nodes (2 x 3/4 of the block's 2 bytes per parameter and node): about half.
+// With the NICs bounding the plan, hybrid sharding is faster; replicas 16 (shard groups of 2
+// GPUs) moves the same all-reduce bytes in more, smaller calls.
+TEST(ShardedBlocksTest, HybridShardingKeepsGathersInTheNodeAndAllReducesAcross) {
+  const Experiment full = loaded(hsdpRun(1, ", grad_reduce_precision: bf16"), kSlowNics);
+  const Experiment hybrid = loaded(hsdpRun(4, ", grad_reduce_precision: bf16"), kSlowNics);
+  const double full_bytes = networkBytes(full);
+  const double hybrid_bytes = networkBytes(hybrid);
+  EXPECT_GT(hybrid_bytes, 0.0);
+  EXPECT_NEAR(hybrid_bytes / full_bytes, 0.5, 0.1) << hybrid_bytes << " " << full_bytes;
+  const double full_time = simulate(full).iteration_time_s;
+  const double hybrid_time = simulate(hybrid).iteration_time_s;
+  EXPECT_LT(hybrid_time, 0.8 * full_time) << hybrid_time << " " << full_time;
+}
+
+// replicas 1 is full sharding: the same iteration as without the key.
+TEST(ShardedBlocksTest, OneReplicaIsFullSharding) {
+  const IterationResult unset = simulate(loaded(fsdpRun(", zero3: {unit: block}")));
+  const IterationResult one = simulate(loaded(fsdpRun(", zero3: {unit: block, replicas: 1}")));
+  EXPECT_EQ(unset.iteration_time_s, one.iteration_time_s);
+  EXPECT_EQ(unset.tasks, one.tasks);
 }
 
 TEST(ShardedBlocksTest, SameInputSameResult) {

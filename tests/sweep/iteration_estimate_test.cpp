@@ -137,6 +137,19 @@ TEST(IterationEstimateTest, ZeroThreeInBlocks) {
   EXPECT_LT(ratio, 1.1);
 }
 
+// Hybrid sharding (training.zero3.replicas 4: shard groups of one node's 8 GPUs) at dp 32 on
+// four DGX A100 nodes with 50 Gb/s NICs: each block gathered and reduce-scattered over NVLink,
+// its gradient shard all-reduced across the nodes.
+TEST(IterationEstimateTest, ZeroThreeInBlocksHybridSharded) {
+  const double ratio = screenRatio(experimentOf(
+      "gpt-1.7b", 2048,
+      {"parallelism.zero=3", "training.zero3.unit=block", "training.zero3.replicas=4", "parallelism.gpus=32",
+       "parallelism.tp=1", "parallelism.dp=32", "parallelism.sequence_parallel=false", "cluster.nodes=4",
+       "cluster.inter_node.nic_bandwidth_Gbps=50", "training.global_batch_size=32"}));
+  EXPECT_GT(ratio, 0.95);
+  EXPECT_LT(ratio, 1.05);
+}
+
 // In blocks with pipeline parallelism: gathered under each chunk's first forward, reduced
 // after its last backward (1.01).
 TEST(IterationEstimateTest, ZeroThreeInBlocksPipelined) {
