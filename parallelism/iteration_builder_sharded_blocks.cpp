@@ -44,9 +44,11 @@ std::vector<std::vector<TaskId>> IterationBuilder::addShardedBlockCollectives(It
 // and, after its last backward, each block's gradients are reduce-scattered in turn. Under
 // hybrid sharding (training.zero3.replicas > 1, pp = 1) the group is split into shard groups of
 // consecutive members, each with its own gathers and reduce-scatters, and after a block's
-// reduce-scatters the members holding the same shard all-reduce it, on the reduce chain
-// (FSDP2's foreach_reduce; sharded_data_parallel.h). Returns, per member, the chunk's last
-// reduction in `reductions`.
+// reduce-scatters the members holding the same shard all-reduce it on a stream of its own, so
+// the next block's reduce-scatter does not wait for it (FSDP2's foreach_reduce: the all-reduce
+// stream waits for the reduce-scatter stream; FSDP1's _reduce_grad: _all_reduce_stream, "so
+// that the all-reduce overlaps with the reduce-scatter"; sharded_data_parallel.h). Returns, per
+// member, the chunk's last reduction in `reductions`.
 void IterationBuilder::addBlockCollectives(IterationGraph& result, const StageSchedule& schedule,
                                            const BucketTasks& buckets, const ReplicaGroup& replicas, int64_t stage,
                                            std::vector<std::vector<TaskId>>& reductions) {
@@ -100,11 +102,12 @@ void IterationBuilder::addBlockCollectives(IterationGraph& result, const StageSc
     return chain;
   };
   // Under hybrid sharding: the ranks holding each shard position, one per shard group, and the
-  // last all-reduce of each.
+  // chain of all-reduces of each (its last one the position's last reduction).
   std::vector<std::vector<int64_t>> shard_replicas;
   std::vector<TaskId> replica_reductions;
   if (shard_count > 1) {
     shard_replicas.resize(shard_size);
+    replica_reductions.assign(shard_size, sim::kNoTask);
     for (std::size_t j = 0; j < shard_size; ++j) {
       for (const ShardGroup& sharded : shards) shard_replicas[j].push_back(sharded.ranks[j]);
     }
@@ -151,17 +154,12 @@ void IterationBuilder::addBlockCollectives(IterationGraph& result, const StageSc
         for (ShardGroup& sharded : shards) {
           std::vector<TaskId> done;
           for (int64_t member : waitedOn(sharded)) done.push_back(partsOf(member, i)[k]);
-          // The reduce chain runs the all-reduces of the block before first.
-          done.insert(done.end(), replica_reductions.begin(), replica_reductions.end());
           scattered.push_back(chainAfter(sharded.reduce_chain, done, perf::CollectiveOp::kReduceScatter,
                                          block_parameters * grad_bytes, sharded.ranks));
         }
-        replica_reductions.clear();
-        for (const std::vector<int64_t>& holders : shard_replicas) {
-          TaskId reduction = sim::kNoTask;
-          replica_reductions.push_back(chainAfter(reduction, scattered, perf::CollectiveOp::kAllReduce,
-                                                  block_parameters / static_cast<double>(shard_size) * grad_bytes,
-                                                  holders));
+        for (std::size_t j = 0; j < shard_replicas.size(); ++j) {
+          chainAfter(replica_reductions[j], scattered, perf::CollectiveOp::kAllReduce,
+                     block_parameters / static_cast<double>(shard_size) * grad_bytes, shard_replicas[j]);
         }
       }
     }

@@ -336,9 +336,11 @@ void addDataParallelItems(const RunShape& run, const PassCounts& counts, sim::Me
     across.groups = static_cast<double>(plan.tp * shard_ranks * plan.pp);
     across.shape = groupShape(perf::CollectiveOp::kAllReduce, shard_groups, plan.tp * shard_ranks, run.per_node,
                               run.nics, run.mesh);
-    // Each waits for its shard groups' reduce-scatters and slows its simulated members.
+    // Each waits for its shard groups' reduce-scatters and slows its simulated holders (one per
+    // shard group; counted at least as the shard groups' members, an upper bound).
+    const double holders = std::min(static_cast<double>(shard_groups), static_cast<double>(plan.cp) * run.replicas);
     addCollective(across, static_cast<double>(plan.tp * shard_ranks) * reductions,
-                  static_cast<double>(shard_groups) + 2.0 * members, false);
+                  static_cast<double>(shard_groups) + 2.0 * std::max(members, holders), false);
     addItems(estimate, "gradient all-reduces across the shard groups", across);
   }
   if (run.features.expert_data_parallel) {

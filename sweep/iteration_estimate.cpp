@@ -174,16 +174,18 @@ bool shardedBlocks(const parallelism::Experiment& experiment) {
 // data-parallel links, so a pass takes the longer of its compute and their sum. The prefetch
 // crosses pass boundaries: only the iteration's first gather and last reduce-scatter are
 // exposed, besides the SMs the collectives take from the compute beside them (`contended`).
-// Under hybrid sharding each block's reduce-scatter is followed on the reduce chain by the
-// all-reduce across the shard groups (`block_across`), on other links (between nodes where
-// the gathers stay inside them): the backward's collectives take the longer of the links'
-// sum and the reduce chain.
+// Under hybrid sharding each block's reduce-scatter is followed by the all-reduce across the
+// shard groups (`block_across`) on a stream of its own: where the shard groups stay inside a
+// node it runs on other links (between nodes) and the backward's collectives take the longer
+// of the two; where they span nodes all three share the NICs and add up (`across_shares_links`).
 template <typename Contended>
 double blockTimeline(double microbatches, double blocks, bool reshard, double forward, double backward,
-                     double block_gather, double block_reduce, const Contended& contended, double block_across = 0.0) {
+                     double block_gather, double block_reduce, const Contended& contended, double block_across = 0.0,
+                     bool across_shares_links = false) {
   const double forward_comm = blocks * block_gather;
-  const double backward_comm = std::max((reshard ? (blocks - 1.0) * block_gather : 0.0) + blocks * block_reduce,
-                                        blocks * (block_reduce + block_across));
+  const double links = (reshard ? (blocks - 1.0) * block_gather : 0.0) + blocks * block_reduce;
+  const double backward_comm =
+      across_shares_links ? links + blocks * block_across : std::max(links, blocks * block_across);
   const double passes = std::max(forward, forward_comm) + contended(forward_comm, forward) +
                         std::max(backward, backward_comm) + contended(backward_comm, backward);
   return microbatches * passes + block_gather + block_reduce + block_across;
@@ -613,6 +615,11 @@ double IterationEstimator::dataParallelEnd(const parallelism::Experiment& experi
       const auto holders = hybridGroups(GroupKind::kShardReplicas, dense_group, hybrid);
       const double block = chunk_parameters / blocks;
       const double shard_size = static_cast<double>(shard_groups.front().size());
+      auto oneNode = [&](const std::vector<int64_t>& ranks) {
+        const int32_t node = cluster_->device(cluster_->accelerator(ranks.front())).node;
+        return std::all_of(ranks.begin(), ranks.end(),
+                           [&](int64_t rank) { return cluster_->device(cluster_->accelerator(rank)).node == node; });
+      };
       const double block_reduce = collectiveSeconds(plan, GroupKind::kShard, perf::CollectiveOp::kReduceScatter,
                                                     shard_groups.front(), block * grad_bytes, hybrid);
       const double block_across = collectiveSeconds(plan, GroupKind::kShardReplicas, perf::CollectiveOp::kAllReduce,
@@ -622,7 +629,7 @@ double IterationEstimator::dataParallelEnd(const parallelism::Experiment& experi
                            pipeline.last_chunk.backward(),
                            collectiveSeconds(plan, GroupKind::kShard, perf::CollectiveOp::kAllGather,
                                              shard_groups.front(), block * parameter_bytes, hybrid),
-                           block_reduce, contended, block_across);
+                           block_reduce, contended, block_across, !oneNode(shard_groups.front()));
     }
     const double block_gather = gathering(chunk_parameters / blocks);
     if (plan.pp == 1) {
