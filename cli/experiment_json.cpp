@@ -45,7 +45,8 @@ nlohmann::ordered_json memoryJson(const parallelism::MemoryReport& report) {
 std::optional<validation::ExpectedError> expectedErrorFor(const parallelism::Experiment& experiment,
                                                           const ConfigPaths& paths) {
   const validation::ExpectedErrorTable table = valueOrThrow(validation::loadExpectedErrorTable(paths));
-  return validation::expectedError(table, experiment.training.stack, experiment.cluster.gpu.key);
+  return validation::expectedError(table, experiment.training.stack, experiment.cluster.gpu.key,
+                                   experiment.model.isMoe());
 }
 
 nlohmann::ordered_json expectedErrorJson(const std::optional<validation::ExpectedError>& error) {

@@ -310,13 +310,15 @@ std::string memorySummary(const validation::TrainingSuiteResult& suite, const va
 }
 
 // A compared row's prediction, breakdown and plan choice in its JSON record.
-void addComparedRow(const validation::TrainingRowComparison& comparison, nlohmann::ordered_json& row_json) {
+void addComparedRow(const validation::TrainingRowComparison& comparison, validation::TrainingMetric metric,
+                    nlohmann::ordered_json& row_json) {
   const auto& row = comparison.row;
   const auto& result = comparison.result;
   const auto& b = result.breakdown;
   row_json["status"] = "compared";
   row_json["predicted"] = comparison.predicted;
   row_json["error"] = comparison.error;
+  row_json["step_time_error"] = validation::stepTimeError(metric, comparison.error);
   row_json["iteration_time_s"] = result.iteration_time_s;
   row_json["tflops_per_gpu"] = result.tflops_per_gpu;
   row_json["hardware_tflops_per_gpu"] = result.hardware_tflops_per_gpu;
@@ -405,13 +407,18 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
                                          {"virtual_stages_published", row.virtual_stages_published},
                                          {"metric", validation::trainingMetricName(source.metric)},
                                          {"published", row.published}};
+      if (comparison.experiment) {
+        // What the expected-error table groups rows by (scripts/validation/expected_error_from_fit.py).
+        row_json["gpu"] = comparison.experiment->cluster.gpu.key;
+        row_json["moe"] = comparison.experiment->model.isMoe();
+      }
       if (comparison.ran) {
         const auto& result = comparison.result;
         text += fmt::format("  {:<22} {:<12} {:>5} {:>10} {:>11} {:>11} {:>8} {:>5.1f}% {:>5} {:>7.2f}s\n", row.id,
                             row.model, shown.gpus, plan, metricValue(source.metric, row.published),
                             metricValue(source.metric, comparison.predicted), signedPercent(comparison.error),
                             100.0 * result.mfu, result.memory.fits() ? "yes" : "NO", comparison.wall_s);
-        addComparedRow(comparison, row_json);
+        addComparedRow(comparison, source.metric, row_json);
       } else if (!comparison.failure.empty()) {
         text += fmt::format("  {:<22} {:<12} {:>5} {:>10} {:>11}   FAILED: {}\n", row.id, row.model, shown.gpus, plan,
                             metricValue(source.metric, row.published), comparison.failure);

@@ -20,9 +20,11 @@ ExpectedErrorTable readTable(const ConfigNode& root) {
   for (const ConfigNode& name : root.child("default_stacks").elements())
     table.default_stacks.push_back(name.asString());
   for (const ConfigNode& entry : root.child("groups").elements()) {
-    entry.allowKeys({"stack", "gpu", "sources", "rows", "held_out_mape", "held_out_bias"});
+    entry.allowKeys({"stack", "gpu", "moe", "sources", "rows", "held_out_mape", "held_out_bias"});
     HeldOutAccuracy group;
     group.stack = entry.string("stack", "");
+    group.moe = entry.boolean("moe", false);
+    if (group.moe && !group.stack.empty()) entry.child("stack").fail("a mixture-of-experts group covers every stack");
     group.gpu = entry.child("gpu").asString();
     group.sources = static_cast<int>(entry.child("sources").asIntegerIn(1, 1000));
     group.rows = static_cast<int>(entry.child("rows").asIntegerIn(1, 100000));
@@ -46,14 +48,30 @@ Expected<ExpectedErrorTable> loadExpectedErrorTable(const ConfigPaths& paths) {
   return catchInputErrors([&] { return readTable(loadConfigFile(presetPath(paths, "validation", "expected_error"))); });
 }
 
-std::optional<ExpectedError> expectedError(const ExpectedErrorTable& table, const std::string& named_stack,
-                                           const std::string& gpu) {
+namespace {
+
+std::optional<ExpectedError> mixtureOfExpertsError(const ExpectedErrorTable& table, const std::string& gpu) {
+  const HeldOutAccuracy* worst_elsewhere = nullptr;
+  for (const HeldOutAccuracy& group : table.groups) {
+    if (!group.moe) continue;
+    if (group.gpu == gpu)
+      return fromGroup(group, fmt::format("published mixture-of-experts runs on {}, never fitted to", gpu));
+    if (!worst_elsewhere || group.mape > worst_elsewhere->mape) worst_elsewhere = &group;
+  }
+  if (!worst_elsewhere) return std::nullopt;
+  return fromGroup(*worst_elsewhere,
+                   fmt::format("published mixture-of-experts runs on {} (none on {})", worst_elsewhere->gpu, gpu));
+}
+
+std::optional<ExpectedError> denseModelError(const ExpectedErrorTable& table, const std::string& named_stack,
+                                             const std::string& gpu) {
   const bool default_stack =
       std::find(table.default_stacks.begin(), table.default_stacks.end(), named_stack) != table.default_stacks.end();
   const std::string stack = default_stack ? std::string() : named_stack;
   const HeldOutAccuracy* worst_elsewhere = nullptr;
   const HeldOutAccuracy* defaults_here = nullptr;
   for (const HeldOutAccuracy& group : table.groups) {
+    if (group.moe) continue;
     if (group.stack == stack && group.gpu == gpu) {
       return fromGroup(
           group, stack.empty() ? fmt::format("published runs of {} on {}", fmt::join(table.default_stacks, ", "), gpu)
@@ -73,6 +91,18 @@ std::optional<ExpectedError> expectedError(const ExpectedErrorTable& table, cons
                                                  fmt::join(table.default_stacks, ", "), gpu));
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ExpectedError> expectedError(const ExpectedErrorTable& table, const std::string& stack,
+                                           const std::string& gpu, bool moe) {
+  auto dense = denseModelError(table, stack, gpu);
+  // A GPU the suite has no published run on stays unknown for either kind of model.
+  if (!moe || !dense) return dense;
+  if (auto error = mixtureOfExpertsError(table, gpu)) return error;
+  dense->basis = "no published mixture-of-experts run: " + dense->basis;
+  return dense;
 }
 
 }  // namespace trainsim::validation

@@ -15,7 +15,8 @@
 namespace trainsim::validation {
 
 // One group's held-out accuracy: rows of `stack` ("" = no stack named: the defaults' own
-// sources) on GPU type `gpu`.
+// sources) on GPU type `gpu`; with `moe`, the mixture-of-experts rows on `gpu`, whatever their
+// stack (validation-only sources, so every row is out of sample).
 struct HeldOutAccuracy {
   std::string stack;
   std::string gpu;
@@ -25,6 +26,7 @@ struct HeldOutAccuracy {
   // source held out, and the mean signed error (positive: predicted slower than measured).
   double mape = 0.0;
   double bias = 0.0;
+  bool moe = false;
 };
 
 struct ExpectedErrorTable {
@@ -49,10 +51,13 @@ struct ExpectedError {
 // Reads <config_dir>/validation/expected_error.yaml (strict: file:line:col errors).
 [[nodiscard]] Expected<ExpectedErrorTable> loadExpectedErrorTable(const ConfigPaths& paths);
 
-// The group that matches: the stack on the GPU (a default stack: the rows without one); else
-// the stack's worst group on another GPU; else the rows without a stack on the GPU (for a
-// stack with no published run: a floor, said so in the basis). nullopt when none applies.
+// The group that matches. A dense model: the stack on the GPU (a default stack: the rows
+// without one); else the stack's worst group on another GPU; else the rows without a stack on
+// the GPU (for a stack with no published run: a floor, said so in the basis). A
+// mixture-of-experts model (`moe`): the MoE rows on the GPU; else the worst MoE group on
+// another GPU; else as a dense model, said so in the basis. nullopt when none applies, and
+// for either kind of model on a GPU where no dense group applies either.
 [[nodiscard]] std::optional<ExpectedError> expectedError(const ExpectedErrorTable& table, const std::string& stack,
-                                                         const std::string& gpu);
+                                                         const std::string& gpu, bool moe = false);
 
 }  // namespace trainsim::validation

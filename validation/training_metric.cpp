@@ -34,4 +34,12 @@ std::optional<TrainingMetric> trainingMetricNamed(std::string_view name) {
   return std::nullopt;
 }
 
+double stepTimeError(TrainingMetric metric, double metric_error) {
+  switch (metric) {
+    case TrainingMetric::kIterationTime:
+    case TrainingMetric::kLayerTime: return metric_error;
+    default: return 1.0 / (1.0 + metric_error) - 1.0;
+  }
+}
+
 }  // namespace trainsim::validation

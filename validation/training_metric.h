@@ -38,4 +38,9 @@ enum class TrainingMetric : uint8_t {
 // The metric of that name; nullopt for any other text.
 [[nodiscard]] std::optional<TrainingMetric> trainingMetricNamed(std::string_view name);
 
+// A row's error in its metric (predicted / published - 1) as the error of the predicted step
+// time (positive: predicted slower than it ran): the same for the time metrics, 1 / (1 +
+// error) - 1 for the throughputs (TFLOP/s, tokens/s), which are inversely proportional to it.
+[[nodiscard]] double stepTimeError(TrainingMetric metric, double metric_error);
+
 }  // namespace trainsim::validation

@@ -58,6 +58,58 @@ TEST(ExpectedErrorTest, NothingAppliesToAGpuWithoutRows) {
   EXPECT_FALSE(expectedError(table(), "maxtext", "tpu-v5e"));
 }
 
+ExpectedErrorTable withMixtureOfExperts() {
+  ExpectedErrorTable t = table();
+  HeldOutAccuracy h100;
+  h100.gpu = "h100-sxm";
+  h100.sources = 3;
+  h100.rows = 24;
+  h100.mape = 0.300;
+  h100.bias = -0.250;
+  h100.moe = true;
+  HeldOutAccuracy gb200 = h100;
+  gb200.gpu = "gb200";
+  gb200.mape = 0.200;
+  gb200.bias = -0.100;
+  t.groups.push_back(h100);
+  t.groups.push_back(gb200);
+  return t;
+}
+
+// A mixture-of-experts model takes the MoE rows of its GPU whatever its stack; a dense model
+// never does.
+TEST(ExpectedErrorTest, AMixtureOfExpertsModelTakesTheMoeRowsOfItsGpu) {
+  for (const char* stack : {"", "megatron-core", "pytorch-fsdp"}) {
+    const auto error = expectedError(withMixtureOfExperts(), stack, "h100-sxm", true);
+    ASSERT_TRUE(error) << stack;
+    EXPECT_DOUBLE_EQ(error->mape, 0.300);
+    EXPECT_DOUBLE_EQ(error->bias, -0.250);
+    EXPECT_EQ(error->rows, 24);
+    EXPECT_NE(error->basis.find("mixture-of-experts runs on h100-sxm"), std::string::npos) << error->basis;
+  }
+  const auto dense = expectedError(withMixtureOfExperts(), "", "h100-sxm", false);
+  ASSERT_TRUE(dense);
+  EXPECT_DOUBLE_EQ(dense->mape, 0.058);
+}
+
+TEST(ExpectedErrorTest, AMixtureOfExpertsModelOnAnotherGpuTakesTheWorstMoeGroup) {
+  const auto error = expectedError(withMixtureOfExperts(), "", "a100-sxm-80gb", true);
+  ASSERT_TRUE(error);
+  EXPECT_DOUBLE_EQ(error->mape, 0.300);
+  EXPECT_NE(error->basis.find("none on a100-sxm-80gb"), std::string::npos) << error->basis;
+}
+
+TEST(ExpectedErrorTest, AMixtureOfExpertsModelOnAGpuWithoutAnyRowsIsUnknown) {
+  EXPECT_FALSE(expectedError(withMixtureOfExperts(), "", "mi300x", true));
+}
+
+TEST(ExpectedErrorTest, WithoutMoeRowsAMixtureOfExpertsModelTakesTheDenseErrorAndSaysSo) {
+  const auto error = expectedError(table(), "", "h100-sxm", true);
+  ASSERT_TRUE(error);
+  EXPECT_DOUBLE_EQ(error->mape, 0.058);
+  EXPECT_NE(error->basis.find("no published mixture-of-experts run"), std::string::npos) << error->basis;
+}
+
 TEST(ExpectedErrorTest, TheShippedTableLoadsAndCoversTheSuitesGpus) {
   const auto shipped = loadExpectedErrorTable(shippedConfigPaths());
   ASSERT_TRUE(shipped.ok()) << shipped.error().toString();
@@ -66,6 +118,12 @@ TEST(ExpectedErrorTest, TheShippedTableLoadsAndCoversTheSuitesGpus) {
     ASSERT_TRUE(error) << gpu;
     EXPECT_GT(error->mape, 0.0) << gpu;
     EXPECT_LE(std::abs(error->bias), error->mape) << gpu;
+  }
+  // The suite's MoE rows run on these GPUs, and each has its group.
+  for (const char* gpu : {"h100-sxm", "b200", "gb200"}) {
+    const auto error = expectedError(*shipped, "", gpu, true);
+    ASSERT_TRUE(error) << gpu;
+    EXPECT_NE(error->basis.find("mixture-of-experts runs on " + std::string(gpu)), std::string::npos) << error->basis;
   }
 }
 
