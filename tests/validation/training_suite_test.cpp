@@ -212,7 +212,7 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   const auto result = runTrainingSuite(kPaths, options);
   ASSERT_TRUE(result.ok()) << result.error().toString();
   const auto& suite = *result;
-  ASSERT_EQ(suite.rows.size(), 127u);
+  ASSERT_EQ(suite.rows.size(), 129u);
   EXPECT_EQ(suite.failed, 0);
   ASSERT_EQ(suite.sources.size(), 16u);
   for (const auto& accuracy : suite.sources) {
@@ -230,10 +230,11 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
                          : id.starts_with("nemo-long-context") ? 0.053
                          : id.starts_with("nemo-2407")         ? 0.042
                          // Other stacks, at their stack's own fitted fraction (in sample).
-                         // (llm-foundry 5.4% and IBM 3.7% at pytorch-fsdp's fractions, BLOOM 7.3%
-                         // and MT-NLG 4.4% at megatron-deepspeed's: each pair shares one fraction.)
+                         // (llm-foundry 4.4% and IBM 9.6% at pytorch-fsdp's fractions, BLOOM 7.3%
+                         // and MT-NLG 4.4% at megatron-deepspeed's: each pair shares one fraction;
+                         // IBM's 7B rows run +13% / +17% where its 34B / 70B run -4% to -10%.)
                          : id.starts_with("llmfoundry-mpt")  ? 0.06
-                         : id.starts_with("ibm-fms-fsdp")    ? 0.045
+                         : id.starts_with("ibm-fms-fsdp")    ? 0.10
                          : id.starts_with("torchtitan-a100") ? 0.04
                          : id.starts_with("bloom-jean-zay")  ? 0.08
                          : id.starts_with("mt-nlg-530b")     ? 0.05
