@@ -28,7 +28,7 @@ def main():
     moe_command = ""
     if len(sys.argv) > 2:
         moe_command = ("; MoE groups: trainsim validate training --json MOE.json with a --row for every row of "
-                       "configs/validation/training/*-moe.yaml")
+                       "configs/validation/training/*-moe*.yaml")
     print('command: "trainsim validate training --fit-rate-fraction --json FIT.json' + moe_command + '"')
     print("default_stacks: [" + ", ".join(DEFAULT_STACKS) + "]")
     print("groups:")

@@ -1,8 +1,8 @@
-// The mixture-of-experts sources of the training suite (bridge-moe, automodel-moe, mcore-moe):
-// validation only (never fitted to), predicted at the dense sources' kernel-rate fractions.
-// The rows that simulate in a fraction of a second guard the figures of
+// The mixture-of-experts sources of the training suite (bridge-moe, automodel-moe, mcore-moe,
+// mcore-moe-report): validation only (never fitted to), predicted at the dense sources'
+// kernel-rate fractions. The rows that simulate in a fraction of a second guard the figures of
 // docs/training-validation.md, "Mixture-of-experts sources"; the whole set is
-// `trainsim validate training --row ...` over the three files (about 2 minutes).
+// `trainsim validate training --row ...` over the four files (about 2 minutes).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -25,6 +25,15 @@ TEST(MoeTrainingSuiteTest, SmallRowsStayNearTheirMeasuredFirstPredictions) {
       {"bridge-moe-028", 0.132},      // GB200, the same
       {"automodel-moe-004", -0.126},  // H100, Qwen3-30B-A3B, FSDP2 + EP 8
       {"mcore-moe-001", 0.074},       // H100, Mixtral 8x7B, 64 GPUs
+      // The Megatron-Core MoE report's Table 11 (all but the 1,024-GPU H100 row, 4.5 s).
+      {"mcore-moe-report-001", 0.236},   // GB300, DeepSeek-V3 MXFP8, 64-GPU NVLink domains
+      {"mcore-moe-report-002", 0.017},   // GB200, DeepSeek-V3 MXFP8
+      {"mcore-moe-report-003", -0.075},  // GB200, DeepSeek-V3 BF16, pp 8
+      {"mcore-moe-report-005", 0.134},   // GB300, Qwen3-235B-A22B MXFP8
+      {"mcore-moe-report-006", 0.255},   // GB200, Qwen3-235B-A22B MXFP8, micro-batch 3
+      {"mcore-moe-report-007", 0.404},   // GB200, Qwen3-235B-A22B BF16
+      {"mcore-moe-report-008", 0.226},   // H100, Qwen3-235B-A22B BF16, 256 GPUs
+      {"mcore-moe-report-009", -0.203},  // GB300, Qwen3-235B-A22B, 131,072 tokens, cp 4
   };
   TrainingSuiteOptions options;
   options.simulation = shippedSimulationOptions();

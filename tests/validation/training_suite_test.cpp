@@ -74,9 +74,9 @@ TEST(TrainingMeasurementsTest, RowsAreUniqueCitedAndConsistent) {
   // hybrid-sharded ones,
   // torchtitan's 3 A100 rows, BLOOM's 12 and MT-NLG's 3 Megatron-DeepSpeed rows and MaxText's 13
   // single-slice TPU rows; of
-  // mixture-of-experts runs, Megatron-Bridge's 32, NeMo AutoModel's 4 and Megatron-Core's
-  // Mixtral row.
-  EXPECT_EQ(ids.size(), 185u);
+  // mixture-of-experts runs, Megatron-Bridge's 32, NeMo AutoModel's 4, Megatron-Core's
+  // Mixtral row and the 9 GB300 / GB200 / H100 rows of the Megatron-Core MoE report.
+  EXPECT_EQ(ids.size(), 194u);
   for (const auto& source : suiteRows().sources) EXPECT_FALSE(source.citation.empty()) << source.id;
 }
 
