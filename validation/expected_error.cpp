@@ -50,7 +50,9 @@ Expected<ExpectedErrorTable> loadExpectedErrorTable(const ConfigPaths& paths) {
 
 namespace {
 
-std::optional<ExpectedError> mixtureOfExpertsError(const ExpectedErrorTable& table, const std::string& gpu) {
+// The MoE group on `gpu`, or with `elsewhere` the worst MoE group on another GPU.
+std::optional<ExpectedError> mixtureOfExpertsError(const ExpectedErrorTable& table, const std::string& gpu,
+                                                   bool elsewhere) {
   const HeldOutAccuracy* worst_elsewhere = nullptr;
   for (const HeldOutAccuracy& group : table.groups) {
     if (!group.moe) continue;
@@ -58,7 +60,7 @@ std::optional<ExpectedError> mixtureOfExpertsError(const ExpectedErrorTable& tab
       return fromGroup(group, fmt::format("published mixture-of-experts runs on {}, never fitted to", gpu));
     if (!worst_elsewhere || group.mape > worst_elsewhere->mape) worst_elsewhere = &group;
   }
-  if (!worst_elsewhere) return std::nullopt;
+  if (!elsewhere || !worst_elsewhere) return std::nullopt;
   return fromGroup(*worst_elsewhere,
                    fmt::format("published mixture-of-experts runs on {} (none on {})", worst_elsewhere->gpu, gpu));
 }
@@ -97,10 +99,13 @@ std::optional<ExpectedError> denseModelError(const ExpectedErrorTable& table, co
 
 std::optional<ExpectedError> expectedError(const ExpectedErrorTable& table, const std::string& stack,
                                            const std::string& gpu, bool moe) {
+  if (moe) {
+    if (auto error = mixtureOfExpertsError(table, gpu, false)) return error;
+  }
   auto dense = denseModelError(table, stack, gpu);
   // A GPU the suite has no published run on stays unknown for either kind of model.
   if (!moe || !dense) return dense;
-  if (auto error = mixtureOfExpertsError(table, gpu)) return error;
+  if (auto error = mixtureOfExpertsError(table, gpu, true)) return error;
   dense->basis = "no published mixture-of-experts run: " + dense->basis;
   return dense;
 }

@@ -55,8 +55,9 @@ struct ExpectedError {
 // without one); else the stack's worst group on another GPU; else the rows without a stack on
 // the GPU (for a stack with no published run: a floor, said so in the basis). A
 // mixture-of-experts model (`moe`): the MoE rows on the GPU; else the worst MoE group on
-// another GPU; else as a dense model, said so in the basis. nullopt when none applies, and
-// for either kind of model on a GPU where no dense group applies either.
+// another GPU; else as a dense model, said so in the basis. nullopt when none applies; the
+// fallbacks to other GPUs only where a dense group applies to the GPU (one the suite has no
+// published run on stays unknown).
 [[nodiscard]] std::optional<ExpectedError> expectedError(const ExpectedErrorTable& table, const std::string& stack,
                                                          const std::string& gpu, bool moe = false);
 

@@ -101,6 +101,13 @@ TEST(ExpectedErrorTest, AMixtureOfExpertsModelOnAnotherGpuTakesTheWorstMoeGroup)
 
 TEST(ExpectedErrorTest, AMixtureOfExpertsModelOnAGpuWithoutAnyRowsIsUnknown) {
   EXPECT_FALSE(expectedError(withMixtureOfExperts(), "", "mi300x", true));
+  // MoE rows alone make a GPU known to MoE models (not to dense ones).
+  ExpectedErrorTable t = withMixtureOfExperts();
+  HeldOutAccuracy gb300 = t.groups.back();
+  gb300.gpu = "gb300";
+  t.groups.push_back(gb300);
+  EXPECT_TRUE(expectedError(t, "", "gb300", true));
+  EXPECT_FALSE(expectedError(t, "", "gb300", false));
 }
 
 TEST(ExpectedErrorTest, WithoutMoeRowsAMixtureOfExpertsModelTakesTheDenseErrorAndSaysSo) {
