@@ -34,8 +34,15 @@ double dispatchByteScale(const MoeSpec& moe, const ParallelPlan& plan, int64_t g
   if (plan.moe_dispatcher != MoeDispatcher::kFlex) return 1.0;
   // The group is ep ranks etp apart in rank order (RankLayout::expertGroup).
   const int64_t n = plan.ep;
+  if (n <= 1) return 1.0;
   const int64_t local = std::clamp<int64_t>(gpus_per_node / plan.expertTensorParallel(), 1, n);
-  if (local >= n) return 1.0;
+  if (local >= n) {
+    // Inside one node a token goes once to each other rank holding one of its experts (the
+    // ranks taking the nodes' place in expectedExpertNodes), where the all-to-all sends one
+    // copy per expert: top_k x (n - 1) / n of them leave the GPU.
+    const double ranks = expectedExpertNodes(moe, n) * static_cast<double>(n - 1) / static_cast<double>(n);
+    return ranks / (static_cast<double>(moe.top_k) * static_cast<double>(n - 1) / static_cast<double>(n));
+  }
   const int64_t nodes = n / local;
   const double remote = expectedExpertNodes(moe, nodes) * static_cast<double>(nodes - 1) / static_cast<double>(nodes);
   const double off_node = static_cast<double>(moe.top_k) * static_cast<double>(n - local) / static_cast<double>(n);

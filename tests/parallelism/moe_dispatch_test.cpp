@@ -39,7 +39,7 @@ TEST(MoeDispatch, FlexSendsEachTokenOncePerRemoteNode) {
   // NCCL's all-to-all is the reference, and a group inside one node is the same either way.
   EXPECT_DOUBLE_EQ(dispatchByteScale(routed(128, 8), plan, 8), 1.0);
   plan.moe_dispatcher = MoeDispatcher::kFlex;
-  plan.ep = 8;
+  plan.ep = 1;
   EXPECT_DOUBLE_EQ(dispatchByteScale(routed(128, 8), plan, 8), 1.0);
   // ep 16 on two nodes: a top-8 token reaches the other node with chance 1 - C(64,8)/C(128,8),
   // once, where the all-to-all sends 8 x 8/16 = 4 copies off the node.
@@ -47,6 +47,28 @@ TEST(MoeDispatch, FlexSendsEachTokenOncePerRemoteNode) {
   const double reach = expectedExpertNodes(routed(128, 8), 2) / 2.0;
   EXPECT_NEAR(dispatchByteScale(routed(128, 8), plan, 8), reach / 4.0, 1e-12);
   EXPECT_GT(reach, 0.99);
+}
+
+// Inside one node flex sends a token once per other rank holding one of its experts: Mixtral's
+// top 2 of 8 experts on 8 ranks are always two ranks (the all-to-all's bytes); DeepSeek-like
+// group-limited routing (8 groups, one per rank, 4 chosen) reaches 4 ranks with 8 experts,
+// half the all-to-all's copies; Qwen3-like top 8 of 128 on 8 ranks about 5.3 ranks.
+TEST(MoeDispatch, FlexInsideANodeSendsEachTokenOncePerRank) {
+  ParallelPlan plan;
+  plan.tp = 1;
+  plan.dp = 8;
+  plan.ep = 8;
+  plan.moe_dispatcher = MoeDispatcher::kFlex;
+  EXPECT_NEAR(dispatchByteScale(routed(8, 2), plan, 8), 1.0, 1e-12);
+  MoeSpec deepseek = routed(32, 8);
+  deepseek.router_groups = 8;
+  deepseek.router_group_top_k = 4;
+  EXPECT_NEAR(dispatchByteScale(deepseek, plan, 8), 0.5, 1e-12);
+  const double qwen = dispatchByteScale(routed(128, 8), plan, 8);
+  EXPECT_NEAR(qwen, expectedExpertNodes(routed(128, 8), 8) / 8.0, 1e-12);
+  EXPECT_NEAR(qwen, 0.66, 0.01);
+  plan.moe_dispatcher = MoeDispatcher::kAllToAll;
+  EXPECT_DOUBLE_EQ(dispatchByteScale(deepseek, plan, 8), 1.0);
 }
 
 }  // namespace

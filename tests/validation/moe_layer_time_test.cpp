@@ -86,14 +86,16 @@ LayerTimes predicted(const std::string& yaml) {
 
 TEST(MoeLayerTimeTest, MegatronCoresMeasuredMoeLayersStayNearTheirFirstPrediction) {
   // Errors of the time (predicted / measured - 1: positive, predicted slower; forward,
-  // backward) when the cases were first predicted; each stays within 3 points of it.
+  // backward) as last measured (the DeepSeek flex cases since the flex dispatcher sends a
+  // token once per rank inside a node; first predicted +44.5% / +47.0%, +52.3% / +51.4%,
+  // +15.5% / +18.8%, +35.5% / +32.9%); each stays within 3 points of it.
   const std::map<std::string, std::pair<double, double>> first = {
       {"mixtral_a2a_tp1ep8_bf16", {0.183, 0.259}},       {"mixtral_deepep_tp1ep8_bf16", {0.104, 0.232}},
       {"mixtral_hybridep_tp1ep8_bf16", {0.179, 0.250}},  {"mixtral_a2a_tp1ep8_fp8", {-0.028, 0.009}},
       {"mixtral_deepep_tp1ep8_fp8", {-0.102, -0.022}},   {"mixtral_hybridep_tp1ep8_fp8", {-0.005, 0.016}},
-      {"deepseek_a2a_tp1ep8_bf16", {0.153, 0.270}},      {"deepseek_deepep_tp1ep8_bf16", {0.445, 0.470}},
-      {"deepseek_hybridep_tp1ep8_bf16", {0.523, 0.514}}, {"deepseek_a2a_tp1ep8_fp8", {-0.084, 0.009}},
-      {"deepseek_deepep_tp1ep8_fp8", {0.155, 0.188}},    {"deepseek_hybridep_tp1ep8_fp8", {0.355, 0.329}},
+      {"deepseek_a2a_tp1ep8_bf16", {0.153, 0.270}},      {"deepseek_deepep_tp1ep8_bf16", {0.244, 0.344}},
+      {"deepseek_hybridep_tp1ep8_bf16", {0.311, 0.384}}, {"deepseek_a2a_tp1ep8_fp8", {-0.084, 0.009}},
+      {"deepseek_deepep_tp1ep8_fp8", {-0.035, 0.055}},   {"deepseek_hybridep_tp1ep8_fp8", {0.133, 0.181}},
   };
   const ConfigNode root = loadConfigFile(kPaths.config_dir + "/validation/moe-layer/megatron-moe-perf-h100.yaml");
   const ConfigNode models = root.child("models");

@@ -19,11 +19,13 @@ const ConfigPaths kPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS};
 
 TEST(MoeTrainingSuiteTest, SmallRowsStayNearTheirMeasuredFirstPredictions) {
   // Published tokens/s (TFLOP/s for Mixtral) and the error measured when the rows joined the
-  // suite (predicted / published - 1); each stays within 3 points of it.
+  // suite (predicted / published - 1), or since the last change that moved them (the flex
+  // dispatcher's tokens once per rank inside a node: bridge-moe-022 +14.1% -> +24.4%,
+  // automodel-moe-004 -12.6% -> -8.0%); each stays within 3 points of it.
   const std::map<std::string, double> measured = {
-      {"bridge-moe-022", 0.141},      // B200, Qwen3-30B-A3B, 8 GPUs, MXFP8 run as FP8
+      {"bridge-moe-022", 0.244},      // B200, Qwen3-30B-A3B, 8 GPUs, MXFP8 run as FP8, HybridEP
       {"bridge-moe-028", 0.132},      // GB200, the same
-      {"automodel-moe-004", -0.126},  // H100, Qwen3-30B-A3B, FSDP2 + EP 8
+      {"automodel-moe-004", -0.080},  // H100, Qwen3-30B-A3B, FSDP2 + EP 8, DeepEP
       {"mcore-moe-001", 0.074},       // H100, Mixtral 8x7B, 64 GPUs
       // The Megatron-Core MoE report's Table 11 (all but the 1,024-GPU H100 row, 4.5 s).
       {"mcore-moe-report-001", 0.236},   // GB300, DeepSeek-V3 MXFP8, 64-GPU NVLink domains
