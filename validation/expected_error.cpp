@@ -33,13 +33,25 @@ ExpectedErrorTable readTable(const ConfigNode& root) {
     if (std::abs(group.bias) > group.mape + 1e-12) {
       entry.child("held_out_bias").fail("a mean signed error cannot exceed the mean absolute error");
     }
+    for (const HeldOutAccuracy& other : table.groups) {
+      if (other.moe == group.moe && other.stack == group.stack && other.gpu == group.gpu) {
+        entry.child("gpu").fail("a second group for the same stack (or moe) and gpu");
+      }
+    }
     table.groups.push_back(group);
   }
   return table;
 }
 
 ExpectedError fromGroup(const HeldOutAccuracy& group, std::string basis) {
-  return {group.mape, group.bias, group.sources, group.rows, std::move(basis)};
+  return {group.mape, group.bias, group.sources, group.rows, std::move(basis), group.moe};
+}
+
+// Whether the suite has a dense group on `gpu` for `stack` ("" = the defaults') or the defaults.
+bool denseGroupOn(const ExpectedErrorTable& table, const std::string& stack, const std::string& gpu) {
+  return std::any_of(table.groups.begin(), table.groups.end(), [&](const HeldOutAccuracy& group) {
+    return !group.moe && group.gpu == gpu && (group.stack.empty() || group.stack == stack);
+  });
 }
 
 }  // namespace
@@ -99,14 +111,14 @@ std::optional<ExpectedError> denseModelError(const ExpectedErrorTable& table, co
 
 std::optional<ExpectedError> expectedError(const ExpectedErrorTable& table, const std::string& stack,
                                            const std::string& gpu, bool moe) {
-  if (moe) {
-    if (auto error = mixtureOfExpertsError(table, gpu, false)) return error;
-  }
-  auto dense = denseModelError(table, stack, gpu);
-  // A GPU the suite has no published run on stays unknown for either kind of model.
-  if (!moe || !dense) return dense;
+  if (!moe) return denseModelError(table, stack, gpu);
+  if (auto error = mixtureOfExpertsError(table, gpu, false)) return error;
+  // Figures from other GPUs only for a GPU the suite knows: one it has no published run of
+  // either kind on stays unknown.
+  if (!denseGroupOn(table, stack, gpu)) return std::nullopt;
   if (auto error = mixtureOfExpertsError(table, gpu, true)) return error;
-  dense->basis = "no published mixture-of-experts run: " + dense->basis;
+  auto dense = denseModelError(table, stack, gpu);
+  if (dense) dense->basis = "no published mixture-of-experts run: " + dense->basis;
   return dense;
 }
 

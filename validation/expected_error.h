@@ -46,6 +46,8 @@ struct ExpectedError {
   // "this stack on this GPU", "this stack on other GPUs (worst)", "the defaults' sources on
   // this GPU: no published run of this stack", ...
   std::string basis;
+  // The rows were never fitted (the mixture-of-experts groups), rather than held out of a fit.
+  bool never_fitted = false;
 };
 
 // Reads <config_dir>/validation/expected_error.yaml (strict: file:line:col errors).
@@ -55,10 +57,10 @@ struct ExpectedError {
 // without one); else the stack's worst group on another GPU; else the rows without a stack on
 // the GPU (for a stack with no published run: a floor, said so in the basis). A
 // mixture-of-experts model (`moe`): the MoE rows on the GPU; else the worst MoE group on
-// another GPU; else as a dense model, said so in the basis. nullopt when none applies; the
-// fallbacks to other GPUs only where a dense group applies to the GPU (one the suite has no
-// published run on stays unknown).
+// another GPU; else as a dense model, said so in the basis. nullopt when none applies; for a
+// mixture-of-experts model the fallbacks only where the GPU has a dense group of the stack or
+// of the defaults (a GPU without any published run stays unknown).
 [[nodiscard]] std::optional<ExpectedError> expectedError(const ExpectedErrorTable& table, const std::string& stack,
-                                                         const std::string& gpu, bool moe = false);
+                                                         const std::string& gpu, bool moe);
 
 }  // namespace trainsim::validation

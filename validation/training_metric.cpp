@@ -34,12 +34,19 @@ std::optional<TrainingMetric> trainingMetricNamed(std::string_view name) {
   return std::nullopt;
 }
 
-double stepTimeError(TrainingMetric metric, double metric_error) {
+bool isTimeMetric(TrainingMetric metric) {
   switch (metric) {
     case TrainingMetric::kIterationTime:
-    case TrainingMetric::kLayerTime: return metric_error;
-    default: return 1.0 / (1.0 + metric_error) - 1.0;
+    case TrainingMetric::kLayerTime: return true;
+    case TrainingMetric::kHardwareTflopsPerGpu:
+    case TrainingMetric::kModelTflopsPerGpu:
+    case TrainingMetric::kTokensPerSecondPerGpu: return false;
   }
+  return false;
+}
+
+double stepTimeError(TrainingMetric metric, double metric_error) {
+  return isTimeMetric(metric) ? metric_error : 1.0 / (1.0 + metric_error) - 1.0;
 }
 
 }  // namespace trainsim::validation

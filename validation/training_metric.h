@@ -38,6 +38,9 @@ enum class TrainingMetric : uint8_t {
 // The metric of that name; nullopt for any other text.
 [[nodiscard]] std::optional<TrainingMetric> trainingMetricNamed(std::string_view name);
 
+// Whether the metric is a time (iteration or layer time) rather than a throughput.
+[[nodiscard]] bool isTimeMetric(TrainingMetric metric);
+
 // A row's error in its metric (predicted / published - 1) as the error of the predicted step
 // time (positive: predicted slower than it ran): the same for the time metrics, 1 / (1 +
 // error) - 1 for the throughputs (TFLOP/s, tokens/s), which are inversely proportional to it.

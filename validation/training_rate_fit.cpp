@@ -256,7 +256,7 @@ Expected<RateFitResult> runRateFractionFit(const ConfigPaths& paths, TrainingSui
                         measurement.source,
                         comparison.gpu_key,
                         comparison.experiment ? comparison.experiment->training.stack : std::string(),
-                        metric == TrainingMetric::kIterationTime || metric == TrainingMetric::kLayerTime,
+                        isTimeMetric(metric),
                         {}});
         ran_everywhere.push_back(true);
       }

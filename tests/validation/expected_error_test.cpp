@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "tests/shipped_defaults.h"
 
@@ -22,7 +24,7 @@ ExpectedErrorTable table() {
 
 TEST(ExpectedErrorTest, NoStackOrADefaultStackTakesTheRowsWithoutAStack) {
   for (const char* stack : {"", "nemo", "megatron-core"}) {
-    const auto error = expectedError(table(), stack, "h100-sxm");
+    const auto error = expectedError(table(), stack, "h100-sxm", false);
     ASSERT_TRUE(error) << stack;
     EXPECT_DOUBLE_EQ(error->mape, 0.058);
     EXPECT_DOUBLE_EQ(error->bias, -0.010);
@@ -32,21 +34,21 @@ TEST(ExpectedErrorTest, NoStackOrADefaultStackTakesTheRowsWithoutAStack) {
 }
 
 TEST(ExpectedErrorTest, AStackOnItsGpuTakesItsOwnGroup) {
-  const auto error = expectedError(table(), "pytorch-fsdp", "a100-sxm-80gb");
+  const auto error = expectedError(table(), "pytorch-fsdp", "a100-sxm-80gb", false);
   ASSERT_TRUE(error);
   EXPECT_DOUBLE_EQ(error->mape, 0.120);
   EXPECT_NE(error->basis.find("pytorch-fsdp"), std::string::npos) << error->basis;
 }
 
 TEST(ExpectedErrorTest, AStackOnAnotherGpuTakesItsWorstGroupAndSaysSo) {
-  const auto error = expectedError(table(), "pytorch-fsdp", "b200");
+  const auto error = expectedError(table(), "pytorch-fsdp", "b200", false);
   ASSERT_TRUE(error);
   EXPECT_DOUBLE_EQ(error->mape, 0.250);
   EXPECT_NE(error->basis.find("none on b200"), std::string::npos) << error->basis;
 }
 
 TEST(ExpectedErrorTest, AStackWithoutPublishedRunsFallsBackToTheDefaultsAsAFloor) {
-  const auto error = expectedError(table(), "deepspeed", "a100-sxm-80gb");
+  const auto error = expectedError(table(), "deepspeed", "a100-sxm-80gb", false);
   ASSERT_TRUE(error);
   EXPECT_DOUBLE_EQ(error->mape, 0.050);
   EXPECT_NE(error->basis.find("no published run of deepspeed"), std::string::npos) << error->basis;
@@ -54,8 +56,8 @@ TEST(ExpectedErrorTest, AStackWithoutPublishedRunsFallsBackToTheDefaultsAsAFloor
 }
 
 TEST(ExpectedErrorTest, NothingAppliesToAGpuWithoutRows) {
-  EXPECT_FALSE(expectedError(table(), "", "mi300x"));
-  EXPECT_FALSE(expectedError(table(), "maxtext", "tpu-v5e"));
+  EXPECT_FALSE(expectedError(table(), "", "mi300x", false));
+  EXPECT_FALSE(expectedError(table(), "maxtext", "tpu-v5e", false));
 }
 
 ExpectedErrorTable withMixtureOfExperts() {
@@ -86,6 +88,7 @@ TEST(ExpectedErrorTest, AMixtureOfExpertsModelTakesTheMoeRowsOfItsGpu) {
     EXPECT_DOUBLE_EQ(error->bias, -0.250);
     EXPECT_EQ(error->rows, 24);
     EXPECT_NE(error->basis.find("mixture-of-experts runs on h100-sxm"), std::string::npos) << error->basis;
+    EXPECT_TRUE(error->never_fitted);
   }
   const auto dense = expectedError(withMixtureOfExperts(), "", "h100-sxm", false);
   ASSERT_TRUE(dense);
@@ -101,6 +104,9 @@ TEST(ExpectedErrorTest, AMixtureOfExpertsModelOnAnotherGpuTakesTheWorstMoeGroup)
 
 TEST(ExpectedErrorTest, AMixtureOfExpertsModelOnAGpuWithoutAnyRowsIsUnknown) {
   EXPECT_FALSE(expectedError(withMixtureOfExperts(), "", "mi300x", true));
+  // Whatever the stack: a stack's groups on other GPUs do not make this GPU known.
+  EXPECT_FALSE(expectedError(withMixtureOfExperts(), "pytorch-fsdp", "mi300x", true));
+  EXPECT_TRUE(expectedError(withMixtureOfExperts(), "pytorch-fsdp", "mi300x", false));
   // MoE rows alone make a GPU known to MoE models (not to dense ones).
   ExpectedErrorTable t = withMixtureOfExperts();
   HeldOutAccuracy gb300 = t.groups.back();
@@ -117,11 +123,27 @@ TEST(ExpectedErrorTest, WithoutMoeRowsAMixtureOfExpertsModelTakesTheDenseErrorAn
   EXPECT_NE(error->basis.find("no published mixture-of-experts run"), std::string::npos) << error->basis;
 }
 
+TEST(ExpectedErrorTest, ASecondGroupForTheSameKeyIsRefusedWithItsPosition) {
+  const std::string dir = ::testing::TempDir() + "expected_error_dup";
+  std::filesystem::create_directories(dir + "/validation");
+  std::ofstream(dir + "/validation/expected_error.yaml") << R"(command: "x"
+default_stacks: [nemo]
+groups:
+  - {moe: true, gpu: h100-sxm, sources: 1, rows: 2, held_out_mape: 0.2, held_out_bias: 0.1}
+  - {moe: true, gpu: h100-sxm, sources: 1, rows: 3, held_out_mape: 0.3, held_out_bias: 0.1}
+)";
+  const auto loaded = loadExpectedErrorTable(ConfigPaths{dir});
+  ASSERT_FALSE(loaded.ok());
+  const std::string message = loaded.error().toString();
+  EXPECT_NE(message.find("expected_error.yaml:5:"), std::string::npos) << message;
+  EXPECT_NE(message.find("a second group"), std::string::npos) << message;
+}
+
 TEST(ExpectedErrorTest, TheShippedTableLoadsAndCoversTheSuitesGpus) {
   const auto shipped = loadExpectedErrorTable(shippedConfigPaths());
   ASSERT_TRUE(shipped.ok()) << shipped.error().toString();
   for (const char* gpu : {"a100-sxm-80gb", "h100-sxm", "b200", "gb200"}) {
-    const auto error = expectedError(*shipped, "", gpu);
+    const auto error = expectedError(*shipped, "", gpu, false);
     ASSERT_TRUE(error) << gpu;
     EXPECT_GT(error->mape, 0.0) << gpu;
     EXPECT_LE(std::abs(error->bias), error->mape) << gpu;
