@@ -33,6 +33,9 @@ struct CollectiveChoice {
   Protocol protocol = Protocol::kSimple;
   int channels = 1;
   double estimated_time_s = 0.0;  // the tuner's closed-form estimate used to choose
+  // A tree's bus-bandwidth cap on this group, NCCL's channels x its per-channel cap
+  // (NcclTuner::treeMaxBusBandwidth), bytes/s; 0 for the other algorithms.
+  double tree_max_bus_Bps = 0.0;
 };
 
 }  // namespace trainsim::perf

@@ -19,14 +19,15 @@ void buildTree(const AlgorithmContext& context) {
   const int channels = context.choice.channels;
   const auto& parameters = builder.parameters();
   // NCCL's tree runs at tree_bandwidth_factor of the links and at most its bus-bandwidth
-  // cap; algorithm bandwidth = cap x tree_algorithm_bandwidth_ratio, shared by the two trees'
-  // flows of every channel into each head GPU.
+  // cap (NCCL's channels x its per-channel cap, NcclTuner::treeMaxBusBandwidth); algorithm
+  // bandwidth = cap x tree_algorithm_bandwidth_ratio, shared by the two trees' flows of every
+  // channel into each head GPU.
   const double per_edge =
       wireBytes(parameters, context.choice.protocol, context.request.bytes / 2.0 / channels) /
       parameters.tree_bandwidth_factor /
       treeSizeCorrection(parameters, CollectiveAlgorithm::kTree, context.choice.protocol, context.request.bytes);
   const double flows_per_head = kTrees / parameters.tree_algorithm_bandwidth_ratio * channels;
-  const double rate_cap = treeMaxBusBandwidth(parameters, nodes) / parameters.tree_bandwidth_factor / flows_per_head;
+  const double rate_cap = context.choice.tree_max_bus_Bps / parameters.tree_bandwidth_factor / flows_per_head;
   const double depth = std::floor(std::log2(static_cast<double>(nodes)));
 
   for (int tree = 0; tree < kTrees; ++tree) {

@@ -38,6 +38,30 @@ std::optional<CollectiveAlgorithm> parseAlgorithmName(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view ncclGpuClassName(NcclGpuClass gpu_class) {
+  switch (gpu_class) {
+    case NcclGpuClass::kVolta: return "volta";
+    case NcclGpuClass::kAmpere: return "ampere";
+    case NcclGpuClass::kHopper: return "hopper";
+    case NcclGpuClass::kBlackwell: return "blackwell";
+  }
+  return "unknown";
+}
+
+NcclGpuClass ncclGpuClass(std::optional<double> compute_capability) {
+  // NVIDIA/nccl src/graph/tuning.cc (5067397c), ncclTopoTuneModel: "compCapIndex = minCompCap
+  // >= 100 ? BLACKWELL : (minCompCap >= 90 ? HOPPER : minCompCap >= 80 ? AMPERE : VOLTA)".
+  if (!compute_capability) return NcclGpuClass::kHopper;
+  if (*compute_capability >= 10.0) return NcclGpuClass::kBlackwell;
+  if (*compute_capability >= 9.0) return NcclGpuClass::kHopper;
+  if (*compute_capability >= 8.0) return NcclGpuClass::kAmpere;
+  return NcclGpuClass::kVolta;
+}
+
+double CommunicationParameters::treeMaxBusPerChannel(NcclGpuClass gpu_class, int nodes) const {
+  return tree_max_bus_GBps_per_channel[static_cast<std::size_t>(gpu_class)][nodes <= 2 ? 0 : 1] * 1e9;
+}
+
 double CommunicationParameters::nvlsEfficiency(std::string_view gpu_key) const {
   for (const MeasuredFraction& row : nvls_efficiency_per_gpu) {
     if (row.gpu_key == gpu_key) return row.fraction;

@@ -46,6 +46,16 @@ inline constexpr std::size_t kTreeSizeClasses = 24;
 // "64B", "128B", ..., "512KiB", "1MiB", ..., "512MiB".
 [[nodiscard]] std::string treeSizeClassName(std::size_t size_class);
 
+// NCCL's classes of GPU for its per-generation tables (tuning.cc's compCapIndex: compute
+// capability below 8.0, 8.x, 9.x, 10.0 and above).
+enum class NcclGpuClass : uint8_t { kVolta, kAmpere, kHopper, kBlackwell };
+inline constexpr std::array<NcclGpuClass, 4> kAllNcclGpuClasses = {NcclGpuClass::kVolta, NcclGpuClass::kAmpere,
+                                                                   NcclGpuClass::kHopper, NcclGpuClass::kBlackwell};
+[[nodiscard]] std::string_view ncclGpuClassName(NcclGpuClass gpu_class);
+// The class of a GPU of this compute capability; a GPU without one (AMD, Intel, Google) is
+// taken as Hopper.
+[[nodiscard]] NcclGpuClass ncclGpuClass(std::optional<double> compute_capability);
+
 // NCCL groups per-step latencies by the kind of hop.
 enum class HopClass : uint8_t { kNvLink, kPcie, kNetwork };
 
@@ -91,12 +101,22 @@ struct CommunicationParameters {
   double channel_bandwidth_GBps = 0.0;
 
   // NCCL's tree model: tree bus bandwidth is tree_bandwidth_factor x the ring's, at most the
-  // cap of up to 2 nodes or of more; its algorithm bandwidth is
-  // tree_algorithm_bandwidth_ratio x its bus bandwidth.
+  // tree's channels x the per-channel cap of the GPU's class (NcclGpuClass) on 2 nodes [0]
+  // or on more [1], GB/s; its algorithm bandwidth is tree_algorithm_bandwidth_ratio x its
+  // bus bandwidth.
   double tree_bandwidth_factor = 0.0;
-  double tree_max_bus_GBps_two_nodes = 0.0;
-  double tree_max_bus_GBps_more_nodes = 0.0;
+  std::array<std::array<double, 2>, kAllNcclGpuClasses.size()> tree_max_bus_GBps_per_channel{};
   double tree_algorithm_bandwidth_ratio = 0.0;
+  // NCCL's channels across nodes (its ring graph's, which its tree graph takes): one per NIC,
+  // no more than it takes to fill the GPUs' NVLink at a NIC's rate, doubled
+  // (ncclTopoDupChannels) where one channel carries at least channel_duplication_min_GBps (on
+  // GPUs of compute capability above 8.0 only where it carries at least
+  // channel_duplication_full_GBps or there are at most channel_duplication_max_channels), at
+  // most nccl_max_channels (NcclTuner::ncclChannels).
+  double nccl_max_channels = 0.0;
+  double channel_duplication_min_GBps = 0.0;
+  double channel_duplication_full_GBps = 0.0;
+  double channel_duplication_max_channels = 0.0;
 
   // Host-side cost of launching a collective and waiting for it, microseconds.
   double launch_overhead_us = 0.0;
@@ -107,6 +127,8 @@ struct CommunicationParameters {
   [[nodiscard]] double linkEfficiency(topology::LinkType type, const topology::ClusterSpec& cluster) const;
   // NVLS algorithm bandwidth over NVLink bandwidth on this GPU.
   [[nodiscard]] double nvlsEfficiency(std::string_view gpu_key) const;
+  // NCCL's cap on one tree channel's bus bandwidth over `nodes` nodes (>= 2), bytes/s.
+  [[nodiscard]] double treeMaxBusPerChannel(NcclGpuClass gpu_class, int nodes) const;
 };
 
 }  // namespace trainsim::perf

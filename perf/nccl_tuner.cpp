@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -54,10 +55,6 @@ double treeSizeCorrection(const CommunicationParameters& parameters, CollectiveA
   const auto size_class = static_cast<std::size_t>(std::floor(std::log2(bytes / 64.0)));
   if (size_class >= kTreeSizeClasses) return 1.0;
   return parameters.tree_size_correction[static_cast<std::size_t>(protocol)][size_class];
-}
-
-double treeMaxBusBandwidth(const CommunicationParameters& parameters, int nodes) {
-  return (nodes <= 2 ? parameters.tree_max_bus_GBps_two_nodes : parameters.tree_max_bus_GBps_more_nodes) * 1e9;
 }
 
 }  // namespace detail
@@ -258,6 +255,33 @@ int NcclTuner::channels(CollectiveAlgorithm algorithm, const GroupLayout& layout
   return 1;
 }
 
+int NcclTuner::ncclChannels(const GroupLayout& layout, const GroupHardware& hardware) const {
+  int result = channels(CollectiveAlgorithm::kTree, layout, hardware);
+  if (!layout.singleNode() && hardware.network_Bps > 0.0 && hardware.nics_per_node > 0) {
+    // NCCL's search gives each channel one NET and at most the NET's rate, and every channel
+    // passes through each GPU of a node: one channel per NIC, but no more than it takes to
+    // fill the GPUs' links at a NIC's rate (the channels' rate drops to share the rest).
+    const double per_nic_Bps = hardware.network_Bps / hardware.nics_per_node;
+    const double fill = std::ceil(hardware.intra_Bps / per_nic_Bps);
+    result = std::max(1, std::min(result, static_cast<int>(std::min(fill, 1e6))));
+    const double per_channel_Bps = std::min(per_nic_Bps, hardware.intra_Bps / result);
+    // ncclTopoDupChannels.
+    const std::optional<double> capability = cluster_.spec().gpu.compute_capability;
+    const bool after_ampere = !capability || *capability > 8.0;
+    if (per_channel_Bps >= parameters_.channel_duplication_min_GBps * 1e9 &&
+        (!after_ampere || per_channel_Bps >= parameters_.channel_duplication_full_GBps * 1e9 ||
+         result <= static_cast<int>(parameters_.channel_duplication_max_channels))) {
+      result *= 2;
+    }
+  }
+  return std::min(result, static_cast<int>(parameters_.nccl_max_channels));
+}
+
+double NcclTuner::treeMaxBusBandwidth(const GroupLayout& layout, const GroupHardware& hardware) const {
+  return ncclChannels(layout, hardware) *
+         parameters_.treeMaxBusPerChannel(ncclGpuClass(cluster_.spec().gpu.compute_capability), layout.nodes());
+}
+
 HopClass NcclTuner::hopClass(int64_t from_rank, int64_t to_rank) const {
   const auto& route = router_.route(cluster_.accelerator(from_rank), cluster_.accelerator(to_rank));
   HopClass result = HopClass::kNvLink;
@@ -311,11 +335,11 @@ double NcclTuner::estimateTime(const CollectiveRequest& request, const GroupLayo
       time += 2.0 * detail::stepLatencySeconds(parameters_, algorithm, protocol, intra, layout.max_per_node - 1.0,
                                                depth, nodes > 1, excess);
       time += detail::pipelineFillSeconds(parameters_, protocol, 2.0 * steps, request.bytes / 2.0);
-      // NCCL's tree model: 0.9 x the ring's bus bandwidth, capped, and algorithm
-      // bandwidth = half the tree bus bandwidth.
+      // NCCL's tree model: 0.9 x the ring's bus bandwidth, at most NCCL's channels x its
+      // per-channel cap, and algorithm bandwidth = half the tree bus bandwidth.
       const double tree_bus =
           std::min(bus_Bps * parameters_.tree_bandwidth_factor,
-                   detail::treeMaxBusBandwidth(parameters_, layout.nodes()) * parameters_.protocol_bandwidth_factor[p]);
+                   treeMaxBusBandwidth(layout, hardware) * parameters_.protocol_bandwidth_factor[p]);
       time += request.bytes /
               (0.5 * tree_bus * detail::treeSizeCorrection(parameters_, algorithm, protocol, request.bytes));
       break;
@@ -389,7 +413,8 @@ Expected<CollectiveChoice> NcclTuner::choose(const CollectiveRequest& request) c
         evaluated = true;
         const double time = estimateTime(request, group, links, algorithm, protocol);
         if (time < best.estimated_time_s) {
-          best = CollectiveChoice{algorithm, protocol, channels(algorithm, group, links), time};
+          best = CollectiveChoice{algorithm, protocol, channels(algorithm, group, links), time,
+                                  algorithm == CollectiveAlgorithm::kTree ? treeMaxBusBandwidth(group, links) : 0.0};
         }
       }
     }

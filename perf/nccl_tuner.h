@@ -77,6 +77,14 @@ class NcclTuner {
                                     Protocol protocol) const;
   [[nodiscard]] static int channels(CollectiveAlgorithm algorithm, const GroupLayout& layout,
                                     const GroupHardware& hardware);
+  // NCCL's channel count for a ring or tree across nodes (its graph search's, which its tuner
+  // multiplies by per-channel caps): one per NIC the group's GPUs use, no more than it takes
+  // to fill the GPUs' NVLink at a NIC's rate, doubled where NCCL duplicates channels, at most
+  // nccl_max_channels.
+  [[nodiscard]] int ncclChannels(const GroupLayout& layout, const GroupHardware& hardware) const;
+  // NCCL's cap on a tree's bus bandwidth over the group: ncclChannels x the per-channel cap of
+  // the GPU's class and the node count, bytes/s.
+  [[nodiscard]] double treeMaxBusBandwidth(const GroupLayout& layout, const GroupHardware& hardware) const;
   [[nodiscard]] bool nvlsAvailable(const GroupLayout& layout) const;
   [[nodiscard]] bool nvlsTreeAvailable(const GroupLayout& layout) const;
   // The nodes' NVSwitch reduces in the switch (NVLS): intra_node.nvls on a switched node.
@@ -114,9 +122,6 @@ namespace detail {
 // (CommunicationParameters::tree_size_correction; 1 for other algorithms and large sizes).
 [[nodiscard]] double treeSizeCorrection(const CommunicationParameters& parameters, CollectiveAlgorithm algorithm,
                                         Protocol protocol, double bytes);
-
-// NCCL's tree bus-bandwidth cap for a tree over `nodes` nodes, bytes/s.
-[[nodiscard]] double treeMaxBusBandwidth(const CommunicationParameters& parameters, int nodes);
 
 }  // namespace detail
 

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <functional>
+#include <utility>
 #include <vector>
 
 namespace trainsim::perf {
@@ -99,10 +100,21 @@ std::vector<CommunicationParameterName> buildCommunicationNames() {
   names.push_back(scalarParameter("pipeline_channels", R::kPositive, &P::pipeline_channels));
   names.push_back(scalarParameter("channel_bandwidth_GBps", R::kPositive, &P::channel_bandwidth_GBps));
   names.push_back(scalarParameter("tree_bandwidth_factor", R::kEfficiency, &P::tree_bandwidth_factor));
-  names.push_back(scalarParameter("tree_max_bus_GBps_two_nodes", R::kPositive, &P::tree_max_bus_GBps_two_nodes));
-  names.push_back(scalarParameter("tree_max_bus_GBps_more_nodes", R::kPositive, &P::tree_max_bus_GBps_more_nodes));
+  for (NcclGpuClass gpu_class : kAllNcclGpuClasses) {
+    for (const auto& [index, nodes] : {std::pair<std::size_t, const char*>{0, "two_nodes"}, {1, "more_nodes"}}) {
+      const auto c = static_cast<std::size_t>(gpu_class);
+      names.push_back(element<P>(
+          "tree_max_bus_GBps_per_channel." + std::string(ncclGpuClassName(gpu_class)) + "." + nodes, R::kPositive,
+          [ c, index ](auto& p) -> auto& { return p.tree_max_bus_GBps_per_channel[c][index]; }));
+    }
+  }
   names.push_back(
       scalarParameter("tree_algorithm_bandwidth_ratio", R::kEfficiency, &P::tree_algorithm_bandwidth_ratio));
+  names.push_back(scalarParameter("nccl_max_channels", R::kPositiveInteger, &P::nccl_max_channels));
+  names.push_back(scalarParameter("channel_duplication_min_GBps", R::kPositive, &P::channel_duplication_min_GBps));
+  names.push_back(scalarParameter("channel_duplication_full_GBps", R::kPositive, &P::channel_duplication_full_GBps));
+  names.push_back(
+      scalarParameter("channel_duplication_max_channels", R::kPositiveInteger, &P::channel_duplication_max_channels));
   names.push_back(scalarParameter("launch_overhead_us", R::kNonNegative, &P::launch_overhead_us));
   return names;
 }

@@ -14,7 +14,7 @@ IntraNodeFabric GpuCatalog::parseFabric(const ConfigNode& node) {
 GpuSpec GpuCatalog::parseEntry(const ConfigNode& node, const std::string& key) {
   node.allowKeys({"name", "vendor", "kind", "form_factor", "peak_tflops", "memory_GiB", "memory_bandwidth_GBps",
                   "compute_units", "intra_node_bandwidth_GBps", "default_fabric", "nvls", "fp8_gemm_any_layout",
-                  "pcie_bandwidth_GBps", "tdp_W", "source"});
+                  "compute_capability", "pcie_bandwidth_GBps", "tdp_W", "source"});
   GpuSpec gpu;
   gpu.key = key;
   gpu.name = node.string("name", key);
@@ -54,6 +54,10 @@ GpuSpec GpuCatalog::parseEntry(const ConfigNode& node, const std::string& key) {
   gpu.fp8_gemm_any_layout = node.boolean("fp8_gemm_any_layout", false);
   if (gpu.fp8_gemm_any_layout && !gpu.peakTflops(Precision::kFp8)) {
     node.child("fp8_gemm_any_layout").fail("needs an fp8 rate in peak_tflops");
+  }
+  // CUDA compute capabilities run from 1.0 (Tesla) to 12.x (Blackwell GeForce) so far.
+  if (auto capability = node.optionalChild("compute_capability")) {
+    gpu.compute_capability = capability->asNumberIn(1.0, 99.9);
   }
   // PCIe Gen4 x16 (32 GB/s per direction) when a custom inline GPU does not say.
   gpu.pcie_bandwidth_GBps =

@@ -35,6 +35,9 @@ struct GpuSpec {
   // Blackwell), so FP8 training keeps no transposed FP8 copies of weights and activations
   // (Transformer Engine's is_non_tn_fp8_gemm_supported()); Hopper's FP8 GEMMs are TN only.
   bool fp8_gemm_any_layout = false;
+  // NVIDIA's CUDA compute capability (9.0 for Hopper); none for other vendors' parts. NCCL's
+  // tuner picks its per-generation tables by it (perf::ncclGpuClass).
+  std::optional<double> compute_capability;
   double pcie_bandwidth_GBps = 0.0;  // host interface per direction
   double tdp_W = 0.0;                // 0 = not given
   std::string source;

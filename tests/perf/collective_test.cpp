@@ -522,6 +522,84 @@ TEST(CollectiveTest, TreeHeadsSpreadOverEveryNicWhenNicsAreFewerThanGpus) {
   EXPECT_NEAR(static_cast<double>(four.makespan) / static_cast<double>(eight.makespan), 1.0, 0.01);
 }
 
+// The tuner's choice on `per_node` GPUs of each of `nodes` nodes of a preset.
+Expected<CollectiveChoice> chooseOnPreset(const std::string& preset, int nodes, int per_node,
+                                          const CommunicationParameters& parameters, double bytes,
+                                          std::optional<CollectiveAlgorithm> algorithm,
+                                          std::optional<Protocol> protocol = std::nullopt) {
+  const Cluster cluster = presetCluster(preset, {parseOverride("nodes=" + std::to_string(nodes))});
+  std::vector<int64_t> ranks;
+  for (int node = 0; node < nodes; ++node) {
+    for (int g = 0; g < per_node; ++g) ranks.push_back(int64_t{node} * cluster.spec().gpus_per_node + g);
+  }
+  Router router(cluster);
+  const NcclTuner tuner(cluster, router, parameters);
+  return tuner.choose(CollectiveRequest{CollectiveOp::kAllReduce, ranks, bytes, algorithm, protocol});
+}
+
+// A tree's bus bandwidth is capped at NCCL's channels x its per-channel cap for the GPU's
+// generation and node count (perChMaxTreeBws, tuning.cc at 5067397c), not at the fixed
+// 110 / 80 GB/s of NCCL 2.8: a channel per NIC (8 on a DGX, 4 on a p4de), no more than it
+// takes to fill the GPUs' NVLink at a NIC's rate (15 of a GB200 rack's 72 NICs: 684 GB/s of
+// NVLink over 47 GB/s), doubled where a channel carries >= 25 GB/s and, after Ampere, there
+// are at most 4 of them (2 GPUs per H100 node; not on A100's 23.5 GB/s HDR channels).
+TEST(CollectiveTest, TreeCapIsNcclsChannelsTimesItsPerChannelCap) {
+  const CommunicationParameters parameters = shippedCommunication();
+  const auto cap_GBps = [&](const std::string& preset, int nodes, int per_node) {
+    const auto choice = chooseOnPreset(preset, nodes, per_node, parameters, 1.0 * kGiB, CollectiveAlgorithm::kTree);
+    EXPECT_TRUE(choice.ok()) << choice.error().toString();
+    return choice.ok() ? choice->tree_max_bus_Bps / 1e9 : 0.0;
+  };
+  EXPECT_NEAR(cap_GBps("dgx-a100", 2, 8), 8 * 23.6, 1e-9);
+  EXPECT_NEAR(cap_GBps("dgx-a100", 4, 8), 8 * 17.8, 1e-9);
+  EXPECT_NEAR(cap_GBps("dgx-a100", 4, 2), 2 * 17.8, 1e-9);
+  EXPECT_NEAR(cap_GBps("aws-p4de", 2, 8), 4 * 23.6, 1e-9);
+  EXPECT_NEAR(cap_GBps("dgx-h100", 2, 8), 8 * 41.4, 1e-9);
+  EXPECT_NEAR(cap_GBps("dgx-h100", 4, 8), 8 * 36.0, 1e-9);
+  EXPECT_NEAR(cap_GBps("dgx-h100", 4, 2), 4 * 36.0, 1e-9);
+  EXPECT_NEAR(cap_GBps("coreweave-gb200", 20, 72), 15 * 24.0, 1e-9);
+  // Only trees carry a cap.
+  const auto ring = chooseOnPreset("dgx-h100", 2, 8, parameters, 1.0 * kGiB, CollectiveAlgorithm::kRing);
+  ASSERT_TRUE(ring.ok());
+  EXPECT_EQ(ring->tree_max_bus_Bps, 0.0);
+}
+
+// The simulated tree runs at most at that cap: 20 GB200 racks reach 286 GB/s of tree bus
+// bandwidth at 2 GiB in CoreWeave's nccl-tests log (configs/validation/collectives.yaml);
+// under the old 80 GB/s cap the tree stayed below 80, under 15 x 24 GB/s it passes 200.
+TEST(CollectiveTest, TwentyGb200RacksRunTheirTreeAboveTheOldFixedCap) {
+  const Cluster cluster = presetCluster("coreweave-gb200", {parseOverride("intra_node.nvls=false")});
+  CollectiveSimulator simulator(cluster, shippedCommunication());
+  std::vector<int64_t> ranks(static_cast<std::size_t>(cluster.acceleratorCount()));
+  std::iota(ranks.begin(), ranks.end(), int64_t{0});
+  const auto result = simulator.simulate(
+      CollectiveRequest{CollectiveOp::kAllReduce, ranks, 2.0 * kGiB, CollectiveAlgorithm::kTree, Protocol::kSimple});
+  ASSERT_TRUE(result.ok()) << result.error().toString();
+  EXPECT_GT(result->busbw_Bps, 200e9);
+  EXPECT_LT(result->busbw_Bps, 15 * 24.0e9);
+}
+
+// The cap changes the choice where it binds in the tuner's estimate: with one GPU on each of
+// 64 DGX A100 nodes the tree runs one channel of 23.5 GB/s, capped at Ampere's 17.8 GB/s on
+// more than 2 nodes; a Simple all-reduce of 8 MiB then goes to the ring, where the old 80 GB/s
+// cap kept the tree (which it still takes at 4 MiB).
+TEST(CollectiveTest, NcclsPerChannelTreeCapMovesOneGpuPerNodeGroupsToTheRingSooner) {
+  const CommunicationParameters shipped = shippedCommunication();
+  CommunicationParameters fixed_cap = shipped;  // one channel at the old 80 GB/s total
+  fixed_cap.tree_max_bus_GBps_per_channel[static_cast<std::size_t>(NcclGpuClass::kAmpere)][1] = 80.0;
+  const auto choose = [](const CommunicationParameters& parameters, double bytes) {
+    const auto choice = chooseOnPreset("dgx-a100", 64, 1, parameters, bytes, std::nullopt, Protocol::kSimple);
+    EXPECT_TRUE(choice.ok()) << choice.error().toString();
+    return choice.ok() ? choice->algorithm : CollectiveAlgorithm::kDirect;
+  };
+  const auto tree = chooseOnPreset("dgx-a100", 64, 1, shipped, 8.0 * kMiB, CollectiveAlgorithm::kTree);
+  ASSERT_TRUE(tree.ok());
+  EXPECT_NEAR(tree->tree_max_bus_Bps, 17.8e9, 1.0);
+  EXPECT_EQ(choose(shipped, 8.0 * kMiB), CollectiveAlgorithm::kRing);
+  EXPECT_EQ(choose(fixed_cap, 8.0 * kMiB), CollectiveAlgorithm::kTree);
+  EXPECT_EQ(choose(shipped, 4.0 * kMiB), CollectiveAlgorithm::kTree);
+}
+
 // A cluster's measured network efficiency (inter_node.efficiency) replaces the protocol's: at
 // half of InfiniBand's default a network-bound ring takes twice as long.
 TEST(CollectiveTest, AClustersMeasuredNetworkEfficiencyReplacesTheProtocolDefault) {

@@ -76,8 +76,13 @@ TEST(DefaultParametersTest, ShippedCommunicationDefaultsHoldThePreviousValues) {
   EXPECT_EQ(p.pipeline_channels, 16.0);
   EXPECT_EQ(p.channel_bandwidth_GBps, 50.0);
   EXPECT_EQ(p.tree_bandwidth_factor, 0.9);
-  EXPECT_EQ(p.tree_max_bus_GBps_two_nodes, 110.0);
-  EXPECT_EQ(p.tree_max_bus_GBps_more_nodes, 80.0);
+  // NCCL's perChMaxTreeBws (tuning.cc at 5067397c), 2-node and >= 3-node columns.
+  using Caps = std::array<std::array<double, 2>, 4>;
+  EXPECT_EQ(p.tree_max_bus_GBps_per_channel, (Caps{{{18.5, 10.0}, {23.6, 17.8}, {41.4, 36.0}, {42.8, 24.0}}}));
+  EXPECT_EQ(p.nccl_max_channels, 32.0);
+  EXPECT_EQ(p.channel_duplication_min_GBps, 25.0);
+  EXPECT_EQ(p.channel_duplication_full_GBps, 50.0);
+  EXPECT_EQ(p.channel_duplication_max_channels, 4.0);
   EXPECT_EQ(p.tree_algorithm_bandwidth_ratio, 0.5);
   EXPECT_EQ(p.launch_overhead_us, 12.0);
 }
@@ -106,6 +111,35 @@ TEST(DefaultParametersTest, NvlinkEfficiencyOfEveryCatalogGpu) {
   for (const MeasuredFraction& row : parameters->nvlink_efficiency) {
     EXPECT_NE(catalog->find(row.gpu_key), nullptr) << row.gpu_key;
   }
+}
+
+// NCCL's GPU class (the row of its per-generation tables) of every catalog GPU, by its
+// compute capability; parts without one (AMD, Intel, Google) take Hopper's.
+TEST(DefaultParametersTest, NcclGpuClassOfEveryCatalogGpu) {
+  const auto catalog = topology::GpuCatalog::load(std::string(TRAINSIM_CONFIG_DIR_FOR_TESTS) + "/gpus.yaml");
+  ASSERT_TRUE(catalog.ok()) << catalog.error().toString();
+  const auto expected = [](std::string_view key) {
+    for (std::string_view prefix : {"v100", "p100", "k80", "t4", "quadro"}) {
+      if (key.starts_with(prefix)) return NcclGpuClass::kVolta;
+    }
+    for (std::string_view prefix : {"a100", "a10g", "rtx-3090", "l4", "l40s", "rtx-4090"}) {
+      if (key.starts_with(prefix)) return NcclGpuClass::kAmpere;
+    }
+    for (std::string_view prefix : {"b200", "gb200", "b300", "gb300"}) {
+      if (key.starts_with(prefix)) return NcclGpuClass::kBlackwell;
+    }
+    return NcclGpuClass::kHopper;
+  };
+  for (const std::string& key : catalog->keys()) {
+    const topology::GpuSpec* gpu = catalog->find(key);
+    ASSERT_NE(gpu, nullptr) << key;
+    EXPECT_EQ(gpu->compute_capability.has_value(), gpu->vendor == "nvidia") << key;
+    EXPECT_EQ(ncclGpuClass(gpu->compute_capability), expected(key)) << key;
+  }
+  EXPECT_EQ(ncclGpuClass(8.9), NcclGpuClass::kAmpere);
+  EXPECT_EQ(ncclGpuClass(9.0), NcclGpuClass::kHopper);
+  EXPECT_EQ(ncclGpuClass(10.3), NcclGpuClass::kBlackwell);
+  EXPECT_EQ(ncclGpuClass(std::nullopt), NcclGpuClass::kHopper);
 }
 
 TEST(DefaultParametersTest, LoadedOncePerConfigDirectory) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "test_clusters.h"
 
 namespace trainsim::topology {
@@ -296,6 +298,10 @@ TEST(ClusterLoaderBounds, InlineGpuFigures) {
   EXPECT_EQ(loadError(gpu("100", "  fp8_gemm_any_layout: true\n")),
             "test.yaml:5:24: gpu.fp8_gemm_any_layout: needs an fp8 rate in peak_tflops");
   EXPECT_EQ(loadError(gpu("100, fp8: 200", "  fp8_gemm_any_layout: true\n")), "(loaded without error)");
+  // A compute capability is a CUDA major.minor.
+  EXPECT_EQ(loadError(gpu("100", "  compute_capability: 9.0\n")), "(loaded without error)");
+  EXPECT_EQ(loadError(gpu("100", "  compute_capability: 0.5\n")),
+            "test.yaml:5:23: gpu.compute_capability: expected a number between 1 and 99.9, found \"0.5\"");
 }
 
 TEST(ClusterLoaderTest, BlackwellFp8GemmsTakeAnyLayoutHopperOnlyTn) {
@@ -304,6 +310,15 @@ TEST(ClusterLoaderTest, BlackwellFp8GemmsTakeAnyLayoutHopperOnlyTn) {
     auto spec = loadClusterFile(preset, shippedConfigs());
     ASSERT_TRUE(spec.ok()) << preset << ": " << spec.error().toString();
     EXPECT_EQ(spec->gpu.fp8_gemm_any_layout, any_layout) << preset;
+  }
+}
+
+TEST(ClusterLoaderTest, CatalogGpusCarryTheirComputeCapability) {
+  for (const auto& [preset, capability] : std::vector<std::pair<std::string, std::optional<double>>>{
+           {"dgx-a100", 8.0}, {"dgx-h100", 9.0}, {"dgx-b200", 10.0}, {"mi300x-node", std::nullopt}}) {
+    auto spec = loadClusterFile(preset, shippedConfigs());
+    ASSERT_TRUE(spec.ok()) << preset << ": " << spec.error().toString();
+    EXPECT_EQ(spec->gpu.compute_capability, capability) << preset;
   }
 }
 
