@@ -106,6 +106,10 @@ struct CommunicationParameters {
   // bus bandwidth.
   double tree_bandwidth_factor = 0.0;
   std::array<std::array<double, 2>, kAllNcclGpuClasses.size()> tree_max_bus_GBps_per_channel{};
+  // A cap on the whole tree's bus bandwidth up to 2 nodes and beyond, GB/s, besides the
+  // per-channel ones; 0 = none.
+  double tree_max_bus_GBps_two_nodes = 0.0;
+  double tree_max_bus_GBps_more_nodes = 0.0;
   double tree_algorithm_bandwidth_ratio = 0.0;
   // NCCL's channels across nodes (its ring graph's, which its tree graph takes): one per NIC,
   // no more than it takes to fill the GPUs' NVLink at a NIC's rate, doubled

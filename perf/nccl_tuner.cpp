@@ -278,8 +278,12 @@ int NcclTuner::ncclChannels(const GroupLayout& layout, const GroupHardware& hard
 }
 
 double NcclTuner::treeMaxBusBandwidth(const GroupLayout& layout, const GroupHardware& hardware) const {
-  return ncclChannels(layout, hardware) *
-         parameters_.treeMaxBusPerChannel(ncclGpuClass(cluster_.spec().gpu.compute_capability), layout.nodes());
+  const double per_channel =
+      ncclChannels(layout, hardware) *
+      parameters_.treeMaxBusPerChannel(ncclGpuClass(cluster_.spec().gpu.compute_capability), layout.nodes());
+  const double whole_GBps =
+      layout.nodes() <= 2 ? parameters_.tree_max_bus_GBps_two_nodes : parameters_.tree_max_bus_GBps_more_nodes;
+  return whole_GBps > 0.0 ? std::min(per_channel, whole_GBps * 1e9) : per_channel;
 }
 
 HopClass NcclTuner::hopClass(int64_t from_rank, int64_t to_rank) const {

@@ -108,6 +108,8 @@ std::vector<CommunicationParameterName> buildCommunicationNames() {
           [ c, index ](auto& p) -> auto& { return p.tree_max_bus_GBps_per_channel[c][index]; }));
     }
   }
+  names.push_back(scalarParameter("tree_max_bus_GBps_two_nodes", R::kNonNegative, &P::tree_max_bus_GBps_two_nodes));
+  names.push_back(scalarParameter("tree_max_bus_GBps_more_nodes", R::kNonNegative, &P::tree_max_bus_GBps_more_nodes));
   names.push_back(
       scalarParameter("tree_algorithm_bandwidth_ratio", R::kEfficiency, &P::tree_algorithm_bandwidth_ratio));
   names.push_back(scalarParameter("nccl_max_channels", R::kPositiveInteger, &P::nccl_max_channels));

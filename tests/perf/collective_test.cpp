@@ -558,6 +558,13 @@ TEST(CollectiveTest, TreeCapIsNcclsChannelsTimesItsPerChannelCap) {
   EXPECT_NEAR(cap_GBps("dgx-h100", 4, 8), 8 * 36.0, 1e-9);
   EXPECT_NEAR(cap_GBps("dgx-h100", 4, 2), 4 * 36.0, 1e-9);
   EXPECT_NEAR(cap_GBps("coreweave-gb200", 20, 72), 15 * 24.0, 1e-9);
+  // A whole-tree cap given (as a calibration or --set may) still caps it, below the channels'.
+  CommunicationParameters whole = parameters;
+  whole.tree_max_bus_GBps_more_nodes = 80.0;
+  const auto capped = chooseOnPreset("dgx-h100", 4, 8, whole, 1.0 * kGiB, CollectiveAlgorithm::kTree);
+  ASSERT_TRUE(capped.ok());
+  EXPECT_NEAR(capped->tree_max_bus_Bps / 1e9, 80.0, 1e-9);
+  EXPECT_NEAR(cap_GBps("dgx-h100", 2, 8), 8 * 41.4, 1e-9);  // the two-node one unset
   // Only trees carry a cap.
   const auto ring = chooseOnPreset("dgx-h100", 2, 8, parameters, 1.0 * kGiB, CollectiveAlgorithm::kRing);
   ASSERT_TRUE(ring.ok());

@@ -79,6 +79,8 @@ TEST(DefaultParametersTest, ShippedCommunicationDefaultsHoldThePreviousValues) {
   // NCCL's perChMaxTreeBws (tuning.cc at 5067397c), 2-node and >= 3-node columns.
   using Caps = std::array<std::array<double, 2>, 4>;
   EXPECT_EQ(p.tree_max_bus_GBps_per_channel, (Caps{{{18.5, 10.0}, {23.6, 17.8}, {41.4, 36.0}, {42.8, 24.0}}}));
+  EXPECT_EQ(p.tree_max_bus_GBps_two_nodes, 0.0);
+  EXPECT_EQ(p.tree_max_bus_GBps_more_nodes, 0.0);
   EXPECT_EQ(p.nccl_max_channels, 32.0);
   EXPECT_EQ(p.channel_duplication_min_GBps, 25.0);
   EXPECT_EQ(p.channel_duplication_full_GBps, 50.0);
