@@ -294,7 +294,15 @@ Expected<CommunicationFit> fitCommunicationParameters(const topology::Cluster& c
                                     "remove it from the cluster file to fit {}",
                                     cluster.spec().name, *network->efficiency, name));
       }
-      unknowns.push_back({entry, entry->per_gpu ? cluster.spec().gpu.key : std::string()});
+      const Unknown unknown{entry, entry->per_gpu ? cluster.spec().gpu.key : std::string()};
+      // A fit moves a parameter by factors from where it starts: one at 0 (an optional cap
+      // that is off) has no scale to move from.
+      if (entry->range != ParameterRange::kEfficiency && !(entry->get(start, unknown.gpu_key) > 0.0)) {
+        throwInputError("", name,
+                        "starts at 0 (off), which a fit cannot scale from: give it a starting value in a "
+                        "calibration file (--calibration) or fit another parameter");
+      }
+      unknowns.push_back(unknown);
     }
     std::vector<std::vector<int64_t>> groups;
     for (const auto& curve : curves) groups.push_back(valueOrThrow(placeMeasuredGroup(cluster, curve)));

@@ -265,9 +265,11 @@ int NcclTuner::ncclChannels(const GroupLayout& layout, const GroupHardware& hard
     const double fill = std::ceil(hardware.intra_Bps / per_nic_Bps);
     result = std::max(1, std::min(result, static_cast<int>(std::min(fill, 1e6))));
     const double per_channel_Bps = std::min(per_nic_Bps, hardware.intra_Bps / result);
-    // ncclTopoDupChannels.
+    // ncclTopoDupChannels. RCCL gives every AMD GPU compute capability 6.0 in its topology
+    // ("Use SM60 as compatibility level", ROCm/rccl src/graph/topo.cc ncclTopoAddGpu at
+    // 0cbce2a7), which is what this test reads: AMD GPUs duplicate as pre-Ampere ones do.
     const std::optional<double> capability = cluster_.spec().gpu.compute_capability;
-    const bool after_ampere = !capability || *capability > 8.0;
+    const bool after_ampere = cluster_.spec().gpu.vendor != "amd" && (!capability || *capability > 8.0);
     if (per_channel_Bps >= parameters_.channel_duplication_min_GBps * 1e9 &&
         (!after_ampere || per_channel_Bps >= parameters_.channel_duplication_full_GBps * 1e9 ||
          result <= static_cast<int>(parameters_.channel_duplication_max_channels))) {
@@ -278,9 +280,12 @@ int NcclTuner::ncclChannels(const GroupLayout& layout, const GroupHardware& hard
 }
 
 double NcclTuner::treeMaxBusBandwidth(const GroupLayout& layout, const GroupHardware& hardware) const {
+  // Nodes joined without NICs (an explicit graph's switch) have no NICs' channels to count.
   const double per_channel =
-      ncclChannels(layout, hardware) *
-      parameters_.treeMaxBusPerChannel(ncclGpuClass(cluster_.spec().gpu.compute_capability), layout.nodes());
+      hardware.network_Bps > 0.0
+          ? ncclChannels(layout, hardware) *
+                parameters_.treeMaxBusPerChannel(ncclGpuClass(cluster_.spec().gpu.compute_capability), layout.nodes())
+          : std::numeric_limits<double>::infinity();
   const double whole_GBps =
       layout.nodes() <= 2 ? parameters_.tree_max_bus_GBps_two_nodes : parameters_.tree_max_bus_GBps_more_nodes;
   return whole_GBps > 0.0 ? std::min(per_channel, whole_GBps * 1e9) : per_channel;

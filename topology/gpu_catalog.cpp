@@ -57,7 +57,7 @@ GpuSpec GpuCatalog::parseEntry(const ConfigNode& node, const std::string& key) {
   }
   // CUDA compute capabilities run from 1.0 (Tesla) to 12.x (Blackwell GeForce) so far.
   if (auto capability = node.optionalChild("compute_capability")) {
-    gpu.compute_capability = capability->asNumberIn(1.0, 99.9);
+    gpu.compute_capability = capability->asNumberIn(1.0, 12.9);
   }
   // PCIe Gen4 x16 (32 GB/s per direction) when a custom inline GPU does not say.
   gpu.pcie_bandwidth_GBps =

@@ -189,6 +189,22 @@ TEST(CommunicationFitTest, AClustersMeasuredNetworkEfficiencyIsNotFitted) {
   EXPECT_THAT(fit.error().toString(), HasSubstr("sets inter_node.efficiency (0.5)"));
 }
 
+// An optional cap that is off (0) has no scale a fit could move it by: refused, named.
+TEST(CommunicationFitTest, AParameterThatStartsAtZeroIsNotFitted) {
+  const auto cluster =
+      valueOrThrow(topology::Cluster::build(valueOrThrow(topology::loadClusterFile("dgx-h100", kPaths, {}))));
+  MeasuredCollective multi;
+  multi.ranks_per_node = {8, 8};
+  multi.op = CollectiveOp::kAllReduce;
+  for (double bytes : sizes(64 * kMiB, 1024 * kMiB)) multi.samples.push_back({bytes, 1000.0});
+  CommunicationFitOptions named;
+  named.parameters = {"tree_max_bus_GBps_two_nodes"};
+  const auto fit = fitCommunicationParameters(cluster, std::vector{multi}, shippedCommunication(), named);
+  ASSERT_FALSE(fit.ok());
+  EXPECT_THAT(fit.error().toString(), HasSubstr("tree_max_bus_GBps_two_nodes"));
+  EXPECT_THAT(fit.error().toString(), HasSubstr("starts at 0"));
+}
+
 Calibration sampleCalibration() {
   Calibration c;
   c.cluster = "azure-nd-a100-v4";

@@ -539,7 +539,7 @@ Expected<CollectiveChoice> chooseOnPreset(const std::string& preset, int nodes, 
 
 // A tree's bus bandwidth is capped at NCCL's channels x its per-channel cap for the GPU's
 // generation and node count (perChMaxTreeBws, tuning.cc at 5067397c), not at the fixed
-// 110 / 80 GB/s of NCCL 2.8: a channel per NIC (8 on a DGX, 4 on a p4de), no more than it
+// 110 / 80 GB/s of NCCL 2.7 and earlier: a channel per NIC (8 on a DGX, 4 on a p4de), no more than it
 // takes to fill the GPUs' NVLink at a NIC's rate (15 of a GB200 rack's 72 NICs: 684 GB/s of
 // NVLink over 47 GB/s), doubled where a channel carries >= 25 GB/s and, after Ampere, there
 // are at most 4 of them (2 GPUs per H100 node; not on A100's 23.5 GB/s HDR channels).
@@ -564,7 +564,9 @@ TEST(CollectiveTest, TreeCapIsNcclsChannelsTimesItsPerChannelCap) {
   const auto capped = chooseOnPreset("dgx-h100", 4, 8, whole, 1.0 * kGiB, CollectiveAlgorithm::kTree);
   ASSERT_TRUE(capped.ok());
   EXPECT_NEAR(capped->tree_max_bus_Bps / 1e9, 80.0, 1e-9);
-  EXPECT_NEAR(cap_GBps("dgx-h100", 2, 8), 8 * 41.4, 1e-9);  // the two-node one unset
+  const auto two_nodes = chooseOnPreset("dgx-h100", 2, 8, whole, 1.0 * kGiB, CollectiveAlgorithm::kTree);
+  ASSERT_TRUE(two_nodes.ok());
+  EXPECT_NEAR(two_nodes->tree_max_bus_Bps / 1e9, 8 * 41.4, 1e-9);  // the two-node one unset
   // Only trees carry a cap.
   const auto ring = chooseOnPreset("dgx-h100", 2, 8, parameters, 1.0 * kGiB, CollectiveAlgorithm::kRing);
   ASSERT_TRUE(ring.ok());

@@ -301,7 +301,7 @@ TEST(ClusterLoaderBounds, InlineGpuFigures) {
   // A compute capability is a CUDA major.minor.
   EXPECT_EQ(loadError(gpu("100", "  compute_capability: 9.0\n")), "(loaded without error)");
   EXPECT_EQ(loadError(gpu("100", "  compute_capability: 0.5\n")),
-            "test.yaml:5:23: gpu.compute_capability: expected a number between 1 and 99.9, found \"0.5\"");
+            "test.yaml:5:23: gpu.compute_capability: expected a number between 1 and 12.9, found \"0.5\"");
 }
 
 TEST(ClusterLoaderTest, BlackwellFp8GemmsTakeAnyLayoutHopperOnlyTn) {
