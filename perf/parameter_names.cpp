@@ -101,11 +101,12 @@ std::vector<CommunicationParameterName> buildCommunicationNames() {
   names.push_back(scalarParameter("channel_bandwidth_GBps", R::kPositive, &P::channel_bandwidth_GBps));
   names.push_back(scalarParameter("tree_bandwidth_factor", R::kEfficiency, &P::tree_bandwidth_factor));
   for (NcclGpuClass gpu_class : kAllNcclGpuClasses) {
-    for (const auto& [index, nodes] : {std::pair<std::size_t, const char*>{0, "two_nodes"}, {1, "more_nodes"}}) {
+    for (const auto& column : {std::pair<std::size_t, const char*>{0, "two_nodes"}, {1, "more_nodes"}}) {
       const auto c = static_cast<std::size_t>(gpu_class);
+      const std::size_t index = column.first;
       names.push_back(element<P>(
-          "tree_max_bus_GBps_per_channel." + std::string(ncclGpuClassName(gpu_class)) + "." + nodes, R::kPositive,
-          [ c, index ](auto& p) -> auto& { return p.tree_max_bus_GBps_per_channel[c][index]; }));
+          "tree_max_bus_GBps_per_channel." + std::string(ncclGpuClassName(gpu_class)) + "." + column.second,
+          R::kPositive, [ c, index ](auto& p) -> auto& { return p.tree_max_bus_GBps_per_channel[c][index]; }));
     }
   }
   names.push_back(scalarParameter("tree_max_bus_GBps_two_nodes", R::kNonNegative, &P::tree_max_bus_GBps_two_nodes));
