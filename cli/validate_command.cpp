@@ -409,7 +409,7 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
                                          {"published", row.published}};
       if (comparison.experiment) {
         // What the expected-error table groups rows by (scripts/validation/expected_error_from_fit.py).
-        row_json["gpu"] = comparison.experiment->cluster.gpu.key;
+        row_json["gpu"] = comparison.gpu_key;
         row_json["moe"] = comparison.experiment->model.isMoe();
       }
       if (comparison.ran) {

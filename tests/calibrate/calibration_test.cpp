@@ -170,6 +170,18 @@ TEST(CommunicationFitTest, ChoosesTheParametersTheCurvesConstrain) {
   EXPECT_FALSE(placeMeasuredGroup(azure(), too_big).ok());
 }
 
+// A fit of `parameter` alone to one two-node 8 + 8 curve of `op`, 64 MiB to 1 GiB.
+Expected<CommunicationFit> fitTwoNodeCurve(const topology::Cluster& cluster, CollectiveOp op,
+                                           const std::string& parameter) {
+  MeasuredCollective multi;
+  multi.ranks_per_node = {8, 8};
+  multi.op = op;
+  for (double bytes : sizes(64 * kMiB, 1024 * kMiB)) multi.samples.push_back({bytes, 1000.0});
+  CommunicationFitOptions named;
+  named.parameters = {parameter};
+  return fitCommunicationParameters(cluster, std::vector{multi}, shippedCommunication(), named);
+}
+
 // gcp-a3 carries its measured network efficiency (inter_node.efficiency), which its network
 // links run at: a multi-node fit leaves the protocol's efficiency out, and naming it is refused.
 TEST(CommunicationFitTest, AClustersMeasuredNetworkEfficiencyIsNotFitted) {
@@ -180,11 +192,7 @@ TEST(CommunicationFitTest, AClustersMeasuredNetworkEfficiencyIsNotFitted) {
   multi.ranks_per_node = {8, 8};
   EXPECT_THAT(constrainedParameters(cluster, std::vector{multi}),
               ::testing::ElementsAre("launch_overhead_us", "channel_bandwidth_GBps"));
-  multi.op = CollectiveOp::kAllGather;
-  for (double bytes : sizes(64 * kMiB, 1024 * kMiB)) multi.samples.push_back({bytes, 1000.0});
-  CommunicationFitOptions named;
-  named.parameters = {"ethernet_efficiency"};
-  const auto fit = fitCommunicationParameters(cluster, std::vector{multi}, shippedCommunication(), named);
+  const auto fit = fitTwoNodeCurve(cluster, CollectiveOp::kAllGather, "ethernet_efficiency");
   ASSERT_FALSE(fit.ok());
   EXPECT_THAT(fit.error().toString(), HasSubstr("sets inter_node.efficiency (0.5)"));
 }
@@ -193,13 +201,7 @@ TEST(CommunicationFitTest, AClustersMeasuredNetworkEfficiencyIsNotFitted) {
 TEST(CommunicationFitTest, AParameterThatStartsAtZeroIsNotFitted) {
   const auto cluster =
       valueOrThrow(topology::Cluster::build(valueOrThrow(topology::loadClusterFile("dgx-h100", kPaths, {}))));
-  MeasuredCollective multi;
-  multi.ranks_per_node = {8, 8};
-  multi.op = CollectiveOp::kAllReduce;
-  for (double bytes : sizes(64 * kMiB, 1024 * kMiB)) multi.samples.push_back({bytes, 1000.0});
-  CommunicationFitOptions named;
-  named.parameters = {"tree_max_bus_GBps_two_nodes"};
-  const auto fit = fitCommunicationParameters(cluster, std::vector{multi}, shippedCommunication(), named);
+  const auto fit = fitTwoNodeCurve(cluster, CollectiveOp::kAllReduce, "tree_max_bus_GBps_two_nodes");
   ASSERT_FALSE(fit.ok());
   EXPECT_THAT(fit.error().toString(), HasSubstr("tree_max_bus_GBps_two_nodes"));
   EXPECT_THAT(fit.error().toString(), HasSubstr("starts at 0"));
