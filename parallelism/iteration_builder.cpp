@@ -65,7 +65,8 @@ IterationBuilder::IterationBuilder(const Experiment& experiment, const topology:
 
 PassWork IterationBuilder::passWork(int64_t stage, int64_t chunk) const {
   const auto one_call_seconds = [this](const Communication& comm) { return pass_collectives_.seconds(comm); };
-  return chunkPassWork(experiment_, stage, chunk, options_.flops, timer_, one_call_seconds, communication_);
+  return chunkPassWork(experiment_, stage, chunk, options_.flops, timer_, one_call_seconds, communication_,
+                       options_.host_seconds_per_kernel);
 }
 
 IterationBuilder::ChunkPass IterationBuilder::chunkPass(const PassWork& work) {
@@ -74,6 +75,7 @@ IterationBuilder::ChunkPass IterationBuilder::chunkPass(const PassWork& work) {
   pass.backward_s = work.backward_s;
   pass.forward_kernels = work.forward_kernels;
   pass.backward_kernels = work.backward_kernels;
+  pass.forward_host_wait_s = work.forward_host_wait_s;
   pass.forward_exposed_s = work.exposedSeconds(PassKind::kForward);
   pass.backward_exposed_s = work.exposedSeconds(PassKind::kBackward);
   // Calls of a kind add to the first entry of that kind; a recomputed repeat opens an entry
@@ -298,10 +300,19 @@ void IterationBuilder::addPassCompute(sim::TaskGraph& graph, RankTasks& rank, do
     if (split_gathered) gather_buckets[chunk].push_back(last);
     if (blocks > 0) block_parts[step_index].push_back(last);
   }
+  // The forward's waits on its host at syncs (PassWork::forward_host_wait_s), before the
+  // marker that ends the pass no earlier than its last launch.
+  const double host_wait = step.pass == PassKind::kForward ? pass.forward_host_wait_s : 0.0;
+  TaskId wait = sim::kNoTask;
+  if (host_wait > 0.0) {
+    wait = last = graph.addCompute(sim::secondsToSimTime(host_wait), {},
+                                   tagged(TaskCategory::kHostDispatch, rank.compute_stream));
+  }
   if (launch_first != sim::kNoTask) {
     graph.addDependency(launch_first, first);
     last = graph.addCompute(0, {launch_rest}, tagged(TaskCategory::kCompute, rank.compute_stream));
   }
+  rank.step_host_wait.push_back(wait);
   rank.step_launch_first.push_back(launch_first);
   rank.step_launched.push_back(launch_rest == sim::kNoTask ? sim::kNoTask : last);
   rank.step_compute_time.push_back(

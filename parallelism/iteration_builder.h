@@ -105,6 +105,8 @@ struct RankTasks {
   sim::StreamId host_stream = sim::kNoStream;
   std::vector<sim::TaskId> step_launch_first;
   std::vector<sim::TaskId> step_launched;
+  // The forward's wait on its host at syncs (PassWork::forward_host_wait_s); kNoTask if none.
+  std::vector<sim::TaskId> step_host_wait;
   sim::TaskId optimizer = sim::kNoTask;
   sim::TaskId last_backward_end = sim::kNoTask;
 };
@@ -147,6 +149,7 @@ class IterationBuilder {
       bool needs_partner;   // PassCollective::needs_partner: beside only on a paired step
     };
     std::vector<Comm> comms;
+    double forward_host_wait_s = 0.0;  // PassWork::forward_host_wait_s
     // What the collectives beside the compute leave exposed, run after the pass's compute.
     double forward_exposed_s = 0.0;
     double backward_exposed_s = 0.0;

@@ -79,6 +79,10 @@ TimeBreakdown breakdownOf(const IterationGraph& iteration, const sim::TaskExecut
       breakdown.host_dispatch_exposed +=
           seconds(executor.finishTime(end_of_pass) - executor.finishTime(end_of_pass - 1));
     }
+    if (rank.step_host_wait[i] != sim::kNoTask) {
+      const sim::TaskId wait = rank.step_host_wait[i];
+      breakdown.host_dispatch_exposed += seconds(executor.finishTime(wait) - executor.startTime(wait));
+    }
     if (rank.step_input[i] != sim::kNoTask) {
       // Waiting after this GPU, its parameters and the sender were ready: the transfer itself.
       const sim::SimTime sender_ready = executor.startTime(rank.step_input[i]);
@@ -255,7 +259,7 @@ void applySoftwareStack(const Experiment& experiment, SimulationOptions& options
 SimulationOptions withHostDispatch(const Experiment& experiment, SimulationOptions options) {
   if (!experiment.training.dispatch) return options;
   const perf::ComputeParameters& compute = options.compute;
-  double per_kernel_us = compute.dispatch_eager_us;
+  double per_kernel_us = compute.dispatch_eager_us * compute.dispatch_eager_in_step_factor;
   if (*experiment.training.dispatch == DispatchMode::kCompiled) per_kernel_us = compute.dispatch_compiled_us;
   if (*experiment.training.dispatch == DispatchMode::kCudaGraphs) per_kernel_us = compute.dispatch_cuda_graphs_us;
   options.iteration.host_seconds_per_kernel = per_kernel_us * 1e-6;

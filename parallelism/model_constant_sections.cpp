@@ -32,6 +32,11 @@ std::vector<WorkloadConstantName> buildWorkloadNames() {
   names.push_back(perf::scalarParameter("dropout_flops_per_element", R::kNonNegative, &P::dropout_flops_per_element));
   names.push_back(
       perf::scalarParameter("moe_combine_flops_per_element", R::kNonNegative, &P::moe_combine_flops_per_element));
+  names.push_back(perf::scalarParameter("moe_routing_extra_kernels_forward", R::kNonNegative,
+                                        &P::moe_routing_extra_kernels_forward));
+  names.push_back(perf::scalarParameter("moe_routing_extra_kernels_backward", R::kNonNegative,
+                                        &P::moe_routing_extra_kernels_backward));
+  names.push_back(perf::scalarParameter("moe_dispatch_host_sync_share", R::kShare, &P::moe_dispatch_host_sync_share));
   names.push_back(perf::scalarParameter("elementwise_backward_flops_factor", R::kNonNegative,
                                         &P::elementwise_backward_flops_factor));
   names.push_back(perf::scalarParameter("cross_entropy_forward_fp32_accesses", R::kNonNegative,

@@ -17,16 +17,24 @@ double PassCollectiveTimer::seconds(const Communication& comm) const {
   const auto key = std::make_tuple(static_cast<int>(comm.group), static_cast<int>(comm.op), comm.bytes);
   auto cached = seconds_.find(key);
   if (cached == seconds_.end()) {
-    const double seconds = comm.group == ParallelGroup::kContext ? concurrentContextSeconds(comm) : tensorSeconds(comm);
+    const double seconds =
+        comm.group == ParallelGroup::kContext ? concurrentContextSeconds(comm) : oneGroupSeconds(comm);
     cached = seconds_.emplace(key, seconds).first;
   }
   return cached->second;
 }
 
-double PassCollectiveTimer::tensorSeconds(const Communication& comm) const {
+double PassCollectiveTimer::oneGroupSeconds(const Communication& comm) const {
+  const RankCoordinate first = layout_.coordinate(0);
+  std::vector<int64_t> group;
+  switch (comm.group) {
+    case ParallelGroup::kExpert: group = layout_.expertGroup(first); break;
+    case ParallelGroup::kExpertTensor: group = layout_.expertTensorGroup(first); break;
+    default: group = layout_.tensorGroup(first); break;
+  }
   sim::TaskGraph scratch;
   const perf::CollectiveBuilder builder(cluster_, router_, scratch, communication_);
-  const perf::CollectiveRequest request{comm.op, layout_.tensorGroup(layout_.coordinate(0)), comm.bytes, {}, {}};
+  const perf::CollectiveRequest request{comm.op, std::move(group), comm.bytes, {}, {}};
   return valueOrThrow(builder.choose(request)).estimated_time_s;
 }
 

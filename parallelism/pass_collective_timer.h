@@ -32,7 +32,9 @@ class PassCollectiveTimer {
   [[nodiscard]] double seconds(const Communication& comm) const;
 
  private:
-  [[nodiscard]] double tensorSeconds(const Communication& comm) const;
+  // One group's call as NCCL's tuner estimates it: the tensor-, expert- or
+  // expert-tensor-parallel group of rank 0.
+  [[nodiscard]] double oneGroupSeconds(const Communication& comm) const;
   [[nodiscard]] double concurrentContextSeconds(const Communication& comm) const;
 
   RankLayout layout_;

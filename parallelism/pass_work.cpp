@@ -16,6 +16,19 @@ double sumInOrder(double start, const std::vector<double>& stretches) {
   return start;
 }
 
+// GPUs in a pass collective's group: a workload lists some collectives whatever the degree,
+// and a group of one moves nothing.
+int64_t groupSize(ParallelGroup group, const ParallelPlan& plan) {
+  switch (group) {
+    case ParallelGroup::kTensor: return plan.tp;
+    case ParallelGroup::kContext: return plan.cp;
+    case ParallelGroup::kExpert: return plan.ep;
+    case ParallelGroup::kExpertTensor: return plan.expertTensorParallel();
+    case ParallelGroup::kPipeline: return plan.pp;
+  }
+  return 1;
+}
+
 }  // namespace
 
 double PassWork::computeSeconds(PassKind pass) const { return pass == PassKind::kForward ? forward_s : backward_s; }
@@ -37,12 +50,50 @@ bool rerunInBackward(const Op& op, Recompute recompute) {
 }
 
 double kernelsOf(const Op& op, PassKind pass) {
-  const std::size_t gemms = pass == PassKind::kForward ? op.forward_gemms.size() : op.backward_gemms.size();
-  return static_cast<double>(std::max<std::size_t>(gemms, 1));
+  const bool forward = pass == PassKind::kForward;
+  const std::size_t gemms = forward ? op.forward_gemms.size() : op.backward_gemms.size();
+  return static_cast<double>(std::max<std::size_t>(gemms, 1)) +
+         (forward ? op.extra_kernels_forward : op.extra_kernels_backward);
+}
+
+double forwardHostWaitSeconds(const ChunkPart& part, const ParallelPlan& plan, const OpTimer& timer,
+                              const OneCallSeconds& one_call_seconds, double host_seconds_per_kernel) {
+  const Workload& workload = part.workload;
+  if (host_seconds_per_kernel <= 0.0 ||
+      std::none_of(workload.ops.begin(), workload.ops.end(), [](const Op& op) { return op.host_sync_share > 0.0; })) {
+    return 0.0;
+  }
+  // Host and GPU seconds of each segment of one layer: before the first sync, then after each.
+  std::vector<double> host(1, 0.0);
+  std::vector<double> gpu(1, 0.0);
+  double share = 0.0;  // of the layers that wait: the syncs' (one sync per layer here)
+  for (const Op& op : workload.ops) {
+    if (op.host_sync_share > 0.0) {
+      host.push_back(0.0);
+      gpu.push_back(0.0);
+      share = std::max(share, op.host_sync_share);
+    }
+    host.back() += kernelsOf(op, PassKind::kForward) * host_seconds_per_kernel;
+    gpu.back() += timer.seconds(op, PassKind::kForward);
+  }
+  for (const Communication& comm : workload.communications) {
+    if (comm.backward || groupSize(comm.group, plan) < 2) continue;
+    const bool expert = comm.group == ParallelGroup::kExpert || comm.group == ParallelGroup::kExpertTensor;
+    const bool paired = plan.moe_a2a_overlap && comm.group == ParallelGroup::kExpert;
+    const std::size_t segment = expert ? host.size() - 1 : 0;
+    const auto count = static_cast<double>(comm.count);
+    host[segment] += count * host_seconds_per_kernel;
+    if (!comm.beside.has_value() && !comm.beside_attention && !paired) gpu[segment] += count * one_call_seconds(comm);
+  }
+  double wait = 0.0;
+  for (std::size_t i = 0; i < host.size(); ++i) wait += std::max(0.0, host[i] - gpu[i]);
+  return part.repeats * share * wait;
 }
 
 void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan, const OpTimer& timer,
-                 const OneCallSeconds& one_call_seconds, const perf::CommunicationParameters& communication) {
+                 const OneCallSeconds& one_call_seconds, const perf::CommunicationParameters& communication,
+                 double host_seconds_per_kernel) {
+  work.forward_host_wait_s += forwardHostWaitSeconds(part, plan, timer, one_call_seconds, host_seconds_per_kernel);
   const Workload& workload = part.workload;
   const double layers = part.repeats;
   const Recompute recompute = recomputeOf(part, plan);
@@ -94,10 +145,10 @@ void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan
 
 PassWork chunkPassWork(const Experiment& experiment, int64_t stage, int64_t chunk, const FlopsOptions& flops,
                        const OpTimer& timer, const OneCallSeconds& one_call_seconds,
-                       const perf::CommunicationParameters& communication) {
+                       const perf::CommunicationParameters& communication, double host_seconds_per_kernel) {
   PassWork work;
   for (const ChunkPart& part : chunkWorkloads(experiment, stage, chunk, flops)) {
-    addPassWork(work, part, experiment.plan, timer, one_call_seconds, communication);
+    addPassWork(work, part, experiment.plan, timer, one_call_seconds, communication, host_seconds_per_kernel);
   }
   return work;
 }

@@ -51,6 +51,10 @@ struct PassWork {
   // included: what host dispatch costs.
   double forward_kernels = 0.0;
   double backward_kernels = 0.0;
+  // With host dispatch, what the forward's host synchronisations (Op::host_sync_share) add:
+  // the host cannot launch past a sync before the GPU has caught up, so between two syncs
+  // the GPU runs no faster than the host launches (forwardHostWaitSeconds).
+  double forward_host_wait_s = 0.0;
   // In the order of the parts' communications, each followed by its recomputed repeat.
   std::vector<PassCollective> collectives;
   // What the collectives beside the compute leave exposed beside their GEMMs and attention
@@ -81,17 +85,37 @@ using OneCallSeconds = std::function<double(const Communication&)>;
 [[nodiscard]] bool rerunInBackward(const Op& op, Recompute recompute);
 
 // Kernels an op launches in a pass: one per GEMM it runs (a backward's input- and
-// weight-gradient GEMMs are two), else one (a fused or element-wise kernel).
+// weight-gradient GEMMs are two), else one (a fused or element-wise kernel), plus the op's
+// extra kernels (Op::extra_kernels_forward / _backward).
 [[nodiscard]] double kernelsOf(const Op& op, PassKind pass);
 
-// Adds `part` (its workload `repeats` times) to `work`.
+// The time the GPU waits for its host in one forward pass of `part` beyond its compute and
+// the expert-parallel collectives between its ops: the ops from one host sync to the next
+// (Op::host_sync_share) form a segment, and a segment lasts the longer of its kernels'
+// launches (kernels x host_seconds_per_kernel) and its GPU time, because the host cannot
+// run ahead across a sync. The pass then takes the sum over its segments, where without
+// syncs it takes the longer of the two sums; times the share of the layers that sync. 0
+// without a sync or without host dispatch.
+// A layer's segments run from its start to its sync and from its sync to its end; in truth
+// the stretch from one layer's sync to the next layer's is one segment (the host launches
+// the next attention while the GPU runs this layer's experts), which this takes as two:
+// long by at most the smaller of the first part's GPU-over-host and the second part's
+// host-over-GPU time. The expert-parallel collectives of the forward run after the sync,
+// the other collectives before it; those beside the compute cost only their launches.
+[[nodiscard]] double forwardHostWaitSeconds(const ChunkPart& part, const ParallelPlan& plan, const OpTimer& timer,
+                                            const OneCallSeconds& one_call_seconds, double host_seconds_per_kernel);
+
+// Adds `part` (its workload `repeats` times) to `work`; with host dispatch
+// (host_seconds_per_kernel > 0), its forward host wait too.
 void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan, const OpTimer& timer,
-                 const OneCallSeconds& one_call_seconds, const perf::CommunicationParameters& communication);
+                 const OneCallSeconds& one_call_seconds, const perf::CommunicationParameters& communication,
+                 double host_seconds_per_kernel = 0.0);
 
 // Every part of model chunk `chunk` of `stage` (chunkWorkloads), added in order.
 [[nodiscard]] PassWork chunkPassWork(const Experiment& experiment, int64_t stage, int64_t chunk,
                                      const FlopsOptions& flops, const OpTimer& timer,
                                      const OneCallSeconds& one_call_seconds,
-                                     const perf::CommunicationParameters& communication);
+                                     const perf::CommunicationParameters& communication,
+                                     double host_seconds_per_kernel = 0.0);
 
 }  // namespace trainsim::parallelism

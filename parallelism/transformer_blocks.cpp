@@ -228,6 +228,10 @@ void WorkloadBuilder::moeBlock() {
   // Softmax and top-k over the expert scores (fp32).
   elementwise("moe_router_topk", OpKind::kElementwise, routed * experts, options_.softmax_flops_per_element,
               2.0 * units::kFp32Bytes, 3.0 * units::kFp32Bytes);
+  // The many small kernels of the eager routing path (scores, top-k, load-balancing loss,
+  // permutation indices) that these ops stand for.
+  workload_.ops.back().extra_kernels_forward = options_.moe_routing_extra_kernels_forward;
+  workload_.ops.back().extra_kernels_backward = options_.moe_routing_extra_kernels_backward;
   // Permute: copy every token once per chosen expert, grouped by expert.
   const double slot_bytes = routed * top_k * hidden_ * e_ * load * options_.moe_dispatch_byte_scale;
   elementwise("moe_permute", OpKind::kElementwise, routed * top_k * hidden_, 0.0, 2.0 * e_, 2.0 * e_, 0.0);
@@ -246,6 +250,10 @@ void WorkloadBuilder::moeBlock() {
     communicate("moe_output_grad_all_gather", perf::CollectiveOp::kAllGather, group, true, gathered);
     communicate("moe_tokens_grad_reduce_scatter", perf::CollectiveOp::kReduceScatter, group, true, gathered);
   }
+  // Dropless dispatch reads the per-expert token counts on the host before the dispatch
+  // (Megatron-Core's token dispatchers; DeepEP's and HybridEP's default modes): the host
+  // waits for the GPU there, so it cannot launch the experts ahead of it.
+  const std::size_t first_expert_op = workload_.ops.size();
   if (model_.architecture == Architecture::kGpt) {
     gemm("moe_expert_fc1", per_expert, width, hidden_, local_experts);
     elementwise("moe_expert_gelu", OpKind::kElementwise, expert_tokens * width, options_.gelu_flops_per_element,
@@ -261,6 +269,7 @@ void WorkloadBuilder::moeBlock() {
                 3.0 * e_, 5.0 * e_);
   }
   gemm("moe_expert_fc2", per_expert, hidden_, width, local_experts);
+  workload_.ops[first_expert_op].host_sync_share = options_.moe_dispatch_host_sync_share;
   // Unpermute: weight each expert output by its router probability and sum a token's top_k.
   elementwise("moe_unpermute", OpKind::kElementwise, routed * top_k * hidden_, options_.moe_combine_flops_per_element,
               e_ + e_ / top_k, 2.0 * e_ + e_ / top_k);

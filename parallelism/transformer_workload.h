@@ -78,6 +78,15 @@ struct FlopsOptions {
   double residual_flops_per_element = 1.0;
   double dropout_flops_per_element = 2.0;
   double moe_combine_flops_per_element = 2.0;  // each expert output scaled and summed
+  // Kernels an eager MoE layer's router and token permutation launch beyond the four ops that
+  // stand for them (moe_router, moe_router_topk, moe_permute, moe_unpermute), per pass: what
+  // host dispatch costs (Op::extra_kernels_forward).
+  double moe_routing_extra_kernels_forward = 26.0;
+  double moe_routing_extra_kernels_backward = 15.3;
+  // The share of MoE layers whose forward makes the host wait for the GPU before the token
+  // dispatch (Op::host_sync_share): 1 for dropless dispatchers that read the per-expert
+  // counts on the host, 0 for sync-free ones.
+  double moe_dispatch_host_sync_share = 1.0;
   // The factor on the expert-parallel all-to-alls' bytes that gives the plan's dispatcher's
   // network traffic (moe_dispatch.h, dispatchByteScale; chunkWorkloads sets it).
   double moe_dispatch_byte_scale = 1.0;
@@ -216,6 +225,15 @@ struct Op {
   OpCost backward;
   std::vector<GemmShape> forward_gemms;   // the matmuls of the forward kernel(s)
   std::vector<GemmShape> backward_gemms;  // input-gradient and weight-gradient matmuls
+  // Kernels an eager framework launches for the op beyond one per GEMM (kernelsOf): the
+  // small kernels of an unfused path that the op's cost stands for as a whole (a MoE
+  // router's scores, top-k, load-balancing loss and token permutation).
+  double extra_kernels_forward = 0.0;
+  double extra_kernels_backward = 0.0;
+  // The host waits here for the GPU before it launches this op (a dropless MoE layer reads
+  // its per-expert token counts on the host before the token dispatch), in this share of the
+  // layers: 0 = never, 1 = every layer.
+  double host_sync_share = 0.0;
 };
 
 // kExpertTensor: the expert MLPs' tensor-parallel group (ParallelPlan::expertTensorParallel).

@@ -129,6 +129,9 @@ struct ComputeParameters {
   // in each mode, microseconds, and what then replaces launch_overhead_us on the GPU: the
   // gap between back-to-back kernels already launched.
   double dispatch_eager_us = 0.0;
+  // Inside an eager training step the host spends this many times dispatch_eager_us per
+  // kernel the model counts (Python modules, autograd, the kernels the model does not name).
+  double dispatch_eager_in_step_factor = 1.0;
   double dispatch_compiled_us = 0.0;
   double dispatch_cuda_graphs_us = 0.0;
   double dispatch_kernel_gap_us = 0.0;

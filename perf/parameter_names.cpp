@@ -155,6 +155,7 @@ std::vector<ComputeParameterName> buildComputeNames() {
   names.push_back(scalarParameter("collective_compute_share_default", R::kShare, &P::collective_compute_share_default));
   names.push_back(scalarParameter("launch_overhead_us", R::kNonNegative, &P::launch_overhead_us));
   names.push_back(scalarParameter("dispatch_eager_us", R::kNonNegative, &P::dispatch_eager_us));
+  names.push_back(scalarParameter("dispatch_eager_in_step_factor", R::kPositive, &P::dispatch_eager_in_step_factor));
   names.push_back(scalarParameter("dispatch_compiled_us", R::kNonNegative, &P::dispatch_compiled_us));
   names.push_back(scalarParameter("dispatch_cuda_graphs_us", R::kNonNegative, &P::dispatch_cuda_graphs_us));
   names.push_back(scalarParameter("dispatch_kernel_gap_us", R::kNonNegative, &P::dispatch_kernel_gap_us));

@@ -368,7 +368,8 @@ parallelism::PassWork IterationEstimator::partWork(const parallelism::ParallelPl
     return collectiveSeconds(plan, kindOf(comm.group), comm.op, groupOf(layout, comm.group), comm.bytes);
   };
   parallelism::PassWork work;
-  parallelism::addPassWork(work, part, plan, timer, one_call_seconds, options_.communication);
+  parallelism::addPassWork(work, part, plan, timer, one_call_seconds, options_.communication,
+                           options_.iteration.host_seconds_per_kernel);
   return work;
 }
 
@@ -433,10 +434,11 @@ IterationEstimator::ChunkTimes IterationEstimator::partTimes(const parallelism::
   const parallelism::PassWork work = partWork(plan, part, timer);
   ChunkTimes times;
   // With host dispatch a pass lasts at least as long as its kernels' launches (the builder's
-  // host stream, parallelism/iteration_builder.h).
+  // host stream, parallelism/iteration_builder.h), and a forward waits on its host at syncs.
   const double per_kernel = options_.iteration.host_seconds_per_kernel;
-  times.forward_compute = work.computeAndExposedSeconds(PassKind::kForward) +
-                          std::max(0.0, work.forward_kernels * per_kernel - work.forward_s);
+  const double wait = work.forward_host_wait_s;
+  times.forward_compute = work.computeAndExposedSeconds(PassKind::kForward) + wait +
+                          std::max(0.0, work.forward_kernels * per_kernel - work.forward_s - wait);
   times.backward_compute = work.computeAndExposedSeconds(PassKind::kBackward) +
                            std::max(0.0, work.backward_kernels * per_kernel - work.backward_s);
   for (const parallelism::PassCollective& call : work.collectives) {

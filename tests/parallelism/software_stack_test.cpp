@@ -144,9 +144,11 @@ TEST(SoftwareStackTest, OverridesSetTheWorkloadAndMemoryConstants) {
     const std::string vocabulary = "vocab_size: 32000}";
     return yaml.replace(yaml.find(vocabulary), vocabulary.size(), "vocab_size: 32000, attention_dropout: 0.1}");
   };
+  // A free host (dispatch 0 µs), so that the GPU's time shows rather than the launches'.
   const std::string overrides =
       ", stack: torchtitan, stack_overrides: {workload: {flash_dropout_forward_throughput: 0.2, "
-      "flash_dropout_backward_throughput: 0.2}, memory: {allocator_overhead_fraction: 0.15}}";
+      "flash_dropout_backward_throughput: 0.2}, memory: {allocator_overhead_fraction: 0.15}, "
+      "compute: {dispatch_eager_us: 0}}";
   const Experiment overridden = loaded(withDropout(smallLlama(overrides)));
   const SimulationOptions options = optionsFor(overridden);
   EXPECT_EQ(options.iteration.flops.flash_dropout_forward_throughput, 0.2);
@@ -154,7 +156,8 @@ TEST(SoftwareStackTest, OverridesSetTheWorkloadAndMemoryConstants) {
   EXPECT_EQ(memoryOptions(options).allocator_overhead_fraction, 0.15);
   EXPECT_EQ(options.memory.runtime_reserved_bytes, shippedSimulationOptions().memory.runtime_reserved_bytes);
 
-  const Experiment plain = loaded(withDropout(smallLlama(", stack: torchtitan")));
+  const Experiment plain =
+      loaded(withDropout(smallLlama(", stack: torchtitan, stack_overrides: {compute: {dispatch_eager_us: 0}}")));
   const IterationResult base = simulate(plain);
   const IterationResult changed = simulate(overridden);
   EXPECT_GT(changed.iteration_time_s, base.iteration_time_s);
@@ -191,6 +194,25 @@ TEST(SoftwareStackTest, ShortKernelsBecomeLaunchBound) {
   // Launch-bound: the passes last their kernels' launches, so the step grows with the cost.
   const IterationResult slower = simulate(loaded(smallLlama(slow_host + "400.0}}")));
   EXPECT_NEAR(slower.iteration_time_s / slow.iteration_time_s, 2.0, 0.15);
+}
+
+// A dropless MoE layer's forward makes the host wait for the GPU before the dispatch
+// (workload moe_dispatch_host_sync_share): with the host modelled the GPU then waits for the
+// launches after the sync, which a sync-free dispatcher's host would have issued ahead.
+TEST(SoftwareStackTest, ADroplessMoeForwardWaitsForItsHost) {
+  // Long sequences make the attention before the sync outlast its launches; the experts after
+  // it are quick to run and slow to launch.
+  std::string moe = smallLlama(", dispatch: eager, stack: megatron-core");
+  moe.replace(moe.find("seq_len: 512"), 12, "seq_len: 16384");
+  const std::string vocabulary = "vocab_size: 32000}";
+  moe.replace(moe.find(vocabulary), vocabulary.size(),
+              "vocab_size: 32000, moe: {experts: 8, top_k: 2, ffn_hidden_size: 512}}");
+  const IterationResult syncing = simulate(loaded(moe));
+  const std::string sync_free = ", stack_overrides: {workload: {moe_dispatch_host_sync_share: 0}}";
+  const IterationResult ahead =
+      simulate(loaded(moe.replace(moe.find("stack: megatron-core"), 20, "stack: megatron-core" + sync_free)));
+  EXPECT_GT(syncing.breakdown.host_dispatch_exposed, ahead.breakdown.host_dispatch_exposed);
+  EXPECT_GT(syncing.iteration_time_s, ahead.iteration_time_s);
 }
 
 TEST(SoftwareStackTest, CudaGraphsCostNoHostTimeAndOnlyTheGapBetweenKernels) {
