@@ -76,6 +76,7 @@ IterationBuilder::ChunkPass IterationBuilder::chunkPass(const PassWork& work) {
   pass.forward_kernels = work.forward_kernels;
   pass.backward_kernels = work.backward_kernels;
   pass.forward_host_wait_s = work.forward_host_wait_s;
+  pass.forward_host_covered_s = work.forward_host_covered_s;
   pass.forward_exposed_s = work.exposedSeconds(PassKind::kForward);
   pass.backward_exposed_s = work.exposedSeconds(PassKind::kBackward);
   // Calls of a kind add to the first entry of that kind; a recomputed repeat opens an entry
@@ -286,7 +287,10 @@ void IterationBuilder::addPassCompute(sim::TaskGraph& graph, RankTasks& rank, do
     const double per_kernel = options_.host_seconds_per_kernel;
     launch_first =
         graph.addCompute(sim::secondsToSimTime(per_kernel), {}, tagged(TaskCategory::kHostDispatch, rank.host_stream));
-    launch_rest = graph.addCompute(sim::secondsToSimTime((kernels - 1.0) * per_kernel), {},
+    // Less what the synced segments' collectives cover: the builder runs a pass's collectives
+    // after the launches, where the host launched on during them (PassWork::forward_host_covered_s).
+    const double covered = step.pass == PassKind::kForward ? pass.forward_host_covered_s : 0.0;
+    launch_rest = graph.addCompute(sim::secondsToSimTime(std::max(0.0, (kernels - 1.0) * per_kernel - covered)), {},
                                    tagged(TaskCategory::kHostDispatch, rank.host_stream));
   }
   TaskId first = sim::kNoTask;
@@ -300,17 +304,19 @@ void IterationBuilder::addPassCompute(sim::TaskGraph& graph, RankTasks& rank, do
     if (split_gathered) gather_buckets[chunk].push_back(last);
     if (blocks > 0) block_parts[step_index].push_back(last);
   }
-  // The forward's waits on its host at syncs (PassWork::forward_host_wait_s), before the
-  // marker that ends the pass no earlier than its last launch.
+  // The forward's wait on its host at syncs (PassWork::forward_host_wait_s), before the
+  // marker that ends the pass no earlier than its last launch. On no stream: the GPU idles
+  // through it, so neither the breakdown's compute nor the SMs' contention touch it.
   const double host_wait = step.pass == PassKind::kForward ? pass.forward_host_wait_s : 0.0;
   TaskId wait = sim::kNoTask;
   if (host_wait > 0.0) {
-    wait = last = graph.addCompute(sim::secondsToSimTime(host_wait), {},
-                                   tagged(TaskCategory::kHostDispatch, rank.compute_stream));
+    wait = last = graph.addCompute(sim::secondsToSimTime(host_wait), {last}, tagged(TaskCategory::kHostDispatch));
   }
   if (launch_first != sim::kNoTask) {
     graph.addDependency(launch_first, first);
-    last = graph.addCompute(0, {launch_rest}, tagged(TaskCategory::kCompute, rank.compute_stream));
+    std::vector<TaskId> launched{launch_rest};
+    if (wait != sim::kNoTask) launched.push_back(wait);
+    last = graph.addCompute(0, launched, tagged(TaskCategory::kCompute, rank.compute_stream));
   }
   rank.step_host_wait.push_back(wait);
   rank.step_launch_first.push_back(launch_first);

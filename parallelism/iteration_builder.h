@@ -149,7 +149,8 @@ class IterationBuilder {
       bool needs_partner;   // PassCollective::needs_partner: beside only on a paired step
     };
     std::vector<Comm> comms;
-    double forward_host_wait_s = 0.0;  // PassWork::forward_host_wait_s
+    double forward_host_wait_s = 0.0;     // PassWork::forward_host_wait_s
+    double forward_host_covered_s = 0.0;  // PassWork::forward_host_covered_s
     // What the collectives beside the compute leave exposed, run after the pass's compute.
     double forward_exposed_s = 0.0;
     double backward_exposed_s = 0.0;

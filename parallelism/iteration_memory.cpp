@@ -180,9 +180,12 @@ void countChunkPass(const RunShape& run, const PassWork& work, const std::vector
   // compute, the exposed stretch. Each but the exposed stretch follows the task before it
   // on its stream (a dependency); the others: the first launch's and the launches' end,
   // the exposed stretch's, and the next pass's on this one's collectives.
-  const double tasks =
-      (run.host ? 3.0 : 0.0) + (run.features.pass_start_marker ? 1.0 : 0.0) + 1.0 + (exposed ? 1.0 : 0.0);
-  const double dependencies = tasks + (run.host ? 2.0 : 0.0) + 1.0;
+  // A forward that waits on its host at syncs adds the wait (after the compute, before the
+  // launches' end).
+  const bool host_wait = run.host && !backward && work.forward_host_wait_s > 0.0;
+  const double tasks = (run.host ? 3.0 : 0.0) + (run.features.pass_start_marker ? 1.0 : 0.0) + 1.0 +
+                       (exposed ? 1.0 : 0.0) + (host_wait ? 1.0 : 0.0);
+  const double dependencies = tasks + (run.host ? 2.0 : 0.0) + 1.0 + (host_wait ? 1.0 : 0.0);
   stage_tasks += m * tasks;
   stage_dependencies += m * dependencies;
   // The chunk's last backward in gradient buckets, its first forward in parameter buckets.
@@ -237,8 +240,9 @@ PassCounts countPasses(const RunShape& run, const SimulationOptions& options) {
     double stage_tasks = 0.0;
     double stage_dependencies = 0.0;
     for (int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
-      const PassWork work =
-          chunkPassWork(experiment, stage, chunk, options.iteration.flops, timer, no_seconds, options.communication);
+      // Collectives untimed: a host wait is found wherever a segment's launches outlast its compute.
+      const PassWork work = chunkPassWork(experiment, stage, chunk, options.iteration.flops, timer, no_seconds,
+                                          options.communication, options.iteration.host_seconds_per_kernel);
       const std::vector<PassCollective> merged = mergedCollectives(work);
       for (const PassKind kind : {PassKind::kForward, PassKind::kBackward}) {
         countChunkPass(run, work, merged, kind, buckets, blocks, stage_tasks, stage_dependencies, counts);

@@ -81,7 +81,7 @@ TimeBreakdown breakdownOf(const IterationGraph& iteration, const sim::TaskExecut
     }
     if (rank.step_host_wait[i] != sim::kNoTask) {
       const sim::TaskId wait = rank.step_host_wait[i];
-      breakdown.host_dispatch_exposed += seconds(executor.finishTime(wait) - executor.startTime(wait));
+      breakdown.host_dispatch_exposed += seconds(graph.duration(wait));
     }
     if (rank.step_input[i] != sim::kNoTask) {
       // Waiting after this GPU, its parameters and the sender were ready: the transfer itself.

@@ -16,6 +16,12 @@ double sumInOrder(double start, const std::vector<double>& stretches) {
   return start;
 }
 
+// An expert-parallel all-to-all that hides behind the other micro-batch's pass under
+// moe_a2a_overlap (ParallelPlan::moe_a2a_overlap).
+bool pairedAllToAll(const Communication& comm, const ParallelPlan& plan) {
+  return plan.moe_a2a_overlap && comm.group == ParallelGroup::kExpert && comm.op == perf::CollectiveOp::kAllToAll;
+}
+
 // GPUs in a pass collective's group: a workload lists some collectives whatever the degree,
 // and a group of one moves nothing.
 int64_t groupSize(ParallelGroup group, const ParallelPlan& plan) {
@@ -56,44 +62,57 @@ double kernelsOf(const Op& op, PassKind pass) {
          (forward ? op.extra_kernels_forward : op.extra_kernels_backward);
 }
 
-double forwardHostWaitSeconds(const ChunkPart& part, const ParallelPlan& plan, const OpTimer& timer,
-                              const OneCallSeconds& one_call_seconds, double host_seconds_per_kernel) {
+HostWait forwardHostWaitSeconds(const ChunkPart& part, const ParallelPlan& plan, const OpTimer& timer,
+                                const OneCallSeconds& one_call_seconds, double host_seconds_per_kernel) {
   const Workload& workload = part.workload;
   if (host_seconds_per_kernel <= 0.0 ||
       std::none_of(workload.ops.begin(), workload.ops.end(), [](const Op& op) { return op.host_sync_share > 0.0; })) {
-    return 0.0;
+    return {};
   }
-  // Host and GPU seconds of each segment of one layer: before the first sync, then after each.
+  // Per segment of one layer (before the first sync, then after each): the host's launches,
+  // the GPU's compute and its collectives.
   std::vector<double> host(1, 0.0);
-  std::vector<double> gpu(1, 0.0);
-  double share = 0.0;  // of the layers that wait: the syncs' (one sync per layer here)
+  std::vector<double> compute(1, 0.0);
+  std::vector<double> collectives(1, 0.0);
+  std::vector<std::size_t> segment_of_op;
+  double share = 0.0;
   for (const Op& op : workload.ops) {
     if (op.host_sync_share > 0.0) {
       host.push_back(0.0);
-      gpu.push_back(0.0);
+      compute.push_back(0.0);
+      collectives.push_back(0.0);
       share = std::max(share, op.host_sync_share);
     }
+    segment_of_op.push_back(host.size() - 1);
     host.back() += kernelsOf(op, PassKind::kForward) * host_seconds_per_kernel;
-    gpu.back() += timer.seconds(op, PassKind::kForward);
+    compute.back() += timer.seconds(op, PassKind::kForward);
   }
   for (const Communication& comm : workload.communications) {
     if (comm.backward || groupSize(comm.group, plan) < 2) continue;
-    const bool expert = comm.group == ParallelGroup::kExpert || comm.group == ParallelGroup::kExpertTensor;
-    const bool paired = plan.moe_a2a_overlap && comm.group == ParallelGroup::kExpert;
-    const std::size_t segment = expert ? host.size() - 1 : 0;
+    const std::size_t segment =
+        comm.issued_before_op < segment_of_op.size() ? segment_of_op[comm.issued_before_op] : host.size() - 1;
     const auto count = static_cast<double>(comm.count);
     host[segment] += count * host_seconds_per_kernel;
-    if (!comm.beside.has_value() && !comm.beside_attention && !paired) gpu[segment] += count * one_call_seconds(comm);
+    if (!comm.beside.has_value() && !comm.beside_attention && !pairedAllToAll(comm, plan)) {
+      collectives[segment] += count * one_call_seconds(comm);
+    }
   }
-  double wait = 0.0;
-  for (std::size_t i = 0; i < host.size(); ++i) wait += std::max(0.0, host[i] - gpu[i]);
-  return part.repeats * share * wait;
+  HostWait result;
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    result.wait_s += std::max(0.0, host[i] - compute[i] - collectives[i]);
+    result.covered_s += std::clamp(host[i] - compute[i], 0.0, collectives[i]);
+  }
+  result.wait_s *= part.repeats * share;
+  result.covered_s *= part.repeats * share;
+  return result;
 }
 
 void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan, const OpTimer& timer,
                  const OneCallSeconds& one_call_seconds, const perf::CommunicationParameters& communication,
                  double host_seconds_per_kernel) {
-  work.forward_host_wait_s += forwardHostWaitSeconds(part, plan, timer, one_call_seconds, host_seconds_per_kernel);
+  const HostWait host_wait = forwardHostWaitSeconds(part, plan, timer, one_call_seconds, host_seconds_per_kernel);
+  work.forward_host_wait_s += host_wait.wait_s;
+  work.forward_host_covered_s += host_wait.covered_s;
   const Workload& workload = part.workload;
   const double layers = part.repeats;
   const Recompute recompute = recomputeOf(part, plan);
@@ -114,8 +133,7 @@ void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan
     // tensorParallelBlock, ringExchange).
     assert(!comm.beside || comm.group == ParallelGroup::kTensor);
     assert(!comm.beside_attention || comm.group == ParallelGroup::kContext);
-    const bool paired =
-        plan.moe_a2a_overlap && comm.group == ParallelGroup::kExpert && comm.op == perf::CollectiveOp::kAllToAll;
+    const bool paired = pairedAllToAll(comm, plan);
     const bool beside_compute = comm.beside.has_value() || comm.beside_attention || paired;
     const double bytes = layers * comm.bytes * static_cast<double>(comm.count);
     const auto count = static_cast<int64_t>(std::llround(layers)) * comm.count;

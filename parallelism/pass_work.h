@@ -55,6 +55,9 @@ struct PassWork {
   // the host cannot launch past a sync before the GPU has caught up, so between two syncs
   // the GPU runs no faster than the host launches (forwardHostWaitSeconds).
   double forward_host_wait_s = 0.0;
+  // ... and the host's launch time that the synced segments' collectives cover (the builder
+  // runs a pass's collectives after its launches; see forwardHostWaitSeconds).
+  double forward_host_covered_s = 0.0;
   // In the order of the parts' communications, each followed by its recomputed repeat.
   std::vector<PassCollective> collectives;
   // What the collectives beside the compute leave exposed beside their GEMMs and attention
@@ -96,14 +99,24 @@ using OneCallSeconds = std::function<double(const Communication&)>;
 // run ahead across a sync. The pass then takes the sum over its segments, where without
 // syncs it takes the longer of the two sums; times the share of the layers that sync. 0
 // without a sync or without host dispatch.
+// One sync per layer (a MoE block's): its share applies to the layer's segments. A
+// recomputed forward's sync (full recomputation reruns the dispatch) is not counted, and an
+// all-to-all paired under moe_a2a_overlap is taken as hidden on every step, where the builder
+// pairs only the steady state's.
 // A layer's segments run from its start to its sync and from its sync to its end; in truth
 // the stretch from one layer's sync to the next layer's is one segment (the host launches
 // the next attention while the GPU runs this layer's experts), which this takes as two:
 // long by at most the smaller of the first part's GPU-over-host and the second part's
-// host-over-GPU time. The expert-parallel collectives of the forward run after the sync,
-// the other collectives before it; those beside the compute cost only their launches.
-[[nodiscard]] double forwardHostWaitSeconds(const ChunkPart& part, const ParallelPlan& plan, const OpTimer& timer,
-                                            const OneCallSeconds& one_call_seconds, double host_seconds_per_kernel);
+// host-over-GPU time. A collective runs in the segment it is issued in
+// (Communication::issued_before_op); those beside the compute cost only their launches.
+struct HostWait {
+  double wait_s = 0.0;
+  // Of the segments' launches, the time that ran while their collectives did: the builder,
+  // which runs a pass's collectives after the pass's launches, takes it off the launches.
+  double covered_s = 0.0;
+};
+[[nodiscard]] HostWait forwardHostWaitSeconds(const ChunkPart& part, const ParallelPlan& plan, const OpTimer& timer,
+                                              const OneCallSeconds& one_call_seconds, double host_seconds_per_kernel);
 
 // Adds `part` (its workload `repeats` times) to `work`; with host dispatch
 // (host_seconds_per_kernel > 0), its forward host wait too.

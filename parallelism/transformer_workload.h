@@ -273,6 +273,9 @@ struct Communication {
   // A context-parallel ring exchange, which Transformer Engine runs beside the steps of the
   // core attention (ring_attention_exposure.h) instead of after the pass's compute.
   bool beside_attention = false;
+  // Issued before the op of this index (Workload::ops): which host-sync segment it runs in
+  // (forwardHostWaitSeconds).
+  std::size_t issued_before_op = 0;
 };
 
 // The operations of one part of the model for one micro-batch on one GPU, in execution order.

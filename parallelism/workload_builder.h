@@ -176,6 +176,7 @@ class WorkloadBuilder {
                    int64_t count = 1, std::optional<GemmOverlap> beside = std::nullopt) {
     if (count <= 0) return;
     workload_.communications.push_back({std::move(name), op, group, backward, bytes, count, beside});
+    workload_.communications.back().issued_before_op = workload_.ops.size();
   }
 
   // A context-parallel ring exchange: `steps` send/recv calls of `bytes`, each beside one step

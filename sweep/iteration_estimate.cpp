@@ -437,8 +437,9 @@ IterationEstimator::ChunkTimes IterationEstimator::partTimes(const parallelism::
   // host stream, parallelism/iteration_builder.h), and a forward waits on its host at syncs.
   const double per_kernel = options_.iteration.host_seconds_per_kernel;
   const double wait = work.forward_host_wait_s;
-  times.forward_compute = work.computeAndExposedSeconds(PassKind::kForward) + wait +
-                          std::max(0.0, work.forward_kernels * per_kernel - work.forward_s - wait);
+  times.forward_compute =
+      work.computeAndExposedSeconds(PassKind::kForward) + wait +
+      std::max(0.0, work.forward_kernels * per_kernel - work.forward_host_covered_s - work.forward_s - wait);
   times.backward_compute = work.computeAndExposedSeconds(PassKind::kBackward) +
                            std::max(0.0, work.backward_kernels * per_kernel - work.backward_s);
   for (const parallelism::PassCollective& call : work.collectives) {

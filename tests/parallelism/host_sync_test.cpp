@@ -2,6 +2,8 @@
 // forwardHostWaitSeconds; Op::host_sync_share) and the eager routing path's extra kernels.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "parallelism/pass_work.h"
 #include "tests/parallelism/model_builders.h"
 
@@ -45,48 +47,65 @@ TEST(HostSync, KernelsOfAnOpCountItsExtraKernels) {
 // Two ops before the sync (2 + 1 kernels, 5 ms of GPU) and two after (10 + 1 kernels, 1 ms),
 // 1 ms per kernel on the host: before the sync the GPU is the longer (5 ms against 3), after
 // it the host (11 ms against 1), so the GPU waits 10 ms per layer, 3 layers: 30 ms. Without
-// the sync the host's 14 ms per layer would hide behind nothing but run ahead of the GPU's 6:
-// the builder's longer-of-the-sums, no wait here.
+// the sync the host's 14 ms per layer would just run ahead of the GPU's 6 ms (the builder's
+// longer of the two sums): no wait.
 TEST(HostSync, TheGpuWaitsForWhatTheHostLaunchesAfterTheSync) {
   ChunkPart part;
   part.repeats = 3.0;
   part.workload.ops = {op(0, 1.0), op(1), op(2, 9.0, 1.0), op(3)};
   const TableTimer timer({2.0, 3.0, 0.5, 0.5});
   const ParallelPlan plan;
-  EXPECT_NEAR(forwardHostWaitSeconds(part, plan, timer, kNoCollectives, 1e-3), 0.030, 1e-12);
+  EXPECT_NEAR(forwardHostWaitSeconds(part, plan, timer, kNoCollectives, 1e-3).wait_s, 0.030, 1e-12);
   // Half the layers syncing: half the wait.
   part.workload.ops[2].host_sync_share = 0.5;
-  EXPECT_NEAR(forwardHostWaitSeconds(part, plan, timer, kNoCollectives, 1e-3), 0.015, 1e-12);
+  EXPECT_NEAR(forwardHostWaitSeconds(part, plan, timer, kNoCollectives, 1e-3).wait_s, 0.015, 1e-12);
   // No sync, or no host modelled: nothing.
   part.workload.ops[2].host_sync_share = 0.0;
-  EXPECT_EQ(forwardHostWaitSeconds(part, plan, timer, kNoCollectives, 1e-3), 0.0);
+  EXPECT_EQ(forwardHostWaitSeconds(part, plan, timer, kNoCollectives, 1e-3).wait_s, 0.0);
   part.workload.ops[2].host_sync_share = 1.0;
-  EXPECT_EQ(forwardHostWaitSeconds(part, plan, timer, kNoCollectives, 0.0), 0.0);
+  EXPECT_EQ(forwardHostWaitSeconds(part, plan, timer, kNoCollectives, 0.0).wait_s, 0.0);
 }
 
-// The expert-parallel all-to-alls run after the sync and keep the GPU busy while the host
-// launches: a 9 ms exchange (and its one launch) leaves the GPU waiting 2 ms (12 - 1 - 9)
-// instead of 10; under moe_a2a_overlap it hides behind the other micro-batch and keeps only
-// its launch.
-TEST(HostSync, TheExpertAllToAllAfterTheSyncCoversTheLaunches) {
+// A collective runs in the segment it is issued in. The expert all-to-all issued at the sync
+// keeps the GPU busy while the host launches: a 9 ms exchange (and its one launch) leaves
+// the GPU waiting 2 ms (12 - 1 - 9) instead of 10, and covers 9 ms of the launches, which
+// the builder (collectives after the launches) then takes off them. Under moe_a2a_overlap it
+// hides behind the other micro-batch and keeps only its launch. A tensor-parallel all-reduce
+// issued before the sync adds to the first segment, which the GPU still binds.
+TEST(HostSync, ACollectiveRunsInTheSegmentItIsIssuedIn) {
   ChunkPart part;
   part.workload.ops = {op(0, 1.0), op(1), op(2, 9.0, 1.0), op(3)};
   Communication dispatch;
   dispatch.name = "moe_dispatch_all_to_all";
   dispatch.op = perf::CollectiveOp::kAllToAll;
   dispatch.group = ParallelGroup::kExpert;
-  part.workload.communications = {dispatch};
+  dispatch.issued_before_op = 2;
+  Communication reduce;
+  reduce.name = "attention_output_all_reduce";
+  reduce.group = ParallelGroup::kTensor;
+  reduce.issued_before_op = 1;
+  part.workload.communications = {dispatch, reduce};
   const TableTimer timer({2.0, 3.0, 0.5, 0.5});
   ParallelPlan plan;
   plan.ep = 8;
+  plan.tp = 2;
   const OneCallSeconds nine_ms = [](const Communication&) { return 9e-3; };
-  // After the sync: 12 kernels (11 + the exchange) on the host, 1 + 9 ms on the GPU.
-  EXPECT_NEAR(forwardHostWaitSeconds(part, plan, timer, nine_ms, 1e-3), 0.002, 1e-12);
+  HostWait wait = forwardHostWaitSeconds(part, plan, timer, nine_ms, 1e-3);
+  EXPECT_NEAR(wait.wait_s, 0.002, 1e-12);
+  EXPECT_NEAR(wait.covered_s, 0.009, 1e-12);
+  // Issued after the sync, the all-reduce's 9 ms would cover the launches there instead.
+  part.workload.communications[1].issued_before_op = 3;
+  wait = forwardHostWaitSeconds(part, plan, timer, nine_ms, 1e-3);
+  EXPECT_NEAR(wait.wait_s, 0.0, 1e-12);
+  EXPECT_NEAR(wait.covered_s, 0.012, 1e-12);
+  part.workload.communications[1].issued_before_op = 1;
   plan.moe_a2a_overlap = true;
-  EXPECT_NEAR(forwardHostWaitSeconds(part, plan, timer, nine_ms, 1e-3), 0.011, 1e-12);
-  // With ep 1 the workload's exchange moves nothing and is skipped.
+  wait = forwardHostWaitSeconds(part, plan, timer, nine_ms, 1e-3);
+  EXPECT_NEAR(wait.wait_s, 0.011, 1e-12);
+  EXPECT_NEAR(wait.covered_s, 0.0, 1e-12);
+  // With ep 1 the workload's exchange moves nothing and is skipped, launch included.
   plan.ep = 1;
-  EXPECT_NEAR(forwardHostWaitSeconds(part, plan, timer, nine_ms, 1e-3), 0.010, 1e-12);
+  EXPECT_NEAR(forwardHostWaitSeconds(part, plan, timer, nine_ms, 1e-3).wait_s, 0.010, 1e-12);
 }
 
 // The MoE block syncs before its first expert op (the fp8 quantization of the experts' input

@@ -209,10 +209,24 @@ TEST(SoftwareStackTest, ADroplessMoeForwardWaitsForItsHost) {
               "vocab_size: 32000, moe: {experts: 8, top_k: 2, ffn_hidden_size: 512}}");
   const IterationResult syncing = simulate(loaded(moe));
   const std::string sync_free = ", stack_overrides: {workload: {moe_dispatch_host_sync_share: 0}}";
-  const IterationResult ahead =
-      simulate(loaded(moe.replace(moe.find("stack: megatron-core"), 20, "stack: megatron-core" + sync_free)));
+  std::string sync_free_moe = moe;
+  sync_free_moe.replace(sync_free_moe.find("stack: megatron-core"), 20, "stack: megatron-core" + sync_free);
+  const IterationResult ahead = simulate(loaded(sync_free_moe));
   EXPECT_GT(syncing.breakdown.host_dispatch_exposed, ahead.breakdown.host_dispatch_exposed);
   EXPECT_GT(syncing.iteration_time_s, ahead.iteration_time_s);
+  // The wait is host time in the breakdown, not compute: the parts still add up to the step,
+  // also where the host binds throughout (a handful of tokens).
+  const auto expectBreakdownAddsUp = [](const IterationResult& result) {
+    const TimeBreakdown& b = result.breakdown;
+    EXPECT_NEAR(b.compute + b.tp_comm_exposed + b.dp_comm_exposed + b.pp_comm_exposed + b.pipeline_bubble +
+                    b.host_dispatch_exposed,
+                result.iteration_time_s, 1e-9 * result.iteration_time_s);
+  };
+  expectBreakdownAddsUp(syncing);
+  expectBreakdownAddsUp(ahead);
+  std::string short_sequences = moe;
+  short_sequences.replace(short_sequences.find("seq_len: 16384"), 14, "seq_len: 8");
+  expectBreakdownAddsUp(simulate(loaded(short_sequences)));
 }
 
 TEST(SoftwareStackTest, CudaGraphsCostNoHostTimeAndOnlyTheGapBetweenKernels) {
