@@ -77,6 +77,7 @@ IterationBuilder::ChunkPass IterationBuilder::chunkPass(const PassWork& work) {
   pass.backward_kernels = work.backward_kernels;
   pass.forward_host_wait_s = work.forward_host_wait_s;
   pass.forward_host_covered_s = work.forward_host_covered_s;
+  pass.forward_host_syncs = work.forward_host_syncs;
   pass.forward_exposed_s = work.exposedSeconds(PassKind::kForward);
   pass.backward_exposed_s = work.exposedSeconds(PassKind::kBackward);
   // Calls of a kind add to the first entry of that kind; a recomputed repeat opens an entry
@@ -307,16 +308,23 @@ void IterationBuilder::addPassCompute(sim::TaskGraph& graph, RankTasks& rank, do
   // The forward's wait on its host at syncs (PassWork::forward_host_wait_s), before the
   // marker that ends the pass no earlier than its last launch. On no stream: the GPU idles
   // through it, so neither the breakdown's compute nor the SMs' contention touch it.
-  const double host_wait = step.pass == PassKind::kForward ? pass.forward_host_wait_s : 0.0;
+  const bool syncs = step.pass == PassKind::kForward && pass.forward_host_syncs && launch_first != sim::kNoTask;
   TaskId wait = sim::kNoTask;
-  if (host_wait > 0.0) {
-    wait = last = graph.addCompute(sim::secondsToSimTime(host_wait), {last}, tagged(TaskCategory::kHostDispatch));
+  if (syncs) {
+    wait = last =
+        graph.addCompute(sim::secondsToSimTime(pass.forward_host_wait_s), {last}, tagged(TaskCategory::kHostDispatch));
   }
   if (launch_first != sim::kNoTask) {
     graph.addDependency(launch_first, first);
     std::vector<TaskId> launched{launch_rest};
     if (wait != sim::kNoTask) launched.push_back(wait);
     last = graph.addCompute(0, launched, tagged(TaskCategory::kCompute, rank.compute_stream));
+  }
+  // After its last sync the host launches what the pass's collectives cover (taken off its
+  // launches above) and cannot start the next pass's before the GPU has caught up with it.
+  if (syncs) {
+    graph.addCompute(sim::secondsToSimTime(pass.forward_host_covered_s), {wait},
+                     tagged(TaskCategory::kHostDispatch, rank.host_stream));
   }
   rank.step_host_wait.push_back(wait);
   rank.step_launch_first.push_back(launch_first);

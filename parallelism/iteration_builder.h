@@ -151,6 +151,7 @@ class IterationBuilder {
     std::vector<Comm> comms;
     double forward_host_wait_s = 0.0;     // PassWork::forward_host_wait_s
     double forward_host_covered_s = 0.0;  // PassWork::forward_host_covered_s
+    bool forward_host_syncs = false;      // PassWork::forward_host_syncs
     // What the collectives beside the compute leave exposed, run after the pass's compute.
     double forward_exposed_s = 0.0;
     double backward_exposed_s = 0.0;

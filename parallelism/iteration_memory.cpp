@@ -180,12 +180,12 @@ void countChunkPass(const RunShape& run, const PassWork& work, const std::vector
   // compute, the exposed stretch. Each but the exposed stretch follows the task before it
   // on its stream (a dependency); the others: the first launch's and the launches' end,
   // the exposed stretch's, and the next pass's on this one's collectives.
-  // A forward that waits on its host at syncs adds the wait (after the compute, before the
-  // launches' end).
-  const bool host_wait = run.host && !backward && work.forward_host_wait_s > 0.0;
+  // A forward with host syncs adds the wait (after the compute, before the launches' end) and
+  // the host's resumption after it.
+  const bool host_syncs = run.host && !backward && work.forward_host_syncs;
   const double tasks = (run.host ? 3.0 : 0.0) + (run.features.pass_start_marker ? 1.0 : 0.0) + 1.0 +
-                       (exposed ? 1.0 : 0.0) + (host_wait ? 1.0 : 0.0);
-  const double dependencies = tasks + (run.host ? 2.0 : 0.0) + 1.0 + (host_wait ? 1.0 : 0.0);
+                       (exposed ? 1.0 : 0.0) + (host_syncs ? 2.0 : 0.0);
+  const double dependencies = tasks + (run.host ? 2.0 : 0.0) + 1.0 + (host_syncs ? 2.0 : 0.0);
   stage_tasks += m * tasks;
   stage_dependencies += m * dependencies;
   // The chunk's last backward in gradient buckets, its first forward in parameter buckets.

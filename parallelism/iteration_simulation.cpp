@@ -66,7 +66,14 @@ TimeBreakdown breakdownOf(const IterationGraph& iteration, const sim::TaskExecut
           pass_stretch += stretch(task);
         }
       }
-      const sim::SimTime span = executor.finishTime(rank.step_compute_last[i]) - start;
+      // To the compute's end: the waits on the host after it are the host's.
+      sim::SimTime host_after_compute = 0;
+      if (rank.step_launched[i] != sim::kNoTask) {
+        const sim::TaskId end_of_pass = rank.step_launched[i];
+        host_after_compute = executor.finishTime(end_of_pass) - executor.finishTime(end_of_pass - 1);
+      }
+      if (rank.step_host_wait[i] != sim::kNoTask) host_after_compute += graph.duration(rank.step_host_wait[i]);
+      const sim::SimTime span = executor.finishTime(rank.step_compute_last[i]) - start - host_after_compute;
       breakdown.dp_comm_exposed += seconds(std::max<sim::SimTime>(0, span - rank.step_compute_time[i] - pass_stretch));
     }
     // Waiting for the host to launch the pass's first kernel, then (at its end) its last.

@@ -98,6 +98,7 @@ HostWait forwardHostWaitSeconds(const ChunkPart& part, const ParallelPlan& plan,
     }
   }
   HostWait result;
+  result.syncs = true;
   for (std::size_t i = 0; i < host.size(); ++i) {
     result.wait_s += std::max(0.0, host[i] - compute[i] - collectives[i]);
     result.covered_s += std::clamp(host[i] - compute[i], 0.0, collectives[i]);
@@ -113,6 +114,7 @@ void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan
   const HostWait host_wait = forwardHostWaitSeconds(part, plan, timer, one_call_seconds, host_seconds_per_kernel);
   work.forward_host_wait_s += host_wait.wait_s;
   work.forward_host_covered_s += host_wait.covered_s;
+  work.forward_host_syncs = work.forward_host_syncs || host_wait.syncs;
   const Workload& workload = part.workload;
   const double layers = part.repeats;
   const Recompute recompute = recomputeOf(part, plan);

@@ -58,6 +58,9 @@ struct PassWork {
   // ... and the host's launch time that the synced segments' collectives cover (the builder
   // runs a pass's collectives after its launches; see forwardHostWaitSeconds).
   double forward_host_covered_s = 0.0;
+  // Whether the forward has a host sync at all: the host then cannot launch the next pass
+  // before the GPU has reached it (the builder holds its host stream on the forward's end).
+  bool forward_host_syncs = false;
   // In the order of the parts' communications, each followed by its recomputed repeat.
   std::vector<PassCollective> collectives;
   // What the collectives beside the compute leave exposed beside their GEMMs and attention
@@ -110,6 +113,7 @@ using OneCallSeconds = std::function<double(const Communication&)>;
 // host-over-GPU time. A collective runs in the segment it is issued in
 // (Communication::issued_before_op); those beside the compute cost only their launches.
 struct HostWait {
+  bool syncs = false;  // the part has a host sync and the host is modelled
   double wait_s = 0.0;
   // Of the segments' launches, the time that ran while their collectives did: the builder,
   // which runs a pass's collectives after the pass's launches, takes it off the launches.

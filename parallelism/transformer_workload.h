@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -273,9 +274,9 @@ struct Communication {
   // A context-parallel ring exchange, which Transformer Engine runs beside the steps of the
   // core attention (ring_attention_exposure.h) instead of after the pass's compute.
   bool beside_attention = false;
-  // Issued before the op of this index (Workload::ops): which host-sync segment it runs in
-  // (forwardHostWaitSeconds).
-  std::size_t issued_before_op = 0;
+  // Issued before the op of this index (Workload::ops; unset: after them all): which host-sync
+  // segment it runs in (forwardHostWaitSeconds).
+  std::size_t issued_before_op = std::numeric_limits<std::size_t>::max();
 };
 
 // The operations of one part of the model for one micro-batch on one GPU, in execution order.

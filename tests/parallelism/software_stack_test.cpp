@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "parallelism/experiment_loader.h"
 #include "parallelism/iteration_simulation.h"
@@ -227,6 +228,36 @@ TEST(SoftwareStackTest, ADroplessMoeForwardWaitsForItsHost) {
   std::string short_sequences = moe;
   short_sequences.replace(short_sequences.find("seq_len: 16384"), 14, "seq_len: 8");
   expectBreakdownAddsUp(simulate(loaded(short_sequences)));
+}
+
+// Mixtral 8x7B on short sequences, eager: the host binds. With the parameter gather in the
+// background or not, one pipeline stage or two, the sync never makes a step faster (the host
+// stays busy launching what the collectives after the sync cover, and cannot run ahead into
+// the next pass), and the breakdown adds up to the step (the gather's exposure is measured to
+// the compute's end, not to the host's).
+TEST(SoftwareStackTest, AMoeHostSyncNeverShortensAStepAndItsBreakdownAddsUp) {
+  for (const std::vector<std::string>& plan : std::vector<std::vector<std::string>>{
+           {"parallelism.pp=1", "parallelism.dp=auto"},
+           {"parallelism.pp=1", "parallelism.dp=auto", "parallelism.overlap_param_gather=false"},
+           {"parallelism.pp=2", "parallelism.dp=auto"}}) {
+    double seconds[2] = {0.0, 0.0};
+    for (const int share : {0, 1}) {
+      std::vector<Override> overrides{
+          parseOverride("training.stack=megatron-core"), parseOverride("training.seq_len=128"),
+          parseOverride("training.stack_overrides.workload.moe_dispatch_host_sync_share=" + std::to_string(share))};
+      for (const std::string& set : plan) overrides.push_back(parseOverride(set));
+      const auto experiment = loadExperiment("mixtral-8x7b-h100", paths(), overrides);
+      ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
+      const IterationResult result = simulate(experiment.value());
+      const TimeBreakdown& b = result.breakdown;
+      EXPECT_NEAR(b.compute + b.tp_comm_exposed + b.dp_comm_exposed + b.pp_comm_exposed + b.pipeline_bubble +
+                      b.host_dispatch_exposed,
+                  result.iteration_time_s, 1e-9 * result.iteration_time_s)
+          << plan.front() << " share " << share;
+      seconds[share] = result.iteration_time_s;
+    }
+    EXPECT_GE(seconds[1], seconds[0]) << plan.back();
+  }
 }
 
 TEST(SoftwareStackTest, CudaGraphsCostNoHostTimeAndOnlyTheGapBetweenKernels) {
