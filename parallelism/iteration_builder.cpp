@@ -7,6 +7,7 @@
 
 #include "parallelism/memory_model.h"
 #include "parallelism/micro_batch_shard.h"
+#include "parallelism/parallel_group_members.h"
 
 namespace trainsim::parallelism {
 namespace {
@@ -107,15 +108,7 @@ bool IterationBuilder::simulated(int64_t rank) const {
 }
 
 std::vector<int64_t> IterationBuilder::groupOf(ParallelGroup group, int64_t rank) const {
-  const RankCoordinate coordinate = layout_.coordinate(rank);
-  switch (group) {
-    case ParallelGroup::kTensor: return layout_.tensorGroup(coordinate);
-    case ParallelGroup::kContext: return layout_.contextGroup(coordinate);
-    case ParallelGroup::kExpert: return layout_.expertGroup(coordinate);
-    case ParallelGroup::kExpertTensor: return layout_.expertTensorGroup(coordinate);
-    case ParallelGroup::kPipeline: break;
-  }
-  return {};
+  return groupMembers(layout_, group, layout_.coordinate(rank));
 }
 
 double IterationBuilder::chunkParameters(int64_t stage) const {

@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "parallelism/parallel_group_members.h"
 #include "perf/collective_builder.h"
 #include "sim/engine.h"
 #include "sim/flow_network.h"
@@ -25,16 +26,10 @@ double PassCollectiveTimer::seconds(const Communication& comm) const {
 }
 
 double PassCollectiveTimer::oneGroupSeconds(const Communication& comm) const {
-  const RankCoordinate first = layout_.coordinate(0);
-  std::vector<int64_t> group;
-  switch (comm.group) {
-    case ParallelGroup::kExpert: group = layout_.expertGroup(first); break;
-    case ParallelGroup::kExpertTensor: group = layout_.expertTensorGroup(first); break;
-    default: group = layout_.tensorGroup(first); break;
-  }
   sim::TaskGraph scratch;
   const perf::CollectiveBuilder builder(cluster_, router_, scratch, communication_);
-  const perf::CollectiveRequest request{comm.op, std::move(group), comm.bytes, {}, {}};
+  const perf::CollectiveRequest request{
+      comm.op, groupMembers(layout_, comm.group, layout_.coordinate(0)), comm.bytes, {}, {}};
   return valueOrThrow(builder.choose(request)).estimated_time_s;
 }
 

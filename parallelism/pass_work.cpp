@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "base/units.h"
+#include "parallelism/parallel_group_members.h"
 #include "parallelism/ring_attention_exposure.h"
 #include "parallelism/tp_overlap_exposure.h"
 
@@ -20,19 +21,6 @@ double sumInOrder(double start, const std::vector<double>& stretches) {
 // moe_a2a_overlap (ParallelPlan::moe_a2a_overlap).
 bool pairedAllToAll(const Communication& comm, const ParallelPlan& plan) {
   return plan.moe_a2a_overlap && comm.group == ParallelGroup::kExpert && comm.op == perf::CollectiveOp::kAllToAll;
-}
-
-// GPUs in a pass collective's group: a workload lists some collectives whatever the degree,
-// and a group of one moves nothing.
-int64_t groupSize(ParallelGroup group, const ParallelPlan& plan) {
-  switch (group) {
-    case ParallelGroup::kTensor: return plan.tp;
-    case ParallelGroup::kContext: return plan.cp;
-    case ParallelGroup::kExpert: return plan.ep;
-    case ParallelGroup::kExpertTensor: return plan.expertTensorParallel();
-    case ParallelGroup::kPipeline: return plan.pp;
-  }
-  return 1;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "parallelism/compute_timer.h"
 #include "parallelism/memory_model.h"
 #include "parallelism/micro_batch_shard.h"
+#include "parallelism/parallel_group_members.h"
 #include "parallelism/pass_work.h"
 #include "parallelism/pipeline_schedule.h"
 #include "parallelism/rank_layout.h"
@@ -88,15 +89,7 @@ Zero3Timeline zero3Timeline(const std::vector<parallelism::PipelineStep>& order,
 
 // The kind's group of rank 0.
 std::vector<int64_t> groupOf(const parallelism::RankLayout& layout, ParallelGroup group) {
-  const parallelism::RankCoordinate first_rank;
-  switch (group) {
-    case ParallelGroup::kTensor: return layout.tensorGroup(first_rank);
-    case ParallelGroup::kContext: return layout.contextGroup(first_rank);
-    case ParallelGroup::kExpert: return layout.expertGroup(first_rank);
-    case ParallelGroup::kExpertTensor: return layout.expertTensorGroup(first_rank);
-    case ParallelGroup::kPipeline: break;
-  }
-  return {};
+  return parallelism::groupMembers(layout, group, parallelism::RankCoordinate{});
 }
 
 IterationEstimator::GroupKind kindOf(ParallelGroup group) {
