@@ -85,7 +85,7 @@ std::string planText(const parallelism::Experiment& experiment, int64_t microbat
   if (plan.sequence_parallel) text += " · sequence parallel";
   if (plan.zero > 0) text += fmt::format(" · zero {}", plan.zero);
   if (plan.recompute != parallelism::Recompute::kNone) {
-    text += fmt::format(" · {} recompute", parallelism::recomputeName(plan.recompute));
+    text += fmt::format(" · {} recompute", parallelism::recomputeText(plan));
   }
   return text;
 }
@@ -302,9 +302,9 @@ std::string rankedPlansTable(const sweep::SweepResult& result, std::size_t top) 
         "<td>{}</td><td>{:.3f}</td><td>{:.1f}%</td><td>{:.1f}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
         plan.tp, split.empty() ? std::to_string(plan.pp) : fmt::format("{} ({})", plan.pp, split), plan.dp, plan.cp,
         plan.ep, plan.virtual_stages, plan_candidate.micro_batch_size, plan.sequence_parallel ? "on" : "-", plan.zero,
-        parallelism::recomputeName(plan.recompute), r.iteration_time_s, 100.0 * r.mfu,
-        outcome.memory->peakBytes() / units::kGiB, time_to_train ? escapeHtml(durationText(*time_to_train)) : "-",
-        cost ? dollarsText(*cost) : "-", outcome.pareto ? "yes" : "");
+        parallelism::recomputeLabel(plan), r.iteration_time_s, 100.0 * r.mfu, outcome.memory->peakBytes() / units::kGiB,
+        time_to_train ? escapeHtml(durationText(*time_to_train)) : "-", cost ? dollarsText(*cost) : "-",
+        outcome.pareto ? "yes" : "");
   }
   html += "</table>\n";
   if (rank == 0) html += "<p>No simulated plan meets the constraints.</p>\n";

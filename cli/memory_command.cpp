@@ -62,7 +62,7 @@ std::string reportText(const Experiment& experiment, const MemoryReport& report)
       "recompute {}, {}{}, {}{}\n",
       plan.tp, plan.pp, plan.dp, plan.cp, plan.ep, plan.virtual_stages,
       plan.sequence_parallel ? ", sequence parallel" : "", plan.microbatches(training), training.micro_batch_size,
-      training.seq_len, parallelism::scheduleName(plan.schedule), plan.zero, parallelism::recomputeName(plan.recompute),
+      training.seq_len, parallelism::scheduleName(plan.schedule), plan.zero, parallelism::recomputeText(plan),
       topology::precisionName(training.precision),
       (training.fp8_param_gather ? std::string(" weights") : std::string()) +
           (training.grad_reduce_precision
@@ -81,10 +81,12 @@ std::string reportText(const Experiment& experiment, const MemoryReport& report)
   const StageMemory& peak = report.peak();
   text += fmt::format(
       "\nin-flight: micro-batches (model chunks when interleaved) whose activations a stage holds at its peak\n"
-      "activations of one layer, one micro-batch (recompute {}): {:.1f} MiB\n"
+      "activations of one layer, one micro-batch (recompute {}{}): {:.1f} MiB\n"
       "other (peak stage): communication buffers {:.2f} + CUDA/NCCL runtime {:.2f} + allocator overhead {:.2f} GiB\n",
-      parallelism::recomputeName(plan.recompute), peak.activation_per_layer / units::kMiB,
-      gib(peak.communication_buffers), gib(peak.runtime), gib(peak.allocator_overhead));
+      parallelism::recomputeText(plan),
+      plan.partialRecompute(experiment.model.layers) ? "; the mean of the stage's layers" : "",
+      peak.activation_per_layer / units::kMiB, gib(peak.communication_buffers), gib(peak.runtime),
+      gib(peak.allocator_overhead));
   text += fmt::format("peak: stage {}, {:.2f} GiB of {:.2f} GiB ({:.0f}%): {}\n", peak.stage, gib(report.peakBytes()),
                       gib(report.capacity_bytes), 100.0 * report.peakBytes() / report.capacity_bytes,
                       report.fits() ? "fits" : "does NOT fit");

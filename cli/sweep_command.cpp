@@ -60,6 +60,7 @@ ordered_json planJson(parallelism::Experiment& scratch, const sweep::PlanCandida
   json["sequence_parallel"] = candidate.plan.sequence_parallel;
   json["zero"] = candidate.plan.zero;
   json["recompute"] = parallelism::recomputeName(candidate.plan.recompute);
+  if (candidate.plan.recompute_num_layers) json["recompute_num_layers"] = *candidate.plan.recompute_num_layers;
   return json;
 }
 
@@ -240,9 +241,8 @@ std::string tableText(const SweepResult& result, std::size_t top) {
         ++rank, several ? fmt::format("{:<18} {:>6} ", target.cluster_label, target.gpus) : "", plan.tp,
         uneven ? fmt::format("{}*", plan.pp) : std::to_string(plan.pp), plan.dp, plan.cp, plan.ep, plan.virtual_stages,
         plan_candidate.micro_batch_size, plan.sequence_parallel ? "on" : "-", plan.zero,
-        parallelism::recomputeName(plan.recompute), r.iteration_time_s, 100.0 * r.mfu,
-        outcome.memory->peakBytes() / units::kGiB, time_to_train ? duration(*time_to_train) : "-",
-        cost ? dollarsText(*cost) : "-");
+        parallelism::recomputeLabel(plan), r.iteration_time_s, 100.0 * r.mfu, outcome.memory->peakBytes() / units::kGiB,
+        time_to_train ? duration(*time_to_train) : "-", cost ? dollarsText(*cost) : "-");
   }
   if (rank == 0) text += "(no simulated plan meets the constraints)\n";
   if (rank > 0 && result.targets.front().goodput) {

@@ -19,15 +19,24 @@ std::vector<ChunkPart> chunkWorkloads(const Experiment& experiment, int64_t stag
     layer_kernels.moe_dispatch_byte_scale = dispatchByteScale(*model.moe, plan, experiment.cluster.gpus_per_node);
   }
   std::vector<ChunkPart> parts;
-  if (model.uniformLayers()) {
-    parts.push_back({transformerLayer(model, shard, layer_kernels), static_cast<double>(layers), true});
-  } else {
-    // One part per kind of layer the chunk holds (dense and MoE, sliding-window and full).
-    for (const LayerKindCount& group : model.layerKinds(plan.firstLayerOfChunk(model.layers, stage, chunk), layers)) {
-      parts.push_back(
-          {transformerLayer(model, shard, layer_kernels, group.kind), static_cast<double>(group.count), true});
+  // The chunk's first layers run under the plan's recomputation, the rest (with
+  // recompute_num_layers) without it.
+  const int64_t first = plan.firstLayerOfChunk(model.layers, stage, chunk);
+  const int64_t recomputed = plan.recompute == Recompute::kNone ? layers : plan.recomputedLayersOfChunk(layers);
+  auto addLayers = [&](int64_t begin, int64_t count, bool beyond) {
+    if (count <= 0) return;
+    if (model.uniformLayers()) {
+      parts.push_back({transformerLayer(model, shard, layer_kernels), static_cast<double>(count), true, beyond});
+      return;
     }
-  }
+    // One part per kind of layer (dense and MoE, sliding-window and full).
+    for (const LayerKindCount& group : model.layerKinds(begin, count)) {
+      parts.push_back(
+          {transformerLayer(model, shard, layer_kernels, group.kind), static_cast<double>(group.count), true, beyond});
+    }
+  };
+  addLayers(first, recomputed, false);
+  addLayers(first + recomputed, layers - recomputed, true);
   if (stage == 0 && chunk == 0) parts.push_back({embeddingLayer(model, shard, kernels), 1.0, false});
   if (stage == plan.pp - 1 && chunk == plan.virtual_stages - 1) {
     parts.push_back({outputLayer(model, shard, kernels), 1.0, false});

@@ -20,6 +20,9 @@ struct ChunkPart {
   // transformer block only (TransformerBlock / ParallelTransformer with --recompute-granularity
   // full or selective); the embedding, the output layer and the loss run once.
   bool recomputable = false;
+  // A transformer layer past the chunk's parallelism.recompute_num_layers: it keeps its
+  // activations and runs without recomputation.
+  bool beyond_recompute_layers = false;
 };
 
 // `base`: the kernel choices (kernelsFor(training, base) applies training.flash_attention;

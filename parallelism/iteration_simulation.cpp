@@ -373,7 +373,7 @@ Expected<IterationResult> simulateIteration(const Experiment& experiment, const 
     // anyway, as everywhere a workload is built from an experiment (kernelsFor).
     const FlopsOptions kernels = kernelsFor(experiment, options.iteration.flops);
     result.model_flops = modelFlopsPerIteration(experiment.model, training, kernels);
-    result.hardware_flops = hardwareFlopsPerIteration(experiment.model, training, experiment.plan.recompute, kernels);
+    result.hardware_flops = hardwareFlopsPerIteration(experiment.model, training, experiment.plan, kernels);
     result.tflops_per_gpu = result.model_flops / (gpus * result.iteration_time_s) / 1e12;
     result.hardware_tflops_per_gpu = result.hardware_flops / (gpus * result.iteration_time_s) / 1e12;
     const double peak = experiment.cluster.gpu.peakTflops(training.precision).value_or(0.0);

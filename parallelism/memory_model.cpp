@@ -444,7 +444,28 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
       block_buffers = blocks.communication_buffers;
     }
 
-    if (model.uniformLayers()) {
+    if (plan.partialRecompute(model.layers)) {
+      // recompute_num_layers: each chunk's first layers keep their input only, the others all
+      // their activations; the working set is the largest recomputed layer's.
+      double stage_layers_bytes = 0.0;
+      double largest_working_set = 0.0;
+      for (int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
+        const int64_t first = plan.firstLayerOfChunk(model.layers, stage, chunk);
+        const int64_t count = plan.layersOfChunk(model.layers, stage, chunk);
+        const int64_t recomputed = plan.recomputedLayersOfChunk(count);
+        for (const LayerKindCount& group : model.layerKinds(first, recomputed)) {
+          stage_layers_bytes += static_cast<double>(group.count) *
+                                layerActivationBytes(model, shard, plan.recompute, options, group.kind);
+          largest_working_set = std::max(largest_working_set, workingSetOf(group.kind));
+        }
+        for (const LayerKindCount& group : model.layerKinds(first + recomputed, count - recomputed)) {
+          stage_layers_bytes += static_cast<double>(group.count) *
+                                layerActivationBytes(model, shard, Recompute::kNone, options, group.kind);
+        }
+      }
+      memory.activation_per_layer = stage_layers_bytes / static_cast<double>(std::max<int64_t>(1, memory.layers));
+      memory.activations = static_cast<double>(memory.in_flight) * stage_layers_bytes / v + largest_working_set;
+    } else if (model.uniformLayers()) {
       const double chunk_layers = static_cast<double>(memory.layers) / v;
       memory.activations = static_cast<double>(memory.in_flight) * chunk_layers * per_layer + working_set;
     } else {

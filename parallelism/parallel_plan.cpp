@@ -1,5 +1,6 @@
 #include "parallelism/parallel_plan.h"
 
+#include <algorithm>
 #include <cassert>
 
 #include "base/error.h"
@@ -71,6 +72,35 @@ int64_t ParallelPlan::firstLayerOfChunk(int64_t layers, int64_t stage, int64_t c
   return first;
 }
 
+int64_t ParallelPlan::recomputedLayersOfChunk(int64_t chunk_layers) const {
+  if (recompute == Recompute::kNone) return 0;
+  return recompute_num_layers ? std::min(*recompute_num_layers, chunk_layers) : chunk_layers;
+}
+
+bool ParallelPlan::partialRecompute(int64_t layers) const {
+  if (recompute == Recompute::kNone || !recompute_num_layers) return false;
+  for (int64_t stage = 0; stage < pp; ++stage) {
+    for (int64_t chunk = 0; chunk < virtual_stages; ++chunk) {
+      const int64_t chunk_layers = layersOfChunk(layers, stage, chunk);
+      if (recomputedLayersOfChunk(chunk_layers) < chunk_layers) return true;
+    }
+  }
+  return false;
+}
+
+std::string recomputeText(const ParallelPlan& plan) {
+  std::string text(recomputeName(plan.recompute));
+  if (plan.recompute_num_layers)
+    text += ", first " + std::to_string(*plan.recompute_num_layers) + " layers of each chunk";
+  return text;
+}
+
+std::string recomputeLabel(const ParallelPlan& plan) {
+  std::string text(recomputeName(plan.recompute));
+  if (plan.recompute_num_layers) text += "/" + std::to_string(*plan.recompute_num_layers);
+  return text;
+}
+
 std::string ParallelPlan::unevenSplitText(int64_t layers) const {
   if (!first_stage_layers && !last_stage_layers) return {};
   const std::vector<int64_t> stages = layersPerStage(layers);
@@ -100,6 +130,7 @@ ParallelPlan readParallelPlan(const ConfigNode& section) {
                      "schedule",
                      "zero",
                      "recompute",
+                     "recompute_num_layers",
                      "overlap_grad_reduce",
                      "overlap_param_gather",
                      "ddp_bucket_size",
@@ -134,6 +165,8 @@ ParallelPlan readParallelPlan(const ConfigNode& section) {
   plan.recompute = recompute == "full"        ? Recompute::kFull
                    : recompute == "selective" ? Recompute::kSelective
                                               : Recompute::kNone;
+  if (auto count = section.optionalChild("recompute_num_layers"))
+    plan.recompute_num_layers = count->asPositiveInteger();
   plan.overlap_grad_reduce = section.boolean("overlap_grad_reduce", true);
   plan.overlap_param_gather = section.boolean("overlap_param_gather", true);
   if (auto bucket = section.optionalChild("ddp_bucket_size")) {

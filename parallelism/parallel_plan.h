@@ -47,6 +47,12 @@ struct ParallelPlan {
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
   int zero = 0;  // 0 none, 1 optimizer states (Megatron distributed optimizer), 2 + gradients, 3 + parameters
   Recompute recompute = Recompute::kNone;
+  // With full recomputation, only the first N transformer layers of each model chunk rerun
+  // their forward in the backward; the others keep all their activations (Megatron-LM
+  // --recompute-method block --recompute-num-layers N, megatron/core/transformer/
+  // transformer_block.py _checkpointed_forward; torchtitan's selective layer checkpointing of
+  // every k-th block is the same count without pipeline parallelism). Unset: every layer.
+  std::optional<int64_t> recompute_num_layers;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
   // Parameters per data-parallel gradient bucket (Megatron-Core --ddp-bucket-size); unset:
@@ -97,10 +103,21 @@ struct ParallelPlan {
   // layers in the order of their virtual stage, chunk x pp + stage (Megatron-LM's interleaved
   // layout, megatron/core/transformer/transformer_block.py get_num_layers_to_build and its offset).
   [[nodiscard]] int64_t firstLayerOfChunk(int64_t layers, int64_t stage, int64_t chunk) const;
+  // How many of a chunk's `chunk_layers` transformer layers run under `recompute` (its first
+  // ones): none without recomputation, recompute_num_layers of them at most.
+  [[nodiscard]] int64_t recomputedLayersOfChunk(int64_t chunk_layers) const;
+  // Whether some transformer layers run without the plan's recomputation (recompute_num_layers
+  // below some chunk's layer count).
+  [[nodiscard]] bool partialRecompute(int64_t layers) const;
   // "7 + 14 x 8 + 7": the layers of the first stage, the middle ones and the last, for an
   // uneven split; empty for an even one.
   [[nodiscard]] std::string unevenSplitText(int64_t layers) const;
 };
+
+// "full", or "full, first 4 layers of each chunk" with recompute_num_layers.
+[[nodiscard]] std::string recomputeText(const ParallelPlan& plan);
+// The same for a table column: "full", or "full/4".
+[[nodiscard]] std::string recomputeLabel(const ParallelPlan& plan);
 
 // Reads a `parallelism:` mapping (SPEC "Experiment file"); throws InputError naming the key.
 // Only the values themselves are checked here; how they fit the model, the cluster and the

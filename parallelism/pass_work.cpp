@@ -36,7 +36,7 @@ double PassWork::computeAndExposedSeconds(PassKind pass) const {
 }
 
 Recompute recomputeOf(const ChunkPart& part, const ParallelPlan& plan) {
-  return part.recomputable ? plan.recompute : Recompute::kNone;
+  return part.recomputable && !part.beyond_recompute_layers ? plan.recompute : Recompute::kNone;
 }
 
 bool rerunInBackward(const Op& op, Recompute recompute) {

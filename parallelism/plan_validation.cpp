@@ -211,6 +211,25 @@ void checkPipeline(const ModelSpec& model, const ParallelPlan& plan, std::vector
   }
 }
 
+// recompute_num_layers (Megatron-LM's block method) picks whole layers to recompute, so it
+// goes with full recomputation only, as Megatron-LM requires (selective granularity takes no
+// recompute method).
+void checkRecompute(const ModelSpec& model, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
+  if (!plan.recompute_num_layers) return;
+  const int64_t count = *plan.recompute_num_layers;
+  if (plan.recompute != Recompute::kFull) {
+    issues.push_back({"parallelism.recompute_num_layers",
+                      "recompute_num_layers = " + str(count) + " needs recompute: full (it chooses whole layers to " +
+                          "recompute); the plan has recompute: " + std::string(recomputeName(plan.recompute))});
+    return;
+  }
+  if (count > model.layers) {
+    issues.push_back({"parallelism.recompute_num_layers", "recompute_num_layers = " + str(count) +
+                                                              " exceeds the model's " + str(model.layers) +
+                                                              " layers; use at most " + str(model.layers)});
+  }
+}
+
 void checkBatch(const TrainingSpec& training, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
   const int64_t step = product({plan.dp, training.micro_batch_size});
   if (training.global_batch_size % step != 0) {
@@ -526,6 +545,7 @@ std::vector<PlanIssue> checkModelFit(const ModelSpec& model, const ParallelPlan&
   std::vector<PlanIssue> issues;
   checkTensorParallel(model, plan, issues);
   checkPipeline(model, plan, issues);
+  checkRecompute(model, plan, issues);
   return issues;
 }
 

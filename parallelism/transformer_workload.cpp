@@ -202,17 +202,37 @@ double modelFlopsPerIteration(const ModelSpec& model, const TrainingSpec& traini
 
 double hardwareFlopsPerIteration(const ModelSpec& model, const TrainingSpec& training, Recompute recompute,
                                  const FlopsOptions& options) {
+  ParallelPlan plan;
+  plan.recompute = recompute;
+  return hardwareFlopsPerIteration(model, training, plan, options);
+}
+
+double hardwareFlopsPerIteration(const ModelSpec& model, const TrainingSpec& training, const ParallelPlan& plan,
+                                 const FlopsOptions& options) {
   const double model_flops = modelFlopsPerIteration(model, training, options);
+  const Recompute recompute = plan.recompute;
   if (recompute == Recompute::kNone) return model_flops;
   const MicroBatchShard sequence = MicroBatchShard::wholeSequence(training);
   auto rerunOf = [&](LayerKind kind) {
     const Workload layer = transformerLayer(model, sequence, options, kind);
     return recompute == Recompute::kFull ? layer.forwardFlops(true) : layer.coreAttentionForwardFlops();
   };
-  double rerun = 0.0;  // over every transformer layer (the MTP blocks' too: they are recomputable like the others)
-  for (const LayerKindCount& group : model.layerKinds(0, model.layers)) {
-    rerun += rerunOf(group.kind) * static_cast<double>(group.count);
+  // Over the recomputed transformer layers: every one, or each chunk's first
+  // recompute_num_layers (the MTP blocks are recomputable like the others).
+  std::vector<LayerKindCount> recomputed;
+  if (plan.partialRecompute(model.layers)) {
+    for (int64_t stage = 0; stage < plan.pp; ++stage) {
+      for (int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
+        const int64_t first = plan.firstLayerOfChunk(model.layers, stage, chunk);
+        const int64_t count = plan.recomputedLayersOfChunk(plan.layersOfChunk(model.layers, stage, chunk));
+        for (const LayerKindCount& group : model.layerKinds(first, count)) recomputed.push_back(group);
+      }
+    }
+  } else {
+    recomputed = model.layerKinds(0, model.layers);
   }
+  double rerun = 0.0;
+  for (const LayerKindCount& group : recomputed) rerun += rerunOf(group.kind) * static_cast<double>(group.count);
   if (model.mtp_layers > 0) rerun += rerunOf(model.mtpLayerKind()) * static_cast<double>(model.mtp_layers);
   return model_flops + rerun * static_cast<double>(training.global_batch_size);
 }

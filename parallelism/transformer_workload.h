@@ -321,5 +321,9 @@ struct Workload {
 // the core attention's under selective (Korthikanti et al. 2022, section 5).
 [[nodiscard]] double hardwareFlopsPerIteration(const ModelSpec& model, const TrainingSpec& training,
                                                Recompute recompute, const FlopsOptions& options = {});
+// The same for a plan: with recompute_num_layers, only each model chunk's first layers rerun.
+// Needs a plan that passed checkPlan for this model.
+[[nodiscard]] double hardwareFlopsPerIteration(const ModelSpec& model, const TrainingSpec& training,
+                                               const ParallelPlan& plan, const FlopsOptions& options = {});
 
 }  // namespace trainsim::parallelism

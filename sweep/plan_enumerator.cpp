@@ -104,6 +104,8 @@ void enumerateTarget(std::size_t target_index, const SweepTarget& target, const 
                       plan.sequence_parallel = sp != 0;
                       plan.zero = static_cast<int>(zero);
                       plan.recompute = static_cast<Recompute>(recompute);
+                      // The experiment's recompute_num_layers goes with its full-recompute candidates.
+                      if (plan.recompute != Recompute::kFull) plan.recompute_num_layers.reset();
                       if (auto issue = parallelism::resolvePlan(plan, experiment.cluster)) {
                         candidate.issue = std::move(issue);
                       } else {

@@ -161,6 +161,33 @@ TEST(IterationEstimateTest, ZeroThreeInBlocksPipelined) {
   EXPECT_LT(ratio, 1.1);
 }
 
+// Full recomputation of 3 of each chunk's 6 layers (parallelism.recompute_num_layers) on pp 2
+// x 2 chunks: the screen prices each chunk from its own parts, the recomputed and the kept
+// layers apart, and its estimate falls between no and full recomputation (0.950; the same
+// plan without recomputation 0.960, with all of it 0.981: each part's tensor-parallel
+// collectives are priced as one call with the part's bytes, so two parts pay one more
+// call's fixed cost than one).
+TEST(IterationEstimateTest, PartialRecomputationPerChunk) {
+  const std::vector<std::string> plan{"parallelism.gpus=32", "parallelism.pp=2", "parallelism.virtual_stages=2",
+                                      "cluster.nodes=4", "training.global_batch_size=16"};
+  auto with = [&](std::vector<std::string> sets) {
+    sets.insert(sets.begin(), plan.begin(), plan.end());
+    return experimentOf("gpt-7.5b", 2048, sets);
+  };
+  const parallelism::Experiment partial = with({"parallelism.recompute=full", "parallelism.recompute_num_layers=3"});
+  const double ratio = screenRatio(partial);
+  EXPECT_GT(ratio, 0.93);
+  EXPECT_LT(ratio, 1.05);
+  parallelism::SimulationOptions options = shippedSimulationOptions();
+  options.iteration.symmetric = true;
+  IterationEstimator estimator(partial.cluster, partial.training.precision, options);
+  const double none = estimator.iterationSeconds(with({}));
+  const double full = estimator.iterationSeconds(with({"parallelism.recompute=full"}));
+  const double half = estimator.iterationSeconds(partial);
+  EXPECT_LT(none, half);
+  EXPECT_LT(half, full);
+}
+
 // ZeRO-1 at dp 2 x tp 8: the gradient reduce-scatter and parameter all-gather on one NIC per
 // GPU (was 1.08).
 TEST(IterationEstimateTest, DataParallelRingOneGpuPerNode) {

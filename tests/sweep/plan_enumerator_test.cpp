@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
+#include <string>
 #include <tuple>
 
 #include "base/error.h"
@@ -126,6 +128,31 @@ TEST(PlanEnumeratorTest, VaryAndFixRestrictTheDimensions) {
     EXPECT_EQ(candidate.plan.pp, 2);
     EXPECT_NE(candidate.plan.recompute, Recompute::kSelective);
   }
+}
+
+// The experiment's recompute_num_layers goes with the full-recompute candidates (the others
+// would be refused with it) and every one of them is valid.
+TEST(PlanEnumeratorTest, RecomputeNumLayersGoesWithFullRecomputation) {
+  const ExperimentFile file(std::string(testing::kSmallExperiment) + "  recompute: full\n  recompute_num_layers: 2\n");
+  const auto targets = smallTargets(file);
+  ASSERT_EQ(targets.size(), 1u);
+  const auto candidates = enumeratePlans(targets, parsePlanSpace({"recompute=none,full"}, {"tp=2"}));
+  int full = 0;
+  int none = 0;
+  for (const auto& candidate : candidates) {
+    if (candidate.plan.recompute == Recompute::kFull) {
+      ++full;
+      EXPECT_EQ(candidate.plan.recompute_num_layers, std::optional<int64_t>(2));
+    } else {
+      ++none;
+      EXPECT_FALSE(candidate.plan.recompute_num_layers.has_value());
+    }
+    if (candidate.issue) {
+      EXPECT_NE(candidate.issue->key_path, "parallelism.recompute_num_layers");
+    }
+  }
+  EXPECT_GT(full, 0);
+  EXPECT_EQ(full, none);
 }
 
 TEST(PlanSpaceTest, BadOptionsAreInputErrors) {
