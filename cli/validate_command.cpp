@@ -407,6 +407,7 @@ SuiteOutput trainingSuite(const ValidateOptions& options, const CommandContext& 
                                          {"virtual_stages_published", row.virtual_stages_published},
                                          {"metric", validation::trainingMetricName(source.metric)},
                                          {"published", row.published}};
+      if (shown.recompute_num_layers) row_json["recompute_num_layers"] = *shown.recompute_num_layers;
       if (comparison.experiment) {
         // What the expected-error table groups rows by (scripts/validation/expected_error_from_fit.py).
         row_json["gpu"] = comparison.gpu_key;

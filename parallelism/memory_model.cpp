@@ -446,22 +446,28 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
 
     if (plan.partialRecompute(model.layers)) {
       // recompute_num_layers: each chunk's first layers keep their input only, the others all
-      // their activations; the working set is the largest recomputed layer's.
+      // their activations. The backward reaches the recomputed layers after the kept ones
+      // have freed theirs, so a recomputed layer's working set adds only what exceeds the
+      // chunk's kept activations of that micro-batch.
       double stage_layers_bytes = 0.0;
       double largest_working_set = 0.0;
       for (int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
         const int64_t first = plan.firstLayerOfChunk(model.layers, stage, chunk);
         const int64_t count = plan.layersOfChunk(model.layers, stage, chunk);
         const int64_t recomputed = plan.recomputedLayersOfChunk(count);
+        double chunk_working_set = 0.0;
         for (const LayerKindCount& group : model.layerKinds(first, recomputed)) {
           stage_layers_bytes += static_cast<double>(group.count) *
                                 layerActivationBytes(model, shard, plan.recompute, options, group.kind);
-          largest_working_set = std::max(largest_working_set, workingSetOf(group.kind));
+          chunk_working_set = std::max(chunk_working_set, workingSetOf(group.kind));
         }
+        double kept = 0.0;
         for (const LayerKindCount& group : model.layerKinds(first + recomputed, count - recomputed)) {
-          stage_layers_bytes += static_cast<double>(group.count) *
-                                layerActivationBytes(model, shard, Recompute::kNone, options, group.kind);
+          kept += static_cast<double>(group.count) *
+                  layerActivationBytes(model, shard, Recompute::kNone, options, group.kind);
         }
+        stage_layers_bytes += kept;
+        largest_working_set = std::max(largest_working_set, chunk_working_set - kept);
       }
       memory.activation_per_layer = stage_layers_bytes / static_cast<double>(std::max<int64_t>(1, memory.layers));
       memory.activations = static_cast<double>(memory.in_flight) * stage_layers_bytes / v + largest_working_set;

@@ -140,9 +140,11 @@ struct ReplicaShares {
 struct StageMemory {
   int64_t stage = 0;
   int64_t layers = 0;
-  int64_t in_flight = 0;              // model-chunk micro-batches held (inFlightMicrobatches)
-  StageParameters parameters;         // per GPU
-  double activation_per_layer = 0.0;  // one layer, one micro-batch, under the recompute policy
+  int64_t in_flight = 0;       // model-chunk micro-batches held (inFlightMicrobatches)
+  StageParameters parameters;  // per GPU
+  // One layer, one micro-batch, under the recompute policy: the mean over the stage's layers
+  // where they differ (layers of different kinds, recompute_num_layers).
+  double activation_per_layer = 0.0;
 
   double weights = 0.0;
   double gradients = 0.0;

@@ -211,23 +211,8 @@ void checkPipeline(const ModelSpec& model, const ParallelPlan& plan, std::vector
   }
 }
 
-// recompute_num_layers (Megatron-LM's block method) picks whole layers to recompute, so it
-// goes with full recomputation only, as Megatron-LM requires (selective granularity takes no
-// recompute method).
 void checkRecompute(const ModelSpec& model, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
-  if (!plan.recompute_num_layers) return;
-  const int64_t count = *plan.recompute_num_layers;
-  if (plan.recompute != Recompute::kFull) {
-    issues.push_back({"parallelism.recompute_num_layers",
-                      "recompute_num_layers = " + str(count) + " needs recompute: full (it chooses whole layers to " +
-                          "recompute); the plan has recompute: " + std::string(recomputeName(plan.recompute))});
-    return;
-  }
-  if (count > model.layers) {
-    issues.push_back({"parallelism.recompute_num_layers", "recompute_num_layers = " + str(count) +
-                                                              " exceeds the model's " + str(model.layers) +
-                                                              " layers; use at most " + str(model.layers)});
-  }
+  if (auto issue = checkRecomputeLayers(model, plan)) issues.push_back(*issue);
 }
 
 void checkBatch(const TrainingSpec& training, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
@@ -538,6 +523,22 @@ std::optional<PlanIssue> resolvePlan(ParallelPlan& plan, const topology::Cluster
   }
   // Megatron-LM switches sequence parallelism off at tp = 1, where it has nothing to split.
   if (plan.tp == 1) plan.sequence_parallel = false;
+  return std::nullopt;
+}
+
+std::optional<PlanIssue> checkRecomputeLayers(const ModelSpec& model, const ParallelPlan& plan) {
+  if (!plan.recompute_num_layers) return std::nullopt;
+  const int64_t count = *plan.recompute_num_layers;
+  if (plan.recompute != Recompute::kFull) {
+    return PlanIssue{"parallelism.recompute_num_layers",
+                     "recompute_num_layers = " + str(count) + " needs recompute: full (it chooses whole layers to " +
+                         "recompute); the plan has recompute: " + std::string(recomputeName(plan.recompute))};
+  }
+  if (count > model.layers) {
+    return PlanIssue{"parallelism.recompute_num_layers", "recompute_num_layers = " + str(count) +
+                                                             " exceeds the model's " + str(model.layers) +
+                                                             " layers; use at most " + str(model.layers)};
+  }
   return std::nullopt;
 }
 

@@ -29,6 +29,11 @@ struct PlanIssue {
 // (Megatron-LM does the same). Returns the reason when no whole dp exists.
 [[nodiscard]] std::optional<PlanIssue> resolvePlan(ParallelPlan& plan, const topology::ClusterSpec& cluster);
 
+// recompute_num_layers (Megatron-LM's block method) picks whole layers to recompute: it goes
+// with recompute: full only, as Megatron-LM requires, and names at most the model's layers.
+// Part of checkModelFit; the sweep checks an experiment's own value with it.
+[[nodiscard]] std::optional<PlanIssue> checkRecomputeLayers(const ModelSpec& model, const ParallelPlan& plan);
+
 // The rules that depend only on the model and the tp, pp and virtual_stages degrees (heads,
 // KV heads and MLP width over tp; layers over pipeline stages and model chunks). They hold
 // whatever the GPU count and batch, so they are worth reporting before a GPU-count problem:

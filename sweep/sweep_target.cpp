@@ -1,8 +1,10 @@
 #include "sweep/sweep_target.h"
 
 #include <filesystem>
+#include <optional>
 
 #include "parallelism/experiment_loader.h"
+#include "parallelism/plan_validation.h"
 
 namespace trainsim::sweep {
 namespace {
@@ -46,8 +48,10 @@ LoadedTemplate loadTemplate(const std::string& path, const ConfigPaths& paths, c
     }
   }
   LoadedTemplate loaded;
+  std::optional<ConfigNode> plan_section;
   if (auto section = root.optionalChild("parallelism"); section && !section->yaml().IsNull()) {
     loaded.experiment_plan = parallelism::readParallelPlan(*section);
+    plan_section.emplace(*section);
   }
   YAML::Node document = root.yaml();  // shares the document: removing here removes it from root
   document.remove("parallelism");
@@ -59,6 +63,10 @@ LoadedTemplate loadTemplate(const std::string& path, const ConfigPaths& paths, c
     others.push_back(override_value);
   }
   loaded.experiment = valueOrThrow(parallelism::loadExperimentNode(root, paths, others));
+  // The sweep keeps recompute_num_layers for its candidates: checked here as simulate checks it.
+  if (auto issue = parallelism::checkRecomputeLayers(loaded.experiment.model, loaded.experiment_plan)) {
+    throwInputError(plan_section->child("recompute_num_layers").where(), issue->key_path, issue->message);
+  }
   return loaded;
 }
 

@@ -254,7 +254,7 @@ std::string shortPlanLabel(const SweepResult& sweep, std::size_t candidate) {
   if (plan.sequence_parallel) label += " sp";
   if (plan.zero > 0) label += fmt::format(" z{}", plan.zero);
   if (plan.recompute == parallelism::Recompute::kSelective) label += " sel";
-  if (plan.recompute == parallelism::Recompute::kFull) label += " full";
+  if (plan.recompute == parallelism::Recompute::kFull) label += " " + parallelism::recomputeLabel(plan);
   return label;
 }
 

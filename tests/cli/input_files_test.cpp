@@ -126,5 +126,29 @@ TEST(InputFiles, ASetThatBreaksACheckOfTwoKeysIsBlamed) {
       << intra.err;
 }
 
+// parallelism.recompute_num_layers beyond the model's layers, or without full recomputation:
+// exit 2 at the key's line and column, from simulate and from sweep (which keeps the value
+// for its candidates and checks it as simulate does).
+TEST(InputFiles, ARecomputeNumLayersTheModelCannotTakeIsBlamedOnItsLine) {
+  const ScratchDir dir;
+  const std::string experiment = dir / "experiment.yaml";
+  std::ofstream(experiment) << "model: llama3-8b\ncluster: dgx-h100\ntraining: {seq_len: 2048, global_batch_size: 8}\n"
+                               "parallelism:\n  recompute: full\n  recompute_num_layers: 40\n";
+  const std::string beyond = "recompute_num_layers = 40 exceeds the model's 32 layers; use at most 32\n";
+  for (const char* command : {"simulate", "sweep"}) {
+    const TrainsimRun run = runTrainsim({command, experiment});
+    EXPECT_EQ(run.exit_code, 2) << command;
+    EXPECT_EQ(run.err, "trainsim: error: " + experiment + ":6:25: parallelism.recompute_num_layers: " + beyond)
+        << command;
+  }
+  const TrainsimRun selective = runTrainsim(
+      {"sweep", experiment, "--set", "parallelism.recompute=selective", "--set", "parallelism.recompute_num_layers=4"});
+  EXPECT_EQ(selective.exit_code, 2);
+  EXPECT_NE(selective.err.find("--set parallelism.recompute_num_layers=4: parallelism.recompute_num_layers: "
+                               "recompute_num_layers = 4 needs recompute: full"),
+            std::string::npos)
+      << selective.err;
+}
+
 }  // namespace
 }  // namespace trainsim::cli_testing

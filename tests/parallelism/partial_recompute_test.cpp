@@ -4,6 +4,7 @@
 // proportion to the layers recomputed.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -144,16 +145,88 @@ TEST(PartialRecompute, KeptLayersHoldAllTheirActivations) {
   }();
   const double input = layerActivationBytes(experiment.model, shard, Recompute::kFull, kernels);
   const double all = layerActivationBytes(experiment.model, shard, Recompute::kNone, kernels);
-  // One micro-batch in flight: 12 layers' inputs, 20 layers' activations, and the working
-  // set of one recomputed layer.
+  // One micro-batch in flight: 12 layers' inputs and 20 layers' activations. The backward
+  // frees the kept layers' before it recomputes a layer, so no working set adds to them
+  // (with every layer recomputed it adds one layer's activations).
   const StageMemory& stage = report.stages.front();
   const MemoryReport full = estimateMemory(experimentWith({}), options);
   const double embedding_and_loss = full.stages.front().activations - (32.0 * input + all);
-  EXPECT_NEAR(stage.activations, 12.0 * input + 20.0 * all + all + embedding_and_loss, 1e-6 * stage.activations);
+  EXPECT_NEAR(stage.activations, 12.0 * input + 20.0 * all + embedding_and_loss, 1e-6 * stage.activations);
   EXPECT_NEAR(stage.activation_per_layer, (12.0 * input + 20.0 * all) / 32.0, 1e-9 * all);
   const MemoryReport none = estimateMemory(experimentWith({"parallelism.recompute=none"}), options);
   EXPECT_LT(full.stages.front().activations, stage.activations);
   EXPECT_LT(stage.activations, none.stages.front().activations);
+}
+
+// pp 2 x 2 chunks of 8 layers, 3 recomputed in each: every stage holds, per micro-batch in
+// flight, 2 x 5 kept layers' activations where full recomputation holds their inputs, and
+// needs no recomputed layer's working set on top (the kept layers free theirs first).
+TEST(PartialRecompute, MemoryCountsEachChunksLayers) {
+  const std::vector<std::string> plan{"parallelism.pp=2", "parallelism.virtual_stages=2"};
+  auto with = [&](std::vector<std::string> sets) {
+    sets.insert(sets.end(), plan.begin(), plan.end());
+    return experimentWith(sets);
+  };
+  const Experiment partial = with({"parallelism.recompute_num_layers=3"});
+  const MemoryOptions options;
+  const MemoryReport report = estimateMemory(partial, options);
+  const MemoryReport full = estimateMemory(with({}), options);
+  MemoryOptions kernels = options;
+  kernels.kernels = kernelsFor(partial, options.kernels);
+  const MicroBatchShard shard = MicroBatchShard::of(partial.training, partial.plan);
+  const double input = layerActivationBytes(partial.model, shard, Recompute::kFull, kernels);
+  const double all = layerActivationBytes(partial.model, shard, Recompute::kNone, kernels);
+  ASSERT_EQ(report.stages.size(), 2U);
+  for (std::size_t stage = 0; stage < 2; ++stage) {
+    const auto in_flight = static_cast<double>(report.stages[stage].in_flight);
+    EXPECT_NEAR(report.stages[stage].activations - full.stages[stage].activations,
+                in_flight * 2.0 * 5.0 * (all - input) / 2.0 - all, 1e-9 * report.stages[stage].activations)
+        << stage;
+  }
+}
+
+// Layers of two kinds (GPT-OSS alternates sliding-window and full attention): the recomputed
+// part holds the chunk's first layers, the kept part the rest, each with its own kinds.
+TEST(PartialRecompute, ThePartsHoldTheirOwnLayersKinds) {
+  const Experiment experiment =
+      experimentWith({"model=gpt-oss-120b", "parallelism.recompute_num_layers=3", "training.seq_len=8192"});
+  ASSERT_FALSE(experiment.model.uniformLayers());
+  const MicroBatchShard shard = MicroBatchShard::of(experiment.training, experiment.plan);
+  const FlopsOptions flops = kernelsFor(experiment, FlopsOptions{});
+  auto flopsOf = [&](int64_t first, int64_t count) {
+    double total = 0.0;
+    for (const LayerKindCount& group : experiment.model.layerKinds(first, count)) {
+      total += static_cast<double>(group.count) *
+               transformerLayer(experiment.model, shard, flops, group.kind).forwardFlops(true);
+    }
+    return total;
+  };
+  double recomputed = 0.0;
+  double kept = 0.0;
+  for (const ChunkPart& part : chunkWorkloads(experiment, 0, 0, FlopsOptions{})) {
+    if (!part.recomputable) continue;
+    (part.beyond_recompute_layers ? kept : recomputed) += part.repeats * part.workload.forwardFlops(true);
+  }
+  const int64_t layers = experiment.model.layers;
+  EXPECT_NEAR(recomputed, flopsOf(0, 3), 1e-12 * recomputed);
+  EXPECT_NEAR(kept, flopsOf(3, layers - 3), 1e-12 * kept);
+  // The two kinds differ in cost, so the other split would not give these sums.
+  EXPECT_GT(std::abs(kept - flopsOf(0, layers - 3)), 1e-6 * kept);
+}
+
+// With pipeline parallelism and interleaving the partial plan's step lies between none and full.
+TEST(PartialRecompute, APipelinedStepLiesBetweenNoneAndFull) {
+  const std::vector<std::string> plan{"parallelism.pp=2", "parallelism.virtual_stages=2"};
+  auto time = [&](std::vector<std::string> sets) {
+    sets.insert(sets.end(), plan.begin(), plan.end());
+    return simulate(experimentWith(sets)).iteration_time_s;
+  };
+  const double none = time({"parallelism.recompute=none"});
+  const double full = time({});
+  const double partial = time({"parallelism.recompute_num_layers=4"});
+  EXPECT_LT(none, partial);
+  EXPECT_LT(partial, full);
+  EXPECT_NEAR((partial - none) / (full - none), 0.5, 0.1);
 }
 
 }  // namespace
