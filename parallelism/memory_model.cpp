@@ -256,8 +256,43 @@ double layerActivationBytes(const ModelSpec& model, const MicroBatchShard& shard
   return layerActivationBytes(model, shard, recompute, options, model.layerKind(model.layers - 1));
 }
 
+namespace {
+
+// What recompute: selective_op keeps of a dense layer between its forward and backward
+// (Recompute::kSelectiveOp, Op::op_checkpoint_rerun): the checkpointed block's input, the
+// outputs of the saved matmuls (wq, wv, w1 and w2 for llama; wq, wv and fc1 for gpt) and of
+// the attention kernel with its fp32 logsumexp, and with sequence parallelism the
+// reduce-scatters' outputs. Everything else is rerun, so not kept.
+double selectiveOpActivationBytes(const ModelSpec& model, const MicroBatchShard& shard) {
+  const double e = shard.activationBytes();
+  const double tp = static_cast<double>(shard.tp);
+  const double tokens = shard.tokens();
+  const double replicated = shard.replicatedRegionTokens();
+  const double hidden = static_cast<double>(model.hidden_size);
+  const double query = static_cast<double>(model.queryDim());
+  const double kv = static_cast<double>(model.kvDim());
+  const double heads = static_cast<double>(model.attention_heads) / tp;
+  const double reduce_scattered = shard.sequence_parallel ? e * replicated * hidden : 0.0;
+  double bytes = e * replicated * hidden;                          // the block's input
+  bytes += e * tokens * (query + kv) / tp;                         // wq and wv outputs
+  bytes += e * tokens * query / tp + kFp32Bytes * tokens * heads;  // attention output, logsumexp
+  bytes += reduce_scattered;                                       // after wo
+  const double ffn = static_cast<double>(model.ffn_hidden_size) / tp;
+  bytes += e * tokens * ffn;                                                     // w1 (gate) or fc1 output
+  if (model.architecture == Architecture::kLlama) bytes += e * tokens * hidden;  // w2 output
+  bytes += reduce_scattered;                                                     // after w2 / fc2
+  return bytes;
+}
+
+}  // namespace
+
 double layerActivationBytes(const ModelSpec& model, const MicroBatchShard& shard, Recompute recompute,
                             const MemoryOptions& options, LayerKind kind) {
+  // Dense layers only: checkPlan refuses selective_op for mixture-of-experts and latent attention.
+  if (recompute == Recompute::kSelectiveOp && !model.mla && !(model.moe && kind.moe)) {
+    return selectiveOpActivationBytes(model, shard);
+  }
+  if (recompute == Recompute::kSelectiveOp) recompute = Recompute::kNone;
   const double e = shard.activationBytes();
   // What a Transformer Engine linear layer saves of its input for the weight gradient: with
   // fp8 the quantized (column-wise, 1-byte) copy it made for its FP8 GEMMs, not the 16-bit
@@ -400,16 +435,17 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
 
   const double per_layer = layerActivationBytes(model, shard, plan.recompute, options);
   // One layer of `kind` recomputed during its backward, for one micro-batch.
+  // What a recomputing layer adds back during its backward: what it does not keep (all of it
+  // under full recomputation, whose kept input is the previous layer's output).
+  const bool keeps_some = plan.recompute == Recompute::kSelective || plan.recompute == Recompute::kSelectiveOp;
   auto workingSetOf = [&](LayerKind kind) {
     if (plan.recompute == Recompute::kNone) return 0.0;
     return layerActivationBytes(model, shard, Recompute::kNone, options, kind) -
-           (plan.recompute == Recompute::kSelective ? layerActivationBytes(model, shard, plan.recompute, options, kind)
-                                                    : 0.0);
+           (keeps_some ? layerActivationBytes(model, shard, plan.recompute, options, kind) : 0.0);
   };
   double working_set = 0.0;
   if (plan.recompute != Recompute::kNone) {
-    working_set = layerActivationBytes(model, shard, Recompute::kNone, options) -
-                  (plan.recompute == Recompute::kSelective ? per_layer : 0.0);
+    working_set = layerActivationBytes(model, shard, Recompute::kNone, options) - (keeps_some ? per_layer : 0.0);
   }
   const double v = static_cast<double>(plan.virtual_stages);
 

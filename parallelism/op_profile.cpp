@@ -36,11 +36,10 @@ OpProfile stageOpProfile(const Experiment& experiment, const OpTimer& timer, con
         row.backward_s += times * timer.seconds(op, PassKind::kBackward);
         row.flops += times * (op.forward.flops + op.backward.flops);
         // What the builder's passes rerun (pass_work.h): full recompute every forward op of
-        // the transformer layers, selective only their core attention.
-        if (rerunInBackward(op, recomputeOf(part, plan))) {
-          row.recompute_s += times * forward;
-          row.flops += times * op.forward.flops;
-        }
+        // the transformer layers, selective only their core attention, selective_op its share.
+        const double rerun = rerunShare(op, recomputeOf(part, plan));
+        row.recompute_s += times * rerun * forward;
+        row.flops += times * rerun * op.forward.flops;
       }
     }
   }

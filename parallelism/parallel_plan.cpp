@@ -20,6 +20,7 @@ std::string_view recomputeName(Recompute recompute) {
     case Recompute::kNone: return "none";
     case Recompute::kSelective: return "selective";
     case Recompute::kFull: return "full";
+    case Recompute::kSelectiveOp: return "selective_op";
   }
   return "unknown";
 }
@@ -96,6 +97,7 @@ std::string recomputeText(const ParallelPlan& plan) {
 }
 
 std::string recomputeLabel(const ParallelPlan& plan) {
+  if (plan.recompute == Recompute::kSelectiveOp) return "sel_op";
   std::string text(recomputeName(plan.recompute));
   if (plan.recompute_num_layers) text += "/" + std::to_string(*plan.recompute_num_layers);
   return text;
@@ -161,10 +163,11 @@ ParallelPlan readParallelPlan(const ConfigNode& section) {
   plan.schedule = section.enumeration("schedule", {"gpipe", "1f1b"}, "1f1b") == "gpipe" ? PipelineSchedule::kGpipe
                                                                                         : PipelineSchedule::kOneFOneB;
   plan.zero = std::stoi(section.enumeration("zero", {"0", "1", "2", "3"}, "0"));
-  const std::string recompute = section.enumeration("recompute", {"none", "selective", "full"}, "none");
-  plan.recompute = recompute == "full"        ? Recompute::kFull
-                   : recompute == "selective" ? Recompute::kSelective
-                                              : Recompute::kNone;
+  const std::string recompute = section.enumeration("recompute", {"none", "selective", "full", "selective_op"}, "none");
+  plan.recompute = recompute == "full"           ? Recompute::kFull
+                   : recompute == "selective"    ? Recompute::kSelective
+                   : recompute == "selective_op" ? Recompute::kSelectiveOp
+                                                 : Recompute::kNone;
   if (auto count = section.optionalChild("recompute_num_layers"))
     plan.recompute_num_layers = count->asPositiveInteger();
   plan.overlap_grad_reduce = section.boolean("overlap_grad_reduce", true);

@@ -24,8 +24,11 @@ enum class PipelineSchedule : uint8_t { kGpipe, kOneFOneB };
 // flex dispatcher (DeepEP / HybridEP kernels: once per remote node, forwarded over NVLink).
 enum class MoeDispatcher : uint8_t { kAllToAll, kFlex };
 
-// selective: recompute only attention's softmax/dropout (Korthikanti et al. 2022); full: every layer's forward.
-enum class Recompute : uint8_t { kNone, kSelective, kFull };
+// selective: recompute only attention's softmax/dropout (Korthikanti et al. 2022); full: every
+// layer's forward; selective_op: PyTorch's per-op selective checkpointing as torchtitan
+// configures it (selective_ac_option "op"): the layer's input, the attention kernel's output
+// and every other matmul's output are saved, everything else reruns (Op::op_checkpoint_rerun).
+enum class Recompute : uint8_t { kNone, kSelective, kFull, kSelectiveOp };
 [[nodiscard]] std::string_view recomputeName(Recompute recompute);
 
 struct ParallelPlan {
@@ -116,7 +119,7 @@ struct ParallelPlan {
 
 // "full", or "full, first 4 layers of each chunk" with recompute_num_layers.
 [[nodiscard]] std::string recomputeText(const ParallelPlan& plan);
-// The same for a table column: "full", or "full/4".
+// The same for a table column of 9 characters: "full", "full/4", "sel_op" for selective_op.
 [[nodiscard]] std::string recomputeLabel(const ParallelPlan& plan);
 
 // Reads a `parallelism:` mapping (SPEC "Experiment file"); throws InputError naming the key.

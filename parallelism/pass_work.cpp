@@ -39,8 +39,14 @@ Recompute recomputeOf(const ChunkPart& part, const ParallelPlan& plan) {
   return part.recomputable && !part.beyond_recompute_layers ? plan.recompute : Recompute::kNone;
 }
 
-bool rerunInBackward(const Op& op, Recompute recompute) {
-  return recompute == Recompute::kFull || (recompute == Recompute::kSelective && op.core_attention);
+double rerunShare(const Op& op, Recompute recompute) {
+  switch (recompute) {
+    case Recompute::kNone: return 0.0;
+    case Recompute::kSelective: return op.core_attention ? 1.0 : 0.0;
+    case Recompute::kFull: return 1.0;
+    case Recompute::kSelectiveOp: return op.op_checkpoint_rerun;
+  }
+  return 0.0;
 }
 
 double kernelsOf(const Op& op, PassKind pass) {
@@ -112,8 +118,9 @@ void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan
     work.backward_s += layers * timer.seconds(op, PassKind::kBackward);
     work.forward_kernels += layers * kernelsOf(op, PassKind::kForward);
     work.backward_kernels += layers * kernelsOf(op, PassKind::kBackward);
-    if (rerunInBackward(op, recompute)) {
-      work.backward_s += layers * forward;
+    if (const double rerun = rerunShare(op, recompute); rerun > 0.0) {
+      work.backward_s += layers * rerun * forward;
+      // A partly rerun GEMM op stands for whole matmuls (the key projection of the QKV's three).
       work.backward_kernels += layers * kernelsOf(op, PassKind::kForward);
     }
   }
@@ -132,8 +139,14 @@ void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan
     (comm.backward ? work.backward_kernels : work.forward_kernels) += static_cast<double>(count);
     // Full recomputation repeats the forward's tensor-parallel collectives in the backward;
     // full and selective both rerun the core attention, and with it its ring exchanges.
-    const bool recomputed = (recompute == Recompute::kFull && comm.group == ParallelGroup::kTensor) ||
-                            (recompute != Recompute::kNone && comm.group == ParallelGroup::kContext);
+    // selective_op keeps the attention's output and the reduce-scatters' (torchtitan's save
+    // list holds _c10d_functional.reduce_scatter_tensor), and reruns the gathers and
+    // all-reduces whose outputs feed the rerun ops.
+    const bool tensor_rerun = recompute == Recompute::kFull ||
+                              (recompute == Recompute::kSelectiveOp && comm.op != perf::CollectiveOp::kReduceScatter);
+    const bool recomputed = (tensor_rerun && comm.group == ParallelGroup::kTensor) ||
+                            ((recompute == Recompute::kFull || recompute == Recompute::kSelective) &&
+                             comm.group == ParallelGroup::kContext);
     if (recomputed && !comm.backward) {
       work.collectives.push_back({comm.group, comm.op, true, bytes, count, beside_compute, true, paired});
       work.backward_kernels += static_cast<double>(count);
@@ -149,6 +162,7 @@ void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan
   // ... and the recomputed forward's collectives beside the recomputed GEMMs and attention.
   if (recompute == Recompute::kFull) work.backward_exposed.push_back(layers * (tensor.forward_s + ring.forward_s));
   if (recompute == Recompute::kSelective) work.backward_exposed.push_back(layers * ring.forward_s);
+  if (recompute == Recompute::kSelectiveOp) work.backward_exposed.push_back(layers * tensor.forward_s);
 }
 
 PassWork chunkPassWork(const Experiment& experiment, int64_t stage, int64_t chunk, const FlopsOptions& flops,

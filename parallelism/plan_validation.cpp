@@ -213,6 +213,16 @@ void checkPipeline(const ModelSpec& model, const ParallelPlan& plan, std::vector
 
 void checkRecompute(const ModelSpec& model, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
   if (auto issue = checkRecomputeLayers(model, plan)) issues.push_back(*issue);
+  // Which matmuls selective_op saves is known for dense attention-and-MLP layers (torchtitan's
+  // Llama); an expert layer's grouped GEMMs and latent attention's projections are not mapped.
+  if (plan.recompute == Recompute::kSelectiveOp && (model.moe || model.mla)) {
+    issues.push_back({"parallelism.recompute",
+                      "recompute: selective_op is modelled for dense layers with standard "
+                      "attention; " +
+                          model.name +
+                          (model.moe ? " has mixture-of-experts layers" : " has multi-head latent attention") +
+                          " (use none, selective or full)"});
+  }
 }
 
 void checkBatch(const TrainingSpec& training, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {

@@ -33,6 +33,7 @@ void WorkloadBuilder::coreAttention(double heads, double queries, double keys, d
     const double executed = counted * executed_share;
     const double lse = units::kFp32Bytes * batch * queries;  // fp32 logsumexp per query and head
     Op op = makeOp("flash_attention", OpKind::kAttention, true, true);
+    op.op_checkpoint_rerun = 0.0;  // SDPA's output is saved (Op::op_checkpoint_rerun)
     if (model_.mla) {
       // Q and K of qk_dim, V and O of v_dim per head (Megatron-Core's MLA hands the core
       // attention whole per-head keys and values, multi_latent_attention.py).
@@ -93,6 +94,8 @@ void WorkloadBuilder::attentionBlock(LayerKind kind) {
   const double head_dim = static_cast<double>(model_.head_dim);
   norm("input_norm", replicatedTokens());
   gemm("qkv_projection", t, (query + 2.0 * kv) / tp_, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
+  // Matmuls 1-3 of the layer (wq, wk, wv): the key projection is the second (Op::op_checkpoint_rerun).
+  workload_.ops.back().op_checkpoint_rerun = kv / (query + 2.0 * kv);
   const auto qkv = overlapGemms(TpOverlapGemm::kQkvFprop, TpOverlapGemm::kQkvDgrad, TpOverlapGemm::kQkvWgrad);
   if (model_.architecture == Architecture::kLlama) {
     // Rotary position embedding on the query and key heads of this rank.
@@ -102,6 +105,7 @@ void WorkloadBuilder::attentionBlock(LayerKind kind) {
   const double queries = static_cast<double>(shard_.seq_len) / static_cast<double>(shard_.cp);
   coreAttention(heads, queries, keysOf(kind), head_dim, head_dim);
   gemm("attention_output_projection", t, hidden_, query / tp_, 1.0, WeightGemm::kTransformerEngineGatheredGradient);
+  // Matmul 4 (wo) reruns: 1, the default.
   const auto projection = overlapGemms(TpOverlapGemm::kProjFprop, TpOverlapGemm::kProjDgrad);
   ringExchangeReduction("attention_output_ring_reduction", TpOverlapGemm::kProjFprop, projection);
   residual("attention_residual", replicatedTokens());
@@ -176,15 +180,18 @@ void WorkloadBuilder::denseMlp(double ffn) {
   std::optional<std::size_t> fc1;  // the GEMM beside the block input's collectives (the gate's when unfused)
   if (model_.architecture == Architecture::kGpt) {
     gemm("mlp_fc1", t, width, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
+    workload_.ops.back().op_checkpoint_rerun = 0.0;  // matmul 5 is saved; 6 (fc2) reruns
     fc1 = overlapFc1();
     // Bias + GELU fused (Megatron's bias_gelu_impl): reads the fc1 output, writes its GELU.
     elementwise("mlp_gelu", OpKind::kElementwise, t * width, options_.gelu_flops_per_element, 2.0 * e_, 3.0 * e_);
   } else {
     if (options_.fuse_gate_up) {
       gemm("mlp_gate_up", t, 2.0 * width, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
+      workload_.ops.back().op_checkpoint_rerun = 0.5;  // w1 (matmul 5) saved, w3 (6) rerun
       fc1 = overlapFc1();
     } else {
       gemm("mlp_gate", t, width, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
+      workload_.ops.back().op_checkpoint_rerun = 0.0;  // w1, matmul 5: saved
       fc1 = overlapFc1();
       gemm("mlp_up", t, width, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
       (void)overlapFc1();
@@ -194,6 +201,8 @@ void WorkloadBuilder::denseMlp(double ffn) {
     elementwise("mlp_swiglu", OpKind::kElementwise, t * width, options_.swiglu_flops_per_element, 3.0 * e_, 5.0 * e_);
   }
   gemm("mlp_fc2", t, hidden_, width, 1.0, WeightGemm::kTransformerEngineGatheredGradient);
+  // gpt: matmul 6, rerun; llama: w2, matmul 7, saved.
+  if (model_.architecture != Architecture::kGpt) workload_.ops.back().op_checkpoint_rerun = 0.0;
   const auto fc2 = overlapGemms(TpOverlapGemm::kFc2Fprop, TpOverlapGemm::kFc2Dgrad);
   ringExchangeReduction("mlp_output_ring_reduction", TpOverlapGemm::kFc2Fprop, fc2);
   residual("mlp_residual", replicatedTokens());

@@ -215,7 +215,13 @@ double hardwareFlopsPerIteration(const ModelSpec& model, const TrainingSpec& tra
   const MicroBatchShard sequence = MicroBatchShard::wholeSequence(training);
   auto rerunOf = [&](LayerKind kind) {
     const Workload layer = transformerLayer(model, sequence, options, kind);
-    return recompute == Recompute::kFull ? layer.forwardFlops(true) : layer.coreAttentionForwardFlops();
+    if (recompute == Recompute::kFull) return layer.forwardFlops(true);
+    if (recompute == Recompute::kSelective) return layer.coreAttentionForwardFlops();
+    double rerun = 0.0;  // selective_op: each matmul's rerun share
+    for (const Op& op : layer.ops) {
+      if (op.matmul) rerun += op.op_checkpoint_rerun * op.forward.flops;
+    }
+    return rerun;
   };
   // Over the recomputed transformer layers: every one, or each chunk's first
   // recompute_num_layers (the MTP blocks are recomputable like the others).

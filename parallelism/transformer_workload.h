@@ -222,6 +222,13 @@ struct Op {
   // Rerun in the forward pass of backward under recompute: selective (the "core attention"
   // of Korthikanti et al.: scores, softmax, dropout, context).
   bool core_attention = false;
+  // The share of the op's forward that recompute: selective_op reruns in the backward.
+  // torchtitan's per-op policy (parallelisms/parallelize_llama.py at 395a526, _save_list and
+  // _custom_policy) saves the outputs of matmuls (aten.mm) and of the attention kernel (SDPA)
+  // but every second matmul of a layer's forward, in order, and reruns every other op: 0 for
+  // the attention kernel, 1 for the elementwise ops, and for a GEMM op the share of its FLOPs
+  // in the layer's even-numbered matmuls (wq, wk, wv, wo, w1, w3, w2: wk, wo and w3 rerun).
+  double op_checkpoint_rerun = 1.0;
   OpCost forward;
   OpCost backward;
   std::vector<GemmShape> forward_gemms;   // the matmuls of the forward kernel(s)
@@ -318,7 +325,8 @@ struct Workload {
                                             const FlopsOptions& options = {});
 // Hardware FLOPs: model FLOPs plus the forward matmuls recomputation reruns: every layer's
 // under recompute: full (Narayanan et al. SC21: 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) for GPT),
-// the core attention's under selective (Korthikanti et al. 2022, section 5).
+// the core attention's under selective (Korthikanti et al. 2022, section 5), every second
+// matmul's under selective_op (Op::op_checkpoint_rerun).
 [[nodiscard]] double hardwareFlopsPerIteration(const ModelSpec& model, const TrainingSpec& training,
                                                Recompute recompute, const FlopsOptions& options = {});
 // The same for a plan: with recompute_num_layers, only each model chunk's first layers rerun.

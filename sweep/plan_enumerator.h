@@ -18,7 +18,7 @@
 //                         plan would be the same as with false)
 //   zero                  0..3 (dp > 1 only: at dp = 1 there is nothing to shard and every
 //                         stage would give the same plan as zero 0)
-//   recompute             none, selective, full
+//   recompute             none, selective, full (selective_op when listed)
 // Enumeration order (and so output order among equals): targets, then tp, pp, cp, ep,
 // virtual_stages, micro_batch_size, sequence_parallel, zero, recompute, each ascending.
 #pragma once

@@ -13,7 +13,8 @@ namespace {
 constexpr std::array<std::string_view, kDimensionCount> kNames = {
     "tp", "pp", "dp", "cp", "ep", "virtual_stages", "micro_batch_size", "recompute", "zero", "sequence_parallel",
     "etp"};
-constexpr std::array<std::string_view, 3> kRecomputeNames = {"none", "selective", "full"};
+// In parallelism::Recompute's order; the enumeration's default is the first three.
+constexpr std::array<std::string_view, 4> kRecomputeNames = {"none", "selective", "full", "selective_op"};
 
 std::string knownNames() {
   std::string text;
@@ -51,7 +52,7 @@ int64_t parseValue(Dimension dimension, std::string_view text, const std::string
       for (std::size_t i = 0; i < kRecomputeNames.size(); ++i) {
         if (kRecomputeNames[i] == text) return static_cast<int64_t>(i);
       }
-      return fail("none, selective or full");
+      return fail("none, selective, full or selective_op");
     case Dimension::kSequenceParallel:
       if (text == "true" || text == "on" || text == "1") return 1;
       if (text == "false" || text == "off" || text == "0") return 0;

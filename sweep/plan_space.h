@@ -13,7 +13,7 @@
 namespace trainsim::sweep {
 
 // dp is not free (dp = gpus / (tp x pp x cp) keeps the global batch on every GPU), but it
-// may be restricted like the others. recompute is 0 none, 1 selective, 2 full;
+// may be restricted like the others. recompute is 0 none, 1 selective, 2 full, 3 selective_op;
 // sequence_parallel 0 off, 1 on.
 enum class Dimension : uint8_t {
   kTp,
@@ -51,7 +51,7 @@ class PlanSpace {
 };
 
 // Parses `--vary NAME=V1,V2,...` and `--fix NAME=V` options; an unknown dimension, a value
-// that is not a positive integer (or none/selective/full, true/false, 0..3 where those apply),
+// that is not a positive integer (or none/selective/full/selective_op, true/false, 0..3 where those apply),
 // or a dimension given twice is an InputError naming the option.
 [[nodiscard]] PlanSpace parsePlanSpace(const std::vector<std::string>& vary, const std::vector<std::string>& fix);
 

@@ -255,6 +255,7 @@ std::string shortPlanLabel(const SweepResult& sweep, std::size_t candidate) {
   if (plan.zero > 0) label += fmt::format(" z{}", plan.zero);
   if (plan.recompute == parallelism::Recompute::kSelective) label += " sel";
   if (plan.recompute == parallelism::Recompute::kFull) label += " " + parallelism::recomputeLabel(plan);
+  if (plan.recompute == parallelism::Recompute::kSelectiveOp) label += " sel_op";
   return label;
 }
 

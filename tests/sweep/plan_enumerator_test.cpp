@@ -175,6 +175,23 @@ TEST(PlanSpaceTest, BadOptionsAreInputErrors) {
   EXPECT_EQ(*space.allowed(Dimension::kSequenceParallel), std::vector<int64_t>{1});
   EXPECT_EQ(*space.allowed(Dimension::kRecompute), (std::vector<int64_t>{0, 2}));
   EXPECT_FALSE(space.allowed(Dimension::kTp).has_value());
+  // selective_op is enumerated only when listed.
+  EXPECT_EQ(*parsePlanSpace({"recompute=selective_op"}, {}).allowed(Dimension::kRecompute),
+            (std::vector<int64_t>{static_cast<int64_t>(Recompute::kSelectiveOp)}));
+}
+
+// A listed selective_op gives candidates that run it (valid for a dense model).
+TEST(PlanEnumeratorTest, SelectiveOpIsEnumeratedWhenListed) {
+  const ExperimentFile file;
+  const auto targets = smallTargets(file);
+  const auto candidates = enumeratePlans(targets, parsePlanSpace({"recompute=selective_op"}, {"tp=2"}));
+  ASSERT_FALSE(candidates.empty());
+  int valid = 0;
+  for (const auto& candidate : candidates) {
+    EXPECT_EQ(candidate.plan.recompute, Recompute::kSelectiveOp);
+    valid += candidate.valid() ? 1 : 0;
+  }
+  EXPECT_GT(valid, 0);
 }
 
 // 14 layers on 8 GPUs: pp 4 and pp 8 do not divide them and get the uneven split, ceil(14 / pp)

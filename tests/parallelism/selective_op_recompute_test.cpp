@@ -1,0 +1,151 @@
+// recompute: selective_op, PyTorch's per-op selective activation checkpointing as torchtitan
+// configures it: the matmul and attention-kernel outputs are saved but every second matmul,
+// the rest reruns (Op::op_checkpoint_rerun). Checked against the closed forms of a Llama layer.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "parallelism/experiment_loader.h"
+#include "parallelism/iteration_simulation.h"
+#include "parallelism/memory_model.h"
+#include "parallelism/pass_work.h"
+#include "parallelism/transformer_workload.h"
+#include "perf/communication_parameters.h"
+#include "tests/parallelism/model_builders.h"
+#include "tests/shipped_simulation_options.h"
+
+namespace trainsim::parallelism {
+namespace {
+
+using testing::llama3_8bModel;
+using testing::shard;
+
+Experiment experimentWith(const std::vector<std::string>& sets) {
+  const std::string yaml = R"(
+name: selective-op
+model: llama3-8b
+cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 8}
+training: {seq_len: 4096, global_batch_size: 16, micro_batch_size: 1}
+parallelism: {tp: 1, pp: 1, zero: 1, recompute: selective_op}
+)";
+  std::vector<Override> overrides;
+  for (const auto& set : sets) overrides.push_back(parseOverride(set));
+  auto experiment =
+      loadExperimentNode(parseConfigText(yaml, "test.yaml"), ConfigPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS}, overrides);
+  if (!experiment.ok()) throw std::runtime_error(experiment.error().toString());
+  return std::move(experiment).value();
+}
+
+double simulatedSeconds(const Experiment& experiment) {
+  auto result = simulateIteration(experiment, shippedSimulationOptions());
+  if (!result.ok()) throw std::runtime_error(result.error().toString());
+  return result->iteration_time_s;
+}
+
+// A Llama layer's seven matmuls in torchtitan's order are wq, wk, wv, wo, w1, w3, w2; the
+// second, fourth and sixth rerun: wk (h x kv), wo (q x h), w3 (h x ffn).
+TEST(SelectiveOpRecompute, TheEvenNumberedMatmulsRerun) {
+  const ModelSpec model = llama3_8bModel();
+  const int64_t s = 4096;
+  for (const bool fused_gate_up : {false, true}) {
+    FlopsOptions options;
+    options.fuse_gate_up = fused_gate_up;
+    const Workload layer = transformerLayer(model, shard(1, s), options);
+    double rerun = 0.0;
+    for (const Op& op : layer.ops) {
+      if (op.matmul) rerun += rerunShare(op, Recompute::kSelectiveOp) * op.forward.flops;
+    }
+    const double h = 4096.0;
+    const double kv = 1024.0;
+    const double ffn = 14336.0;
+    const double expected = 2.0 * static_cast<double>(s) * (h * kv + h * h + h * ffn);
+    EXPECT_NEAR(rerun / expected, 1.0, 1e-12) << fused_gate_up;
+    // The attention kernel's output is saved; norms and element-wise ops rerun.
+    for (const Op& op : layer.ops) {
+      if (op.kind == OpKind::kAttention) {
+        EXPECT_EQ(rerunShare(op, Recompute::kSelectiveOp), 0.0) << op.name;
+      }
+      if (op.kind == OpKind::kNormalization) {
+        EXPECT_EQ(rerunShare(op, Recompute::kSelectiveOp), 1.0) << op.name;
+      }
+    }
+  }
+}
+
+TEST(SelectiveOpRecompute, HardwareFlopsAddTheRerunMatmuls) {
+  const Experiment experiment = experimentWith({});
+  const double model_flops = modelFlopsPerIteration(experiment.model, experiment.training);
+  const double hardware = hardwareFlopsPerIteration(experiment.model, experiment.training, experiment.plan);
+  const double s = 4096.0;
+  const double per_layer = 2.0 * s * (4096.0 * 1024.0 + 4096.0 * 4096.0 + 4096.0 * 14336.0);
+  EXPECT_NEAR((hardware - model_flops) / (per_layer * 32.0 * 16.0), 1.0, 1e-12);
+}
+
+// What the layer keeps (bf16, tp 1): its input (h), wq's and wv's outputs (q + kv), the
+// attention output (q) with its fp32 logsumexp (4 bytes per head), w1's output (ffn) and w2's (h).
+TEST(SelectiveOpRecompute, ALayerKeepsTheSavedOutputs) {
+  const ModelSpec model = llama3_8bModel();
+  const double s = 4096.0;
+  const double expected = 2.0 * s * (4096.0 + 4096.0 + 1024.0 + 4096.0 + 14336.0 + 4096.0) + 4.0 * s * 32.0;
+  EXPECT_NEAR(layerActivationBytes(model, shard(1, 4096), Recompute::kSelectiveOp, MemoryOptions{}) / expected, 1.0,
+              1e-12);
+  const double none = layerActivationBytes(model, shard(1, 4096), Recompute::kNone, MemoryOptions{});
+  const double full = layerActivationBytes(model, shard(1, 4096), Recompute::kFull, MemoryOptions{});
+  EXPECT_LT(full, expected);
+  EXPECT_LT(expected, none);
+}
+
+TEST(SelectiveOpRecompute, AStepLiesBetweenNoneAndFull) {
+  const double none = simulatedSeconds(experimentWith({"parallelism.recompute=none"}));
+  const double op = simulatedSeconds(experimentWith({}));
+  const double full = simulatedSeconds(experimentWith({"parallelism.recompute=full"}));
+  EXPECT_LT(none, op);
+  EXPECT_LT(op, full);
+  const double none_memory = estimateMemory(experimentWith({"parallelism.recompute=none"})).peakBytes();
+  const double op_memory = estimateMemory(experimentWith({})).peakBytes();
+  const double full_memory = estimateMemory(experimentWith({"parallelism.recompute=full"})).peakBytes();
+  EXPECT_LT(full_memory, op_memory);
+  EXPECT_LT(op_memory, none_memory);
+}
+
+// With tensor and sequence parallelism the gathers rerun with the matmuls they feed; the
+// reduce-scatters' outputs are saved.
+TEST(SelectiveOpRecompute, TheGathersRerunTheReduceScattersDoNot) {
+  const Experiment experiment = experimentWith({"parallelism.tp=2", "parallelism.sequence_parallel=true"});
+  ChunkPart part{
+      transformerLayer(experiment.model, MicroBatchShard::of(experiment.training, experiment.plan), FlopsOptions{}),
+      1.0, true};
+  class ZeroTimer : public OpTimer {
+   public:
+    [[nodiscard]] double seconds(const Op&, PassKind) const override { return 0.0; }
+    [[nodiscard]] double memoryBoundSeconds(double) const override { return 0.0; }
+  } timer;
+  PassWork work;
+  addPassWork(
+      work, part, experiment.plan, timer, [](const Communication&) { return 0.0; }, perf::CommunicationParameters{},
+      0.0);
+  int gathers = 0;
+  int scatters = 0;
+  for (const PassCollective& call : work.collectives) {
+    if (!call.recomputed) continue;
+    gathers += call.op == perf::CollectiveOp::kAllGather ? 1 : 0;
+    scatters += call.op == perf::CollectiveOp::kReduceScatter ? 1 : 0;
+  }
+  EXPECT_EQ(gathers, 2);  // before the attention and before the MLP
+  EXPECT_EQ(scatters, 0);
+}
+
+TEST(SelectiveOpRecompute, IsRefusedForExpertLayers) {
+  try {
+    experimentWith({"model=mixtral-8x7b"});
+    FAIL() << "accepted";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what()).find("recompute: selective_op is modelled for dense layers"), std::string::npos)
+        << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace trainsim::parallelism
