@@ -373,7 +373,7 @@ TEST(ExperimentErrors, UnknownSchedule) {
 
 TEST(ExperimentErrors, UnknownRecompute) {
   EXPECT_EQ(errorText(loadText(std::string(kValid) + "  recompute: partial\n")),
-            "bad.yaml:9:14: parallelism.recompute: expected none, selective or full, found \"partial\"");
+            "bad.yaml:9:14: parallelism.recompute: expected none, selective, full or selective_op, found \"partial\"");
 }
 
 TEST(ExperimentErrors, SequenceParallelNotBoolean) {
