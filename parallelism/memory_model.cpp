@@ -434,18 +434,20 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
   const bool sharded_blocks = plan.zero >= 3 && training.zero3.unit == ShardingUnit::kBlock;
 
   const double per_layer = layerActivationBytes(model, shard, plan.recompute, options);
-  // One layer of `kind` recomputed during its backward, for one micro-batch.
   // What a recomputing layer adds back during its backward: what it does not keep (all of it
   // under full recomputation, whose kept input is the previous layer's output).
   const bool keeps_some = plan.recompute == Recompute::kSelective || plan.recompute == Recompute::kSelectiveOp;
+  // (selective_op keeps the saved outputs whole, sequence parallelism or not, so it can keep
+  // more than the layer would without recomputation: nothing comes back then.)
   auto workingSetOf = [&](LayerKind kind) {
     if (plan.recompute == Recompute::kNone) return 0.0;
-    return layerActivationBytes(model, shard, Recompute::kNone, options, kind) -
-           (keeps_some ? layerActivationBytes(model, shard, plan.recompute, options, kind) : 0.0);
+    return std::max(0.0, layerActivationBytes(model, shard, Recompute::kNone, options, kind) -
+                             (keeps_some ? layerActivationBytes(model, shard, plan.recompute, options, kind) : 0.0));
   };
   double working_set = 0.0;
   if (plan.recompute != Recompute::kNone) {
-    working_set = layerActivationBytes(model, shard, Recompute::kNone, options) - (keeps_some ? per_layer : 0.0);
+    working_set =
+        std::max(0.0, layerActivationBytes(model, shard, Recompute::kNone, options) - (keeps_some ? per_layer : 0.0));
   }
   const double v = static_cast<double>(plan.virtual_stages);
 

@@ -139,11 +139,10 @@ void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan
     (comm.backward ? work.backward_kernels : work.forward_kernels) += static_cast<double>(count);
     // Full recomputation repeats the forward's tensor-parallel collectives in the backward;
     // full and selective both rerun the core attention, and with it its ring exchanges.
-    // selective_op keeps the attention's output and the reduce-scatters' (torchtitan's save
-    // list holds _c10d_functional.reduce_scatter_tensor), and reruns the gathers and
-    // all-reduces whose outputs feed the rerun ops.
-    const bool tensor_rerun = recompute == Recompute::kFull ||
-                              (recompute == Recompute::kSelectiveOp && comm.op != perf::CollectiveOp::kReduceScatter);
+    // selective_op keeps the attention's output and reruns the tensor-parallel collectives
+    // whose outputs feed the rerun ops (Communication::op_checkpoint_rerun).
+    const bool tensor_rerun =
+        recompute == Recompute::kFull || (recompute == Recompute::kSelectiveOp && comm.op_checkpoint_rerun);
     const bool recomputed = (tensor_rerun && comm.group == ParallelGroup::kTensor) ||
                             ((recompute == Recompute::kFull || recompute == Recompute::kSelective) &&
                              comm.group == ParallelGroup::kContext);
@@ -162,7 +161,6 @@ void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan
   // ... and the recomputed forward's collectives beside the recomputed GEMMs and attention.
   if (recompute == Recompute::kFull) work.backward_exposed.push_back(layers * (tensor.forward_s + ring.forward_s));
   if (recompute == Recompute::kSelective) work.backward_exposed.push_back(layers * ring.forward_s);
-  if (recompute == Recompute::kSelectiveOp) work.backward_exposed.push_back(layers * tensor.forward_s);
 }
 
 PassWork chunkPassWork(const Experiment& experiment, int64_t stage, int64_t chunk, const FlopsOptions& flops,

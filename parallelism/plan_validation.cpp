@@ -213,16 +213,34 @@ void checkPipeline(const ModelSpec& model, const ParallelPlan& plan, std::vector
 
 void checkRecompute(const ModelSpec& model, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
   if (auto issue = checkRecomputeLayers(model, plan)) issues.push_back(*issue);
-  // Which matmuls selective_op saves is known for dense attention-and-MLP layers (torchtitan's
-  // Llama); an expert layer's grouped GEMMs and latent attention's projections are not mapped.
-  if (plan.recompute == Recompute::kSelectiveOp && (model.moe || model.mla)) {
-    issues.push_back({"parallelism.recompute",
-                      "recompute: selective_op is modelled for dense layers with standard "
-                      "attention; " +
-                          model.name +
-                          (model.moe ? " has mixture-of-experts layers" : " has multi-head latent attention") +
-                          " (use none, selective or full)"});
+}
+
+// Which matmuls selective_op saves is mapped for torchtitan's Llama layers: bias-free linears
+// (aten.mm; a biased one is aten.addmm, which the policy neither saves nor counts) in 16-bit
+// (float8 linears call _scaled_mm), a fused attention kernel (the math path's bmm is not
+// saved), and no Transformer Engine overlap. Expert layers and latent attention are not mapped.
+void checkSelectiveOp(const ModelSpec& model, const TrainingSpec& training, const ParallelPlan& plan,
+                      std::vector<PlanIssue>& issues) {
+  if (plan.recompute != Recompute::kSelectiveOp) return;
+  std::string why;
+  if (model.moe) {
+    why = model.name + " has mixture-of-experts layers";
+  } else if (model.mla) {
+    why = model.name + " has multi-head latent attention";
+  } else if (model.architecture != Architecture::kLlama || model.attention_bias) {
+    why = model.name + " has biased linear layers";
+  } else if (training.precision == topology::Precision::kFp8) {
+    why = "the run is in fp8";
+  } else if (!training.flash_attention) {
+    why = "the attention is not a fused kernel (training.flash_attention: false)";
+  } else if (plan.tp_comm_overlap) {
+    why = "tp_comm_overlap is on";
   }
+  if (why.empty()) return;
+  issues.push_back({"parallelism.recompute",
+                    "recompute: selective_op is modelled for torchtitan's Llama layers "
+                    "(bias-free, 16-bit, fused attention, no tp_comm_overlap); " +
+                        why + " (use none, selective or full)"});
 }
 
 void checkBatch(const TrainingSpec& training, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
@@ -589,6 +607,7 @@ std::vector<PlanIssue> checkPlan(const ModelSpec& model, const topology::Cluster
   checkExpertParallel(model, plan, issues);
   checkSequenceSplits(training, plan, issues);
   checkZero(training, plan, issues);
+  checkSelectiveOp(model, training, plan, issues);
   checkReplicas(model, training, plan, issues);
   checkTpOverlapConfig(cluster, plan, issues);
   checkPrecision(cluster, training, issues);

@@ -223,11 +223,11 @@ struct Op {
   // of Korthikanti et al.: scores, softmax, dropout, context).
   bool core_attention = false;
   // The share of the op's forward that recompute: selective_op reruns in the backward.
-  // torchtitan's per-op policy (parallelisms/parallelize_llama.py at 395a526, _save_list and
-  // _custom_policy) saves the outputs of matmuls (aten.mm) and of the attention kernel (SDPA)
-  // but every second matmul of a layer's forward, in order, and reruns every other op: 0 for
-  // the attention kernel, 1 for the elementwise ops, and for a GEMM op the share of its FLOPs
-  // in the layer's even-numbered matmuls (wq, wk, wv, wo, w1, w3, w2: wk, wo and w3 rerun).
+  // torchtitan's per-op policy (parallelisms/parallelize_llama.py at 395a526, no_recompute_list
+  // and _custom_policy; _save_list in later versions) saves the outputs of matmuls (aten.mm) and of the attention
+  // kernel (SDPA) but every second matmul of a layer's forward, in order, and reruns every other op: 0 for the
+  // attention kernel, 1 for the elementwise ops, and for a GEMM op the share of its FLOPs in the layer's even-numbered
+  // matmuls (wq, wk, wv, wo, w1, w3, w2: wk, wo and w3 rerun).
   double op_checkpoint_rerun = 1.0;
   OpCost forward;
   OpCost backward;
@@ -284,6 +284,11 @@ struct Communication {
   // Issued before the op of this index (Workload::ops; unset: after them all): which host-sync
   // segment it runs in (forwardHostWaitSeconds).
   std::size_t issued_before_op = std::numeric_limits<std::size_t>::max();
+  // A forward tensor-parallel collective that recompute: selective_op runs again (Op::
+  // op_checkpoint_rerun): not a reduce-scatter, whose output torchtitan's list saves, nor the
+  // MLP's closing all-reduce, whose output no backward needs (torch.utils.checkpoint stops
+  // recomputing after the last tensor the backward asks for).
+  bool op_checkpoint_rerun = true;
 };
 
 // The operations of one part of the model for one micro-batch on one GPU, in execution order.

@@ -218,6 +218,7 @@ class WorkloadBuilder {
                   besideGemm(gather_op, false, 0, block.column_fprop, gathered_input));
       communicate(reduce + "_reduce_scatter", perf::CollectiveOp::kReduceScatter, group, false, bytes, 1,
                   besideGemm(reduce_op, false, 0, block.row_fprop, bytes));
+      workload_.communications.back().op_checkpoint_rerun = false;
       communicate(reduce + "_grad_all_gather", perf::CollectiveOp::kAllGather, group, true, gathered, 1,
                   besideGemm(reduce_op, true, 0, block.row_dgrad, gathered));
       communicate(gather + "_regather", perf::CollectiveOp::kAllGather, group, true, gathered_input, 1,

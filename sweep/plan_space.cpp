@@ -99,7 +99,7 @@ void parseOption(PlanSpace& space, const std::string& text, const std::string& o
 std::string_view dimensionName(Dimension dimension) { return kNames[static_cast<std::size_t>(dimension)]; }
 
 std::string dimensionValueText(Dimension dimension, int64_t value) {
-  if (dimension == Dimension::kRecompute && value >= 0 && value < 3) {
+  if (dimension == Dimension::kRecompute && value >= 0 && static_cast<std::size_t>(value) < kRecomputeNames.size()) {
     return std::string(kRecomputeNames[static_cast<std::size_t>(value)]);
   }
   if (dimension == Dimension::kSequenceParallel) return value != 0 ? "true" : "false";

@@ -17,6 +17,7 @@
 #include "parallelism/plan_validation.h"
 #include "parallelism/transformer_workload.h"
 #include "tests/parallelism/model_builders.h"
+#include "tests/parallelism/test_support.h"
 #include "tests/shipped_simulation_options.h"
 
 namespace trainsim::parallelism {
@@ -31,12 +32,7 @@ cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 8}
 training: {seq_len: 4096, global_batch_size: 16, micro_batch_size: 1}
 parallelism: {tp: 1, pp: 1, zero: 1, recompute: full}
 )";
-  std::vector<Override> overrides;
-  for (const auto& set : sets) overrides.push_back(parseOverride(set));
-  auto experiment =
-      loadExperimentNode(parseConfigText(yaml, "test.yaml"), ConfigPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS}, overrides);
-  if (!experiment.ok()) throw std::runtime_error(experiment.error().toString());
-  return std::move(experiment).value();
+  return testing::shippedExperiment(yaml, sets);
 }
 
 std::string loadError(const std::vector<std::string>& sets) {

@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "parallelism/experiment_loader.h"
@@ -14,6 +15,7 @@
 #include "parallelism/transformer_workload.h"
 #include "perf/communication_parameters.h"
 #include "tests/parallelism/model_builders.h"
+#include "tests/parallelism/test_support.h"
 #include "tests/shipped_simulation_options.h"
 
 namespace trainsim::parallelism {
@@ -30,18 +32,31 @@ cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 8}
 training: {seq_len: 4096, global_batch_size: 16, micro_batch_size: 1}
 parallelism: {tp: 1, pp: 1, zero: 1, recompute: selective_op}
 )";
-  std::vector<Override> overrides;
-  for (const auto& set : sets) overrides.push_back(parseOverride(set));
-  auto experiment =
-      loadExperimentNode(parseConfigText(yaml, "test.yaml"), ConfigPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS}, overrides);
-  if (!experiment.ok()) throw std::runtime_error(experiment.error().toString());
-  return std::move(experiment).value();
+  return testing::shippedExperiment(yaml, sets);
 }
 
 double simulatedSeconds(const Experiment& experiment) {
   auto result = simulateIteration(experiment, shippedSimulationOptions());
   if (!result.ok()) throw std::runtime_error(result.error().toString());
   return result->iteration_time_s;
+}
+
+// One transformer layer's pass work under the experiment's plan (the collectives it runs and
+// reruns; times zero).
+PassWork layerPassWork(const Experiment& experiment) {
+  const ChunkPart part{
+      transformerLayer(experiment.model, MicroBatchShard::of(experiment.training, experiment.plan), FlopsOptions{}),
+      1.0, true};
+  class ZeroTimer : public OpTimer {
+   public:
+    [[nodiscard]] double seconds(const Op&, PassKind) const override { return 0.0; }
+    [[nodiscard]] double memoryBoundSeconds(double) const override { return 0.0; }
+  } timer;
+  PassWork work;
+  addPassWork(
+      work, part, experiment.plan, timer, [](const Communication&) { return 0.0; }, perf::CommunicationParameters{},
+      0.0);
+  return work;
 }
 
 // A Llama layer's seven matmuls in torchtitan's order are wq, wk, wv, wo, w1, w3, w2; the
@@ -114,18 +129,7 @@ TEST(SelectiveOpRecompute, AStepLiesBetweenNoneAndFull) {
 // reduce-scatters' outputs are saved.
 TEST(SelectiveOpRecompute, TheGathersRerunTheReduceScattersDoNot) {
   const Experiment experiment = experimentWith({"parallelism.tp=2", "parallelism.sequence_parallel=true"});
-  ChunkPart part{
-      transformerLayer(experiment.model, MicroBatchShard::of(experiment.training, experiment.plan), FlopsOptions{}),
-      1.0, true};
-  class ZeroTimer : public OpTimer {
-   public:
-    [[nodiscard]] double seconds(const Op&, PassKind) const override { return 0.0; }
-    [[nodiscard]] double memoryBoundSeconds(double) const override { return 0.0; }
-  } timer;
-  PassWork work;
-  addPassWork(
-      work, part, experiment.plan, timer, [](const Communication&) { return 0.0; }, perf::CommunicationParameters{},
-      0.0);
+  const PassWork work = layerPassWork(experiment);
   int gathers = 0;
   int scatters = 0;
   for (const PassCollective& call : work.collectives) {
@@ -137,14 +141,55 @@ TEST(SelectiveOpRecompute, TheGathersRerunTheReduceScattersDoNot) {
   EXPECT_EQ(scatters, 0);
 }
 
-TEST(SelectiveOpRecompute, IsRefusedForExpertLayers) {
-  try {
-    experimentWith({"model=mixtral-8x7b"});
-    FAIL() << "accepted";
-  } catch (const std::runtime_error& error) {
-    EXPECT_NE(std::string(error.what()).find("recompute: selective_op is modelled for dense layers"), std::string::npos)
-        << error.what();
+// Where torchtitan's policy would not save what the model assumes it saves, the plan is refused.
+TEST(SelectiveOpRecompute, IsRefusedWhereTheMappingDoesNotHold) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"model=mixtral-8x7b"}, "mixtral-8x7b has mixture-of-experts layers"},
+      {{"model=gpt-1.7b"}, "has biased linear layers"},
+      {{"training.precision=fp8"}, "the run is in fp8"},
+      {{"training.flash_attention=false"}, "the attention is not a fused kernel"},
+      {{"parallelism.tp=2", "parallelism.sequence_parallel=true", "parallelism.tp_comm_overlap=true"},
+       "tp_comm_overlap is on"},
+  };
+  for (const auto& [sets, expected] : cases) {
+    try {
+      experimentWith(sets);
+      ADD_FAILURE() << "accepted: " << sets.front();
+    } catch (const std::runtime_error& error) {
+      const std::string text = error.what();
+      EXPECT_NE(text.find("parallelism.recompute: recompute: selective_op is modelled for torchtitan's Llama layers"),
+                std::string::npos)
+          << text;
+      EXPECT_NE(text.find(expected), std::string::npos) << text;
+    }
   }
+}
+
+// Without sequence parallelism the attention's all-reduce reruns (the MLP's norm and w3 need
+// its output); the MLP's closing one does not (nothing in the backward needs its output).
+TEST(SelectiveOpRecompute, OnlyTheAttentionsAllReduceReruns) {
+  const Experiment experiment = experimentWith({"parallelism.tp=2"});
+  ASSERT_FALSE(experiment.plan.sequence_parallel);
+  const PassWork work = layerPassWork(experiment);
+  int rerun = 0;
+  for (const PassCollective& call : work.collectives) rerun += call.recomputed ? 1 : 0;
+  EXPECT_EQ(rerun, 1);
+}
+
+// With tensor and sequence parallelism (tp 2): the input is kept sharded, the saved matmul
+// outputs on the rank's whole sequence (w2's before its reduce-scatter), and both
+// reduce-scatters' sharded outputs.
+TEST(SelectiveOpRecompute, ALayerKeepsItsSavedOutputsUnderSequenceParallelism) {
+  const ModelSpec model = llama3_8bModel();
+  const double s = 4096.0;
+  const double shard_h = 2.0 * s * 4096.0 / 2.0;
+  const double expected = shard_h                                                 // input
+                          + 2.0 * s * (4096.0 + 1024.0 + 4096.0 + 14336.0) / 2.0  // wq, wv, attention, w1
+                          + 4.0 * s * 16.0                                        // logsumexp, 16 heads
+                          + 2.0 * s * 4096.0                                      // w2
+                          + 2.0 * shard_h;                                        // two reduce-scatters
+  EXPECT_NEAR(layerActivationBytes(model, shard(1, 4096, 2, true), Recompute::kSelectiveOp, MemoryOptions{}) / expected,
+              1.0, 1e-12);
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 // Expected's error as the one line the user would see.
 #pragma once
 
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -10,6 +12,7 @@
 #include "base/config_node.h"
 #include "base/config_paths.h"
 #include "base/expected.h"
+#include "parallelism/experiment_loader.h"
 
 namespace trainsim::parallelism::testing {
 
@@ -22,6 +25,15 @@ inline std::vector<Override> overrides(const std::vector<std::string>& texts) {
   std::vector<Override> result;
   for (const auto& text : texts) result.push_back(parseOverride(text));
   return result;
+}
+
+// The experiment `yaml` describes, over the shipped presets, with `sets` applied as `--set`
+// would; an error throws std::runtime_error with the message the user would see.
+inline Experiment shippedExperiment(const std::string& yaml, const std::vector<std::string>& sets) {
+  auto experiment = loadExperimentNode(parseConfigText(yaml, "test.yaml"), ConfigPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS},
+                                       overrides(sets));
+  if (!experiment.ok()) throw std::runtime_error(experiment.error().toString());
+  return std::move(experiment).value();
 }
 
 // The error as printed, after checking it is an input error (exit code 2).

@@ -180,9 +180,13 @@ TEST(PlanSpaceTest, BadOptionsAreInputErrors) {
             (std::vector<int64_t>{static_cast<int64_t>(Recompute::kSelectiveOp)}));
 }
 
-// A listed selective_op gives candidates that run it (valid for a dense model).
+// A listed selective_op gives candidates that run it (valid for a llama model; a gpt one's
+// biased linears are refused).
 TEST(PlanEnumeratorTest, SelectiveOpIsEnumeratedWhenListed) {
-  const ExperimentFile file;
+  std::string llama = testing::kSmallExperiment;
+  llama.replace(llama.find("architecture: gpt"), std::string("architecture: gpt").size(),
+                "architecture: llama\n  ffn_hidden_size: 22016");
+  const ExperimentFile file(llama);
   const auto targets = smallTargets(file);
   const auto candidates = enumeratePlans(targets, parsePlanSpace({"recompute=selective_op"}, {"tp=2"}));
   ASSERT_FALSE(candidates.empty());
