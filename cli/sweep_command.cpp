@@ -451,7 +451,7 @@ void addSweepCommand(CLI::App& app, SweepOptions& options) {
   command->add_option("--set", options.overrides, "Override an experiment key: KEY=VALUE (repeatable)");
   command->add_option("--vary", options.vary,
                       "Restrict a dimension to values: NAME=V1,V2,... (tp, pp, dp, cp, ep, virtual_stages, "
-                      "micro_batch_size, recompute, zero, sequence_parallel; repeatable)");
+                      "micro_batch_size, recompute, zero, sequence_parallel, etp, recompute_num_layers; repeatable)");
   command->add_option("--fix", options.fix, "Fix a dimension: NAME=VALUE (repeatable)");
   command->add_option("--clusters", options.clusters, "Cluster presets or files to compare, comma-separated")
       ->delimiter(',');

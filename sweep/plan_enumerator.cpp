@@ -43,6 +43,16 @@ std::vector<int64_t> valuesOf(const PlanSpace& space, Dimension dimension, std::
   return allowed ? *allowed : defaults;
 }
 
+// The recompute_num_layers of a plan's candidates: none but under full recomputation; there
+// the listed counts (--vary recompute_num_layers), else the experiment's own.
+std::vector<std::optional<int64_t>> recomputeLayerCounts(const parallelism::Experiment& experiment,
+                                                         const PlanSpace& space, int64_t recompute) {
+  if (static_cast<Recompute>(recompute) != Recompute::kFull) return {std::nullopt};
+  const auto& listed = space.allowed(Dimension::kRecomputeNumLayers);
+  if (!listed) return {experiment.plan.recompute_num_layers};
+  return {listed->begin(), listed->end()};
+}
+
 void enumerateTarget(std::size_t target_index, const SweepTarget& target, const PlanSpace& space,
                      std::vector<PlanCandidate>& candidates) {
   const parallelism::Experiment& experiment = target.experiment;
@@ -86,33 +96,41 @@ void enumerateTarget(std::size_t target_index, const SweepTarget& target, const 
                 for (int64_t sp : sequence_parallel) {
                   for (int64_t zero : zero_stages) {
                     for (int64_t recompute : recompute_policies) {
-                      PlanCandidate candidate;
-                      candidate.target = target_index;
-                      candidate.micro_batch_size = micro_batch_size;
-                      ParallelPlan& plan = candidate.plan;
-                      plan = experiment.plan;  // the experiment's schedule and overlap switches
-                      plan.gpus = gpus;
-                      plan.tp = tp;
-                      plan.pp = pp;
-                      plan.cp = cp;
-                      plan.dp = dp;
-                      plan.ep = ep;
-                      plan.etp = etp == tp ? ParallelPlan::kAuto : etp;
-                      plan.virtual_stages = virtual_stages;
-                      plan.first_stage_layers = split ? std::optional(split->first) : std::nullopt;
-                      plan.last_stage_layers = split ? std::optional(split->last) : std::nullopt;
-                      plan.sequence_parallel = sp != 0;
-                      plan.zero = static_cast<int>(zero);
-                      plan.recompute = static_cast<Recompute>(recompute);
-                      // The experiment's recompute_num_layers goes with its full-recompute candidates.
-                      if (plan.recompute != Recompute::kFull) plan.recompute_num_layers.reset();
-                      if (auto issue = parallelism::resolvePlan(plan, experiment.cluster)) {
-                        candidate.issue = std::move(issue);
-                      } else {
-                        auto issues = parallelism::checkPlan(model, experiment.cluster, training, plan);
-                        if (!issues.empty()) candidate.issue = std::move(issues.front());
+                      bool every_layer_listed = false;  // a count that recomputes every layer: the plain full plan
+                      for (const std::optional<int64_t>& recompute_layers :
+                           recomputeLayerCounts(experiment, space, recompute)) {
+                        PlanCandidate candidate;
+                        candidate.target = target_index;
+                        candidate.micro_batch_size = micro_batch_size;
+                        ParallelPlan& plan = candidate.plan;
+                        plan = experiment.plan;  // the experiment's schedule and overlap switches
+                        plan.gpus = gpus;
+                        plan.tp = tp;
+                        plan.pp = pp;
+                        plan.cp = cp;
+                        plan.dp = dp;
+                        plan.ep = ep;
+                        plan.etp = etp == tp ? ParallelPlan::kAuto : etp;
+                        plan.virtual_stages = virtual_stages;
+                        plan.first_stage_layers = split ? std::optional(split->first) : std::nullopt;
+                        plan.last_stage_layers = split ? std::optional(split->last) : std::nullopt;
+                        plan.sequence_parallel = sp != 0;
+                        plan.zero = static_cast<int>(zero);
+                        plan.recompute = static_cast<Recompute>(recompute);
+                        plan.recompute_num_layers = recompute_layers;
+                        if (auto issue = parallelism::resolvePlan(plan, experiment.cluster)) {
+                          candidate.issue = std::move(issue);
+                        } else {
+                          auto issues = parallelism::checkPlan(model, experiment.cluster, training, plan);
+                          if (!issues.empty()) candidate.issue = std::move(issues.front());
+                        }
+                        if (!candidate.issue && plan.recompute_num_layers && !plan.partialRecompute(model.layers)) {
+                          if (every_layer_listed) continue;
+                          every_layer_listed = true;
+                          plan.recompute_num_layers.reset();
+                        }
+                        candidates.push_back(std::move(candidate));
                       }
-                      candidates.push_back(std::move(candidate));
                     }
                   }
                 }

@@ -10,9 +10,18 @@
 namespace trainsim::sweep {
 namespace {
 
-constexpr std::array<std::string_view, kDimensionCount> kNames = {
-    "tp", "pp", "dp", "cp", "ep", "virtual_stages", "micro_batch_size", "recompute", "zero", "sequence_parallel",
-    "etp"};
+constexpr std::array<std::string_view, kDimensionCount> kNames = {"tp",
+                                                                  "pp",
+                                                                  "dp",
+                                                                  "cp",
+                                                                  "ep",
+                                                                  "virtual_stages",
+                                                                  "micro_batch_size",
+                                                                  "recompute",
+                                                                  "zero",
+                                                                  "sequence_parallel",
+                                                                  "etp",
+                                                                  "recompute_num_layers"};
 // In parallelism::Recompute's order; the enumeration's default is the first three.
 constexpr std::array<std::string_view, 4> kRecomputeNames = {"none", "selective", "full", "selective_op"};
 

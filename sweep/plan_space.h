@@ -27,8 +27,11 @@ enum class Dimension : uint8_t {
   kZero,
   kSequenceParallel,
   kEtp,  // expert tensor parallelism (ParallelPlan::etp)
+  // Full recomputation of the first N layers of each chunk (ParallelPlan::recompute_num_layers);
+  // free: the experiment's own setting.
+  kRecomputeNumLayers,
 };
-inline constexpr std::size_t kDimensionCount = 11;
+inline constexpr std::size_t kDimensionCount = 12;
 
 // "tp", "pp", ..., "micro_batch_size", "sequence_parallel".
 [[nodiscard]] std::string_view dimensionName(Dimension dimension);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -131,7 +132,8 @@ TEST(PlanEnumeratorTest, VaryAndFixRestrictTheDimensions) {
 }
 
 // The experiment's recompute_num_layers goes with the full-recompute candidates (the others
-// would be refused with it) and every one of them is valid.
+// would be refused with it); where it covers every layer of a chunk (pp 4 and 8 here: 2 and
+// 1 layers per chunk) the plan is the plain full one and shows no count.
 TEST(PlanEnumeratorTest, RecomputeNumLayersGoesWithFullRecomputation) {
   const ExperimentFile file(std::string(testing::kSmallExperiment) + "  recompute: full\n  recompute_num_layers: 2\n");
   const auto targets = smallTargets(file);
@@ -142,7 +144,10 @@ TEST(PlanEnumeratorTest, RecomputeNumLayersGoesWithFullRecomputation) {
   for (const auto& candidate : candidates) {
     if (candidate.plan.recompute == Recompute::kFull) {
       ++full;
-      EXPECT_EQ(candidate.plan.recompute_num_layers, std::optional<int64_t>(2));
+      const bool partial = 8 / candidate.plan.pp / candidate.plan.virtual_stages > 2;
+      EXPECT_EQ(candidate.plan.recompute_num_layers,
+                partial || candidate.issue ? std::optional<int64_t>(2) : std::nullopt)
+          << candidate.plan.pp << " x " << candidate.plan.virtual_stages;
     } else {
       ++none;
       EXPECT_FALSE(candidate.plan.recompute_num_layers.has_value());
@@ -153,6 +158,29 @@ TEST(PlanEnumeratorTest, RecomputeNumLayersGoesWithFullRecomputation) {
   }
   EXPECT_GT(full, 0);
   EXPECT_EQ(full, none);
+}
+
+// --vary recompute_num_layers: each full-recompute plan once per count that leaves some layer
+// of a chunk unrecomputed, once as plain full for the counts that cover them all, and a
+// count beyond the model's layers invalid with simulate's reason.
+TEST(PlanEnumeratorTest, VaryRecomputeNumLayers) {
+  const ExperimentFile file;
+  const auto targets = smallTargets(file);
+  const auto candidates =
+      enumeratePlans(targets, parsePlanSpace({"recompute=full", "recompute_num_layers=1,4,8,9"}, {"tp=8", "pp=1"}));
+  std::map<std::optional<int64_t>, int> valid;
+  int beyond = 0;
+  for (const auto& candidate : candidates) {
+    EXPECT_EQ(candidate.plan.recompute, Recompute::kFull);
+    if (candidate.valid()) ++valid[candidate.plan.recompute_num_layers];
+    if (candidate.issue && candidate.issue->key_path == "parallelism.recompute_num_layers") ++beyond;
+  }
+  // pp 1, one chunk of 8 layers: 1 and 4 partial, 8 the plain full plan, 9 refused.
+  ASSERT_EQ(valid.size(), 3u);
+  EXPECT_EQ(valid[1], valid[4]);
+  EXPECT_EQ(valid[1], valid[std::nullopt]);
+  EXPECT_GT(valid[1], 0);
+  EXPECT_GT(beyond, 0);
 }
 
 TEST(PlanSpaceTest, BadOptionsAreInputErrors) {
