@@ -6,6 +6,7 @@
 
 #include "base/config_node.h"
 #include "base/error.h"
+#include "parallelism/parallel_plan.h"
 
 namespace trainsim::sweep {
 namespace {
@@ -137,6 +138,14 @@ PlanSpace parsePlanSpace(const std::vector<std::string>& vary, const std::vector
   PlanSpace space;
   for (const auto& text : vary) parseOption(space, text, "--vary", false);
   for (const auto& text : fix) parseOption(space, text, "--fix", true);
+  // Layer counts apply to full recomputation only: listed without it they would do nothing.
+  const auto& recompute = space.allowed(Dimension::kRecompute);
+  const auto full = static_cast<int64_t>(parallelism::Recompute::kFull);
+  if (space.allowed(Dimension::kRecomputeNumLayers) && recompute &&
+      std::find(recompute->begin(), recompute->end(), full) == recompute->end()) {
+    throwInputError("--vary/--fix recompute_num_layers", "",
+                    "recompute_num_layers applies to full recomputation, which the recompute values listed leave out");
+  }
   return space;
 }
 

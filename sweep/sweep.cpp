@@ -253,8 +253,8 @@ class Evaluator {
 // What decides a plan's simulated timeline. ZeRO-1 and ZeRO-2 run the same collectives
 // (gradient reduce-scatter, parameter all-gather; parallelism/iteration_builder_data_parallel.cpp) and
 // differ only in memory, which the record does not hold: they share one simulation.
-using TimingKey =
-    std::tuple<std::size_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, int, int, int64_t>;
+using TimingKey = std::tuple<std::size_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool,
+                             int, int, int64_t>;
 TimingKey timingOf(const PlanCandidate& candidate) {
   const auto& plan = candidate.plan;
   const int zero = plan.zero == 2 ? 1 : static_cast<int>(plan.zero);
@@ -264,6 +264,7 @@ TimingKey timingOf(const PlanCandidate& candidate) {
           plan.dp,
           plan.cp,
           plan.ep,
+          plan.expertTensorParallel(),
           plan.virtual_stages,
           candidate.micro_batch_size,
           plan.sequence_parallel,

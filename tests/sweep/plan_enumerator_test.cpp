@@ -132,8 +132,8 @@ TEST(PlanEnumeratorTest, VaryAndFixRestrictTheDimensions) {
 }
 
 // The experiment's recompute_num_layers goes with the full-recompute candidates (the others
-// would be refused with it); where it covers every layer of a chunk (pp 4 and 8 here: 2 and
-// 1 layers per chunk) the plan is the plain full one and shows no count.
+// would be refused with it); where it covers every layer of each chunk (2 or fewer layers per
+// chunk here) the plan is the plain full one and shows no count.
 TEST(PlanEnumeratorTest, RecomputeNumLayersGoesWithFullRecomputation) {
   const ExperimentFile file(std::string(testing::kSmallExperiment) + "  recompute: full\n  recompute_num_layers: 2\n");
   const auto targets = smallTargets(file);
@@ -181,6 +181,25 @@ TEST(PlanEnumeratorTest, VaryRecomputeNumLayers) {
   EXPECT_EQ(valid[1], valid[std::nullopt]);
   EXPECT_GT(valid[1], 0);
   EXPECT_GT(beyond, 0);
+  // tp 4, pp 1 or 2: at pp 2 the chunks hold 4 layers or fewer, so 4 and 8 both cover them
+  // and the plain full plan is listed once; no valid plan appears twice.
+  std::set<std::tuple<PlanKey, std::optional<int64_t>>> seen;
+  for (const auto& candidate :
+       enumeratePlans(targets, parsePlanSpace({"recompute=full", "recompute_num_layers=1,4,8"}, {"tp=4"}))) {
+    if (!candidate.valid()) continue;
+    EXPECT_TRUE(
+        seen.insert({keyOf(candidate.plan, candidate.micro_batch_size), candidate.plan.recompute_num_layers}).second)
+        << "pp " << candidate.plan.pp << " x " << candidate.plan.virtual_stages;
+  }
+  EXPECT_GT(seen.size(), 0u);
+}
+
+// Layer counts without full recomputation among the recompute values would do nothing.
+TEST(PlanSpaceTest, LayerCountsNeedFullRecomputation) {
+  EXPECT_THROW((void)parsePlanSpace({"recompute=none,selective", "recompute_num_layers=4"}, {}), InputError);
+  EXPECT_THROW((void)parsePlanSpace({"recompute_num_layers=4"}, {"recompute=selective_op"}), InputError);
+  EXPECT_NO_THROW((void)parsePlanSpace({"recompute=none,full", "recompute_num_layers=4"}, {}));
+  EXPECT_NO_THROW((void)parsePlanSpace({"recompute_num_layers=4"}, {}));
 }
 
 TEST(PlanSpaceTest, BadOptionsAreInputErrors) {
