@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <limits>
+#include <map>
 #include <stdexcept>
 
 #include "parallelism/experiment_loader.h"
@@ -249,6 +250,31 @@ TEST(SweepTest, DeadlineDropsSlowPlansWithAReason) {
   }
   EXPECT_EQ(ranked, best.iteration_time_s < second.iteration_time_s ? 1u : 2u);
   EXPECT_GT(result.counts.over_deadline, 0u);
+}
+
+// A mixture-of-experts plan at etp 1 and at etp = tp differs in its expert layers: each is
+// simulated on its own (they shared one simulation, and so one time, while the timing key
+// left etp out).
+TEST(SweepTest, ExpertTensorParallelDegreesAreSimulatedApart) {
+  const ExperimentFile file(R"(name: moe-etp
+model: qwen3-30b-a3b
+cluster: {gpu: h100-sxm, nodes: 2, gpus_per_node: 8, inter_node: {nic_bandwidth_Gbps: 400}}
+training: {seq_len: 2048, global_batch_size: 16, precision: bf16}
+parallelism: {gpus: 16}
+)");
+  SweepSettings settings = fastSettings();
+  settings.simulate_all = true;
+  const PlanSpace space = parsePlanSpace(
+      {}, {"tp=2", "pp=1", "ep=8", "dp=8", "micro_batch_size=1", "zero=1", "recompute=full", "sequence_parallel=true"});
+  const SweepResult sweep = sweepOf(file, settings, space);
+  std::map<int64_t, double> seconds;
+  for (std::size_t i = 0; i < sweep.candidates.size(); ++i) {
+    if (sweep.outcomes[i].result) {
+      seconds[sweep.candidates[i].plan.expertTensorParallel()] = sweep.outcomes[i].result->iteration_time_s;
+    }
+  }
+  ASSERT_EQ(seconds.size(), 2u);
+  EXPECT_NE(seconds.at(1), seconds.at(2));
 }
 
 TEST(SweepTest, CostObjectiveWithoutAPriceIsAnInputError) {
