@@ -444,11 +444,7 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
     return std::max(0.0, layerActivationBytes(model, shard, Recompute::kNone, options, kind) -
                              (keeps_some ? layerActivationBytes(model, shard, plan.recompute, options, kind) : 0.0));
   };
-  double working_set = 0.0;
-  if (plan.recompute != Recompute::kNone) {
-    working_set =
-        std::max(0.0, layerActivationBytes(model, shard, Recompute::kNone, options) - (keeps_some ? per_layer : 0.0));
-  }
+  const double working_set = workingSetOf(model.layerKind(model.layers - 1));
   const double v = static_cast<double>(plan.virtual_stages);
 
   MemoryReport report;

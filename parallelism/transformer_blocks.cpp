@@ -206,11 +206,8 @@ void WorkloadBuilder::denseMlp(double ffn) {
   const auto fc2 = overlapGemms(TpOverlapGemm::kFc2Fprop, TpOverlapGemm::kFc2Dgrad);
   ringExchangeReduction("mlp_output_ring_reduction", TpOverlapGemm::kFc2Fprop, fc2);
   residual("mlp_residual", replicatedTokens());
-  tensorParallelBlock("mlp_input", "mlp_output", kMlpGemms, fc1, fc2);
-  // The block's output collective (its reduce-scatter or all-reduce) feeds only the next layer.
-  for (Communication& comm : workload_.communications) {
-    if (comm.name.starts_with("mlp_output_") && !comm.backward) comm.op_checkpoint_rerun = false;
-  }
+  // The block's output feeds only the next layer: selective_op does not rerun its all-reduce.
+  tensorParallelBlock("mlp_input", "mlp_output", kMlpGemms, fc1, fc2, 0.0, false);
 }
 
 // Mixture of experts (Megatron-Core MoELayer with the all-to-all token dispatcher,

@@ -199,10 +199,13 @@ class WorkloadBuilder {
   // the row-parallel input-gradient GEMM, the re-gather to the column-parallel input-gradient
   // GEMM and the gradient reduce-scatter to its weight-gradient GEMM.
   // `input_width`: the width of what the block gathers (hidden unless given: multi-head latent
-  // attention gathers its compressed latents, latentAttentionBlock).
+  // attention gathers its compressed latents, latentAttentionBlock). `output_rerun`: whether
+  // recompute: selective_op runs the block's output all-reduce again (Communication::
+  // op_checkpoint_rerun; its reduce-scatter, saved, never).
   void tensorParallelBlock(const std::string& gather, const std::string& reduce, const TpBlockGemms& block,
                            std::optional<std::size_t> gather_op = std::nullopt,
-                           std::optional<std::size_t> reduce_op = std::nullopt, double input_width = 0.0) {
+                           std::optional<std::size_t> reduce_op = std::nullopt, double input_width = 0.0,
+                           bool output_rerun = true) {
     if (shard_.tp == 1) return;
     const double width = input_width > 0.0 ? input_width : hidden_;
     const double bytes = tokens() * hidden_ * e_;
@@ -227,6 +230,7 @@ class WorkloadBuilder {
                   besideGemm(gather_op, true, 1, block.column_wgrad, input_bytes));
     } else {
       communicate(reduce + "_all_reduce", perf::CollectiveOp::kAllReduce, group, false, bytes);
+      workload_.communications.back().op_checkpoint_rerun = output_rerun;
       communicate(gather + "_grad_all_reduce", perf::CollectiveOp::kAllReduce, group, true, input_bytes);
     }
   }
