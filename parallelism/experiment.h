@@ -31,7 +31,9 @@ struct Experiment {
 // so. The experiment's `flash_attention: false` thus wins over FlopsOptions' default (true),
 // and code that asks for the unfused path itself (the harness's --unfused-attention, tests)
 // still gets it; the same for SwiGLU's fused gate and up GEMM (training.fused_gate_up, a
-// stack's choice, against FlopsOptions::fuse_gate_up). The cross-entropy kernel is the experiment's
+// stack's choice, against FlopsOptions::fuse_gate_up) and for the element-wise chains
+// (training.fused_pointwise, or a compiled dispatch: Inductor fuses each chain into one kernel).
+// The cross-entropy kernel is the experiment's
 // (training.fused_cross_entropy), FP8 quantization writes a transposed copy only where the GPU's FP8 GEMMs need one
 // (topology::GpuSpec::fp8_gemm_any_layout) and reads its input once more for the amax under
 // current scaling (training.fp8_recipe).
@@ -39,6 +41,8 @@ struct Experiment {
   base.fused_attention = base.fused_attention && experiment.training.flash_attention;
   base.fused_cross_entropy = experiment.training.fused_cross_entropy;
   base.fuse_gate_up = base.fuse_gate_up && experiment.training.fused_gate_up;
+  base.fused_pointwise = base.fused_pointwise &&
+                        (experiment.training.fused_pointwise || experiment.training.dispatch == DispatchMode::kCompiled);
   base.fp8_transposed_copies = !experiment.cluster.gpu.fp8_gemm_any_layout;
   base.fp8_current_scaling = experiment.training.fp8_recipe == Fp8Recipe::kCurrent;
   return base;

@@ -262,7 +262,8 @@ namespace {
 // (Recompute::kSelectiveOp, Op::op_checkpoint_rerun): the checkpointed block's input, the
 // outputs of the saved matmuls (wq, wv, w1 and w2 for llama; wq, wv and fc1 for gpt) and of
 // the attention kernel with its fp32 logsumexp, and with sequence parallelism the
-// reduce-scatters' outputs. Everything else is rerun, so not kept.
+// reduce-scatters' outputs. Everything else is rerun, so not kept. (In fp8 the same: a float8
+// linear's output is a 16-bit tensor, and its amax values are scalars.)
 double selectiveOpActivationBytes(const ModelSpec& model, const MicroBatchShard& shard) {
   const double e = shard.activationBytes();
   const double tp = static_cast<double>(shard.tp);
@@ -282,6 +283,29 @@ double selectiveOpActivationBytes(const ModelSpec& model, const MicroBatchShard&
   if (model.architecture == Architecture::kLlama) bytes += e * tokens * hidden;  // w2 output
   bytes += reduce_scattered;                                                     // after w2 / fc2
   return bytes;
+}
+
+// What eager PyTorch's element-wise chains (FlopsOptions::fused_pointwise false) keep for the
+// backward beyond the fused kernels: each RMSNorm its fp32 copy of the input (for the
+// gradients of pow and of the product with the reciprocal root) beside the 16-bit product the
+// weight gradient reads, in place of the 16-bit input (4 bytes per element more), and each
+// SwiGLU silu's output, which the product's backward reads (one 16-bit element of the width
+// more). RoPE keeps nothing more: its complex product saves only the frequencies.
+double eagerPointwiseExtraBytes(const ModelSpec& model, const MicroBatchShard& shard, LayerKind kind) {
+  const double e = shard.activationBytes();
+  const double tp = static_cast<double>(shard.tp);
+  const double norms = 2.0 * kFp32Bytes * shard.replicatedRegionTokens() * static_cast<double>(model.hidden_size);
+  double width_tokens = 0.0;  // SwiGLU elements: tokens x width, over the layer's MLPs
+  if (model.moe && kind.moe) {
+    const auto etp = static_cast<double>(shard.etp);
+    const double slots = shard.tokens() / tp * static_cast<double>(model.moe->top_k) * etp * shard.moe_token_factor;
+    width_tokens += slots * static_cast<double>(model.moe->ffn_hidden_size) / etp;
+    width_tokens +=
+        shard.tokens() * static_cast<double>(model.moe->shared_experts * model.moe->shared_ffn_hidden_size) / tp;
+  } else {
+    width_tokens += shard.tokens() * static_cast<double>(model.ffn_hidden_size) / tp;
+  }
+  return norms + e * width_tokens;
 }
 
 }  // namespace
@@ -347,6 +371,7 @@ double layerActivationBytes(const ModelSpec& model, const MicroBatchShard& shard
     bytes += mlp(tokens, static_cast<double>(model.ffn_hidden_size), replicated, tp);
   }
   if (dropout) bytes += mask * replicated * hidden;
+  if (gated && !options.kernels.fused_pointwise) bytes += eagerPointwiseExtraBytes(model, shard, kind);
   if (recompute == Recompute::kNone) bytes += coreAttentionBytes(model, shard, options, kind);
   return bytes;
 }

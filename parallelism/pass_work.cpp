@@ -39,16 +39,6 @@ Recompute recomputeOf(const ChunkPart& part, const ParallelPlan& plan) {
   return part.recomputable && !part.beyond_recompute_layers ? plan.recompute : Recompute::kNone;
 }
 
-double rerunShare(const Op& op, Recompute recompute) {
-  switch (recompute) {
-    case Recompute::kNone: return 0.0;
-    case Recompute::kSelective: return op.core_attention ? 1.0 : 0.0;
-    case Recompute::kFull: return 1.0;
-    case Recompute::kSelectiveOp: return op.op_checkpoint_rerun;
-  }
-  return 0.0;
-}
-
 double kernelsOf(const Op& op, PassKind pass) {
   const bool forward = pass == PassKind::kForward;
   const std::size_t gemms = forward ? op.forward_gemms.size() : op.backward_gemms.size();

@@ -86,10 +86,6 @@ using OneCallSeconds = std::function<double(const Communication&)>;
 // What activation recomputation reruns of `part`: the plan's setting for the transformer
 // layers, nothing for the embedding, output layer and loss (ChunkPart::recomputable).
 [[nodiscard]] Recompute recomputeOf(const ChunkPart& part, const ParallelPlan& plan);
-// The share of `op`'s forward that runs again inside the backward: 1 or 0 (Korthikanti et al.
-// 2022: full = the whole layer, selective = the core attention only); selective_op, the op's
-// Op::op_checkpoint_rerun.
-[[nodiscard]] double rerunShare(const Op& op, Recompute recompute);
 
 // Kernels an op launches in a pass: one per GEMM it runs (a backward's input- and
 // weight-gradient GEMMs are two), else one (a fused or element-wise kernel), plus the op's

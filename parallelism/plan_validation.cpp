@@ -216,9 +216,12 @@ void checkRecompute(const ModelSpec& model, const ParallelPlan& plan, std::vecto
 }
 
 // Which matmuls selective_op saves is mapped for torchtitan's Llama layers: bias-free linears
-// (aten.mm; a biased one is aten.addmm, which the policy neither saves nor counts) in 16-bit
-// (float8 linears call _scaled_mm), a fused attention kernel (the math path's bmm is not
-// saved), and no Transformer Engine overlap. Expert layers and latent attention are not mapped.
+// (aten.mm; a biased one is aten.addmm, which the policy neither saves nor counts), a fused
+// attention kernel (the math path's bmm is not saved), and no Transformer Engine overlap.
+// torchao's float8 linears count as aten.mm: they call torch.mm on Float8Tensor operands, and
+// the checkpoint's dispatch mode, which applies the policy, sees the op before the tensor
+// subclass turns it into _scaled_mm (PyTorch runs dispatch modes before subclasses' handlers).
+// Expert layers and latent attention are not mapped.
 void checkSelectiveOp(const ModelSpec& model, const TrainingSpec& training, const ParallelPlan& plan,
                       std::vector<PlanIssue>& issues) {
   if (plan.recompute != Recompute::kSelectiveOp) return;
@@ -229,8 +232,6 @@ void checkSelectiveOp(const ModelSpec& model, const TrainingSpec& training, cons
     why = model.name + " has multi-head latent attention";
   } else if (model.architecture != Architecture::kLlama || model.attention_bias) {
     why = model.name + " has biased linear layers";
-  } else if (training.precision == topology::Precision::kFp8) {
-    why = "the run is in fp8";
   } else if (!training.flash_attention) {
     why = "the attention is not a fused kernel (training.flash_attention: false)";
   } else if (plan.tp_comm_overlap) {
@@ -239,7 +240,7 @@ void checkSelectiveOp(const ModelSpec& model, const TrainingSpec& training, cons
   if (why.empty()) return;
   issues.push_back({"parallelism.recompute",
                     "recompute: selective_op is modelled for torchtitan's Llama layers "
-                    "(bias-free, 16-bit, fused attention, no tp_comm_overlap); " +
+                    "(bias-free, fused attention, no tp_comm_overlap); " +
                         why + " (use none, selective or full)"});
 }
 

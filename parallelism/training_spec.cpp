@@ -59,6 +59,7 @@ TrainingDefaults readKernelChoices(const ConfigNode& section, TrainingDefaults d
   defaults.flash_attention = section.boolean("flash_attention", defaults.flash_attention);
   defaults.fused_cross_entropy = section.boolean("fused_cross_entropy", defaults.fused_cross_entropy);
   defaults.fused_gate_up = section.boolean("fused_gate_up", defaults.fused_gate_up);
+  defaults.fused_pointwise = section.boolean("fused_pointwise", defaults.fused_pointwise);
   if (auto dispatch = section.optionalChild("dispatch")) {
     defaults.dispatch = parseDispatchMode(dispatch->asEnum({"eager", "compiled", "cuda_graphs"}));
   }
@@ -77,6 +78,7 @@ TrainingSpec readTrainingSpec(const ConfigNode& section, const TrainingDefaults&
                      "flash_attention",
                      "fused_cross_entropy",
                      "fused_gate_up",
+                     "fused_pointwise",
                      "dispatch",
                      "stack",
                      "stack_overrides",
@@ -104,6 +106,7 @@ TrainingSpec readTrainingSpec(const ConfigNode& section, const TrainingDefaults&
   training.flash_attention = choices.flash_attention;
   training.fused_cross_entropy = choices.fused_cross_entropy;
   training.fused_gate_up = choices.fused_gate_up;
+  training.fused_pointwise = choices.fused_pointwise;
   training.dispatch = choices.dispatch;
   training.zero3 = choices.zero3;
   training.retain_16bit_grads = choices.retain_16bit_grads;

@@ -38,6 +38,7 @@ struct TrainingDefaults {
   bool flash_attention = true;
   bool fused_cross_entropy = false;
   bool fused_gate_up = true;
+  bool fused_pointwise = true;
   std::optional<DispatchMode> dispatch;
   ShardedDataParallel zero3;
   bool retain_16bit_grads = false;
@@ -79,6 +80,10 @@ struct TrainingSpec {
   // linear_fc1) or, false, two GEMMs (Hugging Face's LlamaMLP gate_proj / up_proj,
   // torchtitan's FeedForward w1 / w3). Applied by kernelsFor (parallelism/experiment.h).
   bool fused_gate_up = true;
+  // RMSNorm, RoPE and SwiGLU as one fused kernel each (Megatron-Core with Transformer
+  // Engine) or, false, as eager PyTorch's op sequences (torchtitan's model code), which a
+  // compiled dispatch fuses again. Applied by kernelsFor (parallelism/experiment.h).
+  bool fused_pointwise = true;
   // The software stack the experiment names (training.stack; "" for none), and how its
   // host issues the kernels: unset, the host is not modelled (every kernel is taken as
   // launched ahead of the GPU, and each costs ComputeParameters::launch_overhead_us).
@@ -140,7 +145,7 @@ struct TrainingSpec {
 // `stack_overrides` are read by the experiment loader (software_stack.h), not here.
 [[nodiscard]] TrainingSpec readTrainingSpec(const ConfigNode& section, const TrainingDefaults& defaults = {});
 // The kernel-choice keys of a training section (flash_attention, fused_cross_entropy,
-// fused_gate_up, dispatch, zero3, retain_16bit_grads) over `defaults`: what an experiment's training section and a
+// fused_gate_up, fused_pointwise, dispatch, zero3, retain_16bit_grads) over `defaults`: what an experiment's training section and a
 // stack file's (software_stack.h) read alike.
 [[nodiscard]] TrainingDefaults readKernelChoices(const ConfigNode& section, TrainingDefaults defaults);
 

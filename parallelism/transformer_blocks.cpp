@@ -99,8 +99,7 @@ void WorkloadBuilder::attentionBlock(LayerKind kind) {
   const auto qkv = overlapGemms(TpOverlapGemm::kQkvFprop, TpOverlapGemm::kQkvDgrad, TpOverlapGemm::kQkvWgrad);
   if (model_.architecture == Architecture::kLlama) {
     // Rotary position embedding on the query and key heads of this rank.
-    elementwise("rope", OpKind::kElementwise, t * (query + kv) / tp_, options_.rope_flops_per_element, 2.0 * e_,
-                2.0 * e_, 1.0);
+    rotaryEmbedding(t * (query + kv) / tp_);
   }
   const double queries = static_cast<double>(shard_.seq_len) / static_cast<double>(shard_.cp);
   coreAttention(heads, queries, keysOf(kind), head_dim, head_dim);
@@ -159,8 +158,7 @@ void WorkloadBuilder::latentAttentionBlock(LayerKind kind) {
   elementwise("kv_latent_norm", OpKind::kNormalization, t * kv_rank, rms, 2.0 * e_, 3.0 * e_);
   gemm("kv_up_projection", t, heads * (nope + v), kv_rank, 1.0, WeightGemm::kTransformerEngineGatheredInput);
   // RoPE on each head's rope part of the query and on the one shared rope key.
-  elementwise("rope", OpKind::kElementwise, t * (heads * rope + rope), options_.rope_flops_per_element, 2.0 * e_,
-              2.0 * e_, 1.0);
+  rotaryEmbedding(t * (heads * rope + rope));
   const double queries = static_cast<double>(shard_.seq_len) / static_cast<double>(shard_.cp);
   coreAttention(heads, queries, keysOf(kind), qk, v);
   gemm("attention_output_projection", t, hidden_, heads * v, 1.0, WeightGemm::kTransformerEngineGatheredGradient);
@@ -196,9 +194,7 @@ void WorkloadBuilder::denseMlp(double ffn) {
       gemm("mlp_up", t, width, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
       (void)overlapFc1();
     }
-    // silu(gate) * up: reads both halves, writes one; backward reads both and the output
-    // gradient, writes both gradients.
-    elementwise("mlp_swiglu", OpKind::kElementwise, t * width, options_.swiglu_flops_per_element, 3.0 * e_, 5.0 * e_);
+    swiglu("mlp_swiglu", t * width);
   }
   gemm("mlp_fc2", t, hidden_, width, 1.0, WeightGemm::kTransformerEngineGatheredGradient);
   // gpt: matmul 6, rerun; llama: w2, matmul 7, saved.
@@ -275,8 +271,7 @@ void WorkloadBuilder::moeBlock() {
       gemm("moe_expert_gate", per_expert, width, hidden_, local_experts);
       gemm("moe_expert_up", per_expert, width, hidden_, local_experts);
     }
-    elementwise("moe_expert_swiglu", OpKind::kElementwise, expert_tokens * width, options_.swiglu_flops_per_element,
-                3.0 * e_, 5.0 * e_);
+    swiglu("moe_expert_swiglu", expert_tokens * width);
   }
   gemm("moe_expert_fc2", per_expert, hidden_, width, local_experts);
   workload_.ops[first_expert_op].host_sync_share = options_.moe_dispatch_host_sync_share;
@@ -303,8 +298,7 @@ void WorkloadBuilder::sharedExperts() {
                 3.0 * e_);
   } else {
     gemm("shared_expert_gate_up", t, 2.0 * width, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
-    elementwise("shared_expert_swiglu", OpKind::kElementwise, t * width, options_.swiglu_flops_per_element, 3.0 * e_,
-                5.0 * e_);
+    swiglu("shared_expert_swiglu", t * width);
   }
   gemm("shared_expert_fc2", t, hidden_, width, 1.0, WeightGemm::kTransformerEngineGatheredGradient);
   if (moe.shared_expert_gate) {

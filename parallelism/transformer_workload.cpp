@@ -200,6 +200,16 @@ double modelFlopsPerIteration(const ModelSpec& model, const TrainingSpec& traini
   return per_sequence * static_cast<double>(training.global_batch_size);
 }
 
+double rerunShare(const Op& op, Recompute recompute) {
+  switch (recompute) {
+    case Recompute::kNone: return 0.0;
+    case Recompute::kSelective: return op.core_attention ? 1.0 : 0.0;
+    case Recompute::kFull: return 1.0;
+    case Recompute::kSelectiveOp: return op.op_checkpoint_rerun;
+  }
+  return 0.0;
+}
+
 double hardwareFlopsPerIteration(const ModelSpec& model, const TrainingSpec& training, Recompute recompute,
                                  const FlopsOptions& options) {
   ParallelPlan plan;
@@ -219,7 +229,7 @@ double hardwareFlopsPerIteration(const ModelSpec& model, const TrainingSpec& tra
     if (recompute == Recompute::kSelective) return layer.coreAttentionForwardFlops();
     double rerun = 0.0;  // selective_op: each matmul's rerun share
     for (const Op& op : layer.ops) {
-      if (op.matmul) rerun += op.op_checkpoint_rerun * op.forward.flops;
+      if (op.matmul) rerun += rerunShare(op, recompute) * op.forward.flops;
     }
     return rerun;
   };

@@ -54,6 +54,13 @@ struct FlopsOptions {
   // (megatron/core/transformer/mlp.py, linear_fc1 "projects to 2 * ffn_hidden_size" when gated).
   // false = two GEMMs (gate, up), as Hugging Face's LlamaMLP does.
   bool fuse_gate_up = true;
+  // RMSNorm, RoPE and SwiGLU each as one fused kernel (Transformer Engine, Megatron-Core's
+  // fusions, Inductor under torch.compile) or, false, as the eager PyTorch op sequences of
+  // torchtitan's model (models/norms.py RMSNorm, models/llama/model.py apply_rotary_emb and
+  // FeedForward at 9dec370; Hugging Face's LlamaRMSNorm is the same chain): several kernels
+  // each, through fp32 copies for the norm and RoPE, at the eager_* accesses below. The
+  // experiment's training.fused_pointwise, or its compiled dispatch (kernelsFor).
+  bool fused_pointwise = true;
   // Share of the s x s score matrix a causal flash-attention kernel computes (it skips the
   // blocks above the diagonal).
   double causal_work_fraction = 0.5;
@@ -119,6 +126,22 @@ struct FlopsOptions {
   // kernels): 16-bit accesses per logit.
   double fused_cross_entropy_forward_accesses = 1.0;
   double fused_cross_entropy_backward_accesses = 2.0;
+  // Eager PyTorch's element-wise op sequences (fused_pointwise false): accesses per element
+  // in the 16-bit activation type and in fp32, forward and backward, and the kernels each
+  // launches (configs/defaults/workload.yaml counts them op by op).
+  double eager_rms_norm_forward_16bit_accesses = 4.0;
+  double eager_rms_norm_forward_fp32_accesses = 7.0;
+  double eager_rms_norm_backward_16bit_accesses = 8.0;
+  double eager_rms_norm_backward_fp32_accesses = 19.0;
+  double eager_rms_norm_kernels_forward = 8.0;
+  double eager_rms_norm_kernels_backward = 14.0;
+  double eager_rope_16bit_accesses = 2.0;
+  double eager_rope_fp32_accesses = 4.0;
+  double eager_rope_kernels = 6.0;
+  double eager_swiglu_forward_accesses = 5.0;
+  double eager_swiglu_backward_accesses = 9.0;
+  double eager_swiglu_kernels_forward = 2.0;
+  double eager_swiglu_kernels_backward = 3.0;
   // Set from training.fused_cross_entropy by kernelsFor (parallelism/experiment.h).
   bool fused_cross_entropy = false;
   // Tensor-parallel communication overlap (the plan's tp_comm_overlap; Megatron-Core
@@ -243,6 +266,11 @@ struct Op {
   // layers: 0 = never, 1 = every layer.
   double host_sync_share = 0.0;
 };
+
+// The share of `op`'s forward that runs again inside the backward: 1 or 0 (Korthikanti et al.
+// 2022: full = the whole layer, selective = the core attention only); selective_op, the op's
+// Op::op_checkpoint_rerun.
+[[nodiscard]] double rerunShare(const Op& op, Recompute recompute);
 
 // kExpertTensor: the expert MLPs' tensor-parallel group (ParallelPlan::expertTensorParallel).
 enum class ParallelGroup : uint8_t { kTensor, kContext, kExpert, kExpertTensor, kPipeline };

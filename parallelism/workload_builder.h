@@ -148,12 +148,53 @@ class WorkloadBuilder {
     workload_.ops.push_back(std::move(op));
   }
 
-  // LayerNorm (gpt) or RMSNorm (llama) over `tokens` x hidden. Forward reads x, writes y;
-  // backward reads x and dy, writes dx.
+  // LayerNorm (gpt) or RMSNorm (llama) over `tokens` x hidden. Fused, forward reads x, writes
+  // y; backward reads x and dy, writes dx. PyTorch's LayerNorm is one kernel even in eager
+  // mode; an eager RMSNorm is torchtitan's chain (FlopsOptions::fused_pointwise).
   void norm(std::string name, double tokens) {
-    const double per_element = model_.architecture == Architecture::kGpt ? options_.layer_norm_flops_per_element
-                                                                         : options_.rms_norm_flops_per_element;
-    elementwise(std::move(name), OpKind::kNormalization, tokens * hidden_, per_element, 2.0 * e_, 3.0 * e_);
+    if (model_.architecture == Architecture::kGpt) {
+      elementwise(std::move(name), OpKind::kNormalization, tokens * hidden_, options_.layer_norm_flops_per_element,
+                  2.0 * e_, 3.0 * e_);
+      return;
+    }
+    if (options_.fused_pointwise) {
+      elementwise(std::move(name), OpKind::kNormalization, tokens * hidden_, options_.rms_norm_flops_per_element,
+                  2.0 * e_, 3.0 * e_);
+      return;
+    }
+    elementwise(std::move(name), OpKind::kNormalization, tokens * hidden_, options_.rms_norm_flops_per_element,
+                eagerAccessBytes(options_.eager_rms_norm_forward_16bit_accesses,
+                                 options_.eager_rms_norm_forward_fp32_accesses),
+                eagerAccessBytes(options_.eager_rms_norm_backward_16bit_accesses,
+                                 options_.eager_rms_norm_backward_fp32_accesses));
+    launches(options_.eager_rms_norm_kernels_forward, options_.eager_rms_norm_kernels_backward);
+  }
+
+  // Rotary position embedding over `elements` of the query and key heads. Fused, it reads and
+  // writes each element once either way; eager, torchtitan's apply_rotary_emb casts to fp32,
+  // multiplies as complex numbers and casts back, the backward the same.
+  void rotaryEmbedding(double elements) {
+    if (options_.fused_pointwise) {
+      elementwise("rope", OpKind::kElementwise, elements, options_.rope_flops_per_element, 2.0 * e_, 2.0 * e_, 1.0);
+      return;
+    }
+    const double bytes = eagerAccessBytes(options_.eager_rope_16bit_accesses, options_.eager_rope_fp32_accesses);
+    elementwise("rope", OpKind::kElementwise, elements, options_.rope_flops_per_element, bytes, bytes, 1.0);
+    launches(options_.eager_rope_kernels, options_.eager_rope_kernels);
+  }
+
+  // silu(gate) * up over `elements` of the MLP's width. Fused, it reads both halves and writes
+  // one; the backward reads both and the output gradient, writes both gradients. Eager, silu
+  // and the product are two kernels and the backward three (FlopsOptions::fused_pointwise).
+  void swiglu(std::string name, double elements) {
+    if (options_.fused_pointwise) {
+      elementwise(std::move(name), OpKind::kElementwise, elements, options_.swiglu_flops_per_element, 3.0 * e_,
+                  5.0 * e_);
+      return;
+    }
+    elementwise(std::move(name), OpKind::kElementwise, elements, options_.swiglu_flops_per_element,
+                options_.eager_swiglu_forward_accesses * e_, options_.eager_swiglu_backward_accesses * e_);
+    launches(options_.eager_swiglu_kernels_forward, options_.eager_swiglu_kernels_backward);
   }
 
   // Residual add after a block; with hidden dropout, bias + dropout + add run fused (Megatron's
@@ -299,6 +340,16 @@ class WorkloadBuilder {
   }
 
  private:
+  // Bytes per element of an eager op sequence: accesses in the 16-bit activation type and in fp32.
+  [[nodiscard]] double eagerAccessBytes(double sixteen_bit, double fp32) const {
+    return sixteen_bit * e_ + fp32 * units::kFp32Bytes;
+  }
+  // The last op stands for `forward` and `backward` kernels (one is its own).
+  void launches(double forward, double backward) {
+    workload_.ops.back().extra_kernels_forward = std::max(0.0, forward - 1.0);
+    workload_.ops.back().extra_kernels_backward = std::max(0.0, backward - 1.0);
+  }
+
   void coreAttention(double heads, double queries, double keys, double qk_dim, double v_dim);
   // Key positions each query of a layer of `kind` scores against: the whole sequence, or the
   // window of a sliding-window layer.
