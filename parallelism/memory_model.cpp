@@ -158,6 +158,18 @@ double outputActivationBytes(const ModelSpec& model, const MicroBatchShard& shar
   return 2.0 * e * shard.replicatedRegionTokens() * hidden + per_logit * shard.tokens() * vocab;
 }
 
+// What the unfused loss holds at its peak beyond what it keeps for the backward (counted by
+// outputActivationBytes): the 16-bit logits the caller still references and the fp32 copies
+// beyond the kept one (MemoryOptions::unfused_loss_fp32_copies_at_peak). Nothing with a fused
+// loss.
+double lossPeakExtraBytes(const ModelSpec& model, const MicroBatchShard& shard, const MemoryOptions& options) {
+  if (options.kernels.fused_cross_entropy) return 0.0;
+  const double vocab = static_cast<double>(model.vocab_size) / static_cast<double>(shard.tp);
+  const double per_logit = shard.activationBytes() + kFp32Bytes * options.unfused_loss_fp32_copies_at_peak -
+                           options.kernels.loss_element_bytes;
+  return std::max(0.0, per_logit) * shard.tokens() * vocab;
+}
+
 int64_t communicatorCount(const ParallelPlan& plan) {
   int64_t count = 0;
   for (int64_t degree : {plan.tp, plan.pp, plan.dp, plan.cp, plan.ep}) count += degree > 1 ? 1 : 0;
@@ -503,6 +515,7 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
       block_buffers = blocks.communication_buffers;
     }
 
+    double stage_working_set = 0.0;  // what a recomputing layer of the stage adds back in its backward
     if (plan.partialRecompute(model.layers)) {
       // recompute_num_layers: each chunk's first layers keep their input only, the others all
       // their activations. The backward reaches the recomputed layers after the kept ones
@@ -530,9 +543,11 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
       }
       memory.activation_per_layer = stage_layers_bytes / static_cast<double>(std::max<int64_t>(1, memory.layers));
       memory.activations = static_cast<double>(memory.in_flight) * stage_layers_bytes / v + largest_working_set;
+      stage_working_set = largest_working_set;
     } else if (model.uniformLayers()) {
       const double chunk_layers = static_cast<double>(memory.layers) / v;
       memory.activations = static_cast<double>(memory.in_flight) * chunk_layers * per_layer + working_set;
+      stage_working_set = working_set;
     } else {
       // Layers of different kinds (dense and MoE, sliding and full): their sum over the stage,
       // and the largest working set of a recomputed layer.
@@ -545,6 +560,7 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
       }
       memory.activation_per_layer = stage_layers_bytes / static_cast<double>(std::max<int64_t>(1, memory.layers));
       memory.activations = static_cast<double>(memory.in_flight) * stage_layers_bytes / v + largest_working_set;
+      stage_working_set = largest_working_set;
     }
     if (stage == 0) {
       // The first model chunk holds about in_flight / v of the stage's micro-batches.
@@ -555,6 +571,8 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
       // The last stage starts each micro-batch's backward right after its forward (1F1B); gpipe keeps all.
       const double last_chunk = plan.schedule == PipelineSchedule::kGpipe ? static_cast<double>(microbatches) : 1.0;
       memory.activations += last_chunk * outputActivationBytes(model, shard, options);
+      // The loss's peak comes before any recomputation: the larger of the two.
+      memory.activations += std::max(0.0, lossPeakExtraBytes(model, shard, options) - stage_working_set);
       if (model.mtp_layers > 0) {
         // Each MTP module: its block, its head's buffers as the output layer's, and its input
         // (the two norms' inputs and the 2h-wide projection input).

@@ -67,6 +67,9 @@ struct MemoryOptions {
   double grad_buckets_in_flight = 2.0;
   // Layers of unsharded parameters ZeRO-3 holds gathered (the one in use and the prefetched next).
   double zero3_gathered_layers = 2.0;
+  // fp32 copies of the logits alive at the unfused loss's peak (Megatron's in-place
+  // cross-entropy 1, PyTorch's F.cross_entropy on fp32 logits 2), beside the 16-bit logits.
+  double unfused_loss_fp32_copies_at_peak = 1.0;
 };
 
 // Bytes per parameter, before any sharding, Megatron-LM's distributed-optimizer table

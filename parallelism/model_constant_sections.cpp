@@ -86,6 +86,8 @@ std::vector<MemoryConstantName> buildMemoryNames() {
       perf::scalarParameter("nccl_bytes_per_communicator", R::kNonNegative, &P::nccl_bytes_per_communicator));
   names.push_back(perf::scalarParameter("grad_buckets_in_flight", R::kNonNegative, &P::grad_buckets_in_flight));
   names.push_back(perf::scalarParameter("zero3_gathered_layers", R::kNonNegative, &P::zero3_gathered_layers));
+  names.push_back(perf::scalarParameter("unfused_loss_fp32_copies_at_peak", R::kNonNegative,
+                                        &P::unfused_loss_fp32_copies_at_peak));
   return names;
 }
 

@@ -134,7 +134,7 @@ struct FlopsOptions {
   double eager_rms_norm_backward_16bit_accesses = 8.0;
   double eager_rms_norm_backward_fp32_accesses = 19.0;
   double eager_rms_norm_kernels_forward = 8.0;
-  double eager_rms_norm_kernels_backward = 14.0;
+  double eager_rms_norm_kernels_backward = 16.0;
   double eager_rope_16bit_accesses = 2.0;
   double eager_rope_fp32_accesses = 4.0;
   double eager_rope_kernels = 6.0;

@@ -146,6 +146,7 @@ TEST(SelectiveOpRecompute, IsRefusedWhereTheMappingDoesNotHold) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"model=mixtral-8x7b"}, "mixtral-8x7b has mixture-of-experts layers"},
       {{"model=gpt-1.7b"}, "has biased linear layers"},
+      {{"training.precision=fp8"}, "the run is in fp8 without a compiled dispatch"},
       {{"training.flash_attention=false"}, "the attention is not a fused kernel"},
       {{"parallelism.tp=2", "parallelism.sequence_parallel=true", "parallelism.tp_comm_overlap=true"},
        "tp_comm_overlap is on"},
@@ -165,11 +166,12 @@ TEST(SelectiveOpRecompute, IsRefusedWhereTheMappingDoesNotHold) {
 }
 
 // torchao's float8 linears call torch.mm on Float8Tensor operands: the policy sees aten.mm and
-// saves and counts them as in 16-bit, so an fp8 run reruns the same matmuls and keeps the same
-// (16-bit) outputs.
+// saves and counts them as in 16-bit, so a compiled fp8 run reruns the same matmuls and keeps
+// the same (16-bit) outputs.
 TEST(SelectiveOpRecompute, Fp8LinearsRerunAndKeepWhatSixteenBitOnesDo) {
   const Experiment bf16 = experimentWith({});
-  const Experiment fp8 = experimentWith({"training.precision=fp8", "training.fp8_recipe=current"});
+  const Experiment fp8 =
+      experimentWith({"training.precision=fp8", "training.fp8_recipe=current", "training.dispatch=compiled"});
   const MicroBatchShard one = MicroBatchShard::of(fp8.training, fp8.plan);
   const Workload layer = transformerLayer(fp8.model, one, FlopsOptions{});
   const Workload reference = transformerLayer(bf16.model, MicroBatchShard::of(bf16.training, bf16.plan), FlopsOptions{});
