@@ -41,8 +41,8 @@ struct Experiment {
   base.fused_attention = base.fused_attention && experiment.training.flash_attention;
   base.fused_cross_entropy = experiment.training.fused_cross_entropy;
   base.fuse_gate_up = base.fuse_gate_up && experiment.training.fused_gate_up;
-  base.fused_pointwise = base.fused_pointwise &&
-                        (experiment.training.fused_pointwise || experiment.training.dispatch == DispatchMode::kCompiled);
+  base.fused_pointwise = base.fused_pointwise && (experiment.training.fused_pointwise ||
+                                                  experiment.training.dispatch == DispatchMode::kCompiled);
   base.fp8_transposed_copies = !experiment.cluster.gpu.fp8_gemm_any_layout;
   base.fp8_current_scaling = experiment.training.fp8_recipe == Fp8Recipe::kCurrent;
   return base;

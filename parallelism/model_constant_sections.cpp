@@ -47,19 +47,29 @@ std::vector<WorkloadConstantName> buildWorkloadNames() {
                                         &P::fused_cross_entropy_forward_accesses));
   names.push_back(perf::scalarParameter("fused_cross_entropy_backward_accesses", R::kNonNegative,
                                         &P::fused_cross_entropy_backward_accesses));
-  names.push_back(perf::scalarParameter("eager_rms_norm_forward_16bit_accesses", R::kNonNegative, &P::eager_rms_norm_forward_16bit_accesses));
-  names.push_back(perf::scalarParameter("eager_rms_norm_forward_fp32_accesses", R::kNonNegative, &P::eager_rms_norm_forward_fp32_accesses));
-  names.push_back(perf::scalarParameter("eager_rms_norm_backward_16bit_accesses", R::kNonNegative, &P::eager_rms_norm_backward_16bit_accesses));
-  names.push_back(perf::scalarParameter("eager_rms_norm_backward_fp32_accesses", R::kNonNegative, &P::eager_rms_norm_backward_fp32_accesses));
-  names.push_back(perf::scalarParameter("eager_rms_norm_kernels_forward", R::kNonNegative, &P::eager_rms_norm_kernels_forward));
-  names.push_back(perf::scalarParameter("eager_rms_norm_kernels_backward", R::kNonNegative, &P::eager_rms_norm_kernels_backward));
+  names.push_back(perf::scalarParameter("eager_rms_norm_forward_16bit_accesses", R::kNonNegative,
+                                        &P::eager_rms_norm_forward_16bit_accesses));
+  names.push_back(perf::scalarParameter("eager_rms_norm_forward_fp32_accesses", R::kNonNegative,
+                                        &P::eager_rms_norm_forward_fp32_accesses));
+  names.push_back(perf::scalarParameter("eager_rms_norm_backward_16bit_accesses", R::kNonNegative,
+                                        &P::eager_rms_norm_backward_16bit_accesses));
+  names.push_back(perf::scalarParameter("eager_rms_norm_backward_fp32_accesses", R::kNonNegative,
+                                        &P::eager_rms_norm_backward_fp32_accesses));
+  names.push_back(
+      perf::scalarParameter("eager_rms_norm_kernels_forward", R::kNonNegative, &P::eager_rms_norm_kernels_forward));
+  names.push_back(
+      perf::scalarParameter("eager_rms_norm_kernels_backward", R::kNonNegative, &P::eager_rms_norm_kernels_backward));
   names.push_back(perf::scalarParameter("eager_rope_16bit_accesses", R::kNonNegative, &P::eager_rope_16bit_accesses));
   names.push_back(perf::scalarParameter("eager_rope_fp32_accesses", R::kNonNegative, &P::eager_rope_fp32_accesses));
   names.push_back(perf::scalarParameter("eager_rope_kernels", R::kNonNegative, &P::eager_rope_kernels));
-  names.push_back(perf::scalarParameter("eager_swiglu_forward_accesses", R::kNonNegative, &P::eager_swiglu_forward_accesses));
-  names.push_back(perf::scalarParameter("eager_swiglu_backward_accesses", R::kNonNegative, &P::eager_swiglu_backward_accesses));
-  names.push_back(perf::scalarParameter("eager_swiglu_kernels_forward", R::kNonNegative, &P::eager_swiglu_kernels_forward));
-  names.push_back(perf::scalarParameter("eager_swiglu_kernels_backward", R::kNonNegative, &P::eager_swiglu_kernels_backward));
+  names.push_back(
+      perf::scalarParameter("eager_swiglu_forward_accesses", R::kNonNegative, &P::eager_swiglu_forward_accesses));
+  names.push_back(
+      perf::scalarParameter("eager_swiglu_backward_accesses", R::kNonNegative, &P::eager_swiglu_backward_accesses));
+  names.push_back(
+      perf::scalarParameter("eager_swiglu_kernels_forward", R::kNonNegative, &P::eager_swiglu_kernels_forward));
+  names.push_back(
+      perf::scalarParameter("eager_swiglu_kernels_backward", R::kNonNegative, &P::eager_swiglu_kernels_backward));
   names.push_back(
       {"tp_overlap_compute_streams", R::kPositiveInteger, false,
        [](const P& p, std::string_view) { return static_cast<double>(p.tp_overlap_compute_streams); },
@@ -86,8 +96,8 @@ std::vector<MemoryConstantName> buildMemoryNames() {
       perf::scalarParameter("nccl_bytes_per_communicator", R::kNonNegative, &P::nccl_bytes_per_communicator));
   names.push_back(perf::scalarParameter("grad_buckets_in_flight", R::kNonNegative, &P::grad_buckets_in_flight));
   names.push_back(perf::scalarParameter("zero3_gathered_layers", R::kNonNegative, &P::zero3_gathered_layers));
-  names.push_back(perf::scalarParameter("unfused_loss_fp32_copies_at_peak", R::kNonNegative,
-                                        &P::unfused_loss_fp32_copies_at_peak));
+  names.push_back(
+      perf::scalarParameter("unfused_loss_fp32_copies_at_peak", R::kNonNegative, &P::unfused_loss_fp32_copies_at_peak));
   return names;
 }
 

@@ -145,8 +145,8 @@ struct TrainingSpec {
 // `stack_overrides` are read by the experiment loader (software_stack.h), not here.
 [[nodiscard]] TrainingSpec readTrainingSpec(const ConfigNode& section, const TrainingDefaults& defaults = {});
 // The kernel-choice keys of a training section (flash_attention, fused_cross_entropy,
-// fused_gate_up, fused_pointwise, dispatch, zero3, retain_16bit_grads) over `defaults`: what an experiment's training section and a
-// stack file's (software_stack.h) read alike.
+// fused_gate_up, fused_pointwise, dispatch, zero3, retain_16bit_grads) over `defaults`: what an experiment's training
+// section and a stack file's (software_stack.h) read alike.
 [[nodiscard]] TrainingDefaults readKernelChoices(const ConfigNode& section, TrainingDefaults defaults);
 
 // A training section's `checkpoint:` mapping (interval_iterations or interval_s, async).

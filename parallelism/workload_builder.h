@@ -162,11 +162,11 @@ class WorkloadBuilder {
                   2.0 * e_, 3.0 * e_);
       return;
     }
-    elementwise(std::move(name), OpKind::kNormalization, tokens * hidden_, options_.rms_norm_flops_per_element,
-                eagerAccessBytes(options_.eager_rms_norm_forward_16bit_accesses,
-                                 options_.eager_rms_norm_forward_fp32_accesses),
-                eagerAccessBytes(options_.eager_rms_norm_backward_16bit_accesses,
-                                 options_.eager_rms_norm_backward_fp32_accesses));
+    elementwise(
+        std::move(name), OpKind::kNormalization, tokens * hidden_, options_.rms_norm_flops_per_element,
+        eagerAccessBytes(options_.eager_rms_norm_forward_16bit_accesses, options_.eager_rms_norm_forward_fp32_accesses),
+        eagerAccessBytes(options_.eager_rms_norm_backward_16bit_accesses,
+                         options_.eager_rms_norm_backward_fp32_accesses));
     launches(options_.eager_rms_norm_kernels_forward, options_.eager_rms_norm_kernels_backward);
   }
 

@@ -463,9 +463,8 @@ TEST(CliTest, SimulateReportsTheSoftwareStackAndTheExpectedError) {
   EXPECT_NE(text.out.find("), eager dispatch\n"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("  host dispatch     "), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("expected error      iteration time +-"), std::string::npos) << text.out;
-  const auto json =
-      parseJson(trainsim({"simulate", "llama3-8b-dgx-h100", "--set", "training.stack=torchtitan", "--ignore-memory",
-                          "--json", "-"}));
+  const auto json = parseJson(trainsim(
+      {"simulate", "llama3-8b-dgx-h100", "--set", "training.stack=torchtitan", "--ignore-memory", "--json", "-"}));
   EXPECT_EQ(json["stack"]["name"], "torchtitan");
   EXPECT_EQ(json["stack"]["dispatch"], "eager");
   EXPECT_TRUE(json["breakdown_s"].contains("host_dispatch_exposed"));

@@ -160,8 +160,7 @@ TEST(PartialRecompute, KeptLayersHoldAllTheirActivations) {
   const double loss_peak = lossPeakBytes(experiment);
   const double embedding_and_loss =
       full.stages.front().activations - (32.0 * input + all) - std::max(0.0, loss_peak - all);
-  EXPECT_NEAR(stage.activations, 12.0 * input + 20.0 * all + embedding_and_loss + loss_peak,
-              1e-6 * stage.activations);
+  EXPECT_NEAR(stage.activations, 12.0 * input + 20.0 * all + embedding_and_loss + loss_peak, 1e-6 * stage.activations);
   EXPECT_NEAR(stage.activation_per_layer, (12.0 * input + 20.0 * all) / 32.0, 1e-9 * all);
   const MemoryReport none = estimateMemory(experimentWith({"parallelism.recompute=none"}), options);
   EXPECT_LT(full.stages.front().activations, stage.activations);

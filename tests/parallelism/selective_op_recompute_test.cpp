@@ -174,7 +174,8 @@ TEST(SelectiveOpRecompute, Fp8LinearsRerunAndKeepWhatSixteenBitOnesDo) {
       experimentWith({"training.precision=fp8", "training.fp8_recipe=current", "training.dispatch=compiled"});
   const MicroBatchShard one = MicroBatchShard::of(fp8.training, fp8.plan);
   const Workload layer = transformerLayer(fp8.model, one, FlopsOptions{});
-  const Workload reference = transformerLayer(bf16.model, MicroBatchShard::of(bf16.training, bf16.plan), FlopsOptions{});
+  const Workload reference =
+      transformerLayer(bf16.model, MicroBatchShard::of(bf16.training, bf16.plan), FlopsOptions{});
   double rerun = 0.0;
   double expected = 0.0;
   for (const Op& op : layer.ops) {
