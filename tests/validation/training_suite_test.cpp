@@ -212,9 +212,9 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   const auto result = runTrainingSuite(kPaths, options);
   ASSERT_TRUE(result.ok()) << result.error().toString();
   const auto& suite = *result;
-  ASSERT_EQ(suite.rows.size(), 134u);
+  ASSERT_EQ(suite.rows.size(), 144u);
   EXPECT_EQ(suite.failed, 0);
-  ASSERT_EQ(suite.sources.size(), 16u);
+  ASSERT_EQ(suite.sources.size(), 17u);
   for (const auto& accuracy : suite.sources) {
     EXPECT_GE(accuracy.compared, 3) << accuracy.source.id;
     const std::string& id = accuracy.source.id;
@@ -230,12 +230,13 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
                          : id.starts_with("nemo-long-context") ? 0.053
                          : id.starts_with("nemo-2407")         ? 0.042
                          // Other stacks, at their stack's own fitted fraction (in sample).
-                         // (llm-foundry 4.4% and IBM 9.6% at pytorch-fsdp's fractions, BLOOM 7.3%
+                         // (llm-foundry 6.0% and IBM 8.2% at pytorch-fsdp's fractions, BLOOM 7.3%
                          // and MT-NLG 4.4% at megatron-deepspeed's: each pair shares one fraction;
-                         // IBM's 7B rows run +13% / +17% where its 34B / 70B run -4% to -10%.)
-                         : id.starts_with("llmfoundry-mpt")  ? 0.06
-                         : id.starts_with("ibm-fms-fsdp")    ? 0.10
-                         : id.starts_with("torchtitan-a100") ? 0.04
+                         // llm-foundry's rows run fast and IBM's slow at the shared one.)
+                         : id.starts_with("llmfoundry-mpt")  ? 0.065
+                         : id.starts_with("ibm-fms-fsdp")    ? 0.09
+                         : id.starts_with("torchtitan-a100") ? 0.025
+                         : id.starts_with("torchtitan-h100") ? 0.055
                          : id.starts_with("bloom-jean-zay")  ? 0.08
                          : id.starts_with("mt-nlg-530b")     ? 0.05
                                                              : 0.10;
