@@ -159,14 +159,15 @@ double outputActivationBytes(const ModelSpec& model, const MicroBatchShard& shar
 }
 
 // What the unfused loss holds at its peak beyond what it keeps for the backward (counted by
-// outputActivationBytes): the 16-bit logits the caller still references and the fp32 copies
-// beyond the kept one (MemoryOptions::unfused_loss_fp32_copies_at_peak). Nothing with a fused
-// loss.
+// outputActivationBytes): the logits the caller still references and the fp32 copies beyond
+// the kept one (MemoryOptions::unfused_loss_fp32_copies_at_peak). With fp32 activations the
+// cast copies nothing: the logits are the first fp32 copy. Nothing with a fused loss.
 double lossPeakExtraBytes(const ModelSpec& model, const MicroBatchShard& shard, const MemoryOptions& options) {
   if (options.kernels.fused_cross_entropy) return 0.0;
+  const double e = shard.activationBytes();
   const double vocab = static_cast<double>(model.vocab_size) / static_cast<double>(shard.tp);
-  const double per_logit = shard.activationBytes() + kFp32Bytes * options.unfused_loss_fp32_copies_at_peak -
-                           options.kernels.loss_element_bytes;
+  const double copies = options.unfused_loss_fp32_copies_at_peak - (e >= kFp32Bytes ? 1.0 : 0.0);
+  const double per_logit = e + kFp32Bytes * copies - options.kernels.loss_element_bytes;
   return std::max(0.0, per_logit) * shard.tokens() * vocab;
 }
 
@@ -571,8 +572,6 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
       // The last stage starts each micro-batch's backward right after its forward (1F1B); gpipe keeps all.
       const double last_chunk = plan.schedule == PipelineSchedule::kGpipe ? static_cast<double>(microbatches) : 1.0;
       memory.activations += last_chunk * outputActivationBytes(model, shard, options);
-      // The loss's peak comes before any recomputation: the larger of the two.
-      memory.activations += std::max(0.0, lossPeakExtraBytes(model, shard, options) - stage_working_set);
       if (model.mtp_layers > 0) {
         // Each MTP module: its block, its head's buffers as the output layer's, and its input
         // (the two norms' inputs and the 2h-wide projection input).
@@ -582,9 +581,13 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
         memory.activations += last_chunk * static_cast<double>(model.mtp_layers) *
                               (layerActivationBytes(model, shard, plan.recompute, options, kind) +
                                outputActivationBytes(model, shard, options) + input);
-        memory.activations +=
+        const double mtp_working_set =
             plan.recompute == Recompute::kNone ? 0.0 : std::max(0.0, workingSetOf(kind) - working_set);
+        memory.activations += mtp_working_set;
+        stage_working_set += mtp_working_set;
       }
+      // The loss's peak comes before any recomputation: the larger of the two.
+      memory.activations += std::max(0.0, lossPeakExtraBytes(model, shard, options) - stage_working_set);
     }
 
     double buffers = 0.0;
