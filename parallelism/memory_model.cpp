@@ -159,15 +159,23 @@ double outputActivationBytes(const ModelSpec& model, const MicroBatchShard& shar
 }
 
 // What the unfused loss holds at its peak beyond what it keeps for the backward (counted by
-// outputActivationBytes): the logits the caller still references and the fp32 copies beyond
-// the kept one (MemoryOptions::unfused_loss_fp32_copies_at_peak). With fp32 activations the
-// cast copies nothing: the logits are the first fp32 copy. Nothing with a fused loss.
+// outputActivationBytes), the larger of its forward's and its backward's:
+//  - forward: the logits the caller still references beside the fp32 copies
+//    (MemoryOptions::unfused_loss_fp32_copies_at_peak); with fp32 activations the cast copies
+//    nothing, the logits are the first fp32 copy;
+//  - backward: the fp32 copies its softmax gradient holds at once
+//    (unfused_loss_backward_fp32_copies_at_peak), or the kept one beside the gradient cast to
+//    the activations' type, whichever is more.
+// Nothing with a fused loss.
 double lossPeakExtraBytes(const ModelSpec& model, const MicroBatchShard& shard, const MemoryOptions& options) {
   if (options.kernels.fused_cross_entropy) return 0.0;
   const double e = shard.activationBytes();
   const double vocab = static_cast<double>(model.vocab_size) / static_cast<double>(shard.tp);
-  const double copies = options.unfused_loss_fp32_copies_at_peak - (e >= kFp32Bytes ? 1.0 : 0.0);
-  const double per_logit = e + kFp32Bytes * copies - options.kernels.loss_element_bytes;
+  const double forward_copies = options.unfused_loss_fp32_copies_at_peak - (e >= kFp32Bytes ? 1.0 : 0.0);
+  const double forward = e + kFp32Bytes * forward_copies;
+  const double cast = e < kFp32Bytes ? e : 0.0;  // the gradient cast back to the activations' type
+  const double backward = std::max(kFp32Bytes * options.unfused_loss_backward_fp32_copies_at_peak, kFp32Bytes + cast);
+  const double per_logit = std::max(forward, backward) - options.kernels.loss_element_bytes;
   return std::max(0.0, per_logit) * shard.tokens() * vocab;
 }
 

@@ -70,6 +70,9 @@ struct MemoryOptions {
   // fp32 copies of the logits alive at the unfused loss's peak (Megatron's in-place
   // cross-entropy 1, PyTorch's F.cross_entropy on fp32 logits 2), beside the 16-bit logits.
   double unfused_loss_fp32_copies_at_peak = 1.0;
+  // fp32 copies of the logits its backward holds at once (Megatron's in place 1, PyTorch's
+  // log_softmax backward 3: the kept output, the incoming gradient and its result).
+  double unfused_loss_backward_fp32_copies_at_peak = 1.0;
 };
 
 // Bytes per parameter, before any sharding, Megatron-LM's distributed-optimizer table

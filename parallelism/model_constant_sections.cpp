@@ -98,6 +98,8 @@ std::vector<MemoryConstantName> buildMemoryNames() {
   names.push_back(perf::scalarParameter("zero3_gathered_layers", R::kNonNegative, &P::zero3_gathered_layers));
   names.push_back(
       perf::scalarParameter("unfused_loss_fp32_copies_at_peak", R::kNonNegative, &P::unfused_loss_fp32_copies_at_peak));
+  names.push_back(perf::scalarParameter("unfused_loss_backward_fp32_copies_at_peak", R::kNonNegative,
+                                        &P::unfused_loss_backward_fp32_copies_at_peak));
   return names;
 }
 

@@ -367,6 +367,34 @@ model: llama3-8b
   EXPECT_NEAR(saved / ((4.0 + 2.0 - 2.0) * logits), 1.0, 1e-9);
 }
 
+// The unfused loss's peak on the last stage: Megatron's in-place loss holds the 16-bit logits
+// beside its one fp32 copy (6 bytes per logit, 2 more than it keeps); PyTorch's
+// F.cross_entropy holds three fp32 copies in its backward (12, 8 more). In fp32 training the
+// cast copies nothing, so Megatron's loss holds only what it keeps.
+TEST(MemoryModel, TheUnfusedLossPeaksBeyondWhatItKeeps) {
+  const std::string plan = R"(cluster: dgx-h100
+parallelism: {gpus: 8, tp: 2, pp: 1, zero: 1, sequence_parallel: true, recompute: none}
+model: llama3-8b
+)";
+  const Experiment bf16 = loadShipped(plan + "training: {seq_len: 8192, global_batch_size: 4}\n");
+  const double logits = 8192.0 * static_cast<double>(bf16.model.vocab_size) / 2.0;
+  MemoryOptions megatron;
+  MemoryOptions pytorch;
+  pytorch.unfused_loss_fp32_copies_at_peak = 2.0;
+  pytorch.unfused_loss_backward_fp32_copies_at_peak = 3.0;
+  const double megatron_peak = estimateMemory(bf16, megatron).peak().activations;
+  EXPECT_NEAR((estimateMemory(bf16, pytorch).peak().activations - megatron_peak) / ((8.0 - 2.0) * logits), 1.0, 1e-9);
+  // fp32: Megatron's loss holds only what it keeps, as much as a fused loss keeps.
+  const Experiment fp32 = loadShipped(plan + "training: {seq_len: 8192, global_batch_size: 4, precision: fp32}\n");
+  const Experiment fp32_fused = loadShipped(
+      plan + "training: {seq_len: 8192, global_batch_size: 4, precision: fp32, fused_cross_entropy: true}\n");
+  EXPECT_DOUBLE_EQ(estimateMemory(fp32, megatron).peak().activations,
+                   estimateMemory(fp32_fused, megatron).peak().activations);
+  EXPECT_NEAR((estimateMemory(fp32, pytorch).peak().activations - estimateMemory(fp32, megatron).peak().activations) /
+                  (8.0 * logits),
+              1.0, 1e-9);
+}
+
 TEST(MemoryModel, Fp8WeightCacheHoldsATransposeOnlyWhereFp8GemmsAreTnOnly) {
   // The same plan on Hopper (TN-only FP8 GEMMs: weight and transpose cached, 2 bytes per
   // parameter) and on Blackwell (either layout: 1 byte), and in bf16 (no cache).
