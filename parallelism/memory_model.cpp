@@ -306,29 +306,6 @@ double selectiveOpActivationBytes(const ModelSpec& model, const MicroBatchShard&
   return bytes;
 }
 
-// What eager PyTorch's element-wise chains (FlopsOptions::fused_pointwise false) keep for the
-// backward beyond the fused kernels: each RMSNorm its fp32 copy of the input (for the
-// gradients of pow and of the product with the reciprocal root) beside the 16-bit product the
-// weight gradient reads, in place of the 16-bit input (4 bytes per element more), and each
-// SwiGLU silu's output, which the product's backward reads (one 16-bit element of the width
-// more). RoPE keeps nothing more: its complex product saves only the frequencies.
-double eagerPointwiseExtraBytes(const ModelSpec& model, const MicroBatchShard& shard, LayerKind kind) {
-  const double e = shard.activationBytes();
-  const double tp = static_cast<double>(shard.tp);
-  const double norms = 2.0 * kFp32Bytes * shard.replicatedRegionTokens() * static_cast<double>(model.hidden_size);
-  double width_tokens = 0.0;  // SwiGLU elements: tokens x width, over the layer's MLPs
-  if (model.moe && kind.moe) {
-    const auto etp = static_cast<double>(shard.etp);
-    const double slots = shard.tokens() / tp * static_cast<double>(model.moe->top_k) * etp * shard.moe_token_factor;
-    width_tokens += slots * static_cast<double>(model.moe->ffn_hidden_size) / etp;
-    width_tokens +=
-        shard.tokens() * static_cast<double>(model.moe->shared_experts * model.moe->shared_ffn_hidden_size) / tp;
-  } else {
-    width_tokens += shard.tokens() * static_cast<double>(model.ffn_hidden_size) / tp;
-  }
-  return norms + e * width_tokens;
-}
-
 }  // namespace
 
 double layerActivationBytes(const ModelSpec& model, const MicroBatchShard& shard, Recompute recompute,
@@ -352,12 +329,20 @@ double layerActivationBytes(const ModelSpec& model, const MicroBatchShard& shard
   const double mask = options.kernels.dropout_mask_bytes;
   const bool dropout = model.hasHiddenDropout();
   const bool gated = model.architecture == Architecture::kLlama;
+  // Eager PyTorch's element-wise chains (FlopsOptions::fused_pointwise false) keep more for the
+  // backward: each RMSNorm its fp32 copy of the input (for the gradients of pow and of the
+  // product with the reciprocal root) beside the 16-bit product the weight gradient reads, in
+  // place of the 16-bit input (4 bytes per element more), and each SwiGLU silu's output, which
+  // the product's backward reads (one 16-bit element of the width more). RoPE keeps nothing
+  // more: its complex product saves only the frequencies.
+  const bool eager = gated && !options.kernels.fused_pointwise;
+  const double norm_input = e + (eager ? kFp32Bytes : 0.0);  // bytes per element a norm keeps
 
   if (recompute == Recompute::kFull) return e * replicated * hidden;  // the layer's input only
 
   double bytes = 0.0;
   // Attention block.
-  bytes += e * replicated * hidden;  // input-norm input
+  bytes += norm_input * replicated * hidden;  // input-norm input
   if (model.mla) {
     bytes += latentAttentionActivationBytes(model, shard);
   } else {
@@ -368,12 +353,13 @@ double layerActivationBytes(const ModelSpec& model, const MicroBatchShard& shard
   }
   if (dropout) bytes += mask * replicated * hidden;
   // MLP or MoE block.
-  bytes += e * replicated * hidden;  // norm input
+  bytes += norm_input * replicated * hidden;  // norm input
   // The expert MLP (or the dense one) on `slots` tokens: fc1 input, then GELU input and fc2
-  // input (gpt) or the SwiGLU input of twice the width and the fc2 input (llama).
-  // `split`: the ranks that share its width (tp, or etp for the experts).
+  // input (gpt) or the SwiGLU input of twice the width (and eager, silu's output) and the fc2
+  // input (llama). `split`: the ranks that share its width (tp, or etp for the experts).
+  const double swiglu_kept = gated ? (eager ? 3.0 : 2.0) : 1.0;
   auto mlp = [&](double slots, double ffn, double fc1_input_tokens, double split) {
-    return eg * fc1_input_tokens * hidden + (e * (gated ? 2.0 : 1.0) + eg) * slots * ffn / split;
+    return eg * fc1_input_tokens * hidden + (e * swiglu_kept + eg) * slots * ffn / split;
   };
   if (model.moe && kind.moe) {
     const double top_k = static_cast<double>(model.moe->top_k);
@@ -392,7 +378,6 @@ double layerActivationBytes(const ModelSpec& model, const MicroBatchShard& shard
     bytes += mlp(tokens, static_cast<double>(model.ffn_hidden_size), replicated, tp);
   }
   if (dropout) bytes += mask * replicated * hidden;
-  if (gated && !options.kernels.fused_pointwise) bytes += eagerPointwiseExtraBytes(model, shard, kind);
   if (recompute == Recompute::kNone) bytes += coreAttentionBytes(model, shard, options, kind);
   return bytes;
 }

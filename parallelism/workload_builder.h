@@ -152,18 +152,14 @@ class WorkloadBuilder {
   // y; backward reads x and dy, writes dx. PyTorch's LayerNorm is one kernel even in eager
   // mode; an eager RMSNorm is torchtitan's chain (FlopsOptions::fused_pointwise).
   void norm(std::string name, double tokens) {
-    if (model_.architecture == Architecture::kGpt) {
-      elementwise(std::move(name), OpKind::kNormalization, tokens * hidden_, options_.layer_norm_flops_per_element,
-                  2.0 * e_, 3.0 * e_);
-      return;
-    }
-    if (options_.fused_pointwise) {
-      elementwise(std::move(name), OpKind::kNormalization, tokens * hidden_, options_.rms_norm_flops_per_element,
-                  2.0 * e_, 3.0 * e_);
+    const bool gpt = model_.architecture == Architecture::kGpt;
+    const double flops = gpt ? options_.layer_norm_flops_per_element : options_.rms_norm_flops_per_element;
+    if (gpt || options_.fused_pointwise) {
+      elementwise(std::move(name), OpKind::kNormalization, tokens * hidden_, flops, 2.0 * e_, 3.0 * e_);
       return;
     }
     elementwise(
-        std::move(name), OpKind::kNormalization, tokens * hidden_, options_.rms_norm_flops_per_element,
+        std::move(name), OpKind::kNormalization, tokens * hidden_, flops,
         eagerAccessBytes(options_.eager_rms_norm_forward_16bit_accesses, options_.eager_rms_norm_forward_fp32_accesses),
         eagerAccessBytes(options_.eager_rms_norm_backward_16bit_accesses,
                          options_.eager_rms_norm_backward_fp32_accesses));

@@ -13,4 +13,12 @@ inline parallelism::SimulationOptions shippedSimulationOptions() {
   return options;
 }
 
+// The iteration time of `experiment` as the commands simulate it: the shipped defaults, then
+// its stack (a no-op without one). Throws on a simulation error.
+inline double shippedIterationSeconds(const parallelism::Experiment& experiment) {
+  parallelism::SimulationOptions options = shippedSimulationOptions();
+  parallelism::applySoftwareStack(experiment, options);
+  return valueOrThrow(parallelism::simulateIteration(experiment, options)).iteration_time_s;
+}
+
 }  // namespace trainsim
