@@ -17,6 +17,7 @@ std::vector<ChunkPart> chunkWorkloads(const Experiment& experiment, int64_t stag
   layer_kernels.tp_overlap_config = plan.tp_comm_overlap_config;
   if (model.moe) {
     layer_kernels.moe_dispatch_byte_scale = dispatchByteScale(*model.moe, plan, experiment.cluster.gpus_per_node);
+    layer_kernels.moe_sort_by_local_expert = plan.moe_dispatcher == MoeDispatcher::kAllToAll;
   }
   std::vector<ChunkPart> parts;
   // The chunk's first layers run under the plan's recomputation, the rest (with

@@ -33,9 +33,9 @@ struct Experiment {
 // still gets it; the same for SwiGLU's fused gate and up GEMM (training.fused_gate_up, a
 // stack's choice, against FlopsOptions::fuse_gate_up) and for the element-wise chains
 // (training.fused_pointwise, or a compiled dispatch: Inductor fuses each chain into one kernel).
-// The cross-entropy kernel is the experiment's
-// (training.fused_cross_entropy), FP8 quantization writes a transposed copy only where the GPU's FP8 GEMMs need one
-// (topology::GpuSpec::fp8_gemm_any_layout) and reads its input once more for the amax under
+// The cross-entropy kernel and the experts' fused grouped MLP are the experiment's
+// (training.fused_cross_entropy, training.fused_expert_mlp), FP8 quantization writes a transposed copy only where the
+// GPU's FP8 GEMMs need one (topology::GpuSpec::fp8_gemm_any_layout) and reads its input once more for the amax under
 // current scaling (training.fp8_recipe).
 [[nodiscard]] inline FlopsOptions kernelsFor(const Experiment& experiment, FlopsOptions base) {
   base.fused_attention = base.fused_attention && experiment.training.flash_attention;
@@ -43,6 +43,7 @@ struct Experiment {
   base.fuse_gate_up = base.fuse_gate_up && experiment.training.fused_gate_up;
   base.fused_pointwise = base.fused_pointwise && (experiment.training.fused_pointwise ||
                                                   experiment.training.dispatch == DispatchMode::kCompiled);
+  base.fused_expert_mlp = experiment.training.fused_expert_mlp;
   base.fp8_transposed_copies = !experiment.cluster.gpu.fp8_gemm_any_layout;
   base.fp8_current_scaling = experiment.training.fp8_recipe == Fp8Recipe::kCurrent;
   return base;

@@ -115,7 +115,7 @@ double coreAttentionBytes(const ModelSpec& model, const MicroBatchShard& shard, 
 // nope + rope and V of v_head_dim after the up projections; the output projection's input.
 // DeepSeek-V3 recomputes the norms and the up projections instead (arXiv:2412.19437 section
 // 3.2.2); trainsim keeps Megatron-Core's default, which stores them.
-double latentAttentionActivationBytes(const ModelSpec& model, const MicroBatchShard& shard) {
+double latentAttentionActivationBytes(const ModelSpec& model, const MicroBatchShard& shard, uint32_t rerun) {
   const LatentAttentionSpec& mla = *model.mla;
   const double e = shard.activationBytes();
   const double eg = shard.gemmOperandBytes();
@@ -126,11 +126,16 @@ double latentAttentionActivationBytes(const ModelSpec& model, const MicroBatchSh
   const auto rope = static_cast<double>(mla.qk_rope_head_dim);
   const auto qk = static_cast<double>(mla.qkHeadDim());
   const auto v = static_cast<double>(mla.v_head_dim);
-  double bytes = eg * shard.replicatedRegionTokens() * static_cast<double>(model.hidden_size);  // down-projection input
+  double bytes = 0.0;
+  // The down projections' input, the input norm's output: rerun with "layernorm".
+  if ((rerun & recompute_module::kLayerNorm) == 0) {
+    bytes += eg * shard.replicatedRegionTokens() * static_cast<double>(model.hidden_size);
+  }
   if (mla.q_lora_rank > 0) bytes += (e + eg) * tokens * q_rank;    // q latent: norm input, q_b input
   bytes += e * tokens * (kv_rank + rope) + eg * tokens * kv_rank;  // kv latent and rope key; kv_b input
-  bytes += e * tokens * heads * (2.0 * qk + v);                    // Q, K, V
-  bytes += eg * tokens * heads * v;                                // output-projection input
+  // Q, K, V, the up projections' and RoPE's outputs: rerun with "mla_up_proj".
+  if ((rerun & recompute_module::kLatentUpProjection) == 0) bytes += e * tokens * heads * (2.0 * qk + v);
+  bytes += eg * tokens * heads * v;  // output-projection input
   return bytes;
 }
 
@@ -309,7 +314,7 @@ double selectiveOpActivationBytes(const ModelSpec& model, const MicroBatchShard&
 }  // namespace
 
 double layerActivationBytes(const ModelSpec& model, const MicroBatchShard& shard, Recompute recompute,
-                            const MemoryOptions& options, LayerKind kind) {
+                            const MemoryOptions& options, LayerKind kind, uint32_t recompute_modules) {
   // Dense layers only: checkPlan refuses selective_op for mixture-of-experts and latent attention.
   if (recompute == Recompute::kSelectiveOp && !model.mla && !(model.moe && kind.moe)) {
     return selectiveOpActivationBytes(model, shard);
@@ -339,12 +344,17 @@ double layerActivationBytes(const ModelSpec& model, const MicroBatchShard& shard
   const double norm_input = e + (eager ? kFp32Bytes : 0.0);  // bytes per element a norm keeps
 
   if (recompute == Recompute::kFull) return e * replicated * hidden;  // the layer's input only
+  // Under recompute: selective, the modules rerun: each keeps its input, not what it computes
+  // from it (Megatron-Core's checkpoints: "layernorm", "moe_act" and "mla_up_proj" discard
+  // their outputs, "core_attn", "mlp" and "shared_experts" keep only their inputs).
+  const uint32_t rerun = recompute == Recompute::kSelective ? recompute_modules : 0;
+  auto reruns = [rerun](uint32_t module) { return (rerun & module) != 0; };
 
   double bytes = 0.0;
   // Attention block.
   bytes += norm_input * replicated * hidden;  // input-norm input
   if (model.mla) {
-    bytes += latentAttentionActivationBytes(model, shard);
+    bytes += latentAttentionActivationBytes(model, shard, rerun);
   } else {
     bytes += eg * replicated * hidden;        // QKV GEMM input (norm output)
     bytes += e * tokens * (query + kv) / tp;  // Q and K (after RoPE) for the scores
@@ -363,22 +373,39 @@ double layerActivationBytes(const ModelSpec& model, const MicroBatchShard& shard
   };
   if (model.moe && kind.moe) {
     const double top_k = static_cast<double>(model.moe->top_k);
-    bytes += e * replicated * hidden;                                            // router input
+    // The pre-MLP norm's output (the router's input, and the shared experts'): rerun with
+    // "layernorm".
+    const bool norm_rerun = reruns(recompute_module::kLayerNorm);
+    if (!norm_rerun) bytes += e * replicated * hidden;                           // router input
     bytes += kFp32Bytes * replicated * static_cast<double>(model.moe->experts);  // fp32 router probabilities
     // The routed slots of this rank's tokens / tp, all-gathered over the etp ranks.
     const auto etp = static_cast<double>(shard.etp);
     const double slots = tokens / tp * top_k * etp * shard.moe_token_factor;
-    bytes += mlp(slots, static_cast<double>(model.moe->ffn_hidden_size), slots, etp);
-    if (model.moe->shared_experts > 0) {
+    const auto expert_ffn = static_cast<double>(model.moe->ffn_hidden_size);
+    if (reruns(recompute_module::kMoeActivation)) {
+      // "moe_act": the experts keep their fc1 input and output, the activation's input.
+      bytes += eg * slots * hidden + e * (gated ? 2.0 : 1.0) * slots * expert_ffn / etp;
+    } else {
+      bytes += mlp(slots, expert_ffn, slots, etp);
+      // A clamped GLU keeps the unclamped fc1 output for the clamps' backward beside the
+      // clamped copy the activation keeps (FlopsOptions::moe_glu_clamp_*).
+      if (gated && model.moe->activation_clamp > 0.0 && !options.kernels.fused_expert_mlp) {
+        bytes += e * slots * 2.0 * expert_ffn / etp;
+      }
+    }
+    if (model.moe->shared_experts > 0 && !reruns(recompute_module::kSharedExperts)) {
       // The shared experts: a dense MLP of their summed width on every token.
       const auto shared = static_cast<double>(model.moe->shared_experts * model.moe->shared_ffn_hidden_size);
-      bytes += mlp(tokens, shared, replicated, tp);
+      bytes += mlp(tokens, shared, replicated, tp) - (norm_rerun ? eg * replicated * hidden : 0.0);
     }
-  } else {
+  } else if (!reruns(recompute_module::kDenseMlp)) {
     bytes += mlp(tokens, static_cast<double>(model.ffn_hidden_size), replicated, tp);
   }
   if (dropout) bytes += mask * replicated * hidden;
-  if (recompute == Recompute::kNone) bytes += coreAttentionBytes(model, shard, options, kind);
+  if (recompute == Recompute::kNone ||
+      (recompute == Recompute::kSelective && !reruns(recompute_module::kCoreAttention))) {
+    bytes += coreAttentionBytes(model, shard, options, kind);
+  }
   return bytes;
 }
 
@@ -464,7 +491,8 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
   auto sharded = [](double bytes, double replicas, bool shard_it) { return shard_it ? bytes / replicas : bytes; };
   const bool sharded_blocks = plan.zero >= 3 && training.zero3.unit == ShardingUnit::kBlock;
 
-  const double per_layer = layerActivationBytes(model, shard, plan.recompute, options);
+  const double per_layer = layerActivationBytes(model, shard, plan.recompute, options,
+                                                model.layerKind(model.layers - 1), plan.recompute_modules);
   // What a recomputing layer adds back during its backward: what it does not keep (all of it
   // under full recomputation, whose kept input is the previous layer's output).
   const bool keeps_some = plan.recompute == Recompute::kSelective || plan.recompute == Recompute::kSelectiveOp;
@@ -472,8 +500,10 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
   // more than the layer would without recomputation: nothing comes back then.)
   auto workingSetOf = [&](LayerKind kind) {
     if (plan.recompute == Recompute::kNone) return 0.0;
-    return std::max(0.0, layerActivationBytes(model, shard, Recompute::kNone, options, kind) -
-                             (keeps_some ? layerActivationBytes(model, shard, plan.recompute, options, kind) : 0.0));
+    return std::max(
+        0.0, layerActivationBytes(model, shard, Recompute::kNone, options, kind) -
+                 (keeps_some ? layerActivationBytes(model, shard, plan.recompute, options, kind, plan.recompute_modules)
+                             : 0.0));
   };
   const double working_set = workingSetOf(model.layerKind(model.layers - 1));
   const double v = static_cast<double>(plan.virtual_stages);
@@ -523,8 +553,9 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
         const int64_t recomputed = plan.recomputedLayersOfChunk(count);
         double chunk_working_set = 0.0;
         for (const LayerKindCount& group : model.layerKinds(first, recomputed)) {
-          stage_layers_bytes += static_cast<double>(group.count) *
-                                layerActivationBytes(model, shard, plan.recompute, options, group.kind);
+          stage_layers_bytes +=
+              static_cast<double>(group.count) *
+              layerActivationBytes(model, shard, plan.recompute, options, group.kind, plan.recompute_modules);
           chunk_working_set = std::max(chunk_working_set, workingSetOf(group.kind));
         }
         double kept = 0.0;
@@ -549,7 +580,8 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
       double largest_working_set = 0.0;
       for (const LayerKindCount& group : stageLayerKinds(model, plan, stage, memory.layers)) {
         stage_layers_bytes +=
-            static_cast<double>(group.count) * layerActivationBytes(model, shard, plan.recompute, options, group.kind);
+            static_cast<double>(group.count) *
+            layerActivationBytes(model, shard, plan.recompute, options, group.kind, plan.recompute_modules);
         largest_working_set = std::max(largest_working_set, workingSetOf(group.kind));
       }
       memory.activation_per_layer = stage_layers_bytes / static_cast<double>(std::max<int64_t>(1, memory.layers));
@@ -571,9 +603,10 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
         const LayerKind kind = model.mtpLayerKind();
         const double input = 2.0 * e * shard.replicatedRegionTokens() * hidden +
                              2.0 * shard.gemmOperandBytes() * shard.tokens() * hidden;
-        memory.activations += last_chunk * static_cast<double>(model.mtp_layers) *
-                              (layerActivationBytes(model, shard, plan.recompute, options, kind) +
-                               outputActivationBytes(model, shard, options) + input);
+        memory.activations +=
+            last_chunk * static_cast<double>(model.mtp_layers) *
+            (layerActivationBytes(model, shard, plan.recompute, options, kind, plan.recompute_modules) +
+             outputActivationBytes(model, shard, options) + input);
         const double mtp_working_set =
             plan.recompute == Recompute::kNone ? 0.0 : std::max(0.0, workingSetOf(kind) - working_set);
         memory.activations += mtp_working_set;

@@ -126,12 +126,14 @@ struct ReplicaShares {
                                               const ParallelPlan& plan, int64_t stage, int64_t layers);
 
 // Activation bytes one transformer layer keeps for one micro-batch until its backward, under
-// a recompute policy (see the derivation above).
+// a recompute policy (see the derivation above); under recompute: selective, what
+// `recompute_modules` (ParallelPlan::recompute_modules) rerun is not kept.
 // Without a kind, the model's last layer's (every layer's where ModelSpec::uniformLayers()).
 [[nodiscard]] double layerActivationBytes(const ModelSpec& model, const MicroBatchShard& shard, Recompute recompute,
                                           const MemoryOptions& options = {});
 [[nodiscard]] double layerActivationBytes(const ModelSpec& model, const MicroBatchShard& shard, Recompute recompute,
-                                          const MemoryOptions& options, LayerKind kind);
+                                          const MemoryOptions& options, LayerKind kind,
+                                          uint32_t recompute_modules = recompute_module::kCoreAttention);
 
 // Micro-batches whose activations a stage holds at its peak, counted in model chunks of
 // layers / virtual_stages layers:

@@ -70,6 +70,32 @@ std::vector<WorkloadConstantName> buildWorkloadNames() {
       perf::scalarParameter("eager_swiglu_kernels_forward", R::kNonNegative, &P::eager_swiglu_kernels_forward));
   names.push_back(
       perf::scalarParameter("eager_swiglu_kernels_backward", R::kNonNegative, &P::eager_swiglu_kernels_backward));
+  names.push_back(perf::scalarParameter("moe_expert_bias_forward_16bit_accesses", R::kNonNegative,
+                                        &P::moe_expert_bias_forward_16bit_accesses));
+  names.push_back(perf::scalarParameter("moe_expert_bias_forward_fp32_accesses", R::kNonNegative,
+                                        &P::moe_expert_bias_forward_fp32_accesses));
+  names.push_back(perf::scalarParameter("moe_expert_bias_backward_16bit_accesses", R::kNonNegative,
+                                        &P::moe_expert_bias_backward_16bit_accesses));
+  names.push_back(perf::scalarParameter("moe_expert_bias_backward_fp32_accesses", R::kNonNegative,
+                                        &P::moe_expert_bias_backward_fp32_accesses));
+  names.push_back(perf::scalarParameter("moe_expert_bias_kernels_per_expert_forward", R::kNonNegative,
+                                        &P::moe_expert_bias_kernels_per_expert_forward));
+  names.push_back(perf::scalarParameter("moe_expert_bias_kernels_per_expert_backward", R::kNonNegative,
+                                        &P::moe_expert_bias_kernels_per_expert_backward));
+  names.push_back(
+      perf::scalarParameter("moe_expert_bias_kernels_forward", R::kNonNegative, &P::moe_expert_bias_kernels_forward));
+  names.push_back(
+      perf::scalarParameter("moe_expert_bias_kernels_backward", R::kNonNegative, &P::moe_expert_bias_kernels_backward));
+  names.push_back(
+      perf::scalarParameter("moe_glu_clamp_forward_accesses", R::kNonNegative, &P::moe_glu_clamp_forward_accesses));
+  names.push_back(
+      perf::scalarParameter("moe_glu_clamp_backward_accesses", R::kNonNegative, &P::moe_glu_clamp_backward_accesses));
+  names.push_back(perf::scalarParameter("moe_glu_clamp_backward_mask_bytes", R::kNonNegative,
+                                        &P::moe_glu_clamp_backward_mask_bytes));
+  names.push_back(
+      perf::scalarParameter("moe_glu_clamp_kernels_forward", R::kNonNegative, &P::moe_glu_clamp_kernels_forward));
+  names.push_back(
+      perf::scalarParameter("moe_glu_clamp_kernels_backward", R::kNonNegative, &P::moe_glu_clamp_kernels_backward));
   names.push_back(
       {"tp_overlap_compute_streams", R::kPositiveInteger, false,
        [](const P& p, std::string_view) { return static_cast<double>(p.tp_overlap_compute_streams); },

@@ -17,7 +17,7 @@ using model_limits::kMaxLayers;
 
 // The config.json keys read here, by family (docs/sources/moe-configs.yaml lists them per
 // model_type; the transformers configuration classes define them).
-constexpr std::array<std::string_view, 22> kHfFeatureKeys = {
+constexpr std::array<std::string_view, 23> kHfFeatureKeys = {
     // DeepSeek-V2/V3, Kimi K2 (configuration_deepseek_v3.py)
     "n_shared_experts", "first_k_dense_replace", "moe_layer_freq", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
     "qk_rope_head_dim", "v_head_dim", "n_group", "topk_group", "topk_method", "num_nextn_predict_layers",
@@ -25,7 +25,7 @@ constexpr std::array<std::string_view, 22> kHfFeatureKeys = {
     // Qwen2-MoE, Qwen3-MoE (configuration_qwen2_moe.py, configuration_qwen3_moe.py)
     "shared_expert_intermediate_size", "decoder_sparse_step", "mlp_only_layers",
     // GPT-OSS (configuration_gpt_oss.py)
-    "sliding_window", "layer_types",
+    "sliding_window", "layer_types", "swiglu_limit",
     // spellings of sizes the main reader also reads
     "n_routed_experts", "num_local_experts", "num_experts", "moe_intermediate_size"};
 
@@ -50,6 +50,11 @@ ConfigNode required(const ConfigNode& root, std::string_view key, const std::str
 int64_t integerOr(const ConfigNode& root, std::string_view key, int64_t fallback, int64_t min, int64_t max) {
   auto value = present(root, key);
   return value ? value->asIntegerIn(min, max) : fallback;
+}
+
+double nonNegativeOr(const ConfigNode& root, std::string_view key, double fallback) {
+  auto value = present(root, key);
+  return value ? value->asNonNegativeNumber() : fallback;
 }
 
 bool boolOr(const ConfigNode& root, std::string_view key, bool fallback) {
@@ -132,13 +137,16 @@ void readQwenSparseLayers(const ConfigNode& root, ModelSpec& model) {
 // GPT-OSS (transformers' modeling_gpt_oss.py): biases on Q, K, V, O (attention_bias, true by
 // default), on the router and on both expert projections; a learned sink logit per head;
 // sliding-window layers as layer_types says, by default every even layer
-// (GptOssConfig: "sliding_attention" if (i + 1) % 2 else "full_attention"), window 128.
+// (GptOssConfig: "sliding_attention" if (i + 1) % 2 else "full_attention"), window 128; the
+// experts' GLU clamped at swiglu_limit (GptOssExperts).
 void readGptOss(const ConfigNode& root, ModelSpec& model) {
   model.attention_bias = boolOr(root, "attention_bias", true);
   model.attention_sinks = true;
   if (model.moe) {
     model.moe->expert_bias = true;
     model.moe->router_bias = true;
+    // GptOssConfig's default swiglu_limit.
+    model.moe->activation_clamp = nonNegativeOr(root, "swiglu_limit", 7.0);
   }
   model.sliding_window = integerOr(root, "sliding_window", 128, 1, int64_t{1} << 24);
   if (auto types = present(root, "layer_types")) {
@@ -165,8 +173,8 @@ const std::vector<std::string>& trainsimFeatureKeys() {
 
 const std::vector<std::string>& trainsimMoeFeatureKeys() {
   static const std::vector<std::string> keys = {
-      "shared_experts", "shared_ffn_hidden_size", "shared_expert_gate", "dense_layers", "expert_bias",
-      "router_bias",    "router_groups",          "router_group_top_k"};
+      "shared_experts", "shared_ffn_hidden_size", "shared_expert_gate", "dense_layers",    "expert_bias",
+      "router_bias",    "router_groups",          "router_group_top_k", "activation_clamp"};
   return keys;
 }
 
@@ -204,6 +212,7 @@ void readTrainsimMoeFeatures(const ConfigNode& moe, const ModelSpec& model, MoeS
   if (auto list = moe.optionalChild("dense_layers")) spec.dense_layers = layerList(*list, model.layers);
   spec.expert_bias = moe.boolean("expert_bias", false);
   spec.router_bias = moe.boolean("router_bias", false);
+  if (auto clamp = moe.optionalChild("activation_clamp")) spec.activation_clamp = clamp->asNonNegativeNumber();
   if (auto groups = moe.optionalChild("router_groups")) {
     spec.router_groups = groups->asIntegerIn(1, kMaxExperts);
     auto top = moe.optionalChild("router_group_top_k");

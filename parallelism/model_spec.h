@@ -33,10 +33,15 @@ struct MoeSpec {
   // DeepSeek's first_k_dense_replace, Qwen-MoE's mlp_only_layers and decoder_sparse_step.
   std::vector<int64_t> dense_layers;
   // Biases on the experts' linear layers (GPT-OSS: gate_up_proj_bias, down_proj_bias) and on
-  // the router (GPT-OSS's router bias; DeepSeek-V3's e_score_correction_bias). Parameters
-  // only: a bias add is part of its GEMM's epilogue.
+  // the router (GPT-OSS's router bias; DeepSeek-V3's e_score_correction_bias). A bias add is
+  // part of its GEMM's epilogue, except the experts' FC2 bias, which Megatron-Core adds after
+  // the grouped GEMM, weighted by the router probabilities (FlopsOptions::moe_expert_bias_*).
   bool expert_bias = false;
   bool router_bias = false;
+  // The limit of a clamped GLU in the experts (GPT-OSS's swiglu_limit, 7: the gate clamped
+  // above, the linear half on both sides; Megatron-Core's activation_func_clamp_value), 0 for
+  // none. It costs the clamp's kernels (FlopsOptions::moe_glu_clamp_*), not FLOPs.
+  double activation_clamp = 0.0;
   // Group-limited routing (DeepSeek-V2 section 2.1.3 "device-limited routing", V3's n_group /
   // topk_group): experts in `router_groups` groups, each token choosing among the best
   // `router_group_top_k` groups. Recorded; it changes which experts a token reaches, not the

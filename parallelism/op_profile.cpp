@@ -37,7 +37,7 @@ OpProfile stageOpProfile(const Experiment& experiment, const OpTimer& timer, con
         row.flops += times * (op.forward.flops + op.backward.flops);
         // What the builder's passes rerun (pass_work.h): full recompute every forward op of
         // the transformer layers, selective only their core attention, selective_op its share.
-        const double rerun = rerunShare(op, recomputeOf(part, plan));
+        const double rerun = rerunShare(op, recomputeOf(part, plan), plan.recompute_modules);
         row.recompute_s += times * rerun * forward;
         row.flops += times * rerun * op.forward.flops;
       }

@@ -1,6 +1,7 @@
 #include "parallelism/parallel_plan.h"
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 
 #include "base/error.h"
@@ -23,6 +24,28 @@ std::string_view recomputeName(Recompute recompute) {
     case Recompute::kSelectiveOp: return "selective_op";
   }
   return "unknown";
+}
+
+namespace {
+
+// Megatron-Core's names of the recompute modules, in bit order.
+constexpr std::array<std::string_view, 7> kRecomputeModuleNames = {
+    "core_attn", "layernorm", "moe_act", "mla_up_proj", "mlp", "shared_experts", "moe"};
+
+}  // namespace
+
+std::vector<std::string> recomputeModuleNames(uint32_t modules) {
+  std::vector<std::string> names;
+  for (std::size_t bit = 0; bit < kRecomputeModuleNames.size(); ++bit) {
+    if ((modules & (1u << bit)) != 0) names.emplace_back(kRecomputeModuleNames[bit]);
+  }
+  return names;
+}
+
+std::string recomputeModulesText(uint32_t modules) {
+  std::string text;
+  for (const std::string& name : recomputeModuleNames(modules)) text += (text.empty() ? "" : ", ") + name;
+  return text;
 }
 
 int64_t ParallelPlan::microbatches(const TrainingSpec& training) const {
@@ -93,11 +116,17 @@ std::string recomputeText(const ParallelPlan& plan) {
   std::string text(recomputeName(plan.recompute));
   if (plan.recompute_num_layers)
     text += ", first " + std::to_string(*plan.recompute_num_layers) + " layers of each chunk";
+  if (plan.recompute == Recompute::kSelective && plan.recompute_modules != recompute_module::kCoreAttention) {
+    text += " (" + recomputeModulesText(plan.recompute_modules) + ")";
+  }
   return text;
 }
 
 std::string recomputeLabel(const ParallelPlan& plan) {
   if (plan.recompute == Recompute::kSelectiveOp) return "sel_op";
+  if (plan.recompute == Recompute::kSelective && plan.recompute_modules != recompute_module::kCoreAttention) {
+    return "sel_mod";
+  }
   std::string text(recomputeName(plan.recompute));
   if (plan.recompute_num_layers) text += "/" + std::to_string(*plan.recompute_num_layers);
   return text;
@@ -133,6 +162,7 @@ ParallelPlan readParallelPlan(const ConfigNode& section) {
                      "zero",
                      "recompute",
                      "recompute_num_layers",
+                     "recompute_modules",
                      "overlap_grad_reduce",
                      "overlap_param_gather",
                      "ddp_bucket_size",
@@ -170,6 +200,18 @@ ParallelPlan readParallelPlan(const ConfigNode& section) {
                                                  : Recompute::kNone;
   if (auto count = section.optionalChild("recompute_num_layers"))
     plan.recompute_num_layers = count->asPositiveInteger();
+  if (auto modules = section.optionalChild("recompute_modules")) {
+    if (plan.recompute != Recompute::kSelective) {
+      modules->fail("recompute_modules lists what recompute: selective reruns; the plan has recompute: " + recompute);
+    }
+    plan.recompute_modules = 0;
+    for (const ConfigNode& item : modules->elements()) {
+      const std::string name =
+          item.asEnum({"core_attn", "layernorm", "moe_act", "mla_up_proj", "mlp", "shared_experts", "moe"});
+      const auto* found = std::find(kRecomputeModuleNames.begin(), kRecomputeModuleNames.end(), name);
+      plan.recompute_modules |= 1u << static_cast<uint32_t>(found - kRecomputeModuleNames.begin());
+    }
+  }
   plan.overlap_grad_reduce = section.boolean("overlap_grad_reduce", true);
   plan.overlap_param_gather = section.boolean("overlap_param_gather", true);
   if (auto bucket = section.optionalChild("ddp_bucket_size")) {

@@ -31,6 +31,27 @@ enum class MoeDispatcher : uint8_t { kAllToAll, kFlex };
 enum class Recompute : uint8_t { kNone, kSelective, kFull, kSelectiveOp };
 [[nodiscard]] std::string_view recomputeName(Recompute recompute);
 
+// What recompute: selective reruns: Megatron-Core's --recompute-modules
+// (megatron/core/transformer/transformer_config.py recompute_modules, transformer_layer.py,
+// moe/experts.py, multi_latent_attention.py), a set of these bits. Its default is the core
+// attention alone (Korthikanti et al.); a list replaces it. Every module keeps its input and
+// reruns its forward in the backward. An op's module is Op::recompute_module.
+namespace recompute_module {
+inline constexpr uint32_t kCoreAttention = 1u << 0;  // core_attn: the attention kernel(s)
+// layernorm: the norms that are not fused into the next linear layer: a mixture-of-experts
+// layer's pre-MLP norm and latent attention's input norm (Transformer Engine fuses the
+// others into LayerNormLinear, where Megatron-Core has an IdentityOp and reruns nothing).
+inline constexpr uint32_t kLayerNorm = 1u << 1;
+inline constexpr uint32_t kMoeActivation = 1u << 2;       // moe_act: the experts' activation
+inline constexpr uint32_t kLatentUpProjection = 1u << 3;  // mla_up_proj: q/kv up projections, RoPE
+inline constexpr uint32_t kDenseMlp = 1u << 4;            // mlp: the dense layers' MLP (not MoE layers')
+inline constexpr uint32_t kSharedExperts = 1u << 5;       // shared_experts
+inline constexpr uint32_t kMoeLayer = 1u << 6;            // moe: refused by checkPlan (not modelled)
+}  // namespace recompute_module
+// The modules' names as Megatron-Core spells them, in bit order, and as "core_attn, moe_act".
+[[nodiscard]] std::vector<std::string> recomputeModuleNames(uint32_t modules);
+[[nodiscard]] std::string recomputeModulesText(uint32_t modules);
+
 struct ParallelPlan {
   // `gpus` and `dp` read as kAuto until resolvePlan (plan_validation.h) fills them in.
   static constexpr int64_t kAuto = 0;
@@ -56,6 +77,9 @@ struct ParallelPlan {
   // transformer_block.py _checkpointed_forward; torchtitan's selective layer checkpointing of
   // every k-th block is the same count without pipeline parallelism). Unset: every layer.
   std::optional<int64_t> recompute_num_layers;
+  // With recompute: selective, the modules rerun (recompute_module bits; the
+  // parallelism.recompute_modules list).
+  uint32_t recompute_modules = recompute_module::kCoreAttention;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
   // Parameters per data-parallel gradient bucket (Megatron-Core --ddp-bucket-size); unset:
@@ -117,9 +141,11 @@ struct ParallelPlan {
   [[nodiscard]] std::string unevenSplitText(int64_t layers) const;
 };
 
-// "full", or "full, first 4 layers of each chunk" with recompute_num_layers.
+// "full", or "full, first 4 layers of each chunk" with recompute_num_layers, or
+// "selective (moe_act, layernorm)" with modules other than the core attention alone.
 [[nodiscard]] std::string recomputeText(const ParallelPlan& plan);
-// The same for a table column of 9 characters: "full", "full/4", "sel_op" for selective_op.
+// The same for a table column of 9 characters: "full", "full/4", "sel_op" for selective_op,
+// "sel_mod" for selective with modules other than the core attention alone.
 [[nodiscard]] std::string recomputeLabel(const ParallelPlan& plan);
 
 // Reads a `parallelism:` mapping (SPEC "Experiment file"); throws InputError naming the key.

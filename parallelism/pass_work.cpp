@@ -108,7 +108,7 @@ void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan
     work.backward_s += layers * timer.seconds(op, PassKind::kBackward);
     work.forward_kernels += layers * kernelsOf(op, PassKind::kForward);
     work.backward_kernels += layers * kernelsOf(op, PassKind::kBackward);
-    if (const double rerun = rerunShare(op, recompute); rerun > 0.0) {
+    if (const double rerun = rerunShare(op, recompute, plan.recompute_modules); rerun > 0.0) {
       work.backward_s += layers * rerun * forward;
       // A partly rerun GEMM op stands for whole matmuls (the key projection of the QKV's three).
       work.backward_kernels += layers * kernelsOf(op, PassKind::kForward);
@@ -128,14 +128,18 @@ void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan
     // Each call is a kernel the host launches too (an NCCL kernel, or a userbuffers copy).
     (comm.backward ? work.backward_kernels : work.forward_kernels) += static_cast<double>(count);
     // Full recomputation repeats the forward's tensor-parallel collectives in the backward;
-    // full and selective both rerun the core attention, and with it its ring exchanges.
-    // selective_op keeps the attention's output and reruns the tensor-parallel collectives
-    // whose outputs feed the rerun ops (Communication::op_checkpoint_rerun).
-    const bool tensor_rerun =
-        recompute == Recompute::kFull || (recompute == Recompute::kSelectiveOp && comm.op_checkpoint_rerun);
-    const bool recomputed = (tensor_rerun && comm.group == ParallelGroup::kTensor) ||
-                            ((recompute == Recompute::kFull || recompute == Recompute::kSelective) &&
-                             comm.group == ParallelGroup::kContext);
+    // full and selective with the core attention both rerun it, and with it its ring
+    // exchanges. selective_op keeps the attention's output and reruns the tensor-parallel
+    // collectives whose outputs feed the rerun ops (Communication::op_checkpoint_rerun);
+    // selective, those of its modules (a dense MLP's, the shared experts').
+    const bool selective = recompute == Recompute::kSelective;
+    const bool core_attention = selective && (plan.recompute_modules & recompute_module::kCoreAttention) != 0;
+    const bool tensor_rerun = recompute == Recompute::kFull ||
+                              (recompute == Recompute::kSelectiveOp && comm.op_checkpoint_rerun) ||
+                              (selective && (comm.recompute_module & plan.recompute_modules) != 0);
+    const bool recomputed =
+        (tensor_rerun && comm.group == ParallelGroup::kTensor) ||
+        ((recompute == Recompute::kFull || core_attention) && comm.group == ParallelGroup::kContext);
     if (recomputed && !comm.backward) {
       work.collectives.push_back({comm.group, comm.op, true, bytes, count, beside_compute, true, paired});
       work.backward_kernels += static_cast<double>(count);
@@ -150,7 +154,9 @@ void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan
   work.backward_exposed.push_back(layers * (tensor.backward_s + ring.backward_s));
   // ... and the recomputed forward's collectives beside the recomputed GEMMs and attention.
   if (recompute == Recompute::kFull) work.backward_exposed.push_back(layers * (tensor.forward_s + ring.forward_s));
-  if (recompute == Recompute::kSelective) work.backward_exposed.push_back(layers * ring.forward_s);
+  if (recompute == Recompute::kSelective && (plan.recompute_modules & recompute_module::kCoreAttention) != 0) {
+    work.backward_exposed.push_back(layers * ring.forward_s);
+  }
 }
 
 PassWork chunkPassWork(const Experiment& experiment, int64_t stage, int64_t chunk, const FlopsOptions& flops,

@@ -211,8 +211,30 @@ void checkPipeline(const ModelSpec& model, const ParallelPlan& plan, std::vector
   }
 }
 
+// The recompute_modules that need a part of the model (Megatron-Core's TransformerConfig
+// refuses moe_act without grouped experts and mla_up_proj without latent attention), and the
+// whole MoE layer's checkpoint, which reruns the token dispatch and is not modelled.
+void checkRecomputeModules(const ModelSpec& model, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
+  if (plan.recompute != Recompute::kSelective) return;
+  const uint32_t modules = plan.recompute_modules;
+  std::string why;
+  if ((modules & recompute_module::kMoeLayer) != 0) {
+    why =
+        "moe (the whole mixture-of-experts layer, its token dispatch rerun) is not modelled; list what it holds "
+        "instead (moe_act, layernorm, shared_experts) or use recompute: full";
+  } else if ((modules & recompute_module::kMoeActivation) != 0 && !model.moe) {
+    why = "moe_act needs a mixture-of-experts model; " + model.name + " has none";
+  } else if ((modules & recompute_module::kLatentUpProjection) != 0 && !model.mla) {
+    why = "mla_up_proj needs multi-head latent attention; " + model.name + " has none";
+  } else if ((modules & recompute_module::kSharedExperts) != 0 && !(model.moe && model.moe->shared_experts > 0)) {
+    why = "shared_experts needs a model with shared experts; " + model.name + " has none";
+  }
+  if (!why.empty()) issues.push_back({"parallelism.recompute_modules", why});
+}
+
 void checkRecompute(const ModelSpec& model, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
   if (auto issue = checkRecomputeLayers(model, plan)) issues.push_back(*issue);
+  checkRecomputeModules(model, plan, issues);
 }
 
 // Which matmuls selective_op saves is mapped for torchtitan's Llama layers: bias-free linears

@@ -14,8 +14,8 @@ namespace trainsim::parallelism {
 namespace {
 
 TrainingDefaults readTrainingDefaults(const ConfigNode& section) {
-  section.allowKeys({"dispatch", "flash_attention", "fused_cross_entropy", "fused_gate_up", "fused_pointwise", "zero3",
-                     "retain_16bit_grads"});
+  section.allowKeys({"dispatch", "flash_attention", "fused_cross_entropy", "fused_gate_up", "fused_pointwise",
+                     "fused_expert_mlp", "zero3", "retain_16bit_grads"});
   return readKernelChoices(section, TrainingDefaults{});
 }
 

@@ -60,6 +60,7 @@ TrainingDefaults readKernelChoices(const ConfigNode& section, TrainingDefaults d
   defaults.fused_cross_entropy = section.boolean("fused_cross_entropy", defaults.fused_cross_entropy);
   defaults.fused_gate_up = section.boolean("fused_gate_up", defaults.fused_gate_up);
   defaults.fused_pointwise = section.boolean("fused_pointwise", defaults.fused_pointwise);
+  defaults.fused_expert_mlp = section.boolean("fused_expert_mlp", defaults.fused_expert_mlp);
   if (auto dispatch = section.optionalChild("dispatch")) {
     defaults.dispatch = parseDispatchMode(dispatch->asEnum({"eager", "compiled", "cuda_graphs"}));
   }
@@ -79,6 +80,7 @@ TrainingSpec readTrainingSpec(const ConfigNode& section, const TrainingDefaults&
                      "fused_cross_entropy",
                      "fused_gate_up",
                      "fused_pointwise",
+                     "fused_expert_mlp",
                      "dispatch",
                      "stack",
                      "stack_overrides",
@@ -107,6 +109,7 @@ TrainingSpec readTrainingSpec(const ConfigNode& section, const TrainingDefaults&
   training.fused_cross_entropy = choices.fused_cross_entropy;
   training.fused_gate_up = choices.fused_gate_up;
   training.fused_pointwise = choices.fused_pointwise;
+  training.fused_expert_mlp = choices.fused_expert_mlp;
   training.dispatch = choices.dispatch;
   training.zero3 = choices.zero3;
   training.retain_16bit_grads = choices.retain_16bit_grads;

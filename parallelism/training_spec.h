@@ -39,6 +39,7 @@ struct TrainingDefaults {
   bool fused_cross_entropy = false;
   bool fused_gate_up = true;
   bool fused_pointwise = true;
+  bool fused_expert_mlp = false;
   std::optional<DispatchMode> dispatch;
   ShardedDataParallel zero3;
   bool retain_16bit_grads = false;
@@ -84,6 +85,13 @@ struct TrainingSpec {
   // Engine) or, false, as eager PyTorch's op sequences (torchtitan's model code), which a
   // compiled dispatch fuses again. Applied by kernelsFor (parallelism/experiment.h).
   bool fused_pointwise = true;
+  // A mixture-of-experts layer's experts as Transformer Engine's fused grouped MLP
+  // (Megatron-Core's op-fuser path, TEGroupedMLP._make_fused_ops with
+  // NVTE_CUTEDSL_FUSED_GROUPED_MLP: FC1, the activation with its clamp and the router
+  // probabilities, FC2 with its probability-scaled bias) or, false, Megatron-Core's
+  // TEGroupedMLP, which clamps a clamped GLU and adds the experts' FC2 bias outside its fused
+  // kernels (FlopsOptions::moe_glu_clamp_*, moe_expert_bias_*). Applied by kernelsFor.
+  bool fused_expert_mlp = false;
   // The software stack the experiment names (training.stack; "" for none), and how its
   // host issues the kernels: unset, the host is not modelled (every kernel is taken as
   // launched ahead of the GPU, and each costs ComputeParameters::launch_overhead_us).

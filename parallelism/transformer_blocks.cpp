@@ -146,19 +146,29 @@ void WorkloadBuilder::latentAttentionBlock(LayerKind kind) {
   const auto v = static_cast<double>(mla.v_head_dim);
   const auto nope = static_cast<double>(mla.qk_nope_head_dim);
   const double rms = options_.rms_norm_flops_per_element;
+  // Latent attention's input norm is a module of its own (recompute module "layernorm"); the
+  // up projections and RoPE are "mla_up_proj" (multi_latent_attention.py,
+  // qkv_up_proj_and_rope_apply; the latent norms run before it).
   norm("input_norm", replicatedTokens());
+  recomputeModule(recompute_module::kLayerNorm, opCount() - 1, communicationCount());
   if (mla.q_lora_rank > 0) {
     gemm("q_down_projection", shard_tokens, q_rank, hidden_);
     elementwise("q_latent_norm", OpKind::kNormalization, t * q_rank, rms, 2.0 * e_, 3.0 * e_);
+    const std::size_t up = opCount();
     gemm("q_up_projection", t, heads * qk, q_rank, 1.0, WeightGemm::kTransformerEngineGatheredInput);
+    recomputeModule(recompute_module::kLatentUpProjection, up, communicationCount());
   } else {
+    const std::size_t up = opCount();
     gemm("q_projection", t, heads * qk, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
+    recomputeModule(recompute_module::kLatentUpProjection, up, communicationCount());
   }
   gemm("kv_down_projection", shard_tokens, kv_rank + rope, hidden_);
   elementwise("kv_latent_norm", OpKind::kNormalization, t * kv_rank, rms, 2.0 * e_, 3.0 * e_);
+  const std::size_t up = opCount();
   gemm("kv_up_projection", t, heads * (nope + v), kv_rank, 1.0, WeightGemm::kTransformerEngineGatheredInput);
   // RoPE on each head's rope part of the query and on the one shared rope key.
   rotaryEmbedding(t * (heads * rope + rope));
+  recomputeModule(recompute_module::kLatentUpProjection, up, communicationCount());
   const double queries = static_cast<double>(shard_.seq_len) / static_cast<double>(shard_.cp);
   coreAttention(heads, queries, keysOf(kind), qk, v);
   gemm("attention_output_projection", t, hidden_, heads * v, 1.0, WeightGemm::kTransformerEngineGatheredGradient);
@@ -174,6 +184,10 @@ void WorkloadBuilder::latentAttentionBlock(LayerKind kind) {
 void WorkloadBuilder::denseMlp(double ffn) {
   const double t = tokens();
   const double width = ffn / tp_;
+  // Megatron-Core's MLP module (recompute module "mlp"): the norm fused into fc1, up to fc2
+  // and its collectives; the residual add after it is the layer's.
+  const std::size_t first_op = opCount();
+  const std::size_t first_communication = communicationCount();
   norm("mlp_norm", replicatedTokens());
   std::optional<std::size_t> fc1;  // the GEMM beside the block input's collectives (the gate's when unfused)
   if (model_.architecture == Architecture::kGpt) {
@@ -201,9 +215,12 @@ void WorkloadBuilder::denseMlp(double ffn) {
   if (model_.architecture != Architecture::kGpt) workload_.ops.back().op_checkpoint_rerun = 0.0;
   const auto fc2 = overlapGemms(TpOverlapGemm::kFc2Fprop, TpOverlapGemm::kFc2Dgrad);
   ringExchangeReduction("mlp_output_ring_reduction", TpOverlapGemm::kFc2Fprop, fc2);
+  recomputeModule(recompute_module::kDenseMlp, first_op, first_communication);
   residual("mlp_residual", replicatedTokens());
+  const std::size_t block_communication = communicationCount();
   // The block's output feeds only the next layer: selective_op does not rerun its all-reduce.
   tensorParallelBlock("mlp_input", "mlp_output", kMlpGemms, fc1, fc2, 0.0, false);
+  recomputeModule(recompute_module::kDenseMlp, opCount(), block_communication);
 }
 
 // Mixture of experts (Megatron-Core MoELayer with the all-to-all token dispatcher,
@@ -230,6 +247,7 @@ void WorkloadBuilder::moeBlock() {
   const double width = static_cast<double>(moe.ffn_hidden_size) / etp;
 
   norm("mlp_norm", replicatedTokens());
+  recomputeModule(recompute_module::kLayerNorm, opCount() - 1, communicationCount());
   gemm("moe_router", routed, experts, hidden_, 1.0, WeightGemm::kSixteenBit);
   // Softmax and top-k over the expert scores (fp32).
   elementwise("moe_router_topk", OpKind::kElementwise, routed * experts, options_.softmax_flops_per_element,
@@ -260,6 +278,8 @@ void WorkloadBuilder::moeBlock() {
   // (Megatron-Core's token dispatchers; DeepEP's and HybridEP's default modes): the host
   // waits for the GPU there, so it cannot launch the experts ahead of it.
   const std::size_t first_expert_op = workload_.ops.size();
+  const bool sorts = options_.moe_sort_by_local_expert && local_experts > 1.0;
+  if (sorts) sortByLocalExpert("moe_sort_by_local_expert", expert_tokens);
   if (model_.architecture == Architecture::kGpt) {
     gemm("moe_expert_fc1", per_expert, width, hidden_, local_experts);
     elementwise("moe_expert_gelu", OpKind::kElementwise, expert_tokens * width, options_.gelu_flops_per_element,
@@ -271,9 +291,15 @@ void WorkloadBuilder::moeBlock() {
       gemm("moe_expert_gate", per_expert, width, hidden_, local_experts);
       gemm("moe_expert_up", per_expert, width, hidden_, local_experts);
     }
+    const std::size_t activation = opCount();
+    if (moe.activation_clamp > 0.0 && !options_.fused_expert_mlp)
+      gluClamp("moe_expert_glu_clamp", expert_tokens * width);
     swiglu("moe_expert_swiglu", expert_tokens * width);
+    recomputeModule(recompute_module::kMoeActivation, activation, communicationCount());
   }
   gemm("moe_expert_fc2", per_expert, hidden_, width, local_experts);
+  if (moe.expert_bias && !options_.fused_expert_mlp) expertBiasLoop(expert_tokens, local_experts);
+  if (sorts) sortByLocalExpert("moe_unsort_by_local_expert", expert_tokens);
   workload_.ops[first_expert_op].host_sync_share = options_.moe_dispatch_host_sync_share;
   // Unpermute: weight each expert output by its router probability and sum a token's top_k.
   elementwise("moe_unpermute", OpKind::kElementwise, routed * top_k * hidden_, options_.moe_combine_flops_per_element,
@@ -291,6 +317,8 @@ void WorkloadBuilder::moeBlock() {
 void WorkloadBuilder::sharedExperts() {
   const MoeSpec& moe = *model_.moe;
   const double t = tokens();
+  const std::size_t first_op = opCount();
+  const std::size_t first_communication = communicationCount();
   const double width = static_cast<double>(moe.shared_experts * moe.shared_ffn_hidden_size) / tp_;
   if (model_.architecture == Architecture::kGpt) {
     gemm("shared_expert_fc1", t, width, hidden_, 1.0, WeightGemm::kTransformerEngineGatheredInput);
@@ -304,10 +332,15 @@ void WorkloadBuilder::sharedExperts() {
   if (moe.shared_expert_gate) {
     gemm("shared_expert_gate", replicatedTokens(), 1.0, hidden_, 1.0, WeightGemm::kSixteenBit);
   }
+  // Megatron-Core's SharedExpertMLP (recompute module "shared_experts"); the add to the routed
+  // output is the MoE layer's.
+  recomputeModule(recompute_module::kSharedExperts, first_op, first_communication);
   // The shared output added to the routed one (scaled by the gate where there is one).
   elementwise("shared_expert_add", OpKind::kElementwise, replicatedTokens() * hidden_,
               options_.moe_combine_flops_per_element, 3.0 * e_, 0.0, 0.0);
+  const std::size_t block_communication = communicationCount();
   tensorParallelBlock("shared_expert_input", "shared_expert_output", kMlpGemms);
+  recomputeModule(recompute_module::kSharedExperts, opCount(), block_communication);
 }
 
 // The input of a multi-token prediction module (DeepSeek-V3, arXiv:2412.19437 section 2.2,

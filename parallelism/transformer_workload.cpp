@@ -60,14 +60,6 @@ double GemmShape::chunkGroups() const {
 double Workload::forwardFlops(bool matmul_only) const { return sumFlops(ops, matmul_only, false); }
 double Workload::backwardFlops(bool matmul_only) const { return sumFlops(ops, matmul_only, true); }
 
-double Workload::coreAttentionForwardFlops() const {
-  double total = 0.0;
-  for (const Op& op : ops) {
-    if (op.core_attention && op.matmul) total += op.forward.flops;
-  }
-  return total;
-}
-
 const Op* Workload::find(std::string_view name) const {
   for (const Op& op : ops) {
     if (op.name == name) return &op;
@@ -200,10 +192,10 @@ double modelFlopsPerIteration(const ModelSpec& model, const TrainingSpec& traini
   return per_sequence * static_cast<double>(training.global_batch_size);
 }
 
-double rerunShare(const Op& op, Recompute recompute) {
+double rerunShare(const Op& op, Recompute recompute, uint32_t recompute_modules) {
   switch (recompute) {
     case Recompute::kNone: return 0.0;
-    case Recompute::kSelective: return op.core_attention ? 1.0 : 0.0;
+    case Recompute::kSelective: return (op.recompute_module & recompute_modules) != 0 ? 1.0 : 0.0;
     case Recompute::kFull: return 1.0;
     case Recompute::kSelectiveOp: return op.op_checkpoint_rerun;
   }
@@ -226,10 +218,9 @@ double hardwareFlopsPerIteration(const ModelSpec& model, const TrainingSpec& tra
   auto rerunOf = [&](LayerKind kind) {
     const Workload layer = transformerLayer(model, sequence, options, kind);
     if (recompute == Recompute::kFull) return layer.forwardFlops(true);
-    if (recompute == Recompute::kSelective) return layer.coreAttentionForwardFlops();
-    double rerun = 0.0;  // selective_op: each matmul's rerun share
+    double rerun = 0.0;  // selective: the modules' matmuls; selective_op: each matmul's rerun share
     for (const Op& op : layer.ops) {
-      if (op.matmul) rerun += rerunShare(op, recompute) * op.forward.flops;
+      if (op.matmul) rerun += rerunShare(op, recompute, plan.recompute_modules) * op.forward.flops;
     }
     return rerun;
   };

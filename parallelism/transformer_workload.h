@@ -98,6 +98,37 @@ struct FlopsOptions {
   // The factor on the expert-parallel all-to-alls' bytes that gives the plan's dispatcher's
   // network traffic (moe_dispatch.h, dispatchByteScale; chunkWorkloads sets it).
   double moe_dispatch_byte_scale = 1.0;
+  // Megatron-Core's all-to-all dispatcher sorts the tokens it receives by local expert after
+  // the dispatch and restores their order before the combine (token_dispatcher.py,
+  // "Permutation 2", sort_chunks_by_idxs, where a rank holds more than one expert): a copy of
+  // the routed tokens each way. chunkWorkloads sets it from the plan's dispatcher (the flex
+  // dispatcher permutes once, after its dispatch).
+  bool moe_sort_by_local_expert = false;
+  // Set from training.fused_expert_mlp by kernelsFor: the experts' clamp and FC2 bias run
+  // inside Transformer Engine's fused grouped MLP, not as the kernels below.
+  bool fused_expert_mlp = false;
+  // Megatron-Core's expert FC2 bias (TEGroupedMLP._apply_bias, models with expert biases):
+  // a Python loop over the local experts adds each expert's bias times the tokens' router
+  // probabilities in fp32, then concatenates and casts back. Per element of the experts'
+  // output, 16-bit and fp32 accesses forward and backward; kernels per local expert and
+  // for the whole loop (configs/defaults/workload.yaml counts them op by op).
+  double moe_expert_bias_forward_16bit_accesses = 2.0;
+  double moe_expert_bias_forward_fp32_accesses = 6.0;
+  double moe_expert_bias_backward_16bit_accesses = 4.0;
+  double moe_expert_bias_backward_fp32_accesses = 8.0;
+  double moe_expert_bias_kernels_per_expert_forward = 2.0;
+  double moe_expert_bias_kernels_per_expert_backward = 7.0;
+  double moe_expert_bias_kernels_forward = 2.0;
+  double moe_expert_bias_kernels_backward = 3.0;
+  // The clamp of a clamped GLU's two halves (GPT-OSS; MoeSpec::activation_clamp), applied
+  // outside Megatron-Core's fused activation (fused_bias_geglu.py: chunk, two clamps, cat):
+  // per element of the experts' width, 16-bit accesses forward and backward, the backward's
+  // one-byte mask accesses, and its kernels.
+  double moe_glu_clamp_forward_accesses = 8.0;
+  double moe_glu_clamp_backward_accesses = 11.0;
+  double moe_glu_clamp_backward_mask_bytes = 8.0;
+  double moe_glu_clamp_kernels_forward = 3.0;
+  double moe_glu_clamp_kernels_backward = 7.0;
   // An element-wise kernel's backward FLOPs over its forward's (the residual add's excepted).
   double elementwise_backward_flops_factor = 2.0;
   // Weight gradients are accumulated into the main gradients across micro-batches: one
@@ -242,9 +273,13 @@ struct Op {
   // (tensor_parallel.ColumnParallelLinear) and the MoE router are plain PyTorch matmuls, outside
   // Transformer Engine's FP8 recipe.
   bool sixteen_bit_matmul = false;
-  // Rerun in the forward pass of backward under recompute: selective (the "core attention"
-  // of Korthikanti et al.: scores, softmax, dropout, context).
+  // The "core attention" of Korthikanti et al.: scores, softmax, dropout, context (what ring
+  // attention overlaps its exchanges with).
   bool core_attention = false;
+  // The recompute module the op belongs to (recompute_module bits, parallel_plan.h; 0 for
+  // none): rerun in the forward pass of backward under recompute: selective when the plan's
+  // recompute_modules hold it. The core attention's ops are recompute_module::kCoreAttention.
+  uint32_t recompute_module = 0;
   // The share of the op's forward that recompute: selective_op reruns in the backward.
   // torchtitan's per-op policy (parallelisms/parallelize_llama.py at 395a526, no_recompute_list
   // and _custom_policy; _save_list in later versions) saves the outputs of matmuls (aten.mm) and of the attention
@@ -268,9 +303,10 @@ struct Op {
 };
 
 // The share of `op`'s forward that runs again inside the backward: 1 or 0 (Korthikanti et al.
-// 2022: full = the whole layer, selective = the core attention only); selective_op, the op's
-// Op::op_checkpoint_rerun.
-[[nodiscard]] double rerunShare(const Op& op, Recompute recompute);
+// 2022: full = the whole layer; selective = the ops of the plan's `recompute_modules`, by
+// default the core attention only); selective_op, the op's Op::op_checkpoint_rerun.
+[[nodiscard]] double rerunShare(const Op& op, Recompute recompute,
+                                uint32_t recompute_modules = recompute_module::kCoreAttention);
 
 // kExpertTensor: the expert MLPs' tensor-parallel group (ParallelPlan::expertTensorParallel).
 enum class ParallelGroup : uint8_t { kTensor, kContext, kExpert, kExpertTensor, kPipeline };
@@ -309,6 +345,9 @@ struct Communication {
   // A context-parallel ring exchange, which Transformer Engine runs beside the steps of the
   // core attention (ring_attention_exposure.h) instead of after the pass's compute.
   bool beside_attention = false;
+  // The recompute module whose forward issues it (Op::recompute_module): recompute: selective
+  // with that module runs a forward collective again in the backward.
+  uint32_t recompute_module = 0;
   // Issued before the op of this index (Workload::ops; unset: after them all): which host-sync
   // segment it runs in (forwardHostWaitSeconds).
   std::size_t issued_before_op = std::numeric_limits<std::size_t>::max();
@@ -327,8 +366,6 @@ struct Workload {
   // Sums over ops; `matmul_only` keeps the ones counted in model FLOPs.
   [[nodiscard]] double forwardFlops(bool matmul_only = false) const;
   [[nodiscard]] double backwardFlops(bool matmul_only = false) const;
-  // Forward matmul FLOPs of the core-attention ops (what selective recompute reruns).
-  [[nodiscard]] double coreAttentionForwardFlops() const;
   [[nodiscard]] const Op* find(std::string_view name) const;
 };
 

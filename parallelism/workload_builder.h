@@ -33,6 +33,7 @@ inline Op makeOp(std::string name, OpKind kind, bool matmul, bool core_attention
   op.kind = kind;
   op.matmul = matmul;
   op.core_attention = core_attention;
+  if (core_attention) op.recompute_module = recompute_module::kCoreAttention;
   return op;
 }
 
@@ -192,6 +193,47 @@ class WorkloadBuilder {
                 options_.eager_swiglu_forward_accesses * e_, options_.eager_swiglu_backward_accesses * e_);
     launches(options_.eager_swiglu_kernels_forward, options_.eager_swiglu_kernels_backward);
   }
+
+  // The all-to-all dispatcher's sort of the routed tokens by local expert (or its inverse):
+  // a copy of `slots` tokens, and of its gradient in the backward
+  // (FlopsOptions::moe_sort_by_local_expert).
+  void sortByLocalExpert(std::string name, double slots) {
+    elementwise(std::move(name), OpKind::kElementwise, slots * hidden_, 0.0, 2.0 * e_, 2.0 * e_, 0.0);
+  }
+
+  // A clamped GLU's clamp of both halves over `elements` of the width, outside the fused
+  // activation (FlopsOptions::moe_glu_clamp_*).
+  void gluClamp(std::string name, double elements) {
+    elementwise(std::move(name), OpKind::kElementwise, elements, 0.0, options_.moe_glu_clamp_forward_accesses * e_,
+                options_.moe_glu_clamp_backward_accesses * e_ + options_.moe_glu_clamp_backward_mask_bytes, 0.0);
+    launches(options_.moe_glu_clamp_kernels_forward, options_.moe_glu_clamp_kernels_backward);
+  }
+
+  // The experts' FC2 bias added by a loop over the `local_experts`, weighted by the router
+  // probabilities in fp32, on `slots` tokens (FlopsOptions::moe_expert_bias_*).
+  void expertBiasLoop(double slots, double local_experts) {
+    elementwise("moe_expert_fc2_bias", OpKind::kElementwise, slots * hidden_, options_.moe_combine_flops_per_element,
+                eagerAccessBytes(options_.moe_expert_bias_forward_16bit_accesses,
+                                 options_.moe_expert_bias_forward_fp32_accesses),
+                eagerAccessBytes(options_.moe_expert_bias_backward_16bit_accesses,
+                                 options_.moe_expert_bias_backward_fp32_accesses));
+    launches(
+        options_.moe_expert_bias_kernels_forward + local_experts * options_.moe_expert_bias_kernels_per_expert_forward,
+        options_.moe_expert_bias_kernels_backward +
+            local_experts * options_.moe_expert_bias_kernels_per_expert_backward);
+  }
+
+  // Puts the ops from `first_op` and the communications from `first_communication` on in
+  // recompute module `module` (Op::recompute_module).
+  void recomputeModule(uint32_t module, std::size_t first_op, std::size_t first_communication) {
+    for (std::size_t i = first_op; i < workload_.ops.size(); ++i) workload_.ops[i].recompute_module = module;
+    for (std::size_t i = first_communication; i < workload_.communications.size(); ++i) {
+      workload_.communications[i].recompute_module = module;
+    }
+  }
+  // The ops and communications added since: where a module starts.
+  [[nodiscard]] std::size_t opCount() const { return workload_.ops.size(); }
+  [[nodiscard]] std::size_t communicationCount() const { return workload_.communications.size(); }
 
   // Residual add after a block; with hidden dropout, bias + dropout + add run fused (Megatron's
   // bias_dropout_add_fused_train) and store the one-byte mask.
