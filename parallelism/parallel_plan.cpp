@@ -200,10 +200,9 @@ ParallelPlan readParallelPlan(const ConfigNode& section) {
                                                  : Recompute::kNone;
   if (auto count = section.optionalChild("recompute_num_layers"))
     plan.recompute_num_layers = count->asPositiveInteger();
+  // Read as Megatron-Core reads --recompute-modules: only recompute: selective reruns them, so
+  // `--set parallelism.recompute=full` on a file that lists them needs no other change.
   if (auto modules = section.optionalChild("recompute_modules")) {
-    if (plan.recompute != Recompute::kSelective) {
-      modules->fail("recompute_modules lists what recompute: selective reruns; the plan has recompute: " + recompute);
-    }
     plan.recompute_modules = 0;
     for (const ConfigNode& item : modules->elements()) {
       const std::string name =

@@ -78,7 +78,7 @@ struct ParallelPlan {
   // every k-th block is the same count without pipeline parallelism). Unset: every layer.
   std::optional<int64_t> recompute_num_layers;
   // With recompute: selective, the modules rerun (recompute_module bits; the
-  // parallelism.recompute_modules list).
+  // parallelism.recompute_modules list); other recompute values do not read it.
   uint32_t recompute_modules = recompute_module::kCoreAttention;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
