@@ -18,6 +18,7 @@ std::vector<ChunkPart> chunkWorkloads(const Experiment& experiment, int64_t stag
   if (model.moe) {
     layer_kernels.moe_dispatch_byte_scale = dispatchByteScale(*model.moe, plan, experiment.cluster.gpus_per_node);
     layer_kernels.moe_sort_by_local_expert = plan.moe_dispatcher == MoeDispatcher::kAllToAll;
+    layer_kernels.moe_probs_fp32 = plan.moe_dispatcher == MoeDispatcher::kFlex;
   }
   std::vector<ChunkPart> parts;
   // The chunk's first layers run under the plan's recomputation, the rest (with

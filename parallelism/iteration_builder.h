@@ -66,6 +66,8 @@ struct IterationOptions {
   // stream of its own; a pass starts once its first kernel is launched and ends no earlier
   // than its last one is.
   double host_seconds_per_kernel = 0.0;
+  // ... and for one library call beyond the kernels (Op::library_calls_forward).
+  double host_seconds_per_library_call = 0.0;
   // Per rank, how many times longer its compute takes (slow GPUs, goodput/stragglers.h);
   // empty: every rank at the compute model's rate. Not with `symmetric`, whose replicas
   // would be taken as identical.
@@ -136,6 +138,8 @@ class IterationBuilder {
   struct ChunkPass {
     double forward_s = 0.0;
     double backward_s = 0.0;  // including recomputation
+    double forward_library_s = 0.0;
+    double backward_library_s = 0.0;
     double forward_kernels = 0.0;
     double backward_kernels = 0.0;
     // Per parallel group and collective op: summed bytes and call count, forward / backward.

@@ -241,8 +241,9 @@ PassCounts countPasses(const RunShape& run, const SimulationOptions& options) {
     double stage_dependencies = 0.0;
     for (int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
       // Collectives untimed: a host wait is found wherever a segment's launches outlast its compute.
-      const PassWork work = chunkPassWork(experiment, stage, chunk, options.iteration.flops, timer, no_seconds,
-                                          options.communication, options.iteration.host_seconds_per_kernel);
+      const PassWork work =
+          chunkPassWork(experiment, stage, chunk, options.iteration.flops, timer, no_seconds, options.communication,
+                        options.iteration.host_seconds_per_kernel, options.iteration.host_seconds_per_library_call);
       const std::vector<PassCollective> merged = mergedCollectives(work);
       for (const PassKind kind : {PassKind::kForward, PassKind::kBackward}) {
         countChunkPass(run, work, merged, kind, buckets, blocks, stage_tasks, stage_dependencies, counts);

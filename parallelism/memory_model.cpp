@@ -114,7 +114,7 @@ double coreAttentionBytes(const ModelSpec& model, const MicroBatchShard& shard, 
 // over kv_lora_rank + rope, norm output as the kv_b input); the per-head Q and K of
 // nope + rope and V of v_head_dim after the up projections; the output projection's input.
 // DeepSeek-V3 recomputes the norms and the up projections instead (arXiv:2412.19437 section
-// 3.2.2); trainsim keeps Megatron-Core's default, which stores them.
+// 3.2.2): recompute_modules layernorm and mla_up_proj (`rerun`) drop what they rerun.
 double latentAttentionActivationBytes(const ModelSpec& model, const MicroBatchShard& shard, uint32_t rerun) {
   const LatentAttentionSpec& mla = *model.mla;
   const double e = shard.activationBytes();
@@ -131,10 +131,15 @@ double latentAttentionActivationBytes(const ModelSpec& model, const MicroBatchSh
   if ((rerun & recompute_module::kLayerNorm) == 0) {
     bytes += eg * shard.replicatedRegionTokens() * static_cast<double>(model.hidden_size);
   }
-  if (mla.q_lora_rank > 0) bytes += (e + eg) * tokens * q_rank;    // q latent: norm input, q_b input
-  bytes += e * tokens * (kv_rank + rope) + eg * tokens * kv_rank;  // kv latent and rope key; kv_b input
-  // Q, K, V, the up projections' and RoPE's outputs: rerun with "mla_up_proj".
-  if ((rerun & recompute_module::kLatentUpProjection) == 0) bytes += e * tokens * heads * (2.0 * qk + v);
+  // The latents and the rope key (the latent norms' input), and what "mla_up_proj" reruns
+  // from them: the up projections' input (the norms' output) and Q, K, V.
+  if (mla.q_lora_rank > 0) bytes += e * tokens * q_rank;
+  bytes += e * tokens * (kv_rank + rope);
+  if ((rerun & recompute_module::kLatentUpProjection) == 0) {
+    if (mla.q_lora_rank > 0) bytes += eg * tokens * q_rank;  // q_b input
+    bytes += eg * tokens * kv_rank;                          // kv_b input
+    bytes += e * tokens * heads * (2.0 * qk + v);            // Q, K, V
+  }
   bytes += eg * tokens * heads * v;  // output-projection input
   return bytes;
 }
@@ -394,9 +399,10 @@ double layerActivationBytes(const ModelSpec& model, const MicroBatchShard& shard
       }
     }
     if (model.moe->shared_experts > 0 && !reruns(recompute_module::kSharedExperts)) {
-      // The shared experts: a dense MLP of their summed width on every token.
+      // The shared experts: a dense MLP of their summed width on every token, whose fc1 input
+      // is the router's (the norm's output, counted above).
       const auto shared = static_cast<double>(model.moe->shared_experts * model.moe->shared_ffn_hidden_size);
-      bytes += mlp(tokens, shared, replicated, tp) - (norm_rerun ? eg * replicated * hidden : 0.0);
+      bytes += mlp(tokens, shared, replicated, tp) - eg * replicated * hidden;
     }
   } else if (!reruns(recompute_module::kDenseMlp)) {
     bytes += mlp(tokens, static_cast<double>(model.ffn_hidden_size), replicated, tp);

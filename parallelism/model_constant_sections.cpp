@@ -70,6 +70,8 @@ std::vector<WorkloadConstantName> buildWorkloadNames() {
       perf::scalarParameter("eager_swiglu_kernels_forward", R::kNonNegative, &P::eager_swiglu_kernels_forward));
   names.push_back(
       perf::scalarParameter("eager_swiglu_kernels_backward", R::kNonNegative, &P::eager_swiglu_kernels_backward));
+  names.push_back(perf::scalarParameter("moe_grouped_gemm_library_calls_per_expert", R::kNonNegative,
+                                        &P::moe_grouped_gemm_library_calls_per_expert));
   names.push_back(perf::scalarParameter("moe_expert_bias_forward_16bit_accesses", R::kNonNegative,
                                         &P::moe_expert_bias_forward_16bit_accesses));
   names.push_back(perf::scalarParameter("moe_expert_bias_forward_fp32_accesses", R::kNonNegative,
@@ -86,6 +88,18 @@ std::vector<WorkloadConstantName> buildWorkloadNames() {
       perf::scalarParameter("moe_expert_bias_kernels_forward", R::kNonNegative, &P::moe_expert_bias_kernels_forward));
   names.push_back(
       perf::scalarParameter("moe_expert_bias_kernels_backward", R::kNonNegative, &P::moe_expert_bias_kernels_backward));
+  names.push_back(perf::scalarParameter("moe_expert_bias_16bit_probs_forward_accesses", R::kNonNegative,
+                                        &P::moe_expert_bias_16bit_probs_forward_accesses));
+  names.push_back(perf::scalarParameter("moe_expert_bias_16bit_probs_backward_accesses", R::kNonNegative,
+                                        &P::moe_expert_bias_16bit_probs_backward_accesses));
+  names.push_back(perf::scalarParameter("moe_expert_bias_16bit_probs_kernels_per_expert_forward", R::kNonNegative,
+                                        &P::moe_expert_bias_16bit_probs_kernels_per_expert_forward));
+  names.push_back(perf::scalarParameter("moe_expert_bias_16bit_probs_kernels_per_expert_backward", R::kNonNegative,
+                                        &P::moe_expert_bias_16bit_probs_kernels_per_expert_backward));
+  names.push_back(perf::scalarParameter("moe_expert_bias_16bit_probs_kernels_forward", R::kNonNegative,
+                                        &P::moe_expert_bias_16bit_probs_kernels_forward));
+  names.push_back(perf::scalarParameter("moe_expert_bias_16bit_probs_kernels_backward", R::kNonNegative,
+                                        &P::moe_expert_bias_16bit_probs_kernels_backward));
   names.push_back(
       perf::scalarParameter("moe_glu_clamp_forward_accesses", R::kNonNegative, &P::moe_glu_clamp_forward_accesses));
   names.push_back(

@@ -10,7 +10,7 @@
 // The per-experiment kernel choices among FlopsOptions' fields (fused_attention,
 // fuse_gate_up, fused_pointwise, fused_cross_entropy, tp_comm_overlap, fp8_current_scaling,
 // fp8_transposed_copies, main_grad_bytes, moe_dispatch_byte_scale, moe_sort_by_local_expert,
-// fused_expert_mlp) are not named here: the
+// moe_probs_fp32, fused_expert_mlp) are not named here: the
 // experiment and its stack set them (kernelsFor, parallelism/experiment.h).
 #pragma once
 

@@ -117,7 +117,7 @@ std::string recomputeText(const ParallelPlan& plan) {
   if (plan.recompute_num_layers)
     text += ", first " + std::to_string(*plan.recompute_num_layers) + " layers of each chunk";
   if (plan.recompute == Recompute::kSelective && plan.recompute_modules != recompute_module::kCoreAttention) {
-    text += " (" + recomputeModulesText(plan.recompute_modules) + ")";
+    text += plan.recompute_modules == 0 ? " (no modules)" : " (" + recomputeModulesText(plan.recompute_modules) + ")";
   }
   return text;
 }
@@ -205,9 +205,18 @@ ParallelPlan readParallelPlan(const ConfigNode& section) {
   if (auto modules = section.optionalChild("recompute_modules")) {
     plan.recompute_modules = 0;
     for (const ConfigNode& item : modules->elements()) {
-      const std::string name =
-          item.asEnum({"core_attn", "layernorm", "moe_act", "mla_up_proj", "mlp", "shared_experts", "moe"});
-      const auto* found = std::find(kRecomputeModuleNames.begin(), kRecomputeModuleNames.end(), name);
+      const auto* found = std::find(kRecomputeModuleNames.begin(), kRecomputeModuleNames.end(),
+                                    item.isScalar() ? item.yaml().Scalar() : std::string());
+      if (found == kRecomputeModuleNames.end()) {
+        std::string choices;
+        for (std::size_t i = 0; i < kRecomputeModuleNames.size(); ++i) {
+          choices += std::string(i == 0                                  ? ""
+                                 : i + 1 == kRecomputeModuleNames.size() ? " or "
+                                                                         : ", ") +
+                     std::string(kRecomputeModuleNames[i]);
+        }
+        item.failExpected(choices);
+      }
       plan.recompute_modules |= 1u << static_cast<uint32_t>(found - kRecomputeModuleNames.begin());
     }
   }

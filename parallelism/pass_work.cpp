@@ -47,7 +47,8 @@ double kernelsOf(const Op& op, PassKind pass) {
 }
 
 HostWait forwardHostWaitSeconds(const ChunkPart& part, const ParallelPlan& plan, const OpTimer& timer,
-                                const OneCallSeconds& one_call_seconds, double host_seconds_per_kernel) {
+                                const OneCallSeconds& one_call_seconds, double host_seconds_per_kernel,
+                                double host_seconds_per_library_call) {
   const Workload& workload = part.workload;
   if (host_seconds_per_kernel <= 0.0 ||
       std::none_of(workload.ops.begin(), workload.ops.end(), [](const Op& op) { return op.host_sync_share > 0.0; })) {
@@ -68,7 +69,8 @@ HostWait forwardHostWaitSeconds(const ChunkPart& part, const ParallelPlan& plan,
       share = std::max(share, op.host_sync_share);
     }
     segment_of_op.push_back(host.size() - 1);
-    host.back() += kernelsOf(op, PassKind::kForward) * host_seconds_per_kernel;
+    host.back() += kernelsOf(op, PassKind::kForward) * host_seconds_per_kernel +
+                   op.library_calls_forward * host_seconds_per_library_call;
     compute.back() += timer.seconds(op, PassKind::kForward);
   }
   for (const Communication& comm : workload.communications) {
@@ -94,8 +96,9 @@ HostWait forwardHostWaitSeconds(const ChunkPart& part, const ParallelPlan& plan,
 
 void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan, const OpTimer& timer,
                  const OneCallSeconds& one_call_seconds, const perf::CommunicationParameters& communication,
-                 double host_seconds_per_kernel) {
-  const HostWait host_wait = forwardHostWaitSeconds(part, plan, timer, one_call_seconds, host_seconds_per_kernel);
+                 double host_seconds_per_kernel, double host_seconds_per_library_call) {
+  const HostWait host_wait = forwardHostWaitSeconds(part, plan, timer, one_call_seconds, host_seconds_per_kernel,
+                                                    host_seconds_per_library_call);
   work.forward_host_wait_s += host_wait.wait_s;
   work.forward_host_covered_s += host_wait.covered_s;
   work.forward_host_syncs = work.forward_host_syncs || host_wait.syncs;
@@ -108,10 +111,13 @@ void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan
     work.backward_s += layers * timer.seconds(op, PassKind::kBackward);
     work.forward_kernels += layers * kernelsOf(op, PassKind::kForward);
     work.backward_kernels += layers * kernelsOf(op, PassKind::kBackward);
+    work.forward_library_s += layers * op.library_calls_forward * host_seconds_per_library_call;
+    work.backward_library_s += layers * op.library_calls_backward * host_seconds_per_library_call;
     if (const double rerun = rerunShare(op, recompute, plan.recompute_modules); rerun > 0.0) {
       work.backward_s += layers * rerun * forward;
       // A partly rerun GEMM op stands for whole matmuls (the key projection of the QKV's three).
       work.backward_kernels += layers * kernelsOf(op, PassKind::kForward);
+      work.backward_library_s += layers * op.library_calls_forward * host_seconds_per_library_call;
     }
   }
   for (const Communication& comm : workload.communications) {
@@ -161,10 +167,12 @@ void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan
 
 PassWork chunkPassWork(const Experiment& experiment, int64_t stage, int64_t chunk, const FlopsOptions& flops,
                        const OpTimer& timer, const OneCallSeconds& one_call_seconds,
-                       const perf::CommunicationParameters& communication, double host_seconds_per_kernel) {
+                       const perf::CommunicationParameters& communication, double host_seconds_per_kernel,
+                       double host_seconds_per_library_call) {
   PassWork work;
   for (const ChunkPart& part : chunkWorkloads(experiment, stage, chunk, flops)) {
-    addPassWork(work, part, experiment.plan, timer, one_call_seconds, communication, host_seconds_per_kernel);
+    addPassWork(work, part, experiment.plan, timer, one_call_seconds, communication, host_seconds_per_kernel,
+                host_seconds_per_library_call);
   }
   return work;
 }

@@ -51,6 +51,9 @@ struct PassWork {
   // included: what host dispatch costs.
   double forward_kernels = 0.0;
   double backward_kernels = 0.0;
+  // The host's time for the library calls beyond those kernels (Op::library_calls_*).
+  double forward_library_s = 0.0;
+  double backward_library_s = 0.0;
   // With host dispatch, what the forward's host synchronisations (Op::host_sync_share) add:
   // the host cannot launch past a sync before the GPU has caught up, so between two syncs
   // the GPU runs no faster than the host launches (forwardHostWaitSeconds).
@@ -117,19 +120,20 @@ struct HostWait {
   double covered_s = 0.0;
 };
 [[nodiscard]] HostWait forwardHostWaitSeconds(const ChunkPart& part, const ParallelPlan& plan, const OpTimer& timer,
-                                              const OneCallSeconds& one_call_seconds, double host_seconds_per_kernel);
+                                              const OneCallSeconds& one_call_seconds, double host_seconds_per_kernel,
+                                              double host_seconds_per_library_call = 0.0);
 
 // Adds `part` (its workload `repeats` times) to `work`; with host dispatch
-// (host_seconds_per_kernel > 0), its forward host wait too.
+// (host_seconds_per_kernel > 0), its forward host wait and its library calls' host time too.
 void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan, const OpTimer& timer,
                  const OneCallSeconds& one_call_seconds, const perf::CommunicationParameters& communication,
-                 double host_seconds_per_kernel = 0.0);
+                 double host_seconds_per_kernel = 0.0, double host_seconds_per_library_call = 0.0);
 
 // Every part of model chunk `chunk` of `stage` (chunkWorkloads), added in order.
 [[nodiscard]] PassWork chunkPassWork(const Experiment& experiment, int64_t stage, int64_t chunk,
                                      const FlopsOptions& flops, const OpTimer& timer,
                                      const OneCallSeconds& one_call_seconds,
                                      const perf::CommunicationParameters& communication,
-                                     double host_seconds_per_kernel = 0.0);
+                                     double host_seconds_per_kernel = 0.0, double host_seconds_per_library_call = 0.0);
 
 }  // namespace trainsim::parallelism

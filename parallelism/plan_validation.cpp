@@ -212,12 +212,16 @@ void checkPipeline(const ModelSpec& model, const ParallelPlan& plan, std::vector
 }
 
 // The recompute_modules that need a part of the model (Megatron-Core's TransformerConfig
-// refuses moe_act without grouped experts and mla_up_proj without latent attention), and the
-// whole MoE layer's checkpoint, which reruns the token dispatch and is not modelled.
-void checkRecomputeModules(const ModelSpec& model, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
-  if (plan.recompute != Recompute::kSelective) return;
+// refuses moe_act without grouped experts and mla_up_proj without latent attention), the
+// whole MoE layer's checkpoint, which reruns the token dispatch and is not modelled (both
+// checked whatever recompute reads the list), and what Megatron-Core refuses under selective
+// recomputation: moe_act and layernorm with FP8's delayed scaling (their output-discarding
+// checkpoints need the quantizers' original inputs, transformer_config.py).
+void checkRecomputeModules(const ModelSpec& model, const TrainingSpec& training, const ParallelPlan& plan,
+                           std::vector<PlanIssue>& issues) {
   const uint32_t modules = plan.recompute_modules;
   std::string why;
+  const bool discarding = (modules & (recompute_module::kMoeActivation | recompute_module::kLayerNorm)) != 0;
   if ((modules & recompute_module::kMoeLayer) != 0) {
     why =
         "moe (the whole mixture-of-experts layer, its token dispatch rerun) is not modelled; list what it holds "
@@ -228,13 +232,17 @@ void checkRecomputeModules(const ModelSpec& model, const ParallelPlan& plan, std
     why = "mla_up_proj needs multi-head latent attention; " + model.name + " has none";
   } else if ((modules & recompute_module::kSharedExperts) != 0 && !(model.moe && model.moe->shared_experts > 0)) {
     why = "shared_experts needs a model with shared experts; " + model.name + " has none";
+  } else if (plan.recompute == Recompute::kSelective && discarding && training.precision == topology::Precision::kFp8 &&
+             training.fp8_recipe == Fp8Recipe::kDelayed) {
+    why =
+        "moe_act and layernorm need fp8_recipe: current with fp8 (Megatron-Core refuses them under delayed "
+        "scaling)";
   }
   if (!why.empty()) issues.push_back({"parallelism.recompute_modules", why});
 }
 
 void checkRecompute(const ModelSpec& model, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
   if (auto issue = checkRecomputeLayers(model, plan)) issues.push_back(*issue);
-  checkRecomputeModules(model, plan, issues);
 }
 
 // Which matmuls selective_op saves is mapped for torchtitan's Llama layers: bias-free linears
@@ -636,6 +644,7 @@ std::vector<PlanIssue> checkPlan(const ModelSpec& model, const topology::Cluster
   checkSequenceSplits(training, plan, issues);
   checkZero(training, plan, issues);
   checkSelectiveOp(model, training, plan, issues);
+  checkRecomputeModules(model, training, plan, issues);
   checkReplicas(model, training, plan, issues);
   checkTpOverlapConfig(cluster, plan, issues);
   checkPrecision(cluster, training, issues);

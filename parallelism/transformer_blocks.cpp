@@ -147,14 +147,15 @@ void WorkloadBuilder::latentAttentionBlock(LayerKind kind) {
   const auto nope = static_cast<double>(mla.qk_nope_head_dim);
   const double rms = options_.rms_norm_flops_per_element;
   // Latent attention's input norm is a module of its own (recompute module "layernorm"); the
-  // up projections and RoPE are "mla_up_proj" (multi_latent_attention.py,
-  // qkv_up_proj_and_rope_apply; the latent norms run before it).
+  // up projections with the latent norms fused into them (Transformer Engine's
+  // LayerNormColumnParallelLinear in the MLA spec) and RoPE are "mla_up_proj"
+  // (multi_latent_attention.py, qkv_up_proj_and_rope_apply).
   norm("input_norm", replicatedTokens());
   recomputeModule(recompute_module::kLayerNorm, opCount() - 1, communicationCount());
   if (mla.q_lora_rank > 0) {
     gemm("q_down_projection", shard_tokens, q_rank, hidden_);
-    elementwise("q_latent_norm", OpKind::kNormalization, t * q_rank, rms, 2.0 * e_, 3.0 * e_);
     const std::size_t up = opCount();
+    elementwise("q_latent_norm", OpKind::kNormalization, t * q_rank, rms, 2.0 * e_, 3.0 * e_);
     gemm("q_up_projection", t, heads * qk, q_rank, 1.0, WeightGemm::kTransformerEngineGatheredInput);
     recomputeModule(recompute_module::kLatentUpProjection, up, communicationCount());
   } else {
@@ -163,8 +164,8 @@ void WorkloadBuilder::latentAttentionBlock(LayerKind kind) {
     recomputeModule(recompute_module::kLatentUpProjection, up, communicationCount());
   }
   gemm("kv_down_projection", shard_tokens, kv_rank + rope, hidden_);
-  elementwise("kv_latent_norm", OpKind::kNormalization, t * kv_rank, rms, 2.0 * e_, 3.0 * e_);
   const std::size_t up = opCount();
+  elementwise("kv_latent_norm", OpKind::kNormalization, t * kv_rank, rms, 2.0 * e_, 3.0 * e_);
   gemm("kv_up_projection", t, heads * (nope + v), kv_rank, 1.0, WeightGemm::kTransformerEngineGatheredInput);
   // RoPE on each head's rope part of the query and on the one shared rope key.
   rotaryEmbedding(t * (heads * rope + rope));
@@ -178,6 +179,10 @@ void WorkloadBuilder::latentAttentionBlock(LayerKind kind) {
   // What is gathered: the q latent (or the block input without q compression) and the kv latent with the rope key.
   const double latent_width = (mla.q_lora_rank > 0 ? q_rank : hidden_) + kv_rank + rope;
   tensorParallelBlock("attention_input", "attention_output", kAttentionGemms, std::nullopt, projection, latent_width);
+  // With sequence parallelism the up projections gather the latents: rerun with them.
+  for (Communication& comm : workload_.communications) {
+    if (comm.name == "attention_input_all_gather") comm.recompute_module = recompute_module::kLatentUpProjection;
+  }
   contextParallelExchanges(t * heads * (qk + v) * e_);
 }
 
@@ -274,6 +279,14 @@ void WorkloadBuilder::moeBlock() {
     communicate("moe_output_grad_all_gather", perf::CollectiveOp::kAllGather, group, true, gathered);
     communicate("moe_tokens_grad_reduce_scatter", perf::CollectiveOp::kReduceScatter, group, true, gathered);
   }
+  // The grouped GEMMs, each a library call per local expert beyond the one counted
+  // (FlopsOptions::moe_grouped_gemm_library_calls_per_expert), twice in the backward.
+  auto expertGemm = [&](std::string name, double n, double k) {
+    gemm(std::move(name), per_expert, n, k, local_experts);
+    const double calls = (local_experts - 1.0) * options_.moe_grouped_gemm_library_calls_per_expert;
+    workload_.ops.back().library_calls_forward = calls;
+    workload_.ops.back().library_calls_backward = 2.0 * calls;
+  };
   // Dropless dispatch reads the per-expert token counts on the host before the dispatch
   // (Megatron-Core's token dispatchers; DeepEP's and HybridEP's default modes): the host
   // waits for the GPU there, so it cannot launch the experts ahead of it.
@@ -281,27 +294,34 @@ void WorkloadBuilder::moeBlock() {
   const bool sorts = options_.moe_sort_by_local_expert && local_experts > 1.0;
   if (sorts) sortByLocalExpert("moe_sort_by_local_expert", expert_tokens);
   if (model_.architecture == Architecture::kGpt) {
-    gemm("moe_expert_fc1", per_expert, width, hidden_, local_experts);
-    elementwise("moe_expert_gelu", OpKind::kElementwise, expert_tokens * width, options_.gelu_flops_per_element,
-                2.0 * e_, 3.0 * e_);
+    expertGemm("moe_expert_fc1", width, hidden_);
+    if (!options_.fused_expert_mlp) {
+      elementwise("moe_expert_gelu", OpKind::kElementwise, expert_tokens * width, options_.gelu_flops_per_element,
+                  2.0 * e_, 3.0 * e_);
+      recomputeModule(recompute_module::kMoeActivation, opCount() - 1, communicationCount());
+    }
   } else {
     if (options_.fuse_gate_up) {
-      gemm("moe_expert_gate_up", per_expert, 2.0 * width, hidden_, local_experts);
+      expertGemm("moe_expert_gate_up", 2.0 * width, hidden_);
     } else {
-      gemm("moe_expert_gate", per_expert, width, hidden_, local_experts);
-      gemm("moe_expert_up", per_expert, width, hidden_, local_experts);
+      expertGemm("moe_expert_gate", width, hidden_);
+      expertGemm("moe_expert_up", width, hidden_);
     }
-    const std::size_t activation = opCount();
-    if (moe.activation_clamp > 0.0 && !options_.fused_expert_mlp)
-      gluClamp("moe_expert_glu_clamp", expert_tokens * width);
-    swiglu("moe_expert_swiglu", expert_tokens * width);
-    recomputeModule(recompute_module::kMoeActivation, activation, communicationCount());
+    // Transformer Engine's fused grouped MLP runs the activation (and its clamp) in FC1's
+    // epilogue.
+    if (!options_.fused_expert_mlp) {
+      const std::size_t activation = opCount();
+      if (moe.activation_clamp > 0.0) gluClamp("moe_expert_glu_clamp", expert_tokens * width);
+      swiglu("moe_expert_swiglu", expert_tokens * width);
+      recomputeModule(recompute_module::kMoeActivation, activation, communicationCount());
+    }
   }
-  gemm("moe_expert_fc2", per_expert, hidden_, width, local_experts);
+  expertGemm("moe_expert_fc2", hidden_, width);
   if (moe.expert_bias && !options_.fused_expert_mlp) expertBiasLoop(expert_tokens, local_experts);
   if (sorts) sortByLocalExpert("moe_unsort_by_local_expert", expert_tokens);
   workload_.ops[first_expert_op].host_sync_share = options_.moe_dispatch_host_sync_share;
-  // Unpermute: weight each expert output by its router probability and sum a token's top_k.
+  // Unpermute: sum each token's top_k expert outputs (the router probabilities are applied in
+  // the experts' activation: Megatron-Core's weighted SwiGLU).
   elementwise("moe_unpermute", OpKind::kElementwise, routed * top_k * hidden_, options_.moe_combine_flops_per_element,
               e_ + e_ / top_k, 2.0 * e_ + e_ / top_k);
   if (moe.shared_experts > 0) sharedExperts();

@@ -104,14 +104,20 @@ struct FlopsOptions {
   // the routed tokens each way. chunkWorkloads sets it from the plan's dispatcher (the flex
   // dispatcher permutes once, after its dispatch).
   bool moe_sort_by_local_expert = false;
+  // GEMM library calls per local expert beyond the first that a grouped expert GEMM makes
+  // (Op::library_calls_*): 1 for Transformer Engine's multi-stream cuBLASLt loop (Hopper's
+  // default path), 0 for a grouped GEMM that is one kernel (torch._grouped_mm, CUTLASS).
+  double moe_grouped_gemm_library_calls_per_expert = 1.0;
   // Set from training.fused_expert_mlp by kernelsFor: the experts' clamp and FC2 bias run
   // inside Transformer Engine's fused grouped MLP, not as the kernels below.
   bool fused_expert_mlp = false;
   // Megatron-Core's expert FC2 bias (TEGroupedMLP._apply_bias, models with expert biases):
   // a Python loop over the local experts adds each expert's bias times the tokens' router
-  // probabilities in fp32, then concatenates and casts back. Per element of the experts'
-  // output, 16-bit and fp32 accesses forward and backward; kernels per local expert and
-  // for the whole loop (configs/defaults/workload.yaml counts them op by op).
+  // probabilities, then concatenates (and casts back from fp32 probabilities). Per element
+  // of the experts' output, 16-bit and fp32 accesses forward and backward with fp32
+  // probabilities (the flex dispatcher's), all 16-bit accesses with 16-bit ones (the
+  // all-to-all dispatcher's: the router's type); kernels per local expert and for the whole
+  // loop (configs/defaults/workload.yaml counts them op by op).
   double moe_expert_bias_forward_16bit_accesses = 2.0;
   double moe_expert_bias_forward_fp32_accesses = 6.0;
   double moe_expert_bias_backward_16bit_accesses = 4.0;
@@ -120,7 +126,16 @@ struct FlopsOptions {
   double moe_expert_bias_kernels_per_expert_backward = 7.0;
   double moe_expert_bias_kernels_forward = 2.0;
   double moe_expert_bias_kernels_backward = 3.0;
-  // The clamp of a clamped GLU's two halves (GPT-OSS; MoeSpec::activation_clamp), applied
+  double moe_expert_bias_16bit_probs_forward_accesses = 6.0;
+  double moe_expert_bias_16bit_probs_backward_accesses = 8.0;
+  double moe_expert_bias_16bit_probs_kernels_per_expert_forward = 2.0;
+  double moe_expert_bias_16bit_probs_kernels_per_expert_backward = 5.0;
+  double moe_expert_bias_16bit_probs_kernels_forward = 1.0;
+  double moe_expert_bias_16bit_probs_kernels_backward = 2.0;
+  // Whether the router probabilities reach the experts in fp32: DeepEP's and HybridEP's
+  // dispatch upcasts them (token_dispatcher.py), the all-to-all dispatcher keeps the router's
+  // type. chunkWorkloads sets it from the plan's dispatcher.
+  bool moe_probs_fp32 = false;  // The clamp of a clamped GLU's two halves (GPT-OSS; MoeSpec::activation_clamp), applied
   // outside Megatron-Core's fused activation (fused_bias_geglu.py: chunk, two clamps, cat):
   // per element of the experts' width, 16-bit accesses forward and backward, the backward's
   // one-byte mask accesses, and its kernels.
@@ -128,7 +143,7 @@ struct FlopsOptions {
   double moe_glu_clamp_backward_accesses = 11.0;
   double moe_glu_clamp_backward_mask_bytes = 8.0;
   double moe_glu_clamp_kernels_forward = 3.0;
-  double moe_glu_clamp_kernels_backward = 7.0;
+  double moe_glu_clamp_kernels_backward = 9.0;
   // An element-wise kernel's backward FLOPs over its forward's (the residual add's excepted).
   double elementwise_backward_flops_factor = 2.0;
   // Weight gradients are accumulated into the main gradients across micro-batches: one
@@ -296,6 +311,11 @@ struct Op {
   // router's scores, top-k, load-balancing loss and token permutation).
   double extra_kernels_forward = 0.0;
   double extra_kernels_backward = 0.0;
+  // Calls the framework's C++ makes to a GEMM library for the op beyond the one its kernel
+  // count holds (Transformer Engine's grouped GEMM: a cuBLASLt call per local expert), each
+  // at ComputeParameters::dispatch_library_call_us of host time.
+  double library_calls_forward = 0.0;
+  double library_calls_backward = 0.0;
   // The host waits here for the GPU before it launches this op (a dropless MoE layer reads
   // its per-expert token counts on the host before the token dispatch), in this share of the
   // layers: 0 = never, 1 = every layer.

@@ -210,17 +210,28 @@ class WorkloadBuilder {
   }
 
   // The experts' FC2 bias added by a loop over the `local_experts`, weighted by the router
-  // probabilities in fp32, on `slots` tokens (FlopsOptions::moe_expert_bias_*).
+  // probabilities, on `slots` tokens (FlopsOptions::moe_expert_bias_*): in fp32 where the
+  // probabilities are (moe_probs_fp32), else in the 16-bit type.
   void expertBiasLoop(double slots, double local_experts) {
-    elementwise("moe_expert_fc2_bias", OpKind::kElementwise, slots * hidden_, options_.moe_combine_flops_per_element,
-                eagerAccessBytes(options_.moe_expert_bias_forward_16bit_accesses,
-                                 options_.moe_expert_bias_forward_fp32_accesses),
-                eagerAccessBytes(options_.moe_expert_bias_backward_16bit_accesses,
-                                 options_.moe_expert_bias_backward_fp32_accesses));
-    launches(
-        options_.moe_expert_bias_kernels_forward + local_experts * options_.moe_expert_bias_kernels_per_expert_forward,
-        options_.moe_expert_bias_kernels_backward +
-            local_experts * options_.moe_expert_bias_kernels_per_expert_backward);
+    const FlopsOptions& o = options_;
+    const double elements = slots * hidden_;
+    const double flops = o.moe_combine_flops_per_element;
+    if (o.moe_probs_fp32) {
+      elementwise(
+          "moe_expert_fc2_bias", OpKind::kElementwise, elements, flops,
+          eagerAccessBytes(o.moe_expert_bias_forward_16bit_accesses, o.moe_expert_bias_forward_fp32_accesses),
+          eagerAccessBytes(o.moe_expert_bias_backward_16bit_accesses, o.moe_expert_bias_backward_fp32_accesses));
+      launches(o.moe_expert_bias_kernels_forward + local_experts * o.moe_expert_bias_kernels_per_expert_forward,
+               o.moe_expert_bias_kernels_backward + local_experts * o.moe_expert_bias_kernels_per_expert_backward);
+      return;
+    }
+    elementwise("moe_expert_fc2_bias", OpKind::kElementwise, elements, flops,
+                o.moe_expert_bias_16bit_probs_forward_accesses * e_,
+                o.moe_expert_bias_16bit_probs_backward_accesses * e_);
+    launches(o.moe_expert_bias_16bit_probs_kernels_forward +
+                 local_experts * o.moe_expert_bias_16bit_probs_kernels_per_expert_forward,
+             o.moe_expert_bias_16bit_probs_kernels_backward +
+                 local_experts * o.moe_expert_bias_16bit_probs_kernels_per_expert_backward);
   }
 
   // Puts the ops from `first_op` and the communications from `first_communication` on in

@@ -135,6 +135,10 @@ struct ComputeParameters {
   double dispatch_compiled_us = 0.0;
   double dispatch_cuda_graphs_us = 0.0;
   double dispatch_kernel_gap_us = 0.0;
+  // The host's time for one call a framework's C++ makes to a GEMM library beyond the ops the
+  // model counts (Op::library_calls_forward: Transformer Engine's grouped GEMM, one cuBLASLt
+  // call per expert), eager or compiled; none under CUDA graphs. Microseconds.
+  double dispatch_library_call_us = 0.0;
 
   // ---- Calibration ----
   // Measured GEMM efficiency per shape class (gemmShapeClass in perf/compute_model.h) of a GPU

@@ -363,7 +363,8 @@ parallelism::PassWork IterationEstimator::partWork(const parallelism::ParallelPl
   };
   parallelism::PassWork work;
   parallelism::addPassWork(work, part, plan, timer, one_call_seconds, options_.communication,
-                           options_.iteration.host_seconds_per_kernel);
+                           options_.iteration.host_seconds_per_kernel,
+                           options_.iteration.host_seconds_per_library_call);
   return work;
 }
 
@@ -431,11 +432,12 @@ IterationEstimator::ChunkTimes IterationEstimator::partTimes(const parallelism::
   // host stream, parallelism/iteration_builder.h), and a forward waits on its host at syncs.
   const double per_kernel = options_.iteration.host_seconds_per_kernel;
   const double wait = work.forward_host_wait_s;
-  times.forward_compute =
-      work.computeAndExposedSeconds(PassKind::kForward) + wait +
-      std::max(0.0, work.forward_kernels * per_kernel - work.forward_host_covered_s - work.forward_s - wait);
-  times.backward_compute = work.computeAndExposedSeconds(PassKind::kBackward) +
-                           std::max(0.0, work.backward_kernels * per_kernel - work.backward_s);
+  times.forward_compute = work.computeAndExposedSeconds(PassKind::kForward) + wait +
+                          std::max(0.0, work.forward_kernels * per_kernel + work.forward_library_s -
+                                            work.forward_host_covered_s - work.forward_s - wait);
+  times.backward_compute =
+      work.computeAndExposedSeconds(PassKind::kBackward) +
+      std::max(0.0, work.backward_kernels * per_kernel + work.backward_library_s - work.backward_s);
   for (const parallelism::PassCollective& call : work.collectives) {
     if (call.group == ParallelGroup::kPipeline) continue;
     const std::vector<int64_t> group = groupOf(layout, call.group);

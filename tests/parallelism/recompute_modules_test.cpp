@@ -59,6 +59,7 @@ TEST(RecomputeModules, ReadsMegatronCoresNamesAndDefaultsToTheCoreAttention) {
   EXPECT_EQ(recomputeText(listed.plan), "selective (layernorm, moe_act)");
   EXPECT_EQ(recomputeLabel(listed.plan), "sel_mod");
   EXPECT_EQ(recomputeText(gptOss({}).plan), "selective");
+  EXPECT_EQ(recomputeText(gptOss({"parallelism.recompute_modules=[]"}).plan), "selective (no modules)");
 }
 
 TEST(RecomputeModules, BadListsAreInputErrors) {
@@ -97,6 +98,21 @@ TEST(RecomputeModules, BadListsAreInputErrors) {
             }).find("moe (the whole mixture-of-experts layer, its token dispatch rerun) is not modelled"),
             std::string::npos);
   EXPECT_EQ(errorOf([] { return gptOss({"parallelism.recompute_modules=[moe_act, layernorm]"}); }), "<no error>");
+  // Checked whatever recompute reads the list; Megatron-Core's FP8 rule only where it does.
+  EXPECT_NE(errorOf([] {
+              return gptOss({"parallelism.recompute=full", "parallelism.recompute_modules=[moe]"});
+            }),
+            "<no error>");
+  EXPECT_EQ(errorOf([] {
+              return gptOss({"training.precision=fp8", "parallelism.recompute_modules=[moe_act]"});
+            }),
+            "--set parallelism.recompute_modules=[moe_act]: parallelism.recompute_modules: moe_act and layernorm need "
+            "fp8_recipe: current with fp8 (Megatron-Core refuses them under delayed scaling)");
+  EXPECT_EQ(errorOf([] {
+              return gptOss(
+                  {"training.precision=fp8", "training.fp8_recipe=current", "parallelism.recompute_modules=[moe_act]"});
+            }),
+            "<no error>");
 }
 
 TEST(RecomputeModules, EachModuleRerunsItsOwnOps) {
@@ -111,7 +127,9 @@ TEST(RecomputeModules, EachModuleRerunsItsOwnOps) {
   EXPECT_TRUE(rerunOps(dense, module::kLayerNorm).empty());
   const Experiment deepseek = experiment("deepseek-v3", "{tp: 1, pp: 1, ep: 8, zero: 1, recompute: selective}", {});
   const Workload latent = layerWith(deepseek, "kv_up_projection");
-  EXPECT_EQ(rerunOps(latent, module::kLatentUpProjection), (Names{"q_up_projection", "kv_up_projection", "rope"}));
+  // The latent norms are fused into the up projections (Transformer Engine's LayerNormLinear).
+  EXPECT_EQ(rerunOps(latent, module::kLatentUpProjection),
+            (Names{"q_latent_norm", "q_up_projection", "kv_latent_norm", "kv_up_projection", "rope"}));
   EXPECT_EQ(rerunOps(latent, module::kLayerNorm), Names{"input_norm"});
 }
 
@@ -157,6 +175,16 @@ TEST(RecomputeModules, EachModuleKeepsOnlyItsInput) {
                    e * tokens * 2880.0);
   // Without core_attn the attention keeps what selective recomputation drops.
   EXPECT_DOUBLE_EQ(kept(0), layerActivationBytes(base.model, shard, Recompute::kNone, options, kind));
+  // mla_up_proj: the up projections' inputs (the latent norms' outputs) and Q, K, V.
+  const Experiment deepseek = experiment("deepseek-v3", "{tp: 1, pp: 1, ep: 8, zero: 1, recompute: selective}", {});
+  const MicroBatchShard latent_shard = MicroBatchShard::of(deepseek.training, deepseek.plan);
+  auto latent_kept = [&](uint32_t modules) {
+    return layerActivationBytes(deepseek.model, latent_shard, Recompute::kSelective, options,
+                                deepseek.model.layerKind(0), modules);
+  };
+  EXPECT_DOUBLE_EQ(
+      latent_kept(module::kCoreAttention) - latent_kept(module::kCoreAttention | module::kLatentUpProjection),
+      e * tokens * (1536.0 + 512.0) + e * tokens * 128.0 * (2.0 * 192.0 + 128.0));
   // mlp on a dense layer: only the block input, which the layer counts as the norm's input.
   const Experiment dense = llama({});
   const MicroBatchShard dense_shard = MicroBatchShard::of(dense.training, dense.plan);
