@@ -399,10 +399,13 @@ double layerActivationBytes(const ModelSpec& model, const MicroBatchShard& shard
       }
     }
     if (model.moe->shared_experts > 0 && !reruns(recompute_module::kSharedExperts)) {
-      // The shared experts: a dense MLP of their summed width on every token, whose fc1 input
-      // is the router's (the norm's output, counted above).
+      // The shared experts: a dense MLP of their summed width on every token. Its fc1 input is
+      // the router's (the norm's output, counted above) in 16 bits; in fp8 its linear keeps a
+      // quantized copy of its own, unless the norm is rerun (Megatron-Core's MoELayer then has
+      // it keep the original input, which the rerun discards).
       const auto shared = static_cast<double>(model.moe->shared_experts * model.moe->shared_ffn_hidden_size);
-      bytes += mlp(tokens, shared, replicated, tp) - eg * replicated * hidden;
+      const bool same_tensor = eg == e || norm_rerun;
+      bytes += mlp(tokens, shared, replicated, tp) - (same_tensor ? eg * replicated * hidden : 0.0);
     }
   } else if (!reruns(recompute_module::kDenseMlp)) {
     bytes += mlp(tokens, static_cast<double>(model.ffn_hidden_size), replicated, tp);

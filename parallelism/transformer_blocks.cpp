@@ -280,10 +280,13 @@ void WorkloadBuilder::moeBlock() {
     communicate("moe_tokens_grad_reduce_scatter", perf::CollectiveOp::kReduceScatter, group, true, gathered);
   }
   // The grouped GEMMs, each a library call per local expert beyond the one counted
-  // (FlopsOptions::moe_grouped_gemm_library_calls_per_expert), twice in the backward.
+  // (FlopsOptions::moe_grouped_gemm_library_calls_per_expert), twice in the backward; the
+  // fused grouped MLP's are kernels of its own.
   auto expertGemm = [&](std::string name, double n, double k) {
     gemm(std::move(name), per_expert, n, k, local_experts);
-    const double calls = (local_experts - 1.0) * options_.moe_grouped_gemm_library_calls_per_expert;
+    const double per_expert_calls =
+        options_.fused_expert_mlp ? 0.0 : options_.moe_grouped_gemm_library_calls_per_expert;
+    const double calls = (local_experts - 1.0) * per_expert_calls;
     workload_.ops.back().library_calls_forward = calls;
     workload_.ops.back().library_calls_backward = 2.0 * calls;
   };

@@ -107,6 +107,8 @@ SweepTarget makeTarget(const std::string& path, const ConfigPaths& paths, const 
   plan.ddp_bucket_size = loaded.experiment_plan.ddp_bucket_size;
   plan.tp_comm_overlap = loaded.experiment_plan.tp_comm_overlap;
   plan.tp_comm_overlap_config = loaded.experiment_plan.tp_comm_overlap_config;
+  plan.moe_a2a_overlap = loaded.experiment_plan.moe_a2a_overlap;
+  plan.moe_dispatcher = loaded.experiment_plan.moe_dispatcher;
   // The full-recompute candidates recompute the first recompute_num_layers of each chunk; the
   // selective ones, the experiment's recompute_modules.
   plan.recompute_num_layers = loaded.experiment_plan.recompute_num_layers;

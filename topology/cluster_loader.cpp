@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <system_error>
 
 #include "topology/link_defaults.h"
 #include "topology/reliability_spec.h"
@@ -406,10 +407,13 @@ ClusterSpec parseCluster(const ConfigNode& root, const ConfigPaths& paths) {
 ConfigNode openReference(const ConfigNode& reference, const ConfigPaths& paths) {
   const std::string text = reference.asString();
   const std::string path = looksLikePath(text) ? referencedFilePath(reference) : presetPath(paths, "clusters", text);
-  if (!looksLikePath(text) && !std::filesystem::is_regular_file(path)) {
+  // The non-throwing overload: a name the file system refuses (too long, say) is no file.
+  std::error_code ignored;
+  const bool file = std::filesystem::is_regular_file(path, ignored);
+  if (!looksLikePath(text) && !file) {
     reference.fail("unknown cluster preset \"" + text + "\" (no " + path + "); give a preset name or a file path");
   }
-  if (!std::filesystem::is_regular_file(path)) reference.fail("cannot open cluster file \"" + text + "\"");
+  if (!file) reference.fail("cannot open cluster file \"" + text + "\"");
   return loadConfigFile(path);
 }
 
@@ -444,7 +448,8 @@ Expected<ClusterSpec> loadClusterFile(const std::string& reference, const Config
     ConfigNode root = [&] {
       if (looksLikePath(reference)) return loadConfigFile(reference);
       const std::string path = presetPath(paths, "clusters", reference);
-      if (!std::filesystem::is_regular_file(path)) {
+      std::error_code ignored;
+      if (!std::filesystem::is_regular_file(path, ignored)) {
         throwInputError(reference, "", "unknown cluster preset (no " + path + "); give a preset name or a file path");
       }
       return loadConfigFile(path);

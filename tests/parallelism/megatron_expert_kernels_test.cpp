@@ -147,6 +147,40 @@ TEST(MegatronExpertKernels, TheAllToAllDispatcherSortsByLocalExpert) {
   EXPECT_EQ(moeLayer(one_each).find("moe_sort_by_local_expert"), nullptr);
 }
 
+TEST(MegatronExpertKernels, TheFusedGroupedMlpMakesNoLibraryCallsPerExpert) {
+  const Workload layer = moeLayer(gptOss({"training.fused_expert_mlp=true"}));
+  EXPECT_DOUBLE_EQ(opNamed(layer, "moe_expert_gate_up").library_calls_forward, 0.0);
+  EXPECT_DOUBLE_EQ(opNamed(layer, "moe_expert_fc2").library_calls_backward, 0.0);
+}
+
+// The shared experts' fc1 input is the router's input (the pre-MLP norm's output): kept once
+// in 16 bits; in fp8 its linear keeps a quantized copy of its own.
+TEST(MegatronExpertKernels, SharedExpertsKeepTheRoutersInputOnceIn16Bits) {
+  auto sharedBytes = [](const std::string& precision) {
+    const std::string yaml = R"(
+name: shared-experts
+model: deepseek-v3
+cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 8}
+training: {seq_len: 4096, global_batch_size: 8, micro_batch_size: 1, )" +
+                             precision + R"(}
+parallelism: {tp: 1, pp: 1, ep: 8, zero: 1, recompute: none}
+)";
+    const Experiment with = testing::shippedExperiment(yaml, {});
+    const Experiment without = testing::shippedExperiment(yaml, {"model.moe.shared_experts=0"});
+    const MicroBatchShard shard = MicroBatchShard::of(with.training, with.plan);
+    const LayerKind kind = with.model.layerKind(5);  // a MoE layer
+    return layerActivationBytes(with.model, shard, Recompute::kNone, MemoryOptions{}, kind) -
+           layerActivationBytes(without.model, shard, Recompute::kNone, MemoryOptions{}, kind);
+  };
+  const double tokens = 4096.0;
+  const double width = 2048.0;  // one shared expert
+  // SwiGLU input (2 x width) and fc2 input, 16-bit; no fc1 input of its own.
+  EXPECT_DOUBLE_EQ(sharedBytes("precision: bf16"), (2.0 * kBf16 + kBf16) * tokens * width);
+  // fp8: the fc1 and fc2 inputs as the linears' 1-byte copies, the fc1 input its own.
+  EXPECT_DOUBLE_EQ(sharedBytes("precision: fp8, fp8_recipe: current"),
+                   1.0 * tokens * 7168.0 + (2.0 * kBf16 + 1.0) * tokens * width);
+}
+
 TEST(MegatronExpertKernels, TheFusedGroupedMlpMakesTheStepFaster) {
   EXPECT_GT(shippedIterationSeconds(gptOss({})), shippedIterationSeconds(gptOss({"training.fused_expert_mlp=true"})));
 }

@@ -99,6 +99,20 @@ TEST(ClusterLoaderTest, UnknownPresetNamesTheDirectory) {
             "dgx-z100: unknown cluster preset (no /nowhere/clusters/dgx-z100.yaml); give a preset name or a file path");
 }
 
+// A name the file system refuses (longer than NAME_MAX) is an unknown preset, not a crash
+// (found by fuzz_experiment).
+TEST(ClusterLoaderTest, ANameTooLongForAFileIsAnUnknownPreset) {
+  const std::string name(300, 'y');
+  auto spec = loadClusterFile(name, ConfigPaths{"/nowhere"});
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.error().code, ExitCode::kInvalidInput);
+  const ConfigNode experiment = parseConfigText("cluster: " + name + "\n", "test.yaml");
+  auto nested = loadClusterNode(experiment.child("cluster"), shippedConfigs(), {});
+  ASSERT_FALSE(nested.ok());
+  EXPECT_NE(nested.error().toString().find("test.yaml:1:10: cluster: unknown cluster preset"), std::string::npos)
+      << nested.error().toString();
+}
+
 TEST(ClusterLoaderTest, MalformedClustersGiveExactMessages) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {withGpu("nodes: 1\ngpus_per_node: 8\nnodez: 3\n"), "test.yaml:11:1: nodez: unknown key (did you mean 'nodes'?)"},
