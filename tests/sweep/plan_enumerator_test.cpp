@@ -285,5 +285,23 @@ TEST(PlanEnumeratorTest, DivisorsAreAscendingAndComplete) {
   EXPECT_EQ(divisorsOf(16), (std::vector<int64_t>{1, 2, 4, 8, 16}));
 }
 
+// The experiment's mixture-of-experts switches and recompute modules hold on every
+// candidate, as its other switches do.
+TEST(PlanEnumeratorTest, CandidatesKeepTheExperimentsMoeSwitches) {
+  const ExperimentFile file(
+      "name: moe-sweep\nmodel: mixtral-8x7b\ncluster: dgx-h100\ntraining:\n  seq_len: 2048\n"
+      "  global_batch_size: 16\nparallelism:\n  gpus: 8\n  ep: 8\n  moe_dispatcher: flex\n  moe_a2a_overlap: true\n"
+      "  recompute: selective\n  recompute_modules: [moe_act]\n");
+  const auto targets = smallTargets(file);
+  ASSERT_EQ(targets.size(), 1u);
+  const auto candidates = enumeratePlans(targets, parsePlanSpace({}, {"pp=1"}));
+  ASSERT_FALSE(candidates.empty());
+  for (const auto& candidate : candidates) {
+    EXPECT_EQ(candidate.plan.moe_dispatcher, parallelism::MoeDispatcher::kFlex);
+    EXPECT_TRUE(candidate.plan.moe_a2a_overlap);
+    EXPECT_EQ(candidate.plan.recompute_modules, parallelism::recompute_module::kMoeActivation);
+  }
+}
+
 }  // namespace
 }  // namespace trainsim::sweep
