@@ -32,6 +32,16 @@ namespace {
 constexpr std::array<std::string_view, 7> kRecomputeModuleNames = {
     "core_attn", "layernorm", "moe_act", "mla_up_proj", "mlp", "shared_experts", "moe"};
 
+// "core_attn, layernorm, ... or moe": what a recompute_modules list may hold.
+std::string recomputeModuleChoices() {
+  std::string text;
+  for (std::size_t i = 0; i < kRecomputeModuleNames.size(); ++i) {
+    if (i > 0) text += i + 1 == kRecomputeModuleNames.size() ? " or " : ", ";
+    text += kRecomputeModuleNames[i];
+  }
+  return text;
+}
+
 }  // namespace
 
 std::vector<std::string> recomputeModuleNames(uint32_t modules) {
@@ -207,16 +217,7 @@ ParallelPlan readParallelPlan(const ConfigNode& section) {
     for (const ConfigNode& item : modules->elements()) {
       const auto* found = std::find(kRecomputeModuleNames.begin(), kRecomputeModuleNames.end(),
                                     item.isScalar() ? item.yaml().Scalar() : std::string());
-      if (found == kRecomputeModuleNames.end()) {
-        std::string choices;
-        for (std::size_t i = 0; i < kRecomputeModuleNames.size(); ++i) {
-          choices += std::string(i == 0                                  ? ""
-                                 : i + 1 == kRecomputeModuleNames.size() ? " or "
-                                                                         : ", ") +
-                     std::string(kRecomputeModuleNames[i]);
-        }
-        item.failExpected(choices);
-      }
+      if (found == kRecomputeModuleNames.end()) item.failExpected(recomputeModuleChoices());
       plan.recompute_modules |= 1u << static_cast<uint32_t>(found - kRecomputeModuleNames.begin());
     }
   }

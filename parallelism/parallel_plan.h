@@ -43,7 +43,7 @@ inline constexpr uint32_t kCoreAttention = 1u << 0;  // core_attn: the attention
 // others into LayerNormLinear, where Megatron-Core has an IdentityOp and reruns nothing).
 inline constexpr uint32_t kLayerNorm = 1u << 1;
 inline constexpr uint32_t kMoeActivation = 1u << 2;       // moe_act: the experts' activation
-inline constexpr uint32_t kLatentUpProjection = 1u << 3;  // mla_up_proj: q/kv up projections, RoPE
+inline constexpr uint32_t kLatentUpProjection = 1u << 3;  // mla_up_proj: latent norms, up projections, RoPE
 inline constexpr uint32_t kDenseMlp = 1u << 4;            // mlp: the dense layers' MLP (not MoE layers')
 inline constexpr uint32_t kSharedExperts = 1u << 5;       // shared_experts
 inline constexpr uint32_t kMoeLayer = 1u << 6;            // moe: refused by checkPlan (not modelled)

@@ -89,8 +89,9 @@ struct TrainingSpec {
   // (Megatron-Core's op-fuser path, TEGroupedMLP._make_fused_ops with
   // NVTE_CUTEDSL_FUSED_GROUPED_MLP: FC1, the activation with its clamp and the router
   // probabilities, FC2 with its probability-scaled bias) or, false, Megatron-Core's
-  // TEGroupedMLP, which clamps a clamped GLU and adds the experts' FC2 bias outside its fused
-  // kernels (FlopsOptions::moe_glu_clamp_*, moe_expert_bias_*). Applied by kernelsFor.
+  // TEGroupedMLP, which runs the activation, a clamped GLU's clamp and the experts' FC2 bias
+  // as kernels of their own (FlopsOptions::moe_glu_clamp_*, moe_expert_bias_*). Applied by
+  // kernelsFor.
   bool fused_expert_mlp = false;
   // The software stack the experiment names (training.stack; "" for none), and how its
   // host issues the kernels: unset, the host is not modelled (every kernel is taken as

@@ -108,8 +108,9 @@ struct FlopsOptions {
   // (Op::library_calls_*): 1 for Transformer Engine's multi-stream cuBLASLt loop (Hopper's
   // default path), 0 for a grouped GEMM that is one kernel (torch._grouped_mm, CUTLASS).
   double moe_grouped_gemm_library_calls_per_expert = 1.0;
-  // Set from training.fused_expert_mlp by kernelsFor: the experts' clamp and FC2 bias run
-  // inside Transformer Engine's fused grouped MLP, not as the kernels below.
+  // Set from training.fused_expert_mlp by kernelsFor: the experts' activation (with its
+  // clamp) and FC2 bias run inside Transformer Engine's fused grouped MLP, not as ops of their
+  // own, and its GEMMs make no per-expert library calls.
   bool fused_expert_mlp = false;
   // Megatron-Core's expert FC2 bias (TEGroupedMLP._apply_bias, models with expert biases):
   // a Python loop over the local experts adds each expert's bias times the tokens' router
@@ -135,7 +136,8 @@ struct FlopsOptions {
   // Whether the router probabilities reach the experts in fp32: DeepEP's and HybridEP's
   // dispatch upcasts them (token_dispatcher.py), the all-to-all dispatcher keeps the router's
   // type. chunkWorkloads sets it from the plan's dispatcher.
-  bool moe_probs_fp32 = false;  // The clamp of a clamped GLU's two halves (GPT-OSS; MoeSpec::activation_clamp), applied
+  bool moe_probs_fp32 = false;
+  // The clamp of a clamped GLU's two halves (GPT-OSS; MoeSpec::activation_clamp), applied
   // outside Megatron-Core's fused activation (fused_bias_geglu.py: chunk, two clamps, cat):
   // per element of the experts' width, 16-bit accesses forward and backward, the backward's
   // one-byte mask accesses, and its kernels.

@@ -234,15 +234,15 @@ class WorkloadBuilder {
                  local_experts * o.moe_expert_bias_16bit_probs_kernels_per_expert_backward);
   }
 
-  // Puts the ops from `first_op` and the communications from `first_communication` on in
-  // recompute module `module` (Op::recompute_module).
+  // Puts the ops from `first_op` on and the communications from `first_communication` on in
+  // recompute module `module` (Op::recompute_module, Communication::recompute_module).
   void recomputeModule(uint32_t module, std::size_t first_op, std::size_t first_communication) {
     for (std::size_t i = first_op; i < workload_.ops.size(); ++i) workload_.ops[i].recompute_module = module;
     for (std::size_t i = first_communication; i < workload_.communications.size(); ++i) {
       workload_.communications[i].recompute_module = module;
     }
   }
-  // The ops and communications added since: where a module starts.
+  // The ops and communications so far: the first index of the next module.
   [[nodiscard]] std::size_t opCount() const { return workload_.ops.size(); }
   [[nodiscard]] std::size_t communicationCount() const { return workload_.communications.size(); }
 
