@@ -61,8 +61,7 @@ ordered_json planJson(parallelism::Experiment& scratch, const sweep::PlanCandida
   json["zero"] = candidate.plan.zero;
   json["recompute"] = parallelism::recomputeName(candidate.plan.recompute);
   if (candidate.plan.recompute_num_layers) json["recompute_num_layers"] = *candidate.plan.recompute_num_layers;
-  if (candidate.plan.recompute == parallelism::Recompute::kSelective &&
-      candidate.plan.recompute_modules != parallelism::recompute_module::kCoreAttention) {
+  if (candidate.plan.recomputesOtherModules()) {
     json["recompute_modules"] = parallelism::recomputeModuleNames(candidate.plan.recompute_modules);
   }
   return json;

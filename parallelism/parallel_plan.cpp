@@ -126,7 +126,7 @@ std::string recomputeText(const ParallelPlan& plan) {
   std::string text(recomputeName(plan.recompute));
   if (plan.recompute_num_layers)
     text += ", first " + std::to_string(*plan.recompute_num_layers) + " layers of each chunk";
-  if (plan.recompute == Recompute::kSelective && plan.recompute_modules != recompute_module::kCoreAttention) {
+  if (plan.recomputesOtherModules()) {
     text += plan.recompute_modules == 0 ? " (no modules)" : " (" + recomputeModulesText(plan.recompute_modules) + ")";
   }
   return text;
@@ -134,9 +134,7 @@ std::string recomputeText(const ParallelPlan& plan) {
 
 std::string recomputeLabel(const ParallelPlan& plan) {
   if (plan.recompute == Recompute::kSelectiveOp) return "sel_op";
-  if (plan.recompute == Recompute::kSelective && plan.recompute_modules != recompute_module::kCoreAttention) {
-    return "sel_mod";
-  }
+  if (plan.recomputesOtherModules()) return "sel_mod";
   std::string text(recomputeName(plan.recompute));
   if (plan.recompute_num_layers) text += "/" + std::to_string(*plan.recompute_num_layers);
   return text;

@@ -105,6 +105,11 @@ struct ParallelPlan {
   std::optional<int64_t> last_stage_layers;
 
   [[nodiscard]] bool interleaved() const { return virtual_stages > 1; }
+  // Selective recomputation of modules other than the core attention alone (what the plan's
+  // text, label and sweep JSON spell out).
+  [[nodiscard]] bool recomputesOtherModules() const {
+    return recompute == Recompute::kSelective && recompute_modules != recompute_module::kCoreAttention;
+  }
   // The expert layers fold the tp x cp x dp ranks of a pipeline stage into etp x ep x edp
   // (etp innermost, then ep: Megatron-Core's expert RankGenerator order "tp-ep-dp-pp").
   [[nodiscard]] int64_t expertTensorParallel() const { return etp == kAuto ? tp : etp; }

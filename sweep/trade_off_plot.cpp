@@ -253,9 +253,8 @@ std::string shortPlanLabel(const SweepResult& sweep, std::size_t candidate) {
   label += fmt::format(" mb{}", plan_candidate.micro_batch_size);
   if (plan.sequence_parallel) label += " sp";
   if (plan.zero > 0) label += fmt::format(" z{}", plan.zero);
-  if (plan.recompute == parallelism::Recompute::kSelective) {
-    label += plan.recompute_modules == parallelism::recompute_module::kCoreAttention ? " sel" : " sel_mod";
-  }
+  if (plan.recompute == parallelism::Recompute::kSelective)
+    label += plan.recomputesOtherModules() ? " sel_mod" : " sel";
   if (plan.recompute == parallelism::Recompute::kFull) label += " " + parallelism::recomputeLabel(plan);
   if (plan.recompute == parallelism::Recompute::kSelectiveOp) label += " sel_op";
   return label;
