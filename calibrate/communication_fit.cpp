@@ -38,7 +38,8 @@ constexpr double kMaxDamping = 1e8;
 // Convergence: relative cost decrease and largest step in the transformed space.
 constexpr double kCostTolerance = 1e-7;
 constexpr double kStepTolerance = 1e-5;
-// Efficiencies are kept strictly below 1 in the logistic map.
+// Efficiencies are kept strictly inside (0, 1) in the logistic map.
+constexpr double kMinEfficiency = 1e-3;
 constexpr double kMaxEfficiency = 0.999;
 // Weak prior towards the starting (documented default) value, in the transformed space: a
 // parameter the measurements do not constrain (the channel bandwidth of a curve with no
@@ -54,9 +55,17 @@ struct Unknown {
   double toValue(double theta) const {
     return name->range == ParameterRange::kEfficiency ? 1.0 / (1.0 + std::exp(-theta)) : std::exp(theta);
   }
+  [[nodiscard]] bool atBound(double theta, double start_theta) const {
+    constexpr double kSlack = 1e-6;
+    if (name->range == ParameterRange::kEfficiency) {
+      const double p = toValue(theta);
+      return p >= kMaxEfficiency - kSlack || p <= kMinEfficiency + kSlack;
+    }
+    return std::abs(theta - start_theta) >= kMaxLogDeviation - kSlack;
+  }
   double toTheta(double value) const {
     if (name->range == ParameterRange::kEfficiency) {
-      const double p = std::clamp(value, 1e-3, kMaxEfficiency);
+      const double p = std::clamp(value, kMinEfficiency, kMaxEfficiency);
       return std::log(p / (1.0 - p));
     }
     return std::log(std::max(value, 1e-6));
@@ -371,9 +380,12 @@ Expected<CommunicationFit> fitCommunicationParameters(const topology::Cluster& c
 
     CommunicationFit fit;
     fit.parameters = problem.parameters(theta);
-    for (const auto& unknown : unknowns) {
+    for (std::size_t j = 0; j < unknowns.size(); ++j) {
+      const Unknown& unknown = unknowns[j];
+      const auto i = static_cast<Eigen::Index>(j);
       fit.values.push_back({unknown.name->name, unknown.name->get(start, unknown.gpu_key),
-                            unknown.name->get(fit.parameters, unknown.gpu_key), unknown.gpu_key});
+                            unknown.name->get(fit.parameters, unknown.gpu_key), unknown.gpu_key,
+                            unknown.atBound(theta(i), start_theta(i))});
     }
     fit.points = static_cast<int>(problem.pointCount());
     fit.iterations = iterations;

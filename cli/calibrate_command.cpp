@@ -71,8 +71,17 @@ std::string communicationReport(const calibrate::CommunicationFit& fit) {
       "({} points, {} iterations, {} simulations)\n",
       fit.points, fit.iterations, fit.simulations);
   text += fmt::format("  {:<28} {:>12} {:>12}\n", "parameter", "default", "calibrated");
+  bool any_at_bound = false;
   for (const auto& value : fit.values) {
-    text += fmt::format("  {:<28} {:>12.4g} {:>12.4g}\n", value.name, value.before, value.after);
+    text += fmt::format("  {:<28} {:>12.4g} {:>12.4g}{}\n", value.name, value.before, value.after,
+                        value.at_bound ? "  at the fit's bound" : "");
+    any_at_bound = any_at_bound || value.at_bound;
+  }
+  if (any_at_bound) {
+    text +=
+        "  A value at the fit's bound (two decades from its default, or an efficiency at 0.001 / 0.999) is not a "
+        "property of the machine: the model follows these curves only by distorting it, so predictions at other "
+        "sizes and scales carry the distortion. Fit fewer parameters (--fit) or measure more sizes.\n";
   }
   text +=
       fmt::format("  RMS relative time error over the fitted points: {:.1f}% with the defaults, {:.1f}% calibrated\n",

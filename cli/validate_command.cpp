@@ -8,6 +8,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -146,38 +147,81 @@ SuiteOutput collectiveSuite(const CommandContext& context, const CalibrationInFo
   return {text, json, 0};
 }
 
-// `validate collectives --scale-transfer`: per system, the large runs predicted with the
-// shipped parameters and after calibrating on the small runs.
+// One set of curves' bus bandwidth error, with the shipped parameters and calibrated.
+std::string curveSetText(std::string_view what, const validation::CurveSetError& preset,
+                         const std::optional<validation::CurveSetError>& calibrated) {
+  std::string text = fmt::format("  {} ({} points): MAPE {:.1f}% (bias {}) with the preset", what, preset.points,
+                                 100.0 * preset.mape, signedPercent(preset.bias));
+  if (calibrated) {
+    text += fmt::format(", {:.1f}% (bias {}) calibrated", 100.0 * calibrated->mape, signedPercent(calibrated->bias));
+  }
+  return text + "\n";
+}
+
+nlohmann::ordered_json curveSetJson(const validation::CurveSetError& error) {
+  return {{"points", error.points}, {"mape", error.mape}, {"bias", error.bias}};
+}
+
+// `validate collectives --scale-transfer`: per system, the communication parameters fitted
+// to its runs on at most two nodes; those runs with the shipped and the fitted parameters
+// (in sample) and its larger runs with both (out of sample).
 SuiteOutput scaleTransfer(const CommandContext& context, const CalibrationInForce& in_force) {
   perf::CommunicationParameters parameters = valueOrThrow(perf::defaultCommunicationParameters(context.paths));
   if (in_force.calibration) calibrate::applyCalibration(*in_force.calibration, parameters);
   const auto transfers = valueOrThrow(validation::collectiveScaleTransfer(context.paths, parameters));
   std::string text = fmt::format(
-      "collectives: calibration on at most {} nodes of a system, its larger runs predicted (bus bandwidth, sizes >= "
-      "1 MiB)\n",
+      "collectives: each system calibrated on its runs on at most {} nodes (as `trainsim calibrate` fits them), "
+      "those runs scored in sample and its larger runs predicted (bus bandwidth, sizes >= 1 MiB)\n",
       validation::kTransferFitMaxNodes);
   nlohmann::ordered_json json = nlohmann::ordered_json::array();
+  int calibrated_systems = 0;
+  int within_goal = 0;
   for (const auto& transfer : transfers) {
-    text += fmt::format("\n{}\n  fitted on: {}\n  predicted: {}\n", transfer.system,
-                        fmt::join(transfer.fitted_curves, ", "), fmt::join(transfer.held_out_curves, ", "));
+    const bool calibrated = transfer.not_calibrated.empty();
+    const bool held_out = !transfer.held_out_curves.empty();
+    text += fmt::format(
+        "\n{}\n  fitted on: {}\n  predicted: {}\n", transfer.system, fmt::join(transfer.fitted_curves, ", "),
+        held_out ? fmt::format("{}", fmt::join(transfer.held_out_curves, ", ")) : "none (no larger runs)");
     nlohmann::ordered_json values = nlohmann::ordered_json::array();
     for (const auto& value : transfer.values) {
-      text += fmt::format("  {:<40} {:>10.4g} -> {:.4g}\n", value.name, value.before, value.after);
-      values.push_back({{"name", value.name}, {"before", value.before}, {"after", value.after}});
+      text += fmt::format("  {:<40} {:>10.4g} -> {:.4g}{}\n", value.name, value.before, value.after,
+                          value.at_bound ? "  at the fit's bound" : "");
+      values.push_back(
+          {{"name", value.name}, {"before", value.before}, {"after", value.after}, {"at_bound", value.at_bound}});
     }
-    text += fmt::format("  {} points: MAPE {:.1f}% (bias {}) with the preset, {:.1f}% (bias {}) calibrated\n",
-                        transfer.held_out_points, 100.0 * transfer.preset_mape, signedPercent(transfer.preset_bias),
-                        100.0 * transfer.calibrated_mape, signedPercent(transfer.calibrated_bias));
-    json.push_back({{"system", transfer.system},
-                    {"fitted_curves", transfer.fitted_curves},
-                    {"held_out_curves", transfer.held_out_curves},
-                    {"held_out_points", transfer.held_out_points},
-                    {"preset_mape", transfer.preset_mape},
-                    {"preset_bias", transfer.preset_bias},
-                    {"calibrated_mape", transfer.calibrated_mape},
-                    {"calibrated_bias", transfer.calibrated_bias},
-                    {"fitted", values}});
+    if (!calibrated) text += fmt::format("  not calibrated: {}\n", transfer.not_calibrated);
+    const auto in_sample = calibrated ? std::optional(transfer.fitted_calibrated) : std::nullopt;
+    const auto out_of_sample = calibrated ? std::optional(transfer.held_out_calibrated) : std::nullopt;
+    text += curveSetText("fitted runs, in sample", transfer.fitted_preset, in_sample);
+    if (held_out) text += curveSetText("larger runs, out of sample", transfer.held_out_preset, out_of_sample);
+    if (calibrated) {
+      ++calibrated_systems;
+      if (transfer.fitted_calibrated.mape <= validation::kCalibratedMapeGoal) ++within_goal;
+    }
+    nlohmann::ordered_json entry = {{"system", transfer.system},
+                                    {"fitted_curves", transfer.fitted_curves},
+                                    {"held_out_curves", transfer.held_out_curves},
+                                    {"calibrated", calibrated}};
+    if (!calibrated) entry["not_calibrated"] = transfer.not_calibrated;
+    entry["fitted_preset"] = curveSetJson(transfer.fitted_preset);
+    if (calibrated) entry["fitted_calibrated"] = curveSetJson(transfer.fitted_calibrated);
+    // The held-out keys as before this report covered systems without larger runs.
+    if (held_out) {
+      entry["held_out_points"] = transfer.held_out_preset.points;
+      entry["preset_mape"] = transfer.held_out_preset.mape;
+      entry["preset_bias"] = transfer.held_out_preset.bias;
+      if (calibrated) {
+        entry["calibrated_mape"] = transfer.held_out_calibrated.mape;
+        entry["calibrated_bias"] = transfer.held_out_calibrated.bias;
+      }
+    }
+    entry["fitted"] = values;
+    json.push_back(std::move(entry));
   }
+  text += fmt::format(
+      "\n{} of {} calibrated systems within {:.0f}% on the runs they were calibrated on ({} of {} systems could be "
+      "calibrated)\n",
+      within_goal, calibrated_systems, 100.0 * validation::kCalibratedMapeGoal, calibrated_systems, transfers.size());
   return {text, json, 0};
 }
 

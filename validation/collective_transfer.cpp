@@ -45,17 +45,11 @@ calibrate::MeasuredCollective measuredRun(const MeasuredCurve& curve, const topo
   return run;
 }
 
-struct HeldOutError {
-  int points = 0;
-  double mape = 0.0;
-  double bias = 0.0;
-};
-
 // Bus bandwidth MAPE and bias over the scored sizes of `curves` with `parameters`: the
 // curves' own figures, weighted by their scored points.
-HeldOutError heldOutError(const std::vector<const MeasuredCurve*>& curves, const ConfigPaths& paths,
-                          const perf::CommunicationParameters& parameters) {
-  HeldOutError error;
+CurveSetError curveSetError(const std::vector<const MeasuredCurve*>& curves, const ConfigPaths& paths,
+                            const perf::CommunicationParameters& parameters) {
+  CurveSetError error;
   for (const MeasuredCurve* curve : curves) {
     const CurveAccuracy accuracy = valueOrThrow(compareCollectiveCurve(*curve, paths, parameters));
     error.points += accuracy.scored_points;
@@ -91,6 +85,7 @@ Expected<std::vector<ScaleTransfer>> collectiveScaleTransfer(const ConfigPaths& 
       const auto spec = valueOrThrow(topology::loadClusterFile(first.cluster, paths, first.cluster_settings));
       const auto cluster = valueOrThrow(topology::Cluster::build(spec));
       std::vector<calibrate::MeasuredCollective> small_runs;
+      std::vector<const MeasuredCurve*> small;
       std::vector<const MeasuredCurve*> large;
       ScaleTransfer transfer;
       transfer.system = group.system;
@@ -98,25 +93,26 @@ Expected<std::vector<ScaleTransfer>> collectiveScaleTransfer(const ConfigPaths& 
         calibrate::MeasuredCollective run = measuredRun(*curve, cluster);
         if (run.nodes() <= kTransferFitMaxNodes) {
           small_runs.push_back(std::move(run));
+          small.push_back(curve);
           transfer.fitted_curves.push_back(curve->id);
         } else {
           large.push_back(curve);
           transfer.held_out_curves.push_back(curve->id);
         }
       }
-      if (small_runs.empty() || large.empty()) continue;
+      if (small_runs.empty()) continue;
+      transfer.fitted_preset = curveSetError(small, paths, parameters);
+      transfer.held_out_preset = curveSetError(large, paths, parameters);
       calibrate::CommunicationFitOptions options;
       options.min_bytes = static_cast<double>(kScoredMinBytes);
-      const calibrate::CommunicationFit fit =
-          valueOrThrow(calibrate::fitCommunicationParameters(cluster, small_runs, parameters, options));
-      transfer.values = fit.values;
-      const HeldOutError preset = heldOutError(large, paths, parameters);
-      const HeldOutError calibrated = heldOutError(large, paths, fit.parameters);
-      transfer.held_out_points = preset.points;
-      transfer.preset_mape = preset.mape;
-      transfer.preset_bias = preset.bias;
-      transfer.calibrated_mape = calibrated.mape;
-      transfer.calibrated_bias = calibrated.bias;
+      const auto fit = calibrate::fitCommunicationParameters(cluster, small_runs, parameters, options);
+      if (fit.ok()) {
+        transfer.values = fit->values;
+        transfer.fitted_calibrated = curveSetError(small, paths, fit->parameters);
+        transfer.held_out_calibrated = curveSetError(large, paths, fit->parameters);
+      } else {
+        transfer.not_calibrated = fit.error().toString();
+      }
       results.push_back(std::move(transfer));
     }
     return results;
