@@ -18,6 +18,15 @@ perf::AttentionShape fusedAttentionShape(const Op& op) {
 }  // namespace
 
 double ComputeTimer::seconds(const Op& op, PassKind pass) const {
+  // The op's work in its counted kernels, then the gaps of the small kernels beyond them
+  // (an unfused path's, the framework's C++ launches).
+  const bool forward = pass == PassKind::kForward;
+  const double beyond = forward ? op.extra_kernels_forward + op.native_kernels_forward
+                                : op.extra_kernels_backward + op.native_kernels_backward;
+  return workSeconds(op, pass) + model_.kernelGapsTime(beyond);
+}
+
+double ComputeTimer::workSeconds(const Op& op, PassKind pass) const {
   const bool backward = pass == PassKind::kBackward;
   const OpCost& cost = backward ? op.backward : op.forward;
   const auto& gemms = backward ? op.backward_gemms : op.forward_gemms;

@@ -18,6 +18,9 @@ class ComputeTimer : public OpTimer {
   [[nodiscard]] double collectiveComputeShare() const override { return model_.collectiveComputeShare(); }
 
  private:
+  // The op's time in the kernels it counts (one per GEMM, else one), without the gaps of the
+  // kernels beyond them.
+  [[nodiscard]] double workSeconds(const Op& op, PassKind pass) const;
   // The op's GEMM kernels one by one (when it runs as GEMMs: OpKind kGemm, or unfused
   // attention), each slowed by the SMs a collective overlapped with it holds.
   [[nodiscard]] std::vector<double> gemmKernels(const Op& op, PassKind pass) const;

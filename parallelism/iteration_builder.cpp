@@ -67,7 +67,7 @@ IterationBuilder::IterationBuilder(const Experiment& experiment, const topology:
 PassWork IterationBuilder::passWork(int64_t stage, int64_t chunk) const {
   const auto one_call_seconds = [this](const Communication& comm) { return pass_collectives_.seconds(comm); };
   return chunkPassWork(experiment_, stage, chunk, options_.flops, timer_, one_call_seconds, communication_,
-                       options_.host_seconds_per_kernel, options_.host_seconds_per_library_call);
+                       options_.host);
 }
 
 IterationBuilder::ChunkPass IterationBuilder::chunkPass(const PassWork& work) {
@@ -76,8 +76,8 @@ IterationBuilder::ChunkPass IterationBuilder::chunkPass(const PassWork& work) {
   pass.backward_s = work.backward_s;
   pass.forward_kernels = work.forward_kernels;
   pass.backward_kernels = work.backward_kernels;
-  pass.forward_library_s = work.forward_library_s;
-  pass.backward_library_s = work.backward_library_s;
+  pass.forward_host_extra_s = work.forward_host_extra_s;
+  pass.backward_host_extra_s = work.backward_host_extra_s;
   pass.forward_host_wait_s = work.forward_host_wait_s;
   pass.forward_host_covered_s = work.forward_host_covered_s;
   pass.forward_host_syncs = work.forward_host_syncs;
@@ -241,8 +241,7 @@ IterationBuilder::BucketTasks IterationBuilder::addComputePasses(IterationGraph&
     const int64_t stage = layout_.coordinate(static_cast<int64_t>(r)).pp;
     const StageSchedule& schedule = stages[static_cast<std::size_t>(stage)];
     rank.compute_stream = result.graph.addStream(static_cast<int32_t>(r), "compute");
-    if (options_.host_seconds_per_kernel > 0.0)
-      rank.host_stream = result.graph.addStream(static_cast<int32_t>(r), "host");
+    if (options_.host.modelled()) rank.host_stream = result.graph.addStream(static_cast<int32_t>(r), "host");
     rank.steps = schedule.order;
     buckets.gradient[r].resize(chunks);
     buckets.gather[r].resize(chunks);
@@ -280,16 +279,15 @@ void IterationBuilder::addPassCompute(sim::TaskGraph& graph, RankTasks& rank, do
   if (rank.host_stream != sim::kNoStream) {
     const double kernels =
         std::max(1.0, step.pass == PassKind::kForward ? pass.forward_kernels : pass.backward_kernels);
-    const double per_kernel = options_.host_seconds_per_kernel;
+    const double per_kernel = options_.host.per_kernel_s;
     launch_first =
         graph.addCompute(sim::secondsToSimTime(per_kernel), {}, tagged(TaskCategory::kHostDispatch, rank.host_stream));
     // Less what the synced segments' collectives cover: the builder runs a pass's collectives
     // after the launches, where the host launched on during them (PassWork::forward_host_covered_s).
     const double covered = step.pass == PassKind::kForward ? pass.forward_host_covered_s : 0.0;
-    const double library = step.pass == PassKind::kForward ? pass.forward_library_s : pass.backward_library_s;
-    launch_rest =
-        graph.addCompute(sim::secondsToSimTime(std::max(0.0, (kernels - 1.0) * per_kernel + library - covered)), {},
-                         tagged(TaskCategory::kHostDispatch, rank.host_stream));
+    const double extra = step.pass == PassKind::kForward ? pass.forward_host_extra_s : pass.backward_host_extra_s;
+    launch_rest = graph.addCompute(sim::secondsToSimTime(std::max(0.0, (kernels - 1.0) * per_kernel + extra - covered)),
+                                   {}, tagged(TaskCategory::kHostDispatch, rank.host_stream));
   }
   TaskId first = sim::kNoTask;
   TaskId last = sim::kNoTask;

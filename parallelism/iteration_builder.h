@@ -61,13 +61,11 @@ struct IterationOptions {
   // every replica's GPUs (so their network traffic and contention are simulated), assuming
   // the other replicas reach them at the same time as replica 0.
   bool symmetric = false;
-  // The host's time to launch one kernel (training.dispatch, withHostDispatch); 0: the host
-  // is not modelled. Each rank's host launches its passes' kernels in schedule order on a
-  // stream of its own; a pass starts once its first kernel is launched and ends no earlier
+  // The host's time to launch the work (training.dispatch, withHostDispatch); not modelled
+  // when per_kernel_s is 0. Each rank's host launches its passes' kernels in schedule order on
+  // a stream of its own; a pass starts once its first kernel is launched and ends no earlier
   // than its last one is.
-  double host_seconds_per_kernel = 0.0;
-  // ... and for one library call beyond the kernels (Op::library_calls_forward).
-  double host_seconds_per_library_call = 0.0;
+  HostCosts host;
   // Per rank, how many times longer its compute takes (slow GPUs, goodput/stragglers.h);
   // empty: every rank at the compute model's rate. Not with `symmetric`, whose replicas
   // would be taken as identical.
@@ -138,8 +136,8 @@ class IterationBuilder {
   struct ChunkPass {
     double forward_s = 0.0;
     double backward_s = 0.0;  // including recomputation
-    double forward_library_s = 0.0;
-    double backward_library_s = 0.0;
+    double forward_host_extra_s = 0.0;
+    double backward_host_extra_s = 0.0;
     double forward_kernels = 0.0;
     double backward_kernels = 0.0;
     // Per parallel group and collective op: summed bytes and call count, forward / backward.

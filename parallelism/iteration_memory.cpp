@@ -132,7 +132,7 @@ struct RunShape {
         simulated_per_stage(static_cast<double>(plan.tp * plan.cp) * replicas),
         // The mechanisms the builder runs, counted as it adds them.
         features(iterationFeatures(plan, run_experiment.training)),
-        host(options.iteration.host_seconds_per_kernel > 0.0),
+        host(options.iteration.host.modelled()),
         per_node(std::max(1, run_experiment.cluster.gpus_per_node)),
         nics(perf::channelLimit(run_experiment.cluster)),
         mesh(perf::meshFabric(run_experiment.cluster)) {}
@@ -241,9 +241,8 @@ PassCounts countPasses(const RunShape& run, const SimulationOptions& options) {
     double stage_dependencies = 0.0;
     for (int64_t chunk = 0; chunk < plan.virtual_stages; ++chunk) {
       // Collectives untimed: a host wait is found wherever a segment's launches outlast its compute.
-      const PassWork work =
-          chunkPassWork(experiment, stage, chunk, options.iteration.flops, timer, no_seconds, options.communication,
-                        options.iteration.host_seconds_per_kernel, options.iteration.host_seconds_per_library_call);
+      const PassWork work = chunkPassWork(experiment, stage, chunk, options.iteration.flops, timer, no_seconds,
+                                          options.communication, options.iteration.host);
       const std::vector<PassCollective> merged = mergedCollectives(work);
       for (const PassKind kind : {PassKind::kForward, PassKind::kBackward}) {
         countChunkPass(run, work, merged, kind, buckets, blocks, stage_tasks, stage_dependencies, counts);

@@ -269,12 +269,13 @@ SimulationOptions withHostDispatch(const Experiment& experiment, SimulationOptio
   double per_kernel_us = compute.dispatch_eager_us * compute.dispatch_eager_in_step_factor;
   if (*experiment.training.dispatch == DispatchMode::kCompiled) per_kernel_us = compute.dispatch_compiled_us;
   if (*experiment.training.dispatch == DispatchMode::kCudaGraphs) per_kernel_us = compute.dispatch_cuda_graphs_us;
-  options.iteration.host_seconds_per_kernel = per_kernel_us * 1e-6;
-  // Library calls are captured with their region under CUDA graphs, and cost nothing where
-  // the host's launches do not.
+  options.iteration.host.per_kernel_s = per_kernel_us * 1e-6;
+  // Library calls and native kernels are captured with their region under CUDA graphs, and
+  // cost nothing where the host's launches do not.
   const bool graphs = *experiment.training.dispatch == DispatchMode::kCudaGraphs;
-  options.iteration.host_seconds_per_library_call =
-      graphs || per_kernel_us <= 0.0 ? 0.0 : compute.dispatch_library_call_us * 1e-6;
+  const bool free = graphs || per_kernel_us <= 0.0;
+  options.iteration.host.per_library_call_s = free ? 0.0 : compute.dispatch_library_call_us * 1e-6;
+  options.iteration.host.per_native_kernel_s = free ? 0.0 : compute.dispatch_native_kernel_us * 1e-6;
   options.compute.launch_overhead_us = compute.dispatch_kernel_gap_us;
   return options;
 }

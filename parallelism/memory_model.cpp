@@ -45,6 +45,7 @@ LayerParameters layerParameters(const ModelSpec& model, const ParallelPlan& plan
     if (gpt || model.attention_bias) layer.dense += (query + 2.0 * kv) / tp + hidden;
   }
   if (model.attention_sinks) layer.dense += static_cast<double>(model.attention_heads) / tp;  // per head, split
+  if (model.qk_norm) layer.dense += 2.0 * static_cast<double>(model.head_dim);                // q, k norms, replicated
   layer.dense += gpt ? 4.0 * hidden : 2.0 * hidden;                                           // norms, replicated
   if (model.moe && kind.moe) {
     const MoeSpec& moe = *model.moe;
@@ -361,10 +362,11 @@ double layerActivationBytes(const ModelSpec& model, const MicroBatchShard& shard
   if (model.mla) {
     bytes += latentAttentionActivationBytes(model, shard, rerun);
   } else {
-    bytes += eg * replicated * hidden;        // QKV GEMM input (norm output)
-    bytes += e * tokens * (query + kv) / tp;  // Q and K (after RoPE) for the scores
-    bytes += e * tokens * kv / tp;            // V for the context
-    bytes += eg * tokens * query / tp;        // output-projection input (the attention context)
+    bytes += eg * replicated * hidden;                                    // QKV GEMM input (norm output)
+    bytes += e * tokens * (query + kv) / tp;                              // Q and K (after RoPE) for the scores
+    if (model.qk_norm) bytes += norm_input * tokens * (query + kv) / tp;  // the q and k norms' inputs
+    bytes += e * tokens * kv / tp;                                        // V for the context
+    bytes += eg * tokens * query / tp;  // output-projection input (the attention context)
   }
   if (dropout) bytes += mask * replicated * hidden;
   // MLP or MoE block.

@@ -118,6 +118,10 @@ std::vector<WorkloadConstantName> buildWorkloadNames() {
       perf::scalarParameter("fp8_quantize_bytes_per_element", R::kNonNegative, &P::fp8_quantize_bytes_per_element));
   names.push_back(perf::scalarParameter("fp8_current_scaling_amax_bytes_per_element", R::kNonNegative,
                                         &P::fp8_current_scaling_amax_bytes_per_element));
+  names.push_back(perf::scalarParameter("fp8_current_scaling_kernels_per_quantize", R::kPositive,
+                                        &P::fp8_current_scaling_kernels_per_quantize));
+  names.push_back(perf::scalarParameter("fp8_current_scaling_quantize_per_expert", R::kShare,
+                                        &P::fp8_current_scaling_quantize_per_expert));
   names.push_back(perf::scalarParameter("dropout_mask_bytes", R::kPositive, &P::dropout_mask_bytes));
   names.push_back(perf::scalarParameter("token_id_bytes", R::kPositive, &P::token_id_bytes));
   names.push_back(perf::scalarParameter("loss_element_bytes", R::kPositive, &P::loss_element_bytes));

@@ -167,7 +167,7 @@ void readGptOss(const ConfigNode& root, ModelSpec& model) {
 
 const std::vector<std::string>& trainsimFeatureKeys() {
   static const std::vector<std::string> keys = {
-      "mla", "attention_bias", "attention_sinks", "sliding_window", "sliding_window_layers", "mtp_layers"};
+      "mla", "attention_bias", "attention_sinks", "qk_norm", "sliding_window", "sliding_window_layers", "mtp_layers"};
   return keys;
 }
 
@@ -191,6 +191,11 @@ void readTrainsimFeatures(const ConfigNode& root, ModelSpec& model) {
   }
   model.attention_bias = root.boolean("attention_bias", false);
   model.attention_sinks = root.boolean("attention_sinks", false);
+  model.qk_norm = root.boolean("qk_norm", false);
+  if (model.qk_norm && model.mla) {
+    root.child("qk_norm").fail(
+        "per-head query and key norms are not modelled with mla (latent attention normalizes its latents)");
+  }
   model.mtp_layers = root.integerIn("mtp_layers", 0, 0, kMaxLayers);
   auto window = root.optionalChild("sliding_window");
   auto layers = root.optionalChild("sliding_window_layers");
@@ -235,6 +240,9 @@ std::string huggingFaceFeatureKeyList() {
 }
 
 void readHuggingFaceFeatures(const ConfigNode& root, const std::string& model_type, ModelSpec& model) {
+  // Qwen3's attention normalizes every query and key head (Qwen3Attention.q_norm, k_norm: no
+  // config key, always there).
+  model.qk_norm = model_type == "qwen3" || model_type == "qwen3_moe";
   if (isDeepseekType(model_type)) readDeepseek(root, model);
   if (model_type == "gpt_oss") readGptOss(root, model);
   if (!model.moe) return;

@@ -33,6 +33,7 @@ double attentionParameters(const ModelSpec& model) {
     }
   }
   if (model.attention_sinks) attention += static_cast<double>(model.attention_heads);  // one logit per head
+  if (model.qk_norm) attention += 2.0 * static_cast<double>(model.head_dim);           // the q and k norms' weights
   return attention;
 }
 

@@ -112,6 +112,11 @@ struct ModelSpec {
   // added to the softmax denominator): one parameter per head, FLOPs negligible (one more
   // term per query row of the softmax), so no op of its own.
   bool attention_sinks = false;
+  // An RMSNorm over each query and key head before RoPE (Qwen3: transformers'
+  // modeling_qwen3.py and modeling_qwen3_moe.py, `q_norm` and `k_norm` of head_dim weights
+  // each; Megatron-Core's `qk_layernorm`): two norm kernels a layer on the queries and keys,
+  // whose inputs the backward keeps.
+  bool qk_norm = false;
   // Sliding-window attention: layers in `sliding_window_layers` (0-based, sorted) attend over
   // the last `sliding_window` tokens only (GPT-OSS: window 128 on every other layer,
   // layer_types in its config). 0: none.

@@ -46,48 +46,53 @@ double kernelsOf(const Op& op, PassKind pass) {
          (forward ? op.extra_kernels_forward : op.extra_kernels_backward);
 }
 
+double hostExtraSeconds(const Op& op, PassKind pass, const HostCosts& host) {
+  const bool forward = pass == PassKind::kForward;
+  return (forward ? op.library_calls_forward : op.library_calls_backward) * host.per_library_call_s +
+         (forward ? op.native_kernels_forward : op.native_kernels_backward) * host.per_native_kernel_s;
+}
+
 HostWait forwardHostWaitSeconds(const ChunkPart& part, const ParallelPlan& plan, const OpTimer& timer,
-                                const OneCallSeconds& one_call_seconds, double host_seconds_per_kernel,
-                                double host_seconds_per_library_call) {
+                                const OneCallSeconds& one_call_seconds, const HostCosts& host) {
   const Workload& workload = part.workload;
-  if (host_seconds_per_kernel <= 0.0 ||
+  if (!host.modelled() ||
       std::none_of(workload.ops.begin(), workload.ops.end(), [](const Op& op) { return op.host_sync_share > 0.0; })) {
     return {};
   }
   // Per segment of one layer (before the first sync, then after each): the host's launches,
   // the GPU's compute and its collectives.
-  std::vector<double> host(1, 0.0);
+  std::vector<double> launches(1, 0.0);
   std::vector<double> compute(1, 0.0);
   std::vector<double> collectives(1, 0.0);
   std::vector<std::size_t> segment_of_op;
   double share = 0.0;
   for (const Op& op : workload.ops) {
     if (op.host_sync_share > 0.0) {
-      host.push_back(0.0);
+      launches.push_back(0.0);
       compute.push_back(0.0);
       collectives.push_back(0.0);
       share = std::max(share, op.host_sync_share);
     }
-    segment_of_op.push_back(host.size() - 1);
-    host.back() += kernelsOf(op, PassKind::kForward) * host_seconds_per_kernel +
-                   op.library_calls_forward * host_seconds_per_library_call;
+    segment_of_op.push_back(launches.size() - 1);
+    launches.back() +=
+        kernelsOf(op, PassKind::kForward) * host.per_kernel_s + hostExtraSeconds(op, PassKind::kForward, host);
     compute.back() += timer.seconds(op, PassKind::kForward);
   }
   for (const Communication& comm : workload.communications) {
     if (comm.backward || groupSize(comm.group, plan) < 2) continue;
     const std::size_t segment =
-        comm.issued_before_op < segment_of_op.size() ? segment_of_op[comm.issued_before_op] : host.size() - 1;
+        comm.issued_before_op < segment_of_op.size() ? segment_of_op[comm.issued_before_op] : launches.size() - 1;
     const auto count = static_cast<double>(comm.count);
-    host[segment] += count * host_seconds_per_kernel;
+    launches[segment] += count * host.per_kernel_s;
     if (!comm.beside.has_value() && !comm.beside_attention && !pairedAllToAll(comm, plan)) {
       collectives[segment] += count * one_call_seconds(comm);
     }
   }
   HostWait result;
   result.syncs = true;
-  for (std::size_t i = 0; i < host.size(); ++i) {
-    result.wait_s += std::max(0.0, host[i] - compute[i] - collectives[i]);
-    result.covered_s += std::clamp(host[i] - compute[i], 0.0, collectives[i]);
+  for (std::size_t i = 0; i < launches.size(); ++i) {
+    result.wait_s += std::max(0.0, launches[i] - compute[i] - collectives[i]);
+    result.covered_s += std::clamp(launches[i] - compute[i], 0.0, collectives[i]);
   }
   result.wait_s *= part.repeats * share;
   result.covered_s *= part.repeats * share;
@@ -96,9 +101,8 @@ HostWait forwardHostWaitSeconds(const ChunkPart& part, const ParallelPlan& plan,
 
 void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan, const OpTimer& timer,
                  const OneCallSeconds& one_call_seconds, const perf::CommunicationParameters& communication,
-                 double host_seconds_per_kernel, double host_seconds_per_library_call) {
-  const HostWait host_wait = forwardHostWaitSeconds(part, plan, timer, one_call_seconds, host_seconds_per_kernel,
-                                                    host_seconds_per_library_call);
+                 const HostCosts& host) {
+  const HostWait host_wait = forwardHostWaitSeconds(part, plan, timer, one_call_seconds, host);
   work.forward_host_wait_s += host_wait.wait_s;
   work.forward_host_covered_s += host_wait.covered_s;
   work.forward_host_syncs = work.forward_host_syncs || host_wait.syncs;
@@ -111,13 +115,13 @@ void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan
     work.backward_s += layers * timer.seconds(op, PassKind::kBackward);
     work.forward_kernels += layers * kernelsOf(op, PassKind::kForward);
     work.backward_kernels += layers * kernelsOf(op, PassKind::kBackward);
-    work.forward_library_s += layers * op.library_calls_forward * host_seconds_per_library_call;
-    work.backward_library_s += layers * op.library_calls_backward * host_seconds_per_library_call;
+    work.forward_host_extra_s += layers * hostExtraSeconds(op, PassKind::kForward, host);
+    work.backward_host_extra_s += layers * hostExtraSeconds(op, PassKind::kBackward, host);
     if (const double rerun = rerunShare(op, recompute, plan.recompute_modules); rerun > 0.0) {
       work.backward_s += layers * rerun * forward;
       // A partly rerun GEMM op stands for whole matmuls (the key projection of the QKV's three).
       work.backward_kernels += layers * kernelsOf(op, PassKind::kForward);
-      work.backward_library_s += layers * op.library_calls_forward * host_seconds_per_library_call;
+      work.backward_host_extra_s += layers * hostExtraSeconds(op, PassKind::kForward, host);
     }
   }
   for (const Communication& comm : workload.communications) {
@@ -167,12 +171,10 @@ void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan
 
 PassWork chunkPassWork(const Experiment& experiment, int64_t stage, int64_t chunk, const FlopsOptions& flops,
                        const OpTimer& timer, const OneCallSeconds& one_call_seconds,
-                       const perf::CommunicationParameters& communication, double host_seconds_per_kernel,
-                       double host_seconds_per_library_call) {
+                       const perf::CommunicationParameters& communication, const HostCosts& host) {
   PassWork work;
   for (const ChunkPart& part : chunkWorkloads(experiment, stage, chunk, flops)) {
-    addPassWork(work, part, experiment.plan, timer, one_call_seconds, communication, host_seconds_per_kernel,
-                host_seconds_per_library_call);
+    addPassWork(work, part, experiment.plan, timer, one_call_seconds, communication, host);
   }
   return work;
 }

@@ -16,6 +16,7 @@
 
 #include "parallelism/chunk_workload.h"
 #include "parallelism/experiment.h"
+#include "parallelism/host_costs.h"
 #include "parallelism/op_timer.h"
 #include "parallelism/pipeline_schedule.h"
 #include "parallelism/transformer_workload.h"
@@ -51,9 +52,10 @@ struct PassWork {
   // included: what host dispatch costs.
   double forward_kernels = 0.0;
   double backward_kernels = 0.0;
-  // The host's time for the library calls beyond those kernels (Op::library_calls_*).
-  double forward_library_s = 0.0;
-  double backward_library_s = 0.0;
+  // The host's time beyond those kernels' dispatch: library calls (Op::library_calls_*) and
+  // the kernels the framework's C++ launches (Op::native_kernels_*).
+  double forward_host_extra_s = 0.0;
+  double backward_host_extra_s = 0.0;
   // With host dispatch, what the forward's host synchronisations (Op::host_sync_share) add:
   // the host cannot launch past a sync before the GPU has caught up, so between two syncs
   // the GPU runs no faster than the host launches (forwardHostWaitSeconds).
@@ -95,6 +97,10 @@ using OneCallSeconds = std::function<double(const Communication&)>;
 // extra kernels (Op::extra_kernels_forward / _backward).
 [[nodiscard]] double kernelsOf(const Op& op, PassKind pass);
 
+// The host's time for an op's pass beyond its kernels' dispatch: its library calls and its
+// native kernels (Op::library_calls_*, Op::native_kernels_*).
+[[nodiscard]] double hostExtraSeconds(const Op& op, PassKind pass, const HostCosts& host);
+
 // The time the GPU waits for its host in one forward pass of `part` beyond its compute and
 // the expert-parallel collectives between its ops: the ops from one host sync to the next
 // (Op::host_sync_share) form a segment, and a segment lasts the longer of its kernels'
@@ -120,20 +126,18 @@ struct HostWait {
   double covered_s = 0.0;
 };
 [[nodiscard]] HostWait forwardHostWaitSeconds(const ChunkPart& part, const ParallelPlan& plan, const OpTimer& timer,
-                                              const OneCallSeconds& one_call_seconds, double host_seconds_per_kernel,
-                                              double host_seconds_per_library_call = 0.0);
+                                              const OneCallSeconds& one_call_seconds, const HostCosts& host);
 
-// Adds `part` (its workload `repeats` times) to `work`; with host dispatch
-// (host_seconds_per_kernel > 0), its forward host wait and its library calls' host time too.
+// Adds `part` (its workload `repeats` times) to `work`; with host dispatch (host.modelled()),
+// its forward host wait and its library calls' and native kernels' host time too.
 void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan, const OpTimer& timer,
                  const OneCallSeconds& one_call_seconds, const perf::CommunicationParameters& communication,
-                 double host_seconds_per_kernel = 0.0, double host_seconds_per_library_call = 0.0);
+                 const HostCosts& host = {});
 
 // Every part of model chunk `chunk` of `stage` (chunkWorkloads), added in order.
 [[nodiscard]] PassWork chunkPassWork(const Experiment& experiment, int64_t stage, int64_t chunk,
                                      const FlopsOptions& flops, const OpTimer& timer,
                                      const OneCallSeconds& one_call_seconds,
-                                     const perf::CommunicationParameters& communication,
-                                     double host_seconds_per_kernel = 0.0, double host_seconds_per_library_call = 0.0);
+                                     const perf::CommunicationParameters& communication, const HostCosts& host = {});
 
 }  // namespace trainsim::parallelism

@@ -97,6 +97,10 @@ void WorkloadBuilder::attentionBlock(LayerKind kind) {
   // Matmuls 1-3 of the layer (wq, wk, wv): the key projection is the second (Op::op_checkpoint_rerun).
   workload_.ops.back().op_checkpoint_rerun = kv / (query + 2.0 * kv);
   const auto qkv = overlapGemms(TpOverlapGemm::kQkvFprop, TpOverlapGemm::kQkvDgrad, TpOverlapGemm::kQkvWgrad);
+  if (model_.qk_norm) {
+    normOver("q_norm", t * query / tp_);
+    normOver("k_norm", t * kv / tp_);
+  }
   if (model_.architecture == Architecture::kLlama) {
     // Rotary position embedding on the query and key heads of this rank.
     rotaryEmbedding(t * (query + kv) / tp_);

@@ -219,6 +219,12 @@ struct FlopsOptions {
   // not counted.
   double fp8_quantize_bytes_per_element = 4.0;
   double fp8_current_scaling_amax_bytes_per_element = 2.0;
+  // Kernels of one current-scaling quantization (amax, scale, cast), per local expert in a
+  // grouped GEMM; delayed scaling's is one kernel, for all experts at once.
+  double fp8_current_scaling_kernels_per_quantize = 3.0;
+  // 1: a grouped GEMM quantizes each local expert's slice apart (Transformer Engine); 0: all
+  // at once (quantizations: 1 + this x (local experts - 1)).
+  double fp8_current_scaling_quantize_per_expert = 1.0;
   bool fp8_current_scaling = false;
   // Whether FP8 quantization writes the transposed (column-wise) copy counted above. Not on
   // GPUs whose FP8 GEMMs take either operand layout (Blackwell, compute capability 10.x:
@@ -310,7 +316,8 @@ struct Op {
   std::vector<GemmShape> backward_gemms;  // input-gradient and weight-gradient matmuls
   // Kernels an eager framework launches for the op beyond one per GEMM (kernelsOf): the
   // small kernels of an unfused path that the op's cost stands for as a whole (a MoE
-  // router's scores, top-k, load-balancing loss and token permutation).
+  // router's scores, top-k, load-balancing loss and token permutation). Each also costs the
+  // GPU its gap between kernels (ComputeModel::launchOverhead), as native kernels do.
   double extra_kernels_forward = 0.0;
   double extra_kernels_backward = 0.0;
   // Calls the framework's C++ makes to a GEMM library for the op beyond the one its kernel
@@ -318,6 +325,12 @@ struct Op {
   // at ComputeParameters::dispatch_library_call_us of host time.
   double library_calls_forward = 0.0;
   double library_calls_backward = 0.0;
+  // Kernels the framework's C++ launches inside the op's one Python call beyond the kernel
+  // its dispatch counts (Transformer Engine's current-scaling quantization: amax, scale and
+  // cast per tensor, per local expert in a grouped GEMM): each costs the host a bare launch
+  // (ComputeParameters::dispatch_native_kernel_us), not an eager op.
+  double native_kernels_forward = 0.0;
+  double native_kernels_backward = 0.0;
   // The host waits here for the GPU before it launches this op (a dropless MoE layer reads
   // its per-expert token counts on the host before the token dispatch), in this share of the
   // layers: 0 = never, 1 = every layer.

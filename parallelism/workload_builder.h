@@ -107,6 +107,15 @@ class WorkloadBuilder {
       Op cast = makeOp(name + "_fp8_quantize", OpKind::kElementwise, false, false);
       cast.forward.bytes = input * per_element;
       cast.backward.bytes = grad_output * per_element;
+      // Current scaling: amax, scale and cast per tensor, per local expert of a grouped GEMM,
+      // from Transformer Engine's C++ (FlopsOptions::fp8_current_scaling_kernels_per_quantize).
+      if (options_.fp8_current_scaling) {
+        const double quantizations = 1.0 + options_.fp8_current_scaling_quantize_per_expert * (batch - 1.0);
+        const double native =
+            std::max(0.0, quantizations * options_.fp8_current_scaling_kernels_per_quantize - 1.0);
+        cast.native_kernels_forward = native;
+        cast.native_kernels_backward = native;
+      }
       workload_.ops.push_back(std::move(cast));
     }
     Op op = makeOp(std::move(name), OpKind::kGemm, true, false);
@@ -152,15 +161,19 @@ class WorkloadBuilder {
   // LayerNorm (gpt) or RMSNorm (llama) over `tokens` x hidden. Fused, forward reads x, writes
   // y; backward reads x and dy, writes dx. PyTorch's LayerNorm is one kernel even in eager
   // mode; an eager RMSNorm is torchtitan's chain (FlopsOptions::fused_pointwise).
-  void norm(std::string name, double tokens) {
+  void norm(std::string name, double tokens) { normOver(std::move(name), tokens * hidden_); }
+
+  // The model's norm over `elements` (rows of any width: the block's hidden, or Qwen3's
+  // query and key heads).
+  void normOver(std::string name, double elements) {
     const bool gpt = model_.architecture == Architecture::kGpt;
     const double flops = gpt ? options_.layer_norm_flops_per_element : options_.rms_norm_flops_per_element;
     if (gpt || options_.fused_pointwise) {
-      elementwise(std::move(name), OpKind::kNormalization, tokens * hidden_, flops, 2.0 * e_, 3.0 * e_);
+      elementwise(std::move(name), OpKind::kNormalization, elements, flops, 2.0 * e_, 3.0 * e_);
       return;
     }
     elementwise(
-        std::move(name), OpKind::kNormalization, tokens * hidden_, flops,
+        std::move(name), OpKind::kNormalization, elements, flops,
         eagerAccessBytes(options_.eager_rms_norm_forward_16bit_accesses, options_.eager_rms_norm_forward_fp32_accesses),
         eagerAccessBytes(options_.eager_rms_norm_backward_16bit_accesses,
                          options_.eager_rms_norm_backward_fp32_accesses));

@@ -320,6 +320,11 @@ double ComputeModel::finish(double compute_seconds, double bytes) const {
   return (std::max(compute_seconds, memory_seconds) + launch_overhead_s_) / training_rate_fraction_;
 }
 
+double ComputeModel::kernelGapsTime(double kernels) const {
+  assert(kernels >= 0.0);
+  return kernels * launch_overhead_s_ / training_rate_fraction_;
+}
+
 double ComputeModel::gemmTime(const GemmShape& shape, double bytes, double epilogue_bytes, GemmPrecision precision,
                               int sms) const {
   assert(epilogue_bytes >= 0.0);

@@ -121,6 +121,9 @@ class ComputeModel {
   // The attention rate on `shape` over the measured one (> 1 for a larger problem).
   [[nodiscard]] double attentionShapeFactor(const AttentionShape& shape, AttentionPass pass) const;
   [[nodiscard]] double elementwiseTime(double bytes, double flops = 0.0) const;
+  // What `kernels` more kernels of an op cost the GPU beyond their work: the gap each takes
+  // (launch_overhead_us; with the host modelled, the gap between kernels already launched).
+  [[nodiscard]] double kernelGapsTime(double kernels) const;
 
   // The tile and wave plan on `sms` SMs (0: all). A GEMM told to leave SMs to a concurrent
   // kernel (cuBLASLt's CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, which Transformer Engine sets to

@@ -139,6 +139,10 @@ struct ComputeParameters {
   // model counts (Op::library_calls_forward: Transformer Engine's grouped GEMM, one cuBLASLt
   // call per expert), eager or compiled; none under CUDA graphs. Microseconds.
   double dispatch_library_call_us = 0.0;
+  // The host's time for one kernel a framework's C++ launches inside an op beyond the one
+  // its dispatch counts (Op::native_kernels_forward: Transformer Engine's current-scaling
+  // amax, scale and cast kernels), eager or compiled; none under CUDA graphs. Microseconds.
+  double dispatch_native_kernel_us = 0.0;
 
   // ---- Calibration ----
   // Measured GEMM efficiency per shape class (gemmShapeClass in perf/compute_model.h) of a GPU

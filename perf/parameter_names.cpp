@@ -160,6 +160,7 @@ std::vector<ComputeParameterName> buildComputeNames() {
   names.push_back(scalarParameter("dispatch_cuda_graphs_us", R::kNonNegative, &P::dispatch_cuda_graphs_us));
   names.push_back(scalarParameter("dispatch_kernel_gap_us", R::kNonNegative, &P::dispatch_kernel_gap_us));
   names.push_back(scalarParameter("dispatch_library_call_us", R::kNonNegative, &P::dispatch_library_call_us));
+  names.push_back(scalarParameter("dispatch_native_kernel_us", R::kNonNegative, &P::dispatch_native_kernel_us));
   names.push_back(scalarParameter("training_rate_fraction_default", R::kPositive, &P::training_rate_fraction_default));
   return names;
 }

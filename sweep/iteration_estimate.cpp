@@ -362,9 +362,7 @@ parallelism::PassWork IterationEstimator::partWork(const parallelism::ParallelPl
     return collectiveSeconds(plan, kindOf(comm.group), comm.op, groupOf(layout, comm.group), comm.bytes);
   };
   parallelism::PassWork work;
-  parallelism::addPassWork(work, part, plan, timer, one_call_seconds, options_.communication,
-                           options_.iteration.host_seconds_per_kernel,
-                           options_.iteration.host_seconds_per_library_call);
+  parallelism::addPassWork(work, part, plan, timer, one_call_seconds, options_.communication, options_.iteration.host);
   return work;
 }
 
@@ -430,14 +428,14 @@ IterationEstimator::ChunkTimes IterationEstimator::partTimes(const parallelism::
   ChunkTimes times;
   // With host dispatch a pass lasts at least as long as its kernels' launches (the builder's
   // host stream, parallelism/iteration_builder.h), and a forward waits on its host at syncs.
-  const double per_kernel = options_.iteration.host_seconds_per_kernel;
+  const double per_kernel = options_.iteration.host.per_kernel_s;
   const double wait = work.forward_host_wait_s;
   times.forward_compute = work.computeAndExposedSeconds(PassKind::kForward) + wait +
-                          std::max(0.0, work.forward_kernels * per_kernel + work.forward_library_s -
+                          std::max(0.0, work.forward_kernels * per_kernel + work.forward_host_extra_s -
                                             work.forward_host_covered_s - work.forward_s - wait);
   times.backward_compute =
       work.computeAndExposedSeconds(PassKind::kBackward) +
-      std::max(0.0, work.backward_kernels * per_kernel + work.backward_library_s - work.backward_s);
+      std::max(0.0, work.backward_kernels * per_kernel + work.backward_host_extra_s - work.backward_s);
   for (const parallelism::PassCollective& call : work.collectives) {
     if (call.group == ParallelGroup::kPipeline) continue;
     const std::vector<int64_t> group = groupOf(layout, call.group);

@@ -55,15 +55,17 @@ TEST(HostSync, TheGpuWaitsForWhatTheHostLaunchesAfterTheSync) {
   part.workload.ops = {op(0, 1.0), op(1), op(2, 9.0, 1.0), op(3)};
   const TableTimer timer({2.0, 3.0, 0.5, 0.5});
   const ParallelPlan plan;
-  EXPECT_NEAR(forwardHostWaitSeconds(part, plan, timer, kNoCollectives, 1e-3).wait_s, 0.030, 1e-12);
+  EXPECT_NEAR(forwardHostWaitSeconds(part, plan, timer, kNoCollectives, HostCosts{.per_kernel_s = 1e-3}).wait_s, 0.030,
+              1e-12);
   // Half the layers syncing: half the wait.
   part.workload.ops[2].host_sync_share = 0.5;
-  EXPECT_NEAR(forwardHostWaitSeconds(part, plan, timer, kNoCollectives, 1e-3).wait_s, 0.015, 1e-12);
+  EXPECT_NEAR(forwardHostWaitSeconds(part, plan, timer, kNoCollectives, HostCosts{.per_kernel_s = 1e-3}).wait_s, 0.015,
+              1e-12);
   // No sync, or no host modelled: nothing.
   part.workload.ops[2].host_sync_share = 0.0;
-  EXPECT_EQ(forwardHostWaitSeconds(part, plan, timer, kNoCollectives, 1e-3).wait_s, 0.0);
+  EXPECT_EQ(forwardHostWaitSeconds(part, plan, timer, kNoCollectives, HostCosts{.per_kernel_s = 1e-3}).wait_s, 0.0);
   part.workload.ops[2].host_sync_share = 1.0;
-  EXPECT_EQ(forwardHostWaitSeconds(part, plan, timer, kNoCollectives, 0.0).wait_s, 0.0);
+  EXPECT_EQ(forwardHostWaitSeconds(part, plan, timer, kNoCollectives, HostCosts{}).wait_s, 0.0);
 }
 
 // A collective runs in the segment it is issued in. The expert all-to-all issued at the sync
@@ -90,22 +92,22 @@ TEST(HostSync, ACollectiveRunsInTheSegmentItIsIssuedIn) {
   plan.ep = 8;
   plan.tp = 2;
   const OneCallSeconds nine_ms = [](const Communication&) { return 9e-3; };
-  HostWait wait = forwardHostWaitSeconds(part, plan, timer, nine_ms, 1e-3);
+  HostWait wait = forwardHostWaitSeconds(part, plan, timer, nine_ms, HostCosts{.per_kernel_s = 1e-3});
   EXPECT_NEAR(wait.wait_s, 0.002, 1e-12);
   EXPECT_NEAR(wait.covered_s, 0.009, 1e-12);
   // Issued after the sync, the all-reduce's 9 ms would cover the launches there instead.
   part.workload.communications[1].issued_before_op = 3;
-  wait = forwardHostWaitSeconds(part, plan, timer, nine_ms, 1e-3);
+  wait = forwardHostWaitSeconds(part, plan, timer, nine_ms, HostCosts{.per_kernel_s = 1e-3});
   EXPECT_NEAR(wait.wait_s, 0.0, 1e-12);
   EXPECT_NEAR(wait.covered_s, 0.012, 1e-12);
   part.workload.communications[1].issued_before_op = 1;
   plan.moe_a2a_overlap = true;
-  wait = forwardHostWaitSeconds(part, plan, timer, nine_ms, 1e-3);
+  wait = forwardHostWaitSeconds(part, plan, timer, nine_ms, HostCosts{.per_kernel_s = 1e-3});
   EXPECT_NEAR(wait.wait_s, 0.011, 1e-12);
   EXPECT_NEAR(wait.covered_s, 0.0, 1e-12);
   // With ep 1 the workload's exchange moves nothing and is skipped, launch included.
   plan.ep = 1;
-  EXPECT_NEAR(forwardHostWaitSeconds(part, plan, timer, nine_ms, 1e-3).wait_s, 0.010, 1e-12);
+  EXPECT_NEAR(forwardHostWaitSeconds(part, plan, timer, nine_ms, HostCosts{.per_kernel_s = 1e-3}).wait_s, 0.010, 1e-12);
 }
 
 // The MoE block syncs before its first expert op (the fp8 quantization of the experts' input

@@ -147,7 +147,7 @@ TEST(RecomputeModules, TheDenseMlpRerunsItsCollectives) {
     for (const ChunkPart& part : chunkWorkloads(e, 0, 0, FlopsOptions{})) {
       PassWork work;
       addPassWork(
-          work, part, e.plan, timer, [](const Communication&) { return 0.0; }, perf::CommunicationParameters{}, 0.0);
+          work, part, e.plan, timer, [](const Communication&) { return 0.0; }, perf::CommunicationParameters{});
       for (const auto& collective : work.collectives) calls += collective.recomputed ? collective.count : 0;
     }
     return calls;

@@ -48,8 +48,7 @@ PassWork layerPassWork(const Experiment& experiment) {
   } timer;
   PassWork work;
   addPassWork(
-      work, part, experiment.plan, timer, [](const Communication&) { return 0.0; }, perf::CommunicationParameters{},
-      0.0);
+      work, part, experiment.plan, timer, [](const Communication&) { return 0.0; }, perf::CommunicationParameters{});
   return work;
 }
 
