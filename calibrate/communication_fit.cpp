@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <utility>
 
 #include "calibrate/robust_statistics.h"
 #include "perf/collective_simulation.h"
@@ -49,24 +50,29 @@ constexpr double kPriorWeight = 0.01;
 // And a hard bound: at most two decades either side of the start (log-mapped parameters).
 constexpr double kMaxLogDeviation = 4.605170185988091;  // ln(100)
 
+double logit(double p) { return std::log(p / (1.0 - p)); }
+
 struct Unknown {
   const CommunicationParameterName* name;
   std::string gpu_key;  // the cluster's GPU, for a per-GPU parameter
   double toValue(double theta) const {
     return name->range == ParameterRange::kEfficiency ? 1.0 / (1.0 + std::exp(-theta)) : std::exp(theta);
   }
+  // The range the fit keeps theta in: an efficiency's limits, or two decades of the start.
+  [[nodiscard]] std::pair<double, double> thetaBounds(double start_theta) const {
+    if (name->range == ParameterRange::kEfficiency) return {logit(kMinEfficiency), logit(kMaxEfficiency)};
+    return {start_theta - kMaxLogDeviation, start_theta + kMaxLogDeviation};
+  }
+  // Moved by the fit onto a limit of thetaBounds (a value that starts on one and stays is not).
   [[nodiscard]] bool atBound(double theta, double start_theta) const {
-    constexpr double kSlack = 1e-6;
-    if (name->range == ParameterRange::kEfficiency) {
-      const double p = toValue(theta);
-      return p >= kMaxEfficiency - kSlack || p <= kMinEfficiency + kSlack;
-    }
-    return std::abs(theta - start_theta) >= kMaxLogDeviation - kSlack;
+    constexpr double kSlack = 1e-9;
+    if (std::abs(theta - start_theta) <= kSlack) return false;
+    const auto [low, high] = thetaBounds(start_theta);
+    return theta <= low + kSlack || theta >= high - kSlack;
   }
   double toTheta(double value) const {
     if (name->range == ParameterRange::kEfficiency) {
-      const double p = std::clamp(value, kMinEfficiency, kMaxEfficiency);
-      return std::log(p / (1.0 - p));
+      return logit(std::clamp(value, kMinEfficiency, kMaxEfficiency));
     }
     return std::log(std::max(value, 1e-6));
   }
@@ -126,12 +132,13 @@ class Problem {
     return result;
   }
 
-  // Keeps log-mapped parameters within kMaxLogDeviation of the start.
+  // Keeps log-mapped parameters within kMaxLogDeviation of the start and efficiencies within
+  // [kMinEfficiency, kMaxEfficiency].
   [[nodiscard]] Eigen::VectorXd bounded(Eigen::VectorXd theta, const Eigen::VectorXd& start) const {
     for (std::size_t j = 0; j < unknowns_.size(); ++j) {
-      if (unknowns_[j].name->range == ParameterRange::kEfficiency) continue;
       const auto i = static_cast<Eigen::Index>(j);
-      theta(i) = std::clamp(theta(i), start(i) - kMaxLogDeviation, start(i) + kMaxLogDeviation);
+      const auto [low, high] = unknowns_[j].thetaBounds(start(i));
+      theta(i) = std::clamp(theta(i), low, high);
     }
     return theta;
   }

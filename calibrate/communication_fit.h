@@ -42,9 +42,9 @@ struct FittedValue {
   double before = 0.0;
   double after = 0.0;
   std::string gpu_key;  // the GPU a per-GPU parameter (nvlink_efficiency) was fitted for
-  // Stopped at the fit's hard bound (two decades from the start, or an efficiency's 0.001 /
-  // 0.999): the model follows the measurements only with a value no cluster has there, so the
-  // calibration describes the curves, not the machine.
+  // Moved by the fit onto its hard bound (two decades from the start, or an efficiency at
+  // 0.001 / 0.999): the model follows the measurements only with a value no cluster has
+  // there, so the calibration describes the curves, not the machine.
   bool at_bound = false;
 };
 

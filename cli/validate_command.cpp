@@ -205,16 +205,15 @@ SuiteOutput scaleTransfer(const CommandContext& context, const CalibrationInForc
     if (!calibrated) entry["not_calibrated"] = transfer.not_calibrated;
     entry["fitted_preset"] = curveSetJson(transfer.fitted_preset);
     if (calibrated) entry["fitted_calibrated"] = curveSetJson(transfer.fitted_calibrated);
-    // The held-out keys as before this report covered systems without larger runs.
-    if (held_out) {
-      entry["held_out_points"] = transfer.held_out_preset.points;
-      entry["preset_mape"] = transfer.held_out_preset.mape;
-      entry["preset_bias"] = transfer.held_out_preset.bias;
-      if (calibrated) {
-        entry["calibrated_mape"] = transfer.held_out_calibrated.mape;
-        entry["calibrated_bias"] = transfer.held_out_calibrated.bias;
-      }
-    }
+    // The larger runs' figures: null where the system has none or no calibration was made.
+    auto number_or_null = [](bool present, double value) {
+      return present ? nlohmann::ordered_json(value) : nlohmann::ordered_json(nullptr);
+    };
+    entry["held_out_points"] = transfer.held_out_preset.points;
+    entry["preset_mape"] = number_or_null(held_out, transfer.held_out_preset.mape);
+    entry["preset_bias"] = number_or_null(held_out, transfer.held_out_preset.bias);
+    entry["calibrated_mape"] = number_or_null(held_out && calibrated, transfer.held_out_calibrated.mape);
+    entry["calibrated_bias"] = number_or_null(held_out && calibrated, transfer.held_out_calibrated.bias);
     entry["fitted"] = values;
     json.push_back(std::move(entry));
   }

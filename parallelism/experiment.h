@@ -35,8 +35,8 @@ struct Experiment {
 // (training.fused_pointwise, or a compiled dispatch: Inductor fuses each chain into one kernel).
 // The cross-entropy kernel and the experts' fused grouped MLP are the experiment's
 // (training.fused_cross_entropy, training.fused_expert_mlp), FP8 quantization writes a transposed copy only where the
-// GPU's FP8 GEMMs need one (topology::GpuSpec::fp8_gemm_any_layout) and reads its input once more for the amax under
-// current scaling (training.fp8_recipe).
+// GPU's FP8 GEMMs need one (topology::GpuSpec::fp8_gemm_any_layout) or the recipe scales blocks, and reads its input
+// once more for the amax under current scaling (training.fp8_recipe).
 [[nodiscard]] inline FlopsOptions kernelsFor(const Experiment& experiment, FlopsOptions base) {
   base.fused_attention = base.fused_attention && experiment.training.flash_attention;
   base.fused_cross_entropy = experiment.training.fused_cross_entropy;
@@ -44,8 +44,10 @@ struct Experiment {
   base.fused_pointwise = base.fused_pointwise && (experiment.training.fused_pointwise ||
                                                   experiment.training.dispatch == DispatchMode::kCompiled);
   base.fused_expert_mlp = experiment.training.fused_expert_mlp;
-  base.fp8_transposed_copies = !experiment.cluster.gpu.fp8_gemm_any_layout;
   base.fp8_current_scaling = experiment.training.fp8_recipe == Fp8Recipe::kCurrent;
+  base.fp8_block_scaling =
+      experiment.training.fp8_recipe == Fp8Recipe::kMxfp8 || experiment.training.fp8_recipe == Fp8Recipe::kBlockwise;
+  base.fp8_transposed_copies = !experiment.cluster.gpu.fp8_gemm_any_layout || base.fp8_block_scaling;
   return base;
 }
 

@@ -120,8 +120,7 @@ std::vector<WorkloadConstantName> buildWorkloadNames() {
                                         &P::fp8_current_scaling_amax_bytes_per_element));
   names.push_back(perf::scalarParameter("fp8_current_scaling_kernels_per_quantize", R::kPositive,
                                         &P::fp8_current_scaling_kernels_per_quantize));
-  names.push_back(perf::scalarParameter("fp8_current_scaling_quantize_per_expert", R::kShare,
-                                        &P::fp8_current_scaling_quantize_per_expert));
+  names.push_back(perf::scalarParameter("fp8_quantize_per_expert", R::kShare, &P::fp8_quantize_per_expert));
   names.push_back(perf::scalarParameter("dropout_mask_bytes", R::kPositive, &P::dropout_mask_bytes));
   names.push_back(perf::scalarParameter("token_id_bytes", R::kPositive, &P::token_id_bytes));
   names.push_back(perf::scalarParameter("loss_element_bytes", R::kPositive, &P::loss_element_bytes));

@@ -192,6 +192,9 @@ void readTrainsimFeatures(const ConfigNode& root, ModelSpec& model) {
   model.attention_bias = root.boolean("attention_bias", false);
   model.attention_sinks = root.boolean("attention_sinks", false);
   model.qk_norm = root.boolean("qk_norm", false);
+  if (model.qk_norm && model.architecture != Architecture::kLlama) {
+    root.child("qk_norm").fail("per-head query and key RMSNorms belong to llama-style models (architecture: llama)");
+  }
   if (model.qk_norm && model.mla) {
     root.child("qk_norm").fail(
         "per-head query and key norms are not modelled with mla (latent attention normalizes its latents)");

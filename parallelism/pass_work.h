@@ -104,7 +104,7 @@ using OneCallSeconds = std::function<double(const Communication&)>;
 // The time the GPU waits for its host in one forward pass of `part` beyond its compute and
 // the expert-parallel collectives between its ops: the ops from one host sync to the next
 // (Op::host_sync_share) form a segment, and a segment lasts the longer of its kernels'
-// launches (kernels x host_seconds_per_kernel) and its GPU time, because the host cannot
+// launches (kernels x HostCosts::per_kernel_s, plus hostExtraSeconds) and its GPU time, because the host cannot
 // run ahead across a sync. The pass then takes the sum over its segments, where without
 // syncs it takes the longer of the two sums; times the share of the layers that sync. 0
 // without a sync or without host dispatch.

@@ -140,8 +140,11 @@ TrainingSpec readTrainingSpec(const ConfigNode& section, const TrainingDefaults&
               std::string(topology::precisionName(training.precision)));
   }
   if (auto recipe = section.optionalChild("fp8_recipe")) {
-    training.fp8_recipe =
-        recipe->asEnum({"delayed", "current"}) == "current" ? Fp8Recipe::kCurrent : Fp8Recipe::kDelayed;
+    const std::string name = recipe->asEnum({"delayed", "current", "mxfp8", "blockwise"});
+    training.fp8_recipe = name == "current"     ? Fp8Recipe::kCurrent
+                          : name == "mxfp8"     ? Fp8Recipe::kMxfp8
+                          : name == "blockwise" ? Fp8Recipe::kBlockwise
+                                                : Fp8Recipe::kDelayed;
     if (training.precision != topology::Precision::kFp8) {
       recipe->fail("an FP8 scaling recipe needs precision fp8, found precision " +
                    std::string(topology::precisionName(training.precision)));

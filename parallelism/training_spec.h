@@ -22,7 +22,11 @@ enum class Optimizer : uint8_t { kAdam, kSgd };
 // amax history of earlier iterations (DelayedScaling, TE's and Megatron-Core's default,
 // NeMo's fp8_hybrid), or current, from the tensor itself just before the cast
 // (Float8CurrentScaling, Megatron-Core --fp8-recipe tensorwise, Megatron-Bridge's FP8-CS).
-enum class Fp8Recipe : uint8_t { kDelayed, kCurrent };
+// FP8 scaling recipes (training.fp8_recipe), as Transformer Engine names them: per-tensor
+// delayed (DelayedScaling) or current (Float8CurrentScaling) scaling; block scaling with a
+// scale per 32 elements (MXFP8BlockScaling, Blackwell) or per 1 x 128 / 128 x 128 block
+// (Float8BlockScaling, DeepSeek-V3's recipe).
+enum class Fp8Recipe : uint8_t { kDelayed, kCurrent, kMxfp8, kBlockwise };
 
 // How the host issues a step's kernels (training.dispatch): eager PyTorch (one Python and
 // ATen dispatch per op), compiled (torch.compile's Inductor launching its generated kernels)
@@ -131,7 +135,9 @@ struct TrainingSpec {
   bool fp8_param_gather = false;
   // fp8 only: the scaling recipe. Current scaling reads each quantized tensor once more for
   // its absolute maximum (FlopsOptions::fp8_current_scaling_amax_bytes_per_element) and, with
-  // FP8 weights, the master shard once more in the optimizer step.
+  // FP8 weights, the master shard once more in the optimizer step. The block recipes find
+  // their scales inside the cast and always write both orientations (a block's scale runs
+  // along one axis), on any GPU.
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
   // Mixture of experts: token slots of the busiest expert-parallel rank over the mean (1:
   // balanced routing, as the auxiliary loss aims for and NVIDIA's benchmarks force). The

@@ -88,7 +88,7 @@ struct FlopsOptions {
   double moe_combine_flops_per_element = 2.0;  // each expert output scaled and summed
   // Kernels an eager MoE layer's router and token permutation launch beyond the four ops that
   // stand for them (moe_router, moe_router_topk, moe_permute, moe_unpermute), per pass: what
-  // host dispatch costs (Op::extra_kernels_forward).
+  // host dispatch costs, and each kernel's gap on the GPU (Op::extra_kernels_forward).
   double moe_routing_extra_kernels_forward = 26.0;
   double moe_routing_extra_kernels_backward = 15.3;
   // The share of MoE layers whose forward makes the host wait for the GPU before the token
@@ -222,10 +222,13 @@ struct FlopsOptions {
   // Kernels of one current-scaling quantization (amax, scale, cast), per local expert in a
   // grouped GEMM; delayed scaling's is one kernel, for all experts at once.
   double fp8_current_scaling_kernels_per_quantize = 3.0;
-  // 1: a grouped GEMM quantizes each local expert's slice apart (Transformer Engine); 0: all
-  // at once (quantizations: 1 + this x (local experts - 1)).
-  double fp8_current_scaling_quantize_per_expert = 1.0;
+  // Current and block scaling: 1, a grouped GEMM quantizes each local expert's slice apart
+  // (Transformer Engine); 0: all at once (quantizations: 1 + this x (local experts - 1)).
+  double fp8_quantize_per_expert = 1.0;
   bool fp8_current_scaling = false;
+  // A block-scaling recipe (fp8_recipe mxfp8 or blockwise, kernelsFor): one kernel a
+  // quantization, no separate amax read, both orientations written.
+  bool fp8_block_scaling = false;
   // Whether FP8 quantization writes the transposed (column-wise) copy counted above. Not on
   // GPUs whose FP8 GEMMs take either operand layout (Blackwell, compute capability 10.x:
   // Transformer Engine's is_non_tn_fp8_gemm_supported(); its per-tensor-scaled FP8 tensors
@@ -317,7 +320,7 @@ struct Op {
   // Kernels an eager framework launches for the op beyond one per GEMM (kernelsOf): the
   // small kernels of an unfused path that the op's cost stands for as a whole (a MoE
   // router's scores, top-k, load-balancing loss and token permutation). Each also costs the
-  // GPU its gap between kernels (ComputeModel::launchOverhead), as native kernels do.
+  // GPU its gap between kernels (ComputeModel::kernelGapsTime), as native kernels do.
   double extra_kernels_forward = 0.0;
   double extra_kernels_backward = 0.0;
   // Calls the framework's C++ makes to a GEMM library for the op beyond the one its kernel

@@ -107,12 +107,15 @@ class WorkloadBuilder {
       Op cast = makeOp(name + "_fp8_quantize", OpKind::kElementwise, false, false);
       cast.forward.bytes = input * per_element;
       cast.backward.bytes = grad_output * per_element;
-      // Current scaling: amax, scale and cast per tensor, per local expert of a grouped GEMM,
-      // from Transformer Engine's C++ (FlopsOptions::fp8_current_scaling_kernels_per_quantize).
-      if (options_.fp8_current_scaling) {
-        const double quantizations = 1.0 + options_.fp8_current_scaling_quantize_per_expert * (batch - 1.0);
-        const double native =
-            std::max(0.0, quantizations * options_.fp8_current_scaling_kernels_per_quantize - 1.0);
+      // Current scaling: amax, scale and cast per tensor (FlopsOptions::
+      // fp8_current_scaling_kernels_per_quantize); block scaling one kernel; both per local
+      // expert of a grouped GEMM, from Transformer Engine's C++. Delayed scaling casts all the
+      // experts' slices in one kernel.
+      if (options_.fp8_current_scaling || options_.fp8_block_scaling) {
+        const double quantizations = 1.0 + options_.fp8_quantize_per_expert * (batch - 1.0);
+        const double per_quantization =
+            options_.fp8_current_scaling ? options_.fp8_current_scaling_kernels_per_quantize : 1.0;
+        const double native = std::max(0.0, quantizations * per_quantization - 1.0);
         cast.native_kernels_forward = native;
         cast.native_kernels_backward = native;
       }

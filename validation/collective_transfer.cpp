@@ -1,5 +1,7 @@
 #include "validation/collective_transfer.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <map>
 #include <utility>
@@ -103,15 +105,19 @@ Expected<std::vector<ScaleTransfer>> collectiveScaleTransfer(const ConfigPaths& 
       if (small_runs.empty()) continue;
       transfer.fitted_preset = curveSetError(small, paths, parameters);
       transfer.held_out_preset = curveSetError(large, paths, parameters);
-      calibrate::CommunicationFitOptions options;
-      options.min_bytes = static_cast<double>(kScoredMinBytes);
-      const auto fit = calibrate::fitCommunicationParameters(cluster, small_runs, parameters, options);
-      if (fit.ok()) {
-        transfer.values = fit->values;
-        transfer.fitted_calibrated = curveSetError(small, paths, fit->parameters);
-        transfer.held_out_calibrated = curveSetError(large, paths, fit->parameters);
+      // A fit needs more scored sizes than the parameters it fits.
+      const std::size_t unknowns = calibrate::constrainedParameters(cluster, small_runs).size();
+      if (static_cast<std::size_t>(transfer.fitted_preset.points) <= unknowns) {
+        transfer.not_calibrated = fmt::format("{} published size(s) of at least 1 MiB for {} parameters",
+                                              transfer.fitted_preset.points, unknowns);
       } else {
-        transfer.not_calibrated = fit.error().toString();
+        calibrate::CommunicationFitOptions options;
+        options.min_bytes = static_cast<double>(kScoredMinBytes);
+        const calibrate::CommunicationFit fit =
+            valueOrThrow(calibrate::fitCommunicationParameters(cluster, small_runs, parameters, options));
+        transfer.values = fit.values;
+        transfer.fitted_calibrated = curveSetError(small, paths, fit.parameters);
+        transfer.held_out_calibrated = curveSetError(large, paths, fit.parameters);
       }
       results.push_back(std::move(transfer));
     }

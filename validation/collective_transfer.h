@@ -2,7 +2,7 @@
 // ones: for each system of the collective suite with accuracy-target curves on at most two
 // nodes, the communication parameters are fitted (as `trainsim calibrate` fits them) to those
 // curves only; the fitted curves are then scored with the shipped and with the fitted
-// parameters (in sample: the "after calibrating on at most two nodes"), and the
+// parameters (in sample: how close calibrating on at most two nodes gets), and the
 // system's curves on more nodes, where it has any, are predicted with both (out of sample). A
 // "node" is a node of the cluster preset: an 8-GPU server, or a whole NVL72 rack for the
 // GB200/GB300 presets.
@@ -20,7 +20,7 @@ namespace trainsim::validation {
 
 // Curves on at most this many nodes are fitted, the others predicted.
 inline constexpr int64_t kTransferFitMaxNodes = 2;
-// The goal after calibrating on at most two nodes: bus bandwidth MAPE at most 5%.
+// The target after calibrating on at most two nodes: bus bandwidth MAPE at most 5%.
 inline constexpr double kCalibratedMapeGoal = 0.05;
 
 // Bus bandwidth error over the scored sizes (>= 1 MiB) of a set of curves.
@@ -34,8 +34,8 @@ struct ScaleTransfer {
   std::string system;
   std::vector<std::string> fitted_curves;    // ids, on <= kTransferFitMaxNodes nodes
   std::vector<std::string> held_out_curves;  // ids, on more nodes; empty: the system has none
-  // Why no calibration could be made (too few measured sizes for the parameters); empty when
-  // it was, and then the figures below are set.
+  // Why no calibration was made (too few published sizes for the parameters); empty when one
+  // was, and then the calibrated figures below are set.
   std::string not_calibrated;
   CurveSetError fitted_preset;        // the fitted curves, shipped parameters
   CurveSetError fitted_calibrated;    // the fitted curves, after the fit (in sample)

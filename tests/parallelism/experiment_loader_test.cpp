@@ -343,7 +343,18 @@ TEST(ExperimentLoader, Fp8ParamGatherNeedsFp8) {
             "--set training.fp8_recipe=current: training.fp8_recipe: an FP8 scaling recipe needs precision fp8, "
             "found precision bf16");
   EXPECT_EQ(errorText(loadText(kValid, {"cluster.gpu=h100-sxm", "training.precision=fp8", "training.fp8_recipe=mx"})),
-            "--set training.fp8_recipe=mx: training.fp8_recipe: expected delayed or current, found \"mx\"");
+            "--set training.fp8_recipe=mx: training.fp8_recipe: expected delayed, current, mxfp8 or blockwise, found "
+            "\"mx\"");
+  // The block recipes: scales inside the cast, both orientations written on any GPU.
+  experiment = loadText(kValid, {"cluster.gpu=h100-sxm", "training.precision=fp8", "training.fp8_recipe=mxfp8"});
+  ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
+  EXPECT_EQ(experiment->training.fp8_recipe, Fp8Recipe::kMxfp8);
+  const FlopsOptions mxfp8 = kernelsFor(*experiment, {});
+  EXPECT_TRUE(mxfp8.fp8_block_scaling && mxfp8.fp8_transposed_copies && !mxfp8.fp8_current_scaling);
+  experiment = loadText(kValid, {"cluster.gpu=h100-sxm", "training.precision=fp8", "training.fp8_recipe=blockwise"});
+  ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
+  EXPECT_EQ(experiment->training.fp8_recipe, Fp8Recipe::kBlockwise);
+  EXPECT_TRUE(kernelsFor(*experiment, {}).fp8_block_scaling);
   // FP8 weights in a bf16 run are a contradiction, not a default to fall back from.
   EXPECT_EQ(errorText(loadText("model: llama3-8b\ncluster: dgx-a100\ntraining:\n  seq_len: 4096\n"
                                "  global_batch_size: 64\n  fp8_param_gather: true\nparallelism: {tp: 8}\n")),

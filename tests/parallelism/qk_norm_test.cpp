@@ -64,6 +64,15 @@ training: {seq_len: 1024, global_batch_size: 8}
   } catch (const std::runtime_error& error) {
     EXPECT_NE(std::string(error.what()).find("qk_norm"), std::string::npos) << error.what();
   }
+  // A gpt model's norms are LayerNorms with biases: not these.
+  EXPECT_THROW((void)testing::shippedExperiment(R"(
+name: qk-norm-gpt
+model: {name: m, architecture: gpt, layers: 2, hidden_size: 1024, attention_heads: 8, vocab_size: 1000, qk_norm: true}
+cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 8}
+training: {seq_len: 1024, global_batch_size: 8}
+)",
+                                                {}),
+               std::runtime_error);
 }
 
 TEST(QkNorm, NormalizesTheRanksQueryAndKeyHeadsAfterTheProjection) {
@@ -80,7 +89,9 @@ TEST(QkNorm, NormalizesTheRanksQueryAndKeyHeadsAfterTheProjection) {
   std::vector<std::string> names;
   for (const Op& op : layer.ops) names.push_back(op.name);
   const auto at = [&names](const std::string& name) {
-    return std::find(names.begin(), names.end(), name) - names.begin();
+    const auto found = std::find(names.begin(), names.end(), name);
+    EXPECT_NE(found, names.end()) << name;
+    return found - names.begin();
   };
   EXPECT_LT(at("qkv_projection"), at("q_norm"));
   EXPECT_LT(at("k_norm"), at("rope"));
