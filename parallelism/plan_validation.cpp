@@ -235,8 +235,8 @@ void checkRecomputeModules(const ModelSpec& model, const TrainingSpec& training,
   } else if (plan.recompute == Recompute::kSelective && discarding && training.precision == topology::Precision::kFp8 &&
              training.fp8_recipe == Fp8Recipe::kDelayed) {
     why =
-        "moe_act and layernorm need fp8_recipe: current with fp8 (Megatron-Core refuses them under delayed "
-        "scaling)";
+        "moe_act and layernorm need an fp8_recipe other than delayed with fp8 (Megatron-Core refuses them under "
+        "delayed scaling)";
   }
   if (!why.empty()) issues.push_back({"parallelism.recompute_modules", why});
 }
