@@ -19,18 +19,13 @@
 namespace trainsim::parallelism {
 namespace {
 
+using testing::opNamed;
+
 using testing::llama3_8bModel;
 using testing::shard;
 
 constexpr double kBf16 = 2.0;
 constexpr double kFp32 = 4.0;
-
-const Op& opNamed(const Workload& workload, const std::string& name) {
-  for (const Op& op : workload.ops) {
-    if (op.name == name) return op;
-  }
-  throw std::runtime_error("no op " + name);
-}
 
 Workload layerOf(const ModelSpec& model, bool fused) {
   FlopsOptions options;

@@ -22,6 +22,8 @@
 namespace trainsim::parallelism {
 namespace {
 
+using testing::opNamed;
+
 // Qwen3-30B-A3B on one node at ep 4: 32 local experts.
 Experiment qwen3(const std::vector<std::string>& sets) {
   const std::string yaml = R"(
@@ -44,12 +46,6 @@ Workload firstLayer(const Experiment& experiment) {
     if (part.workload.find("moe_router") != nullptr) return part.workload;
   }
   throw std::runtime_error("no MoE layer");
-}
-
-const Op& opNamed(const Workload& workload, const std::string& name) {
-  const Op* op = workload.find(name);
-  if (op == nullptr) throw std::runtime_error("no op " + name);
-  return *op;
 }
 
 constexpr double kLocalExperts = 32.0;

@@ -22,6 +22,8 @@
 namespace trainsim::parallelism {
 namespace {
 
+using testing::opNamed;
+
 constexpr double kBf16 = 2.0;
 constexpr double kFp32 = 4.0;
 
@@ -44,12 +46,6 @@ Workload moeLayer(const Experiment& experiment) {
     if (part.workload.find("moe_router") != nullptr) return part.workload;
   }
   throw std::runtime_error("no MoE layer");
-}
-
-const Op& opNamed(const Workload& workload, const std::string& name) {
-  const Op* op = workload.find(name);
-  if (op == nullptr) throw std::runtime_error("no op " + name);
-  return *op;
 }
 
 constexpr double kSlots = 4096.0 * 4.0;  // tokens x top_k, on this rank's 16 experts

@@ -13,6 +13,7 @@
 #include "base/config_paths.h"
 #include "base/expected.h"
 #include "parallelism/experiment_loader.h"
+#include "parallelism/transformer_workload.h"
 
 namespace trainsim::parallelism::testing {
 
@@ -42,6 +43,13 @@ std::string errorText(const Expected<T>& result) {
   if (result.ok()) return "<no error>";
   EXPECT_EQ(result.error().code, ExitCode::kInvalidInput);
   return result.error().toString();
+}
+
+// The op of `workload` named `name`; throws when it has none.
+inline const Op& opNamed(const Workload& workload, const std::string& name) {
+  const Op* op = workload.find(name);
+  if (op == nullptr) throw std::runtime_error("no op " + name);
+  return *op;
 }
 
 }  // namespace trainsim::parallelism::testing
