@@ -35,7 +35,9 @@ OptimizerStepBytes optimizerStepBytes(const TrainingSpec& training, const Optimi
       bytes.per_updated_parameter += options.master_to_model_copy_bytes;
     } else {
       bytes.per_updated_parameter += options.master_to_fp8_model_copy_bytes;
-      if (training.fp8_recipe == Fp8Recipe::kCurrent)
+      // Every recipe but delayed scaling reads the master shard for its amax (Transformer
+      // Engine tensor/utils.py, _cast_master_weights_to_fp8_*_scaling).
+      if (training.fp8_recipe != Fp8Recipe::kDelayed)
         bytes.per_updated_parameter += options.fp8_current_scaling_master_amax_bytes;
     }
   }

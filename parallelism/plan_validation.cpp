@@ -7,6 +7,7 @@
 #include <iomanip>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <sstream>
 
 #include "parallelism/gradient_buckets.h"
@@ -634,6 +635,15 @@ std::vector<PlanIssue> checkPlan(const ModelSpec& model, const topology::Cluster
   }
   issues = checkModelFit(model, plan);
   if (auto issue = checkGpuCount(cluster, plan)) issues.push_back(*issue);
+  // Transformer Engine's MXFP8 kernels need compute capability 10 (check_mxfp8_support).
+  const std::optional<double> capability = cluster.gpu.compute_capability;
+  if (training.precision == topology::Precision::kFp8 && training.fp8_recipe == Fp8Recipe::kMxfp8 && capability &&
+      *capability < 10.0) {
+    std::ostringstream has;
+    has << std::fixed << std::setprecision(1) << *capability;
+    issues.push_back({"training.fp8_recipe", "mxfp8 needs a Blackwell GPU (compute capability 10 or more); " +
+                                                 cluster.gpu.key + " has " + has.str() + ": use current or blockwise"});
+  }
   if (auto issue = checkDegreeProduct(plan, "")) {
     // Every later rule assumes a consistent set of degrees.
     issues.push_back(*issue);

@@ -18,13 +18,11 @@ namespace trainsim::parallelism {
 enum class Optimizer : uint8_t { kAdam, kSgd };
 [[nodiscard]] std::string_view optimizerName(Optimizer optimizer);
 
-// How FP8 training picks each tensor's scale (Transformer Engine recipes): delayed, from the
-// amax history of earlier iterations (DelayedScaling, TE's and Megatron-Core's default,
-// NeMo's fp8_hybrid), or current, from the tensor itself just before the cast
-// (Float8CurrentScaling, Megatron-Core --fp8-recipe tensorwise, Megatron-Bridge's FP8-CS).
-// FP8 scaling recipes (training.fp8_recipe), as Transformer Engine names them: per-tensor
-// delayed (DelayedScaling) or current (Float8CurrentScaling) scaling; block scaling with a
-// scale per 32 elements (MXFP8BlockScaling, Blackwell) or per 1 x 128 / 128 x 128 block
+// How FP8 training picks each tensor's scale (training.fp8_recipe, Transformer Engine's
+// recipes): delayed, from the amax history of earlier iterations (DelayedScaling, TE's and
+// Megatron-Core's default, NeMo's fp8_hybrid); current, from the tensor itself just before the
+// cast (Float8CurrentScaling, Megatron-Core --fp8-recipe tensorwise, Megatron-Bridge's FP8-CS);
+// or a scale per block, of 32 elements (MXFP8BlockScaling, Blackwell) or 1 x 128 / 128 x 128
 // (Float8BlockScaling, DeepSeek-V3's recipe).
 enum class Fp8Recipe : uint8_t { kDelayed, kCurrent, kMxfp8, kBlockwise };
 

@@ -288,8 +288,8 @@ void WorkloadBuilder::moeBlock() {
   // fused grouped MLP's are kernels of its own.
   auto expertGemm = [&](std::string name, double n, double k) {
     gemm(std::move(name), per_expert, n, k, local_experts);
-    // The fused grouped MLP quantizes inside its own kernels (MXFP8 only in Transformer
-    // Engine's ops/fused/grouped_mlp.py), not per expert through split_quantize.
+    // The fused grouped MLP quantizes all experts' tokens in one grouped kernel
+    // (tex.group_quantize, Transformer Engine 2.14+), not per expert through split_quantize.
     if (options_.fused_expert_mlp && workload_.ops.size() >= 2) {
       Op& cast = workload_.ops[workload_.ops.size() - 2];
       if (cast.name.ends_with("_fp8_quantize")) cast.native_kernels_forward = cast.native_kernels_backward = 0.0;

@@ -113,11 +113,14 @@ Expected<std::vector<ScaleTransfer>> collectiveScaleTransfer(const ConfigPaths& 
       } else {
         calibrate::CommunicationFitOptions options;
         options.min_bytes = static_cast<double>(kScoredMinBytes);
-        const calibrate::CommunicationFit fit =
-            valueOrThrow(calibrate::fitCommunicationParameters(cluster, small_runs, parameters, options));
-        transfer.values = fit.values;
-        transfer.fitted_calibrated = curveSetError(small, paths, fit.parameters);
-        transfer.held_out_calibrated = curveSetError(large, paths, fit.parameters);
+        const auto fit = calibrate::fitCommunicationParameters(cluster, small_runs, parameters, options);
+        if (fit.ok()) {
+          transfer.values = fit->values;
+          transfer.fitted_calibrated = curveSetError(small, paths, fit->parameters);
+          transfer.held_out_calibrated = curveSetError(large, paths, fit->parameters);
+        } else {
+          transfer.not_calibrated = fit.error().message;
+        }
       }
       results.push_back(std::move(transfer));
     }

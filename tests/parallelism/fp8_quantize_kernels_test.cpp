@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "parallelism/chunk_workload.h"
@@ -61,15 +62,24 @@ TEST(Fp8QuantizeKernels, CurrentScalingRunsThreeKernelsPerTensorAndPerLocalExper
   EXPECT_DOUBLE_EQ(experts.native_kernels_backward, 3.0 * kLocalExperts - 1.0);
   // Block scaling (MXFP8, blockwise): one kernel per quantization, per local expert; no amax
   // read (4 bytes an element: read 2, write both orientations).
-  for (const char* recipe : {"training.fp8_recipe=mxfp8", "training.fp8_recipe=blockwise"}) {
-    const Workload block = firstLayer(qwen3({recipe}));
-    EXPECT_DOUBLE_EQ(opNamed(block, "qkv_projection_fp8_quantize").native_kernels_forward, 0.0) << recipe;
+  // On H100 (a transposed copy either way) current scaling moves 6 bytes an element, on B200
+  // (either layout) 5.
+  const std::vector<std::pair<std::vector<std::string>, double>> block_recipes = {
+      {{"training.fp8_recipe=blockwise"}, 6.0}, {{"training.fp8_recipe=mxfp8", "cluster.gpu=b200"}, 5.0}};
+  for (const auto& [sets, current_bytes] : block_recipes) {
+    const Workload block = firstLayer(qwen3(sets));
+    std::vector<std::string> current_sets = sets;
+    current_sets.front() = "training.fp8_recipe=current";
+    const Workload current = firstLayer(qwen3(current_sets));
+    EXPECT_DOUBLE_EQ(opNamed(block, "qkv_projection_fp8_quantize").native_kernels_forward, 0.0) << sets.front();
     EXPECT_DOUBLE_EQ(opNamed(block, "moe_expert_gate_up_fp8_quantize").native_kernels_forward, kLocalExperts - 1.0)
-        << recipe;
+        << sets.front();
     EXPECT_DOUBLE_EQ(opNamed(block, "qkv_projection_fp8_quantize").forward.bytes,
-                     opNamed(layer, "qkv_projection_fp8_quantize").forward.bytes * 4.0 / 6.0)
-        << recipe;
+                     opNamed(current, "qkv_projection_fp8_quantize").forward.bytes * 4.0 / current_bytes)
+        << sets.front();
   }
+  // MXFP8 needs Blackwell.
+  EXPECT_THROW(qwen3({"training.fp8_recipe=mxfp8"}), std::runtime_error);
   // Delayed scaling: one kernel, the experts' slices in one multi-tensor kernel.
   const Workload delayed = firstLayer(qwen3({"training.fp8_recipe=delayed"}));
   EXPECT_DOUBLE_EQ(opNamed(delayed, "qkv_projection_fp8_quantize").native_kernels_forward, 0.0);

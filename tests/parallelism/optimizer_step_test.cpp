@@ -45,6 +45,11 @@ TEST(OptimizerStep, Fp8ParametersAreQuantizedFromTheMasterShard) {
   EXPECT_DOUBLE_EQ(optimizerStepBytes(fp8, {}).per_updated_parameter, 28.0 + 4.0 + 5.0);
   fp8.fp8_recipe = Fp8Recipe::kCurrent;
   EXPECT_DOUBLE_EQ(optimizerStepBytes(fp8, {}).per_updated_parameter, 28.0 + 4.0 + 9.0);
+  // The block recipes read it for their blocks' amax too.
+  for (const Fp8Recipe recipe : {Fp8Recipe::kMxfp8, Fp8Recipe::kBlockwise}) {
+    fp8.fp8_recipe = recipe;
+    EXPECT_DOUBLE_EQ(optimizerStepBytes(fp8, {}).per_updated_parameter, 28.0 + 4.0 + 9.0);
+  }
 }
 
 TEST(OptimizerStep, SixteenBitMainGradientsAreCastToFp32) {
