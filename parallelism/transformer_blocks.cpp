@@ -288,12 +288,6 @@ void WorkloadBuilder::moeBlock() {
   // fused grouped MLP's are kernels of its own.
   auto expertGemm = [&](std::string name, double n, double k) {
     gemm(std::move(name), per_expert, n, k, local_experts);
-    // The fused grouped MLP quantizes all experts' tokens in one grouped kernel
-    // (tex.group_quantize, Transformer Engine 2.14+), not per expert through split_quantize.
-    if (options_.fused_expert_mlp && workload_.ops.size() >= 2) {
-      Op& cast = workload_.ops[workload_.ops.size() - 2];
-      if (cast.name.ends_with("_fp8_quantize")) cast.native_kernels_forward = cast.native_kernels_backward = 0.0;
-    }
     const double per_expert_calls =
         options_.fused_expert_mlp ? 0.0 : options_.moe_grouped_gemm_library_calls_per_expert;
     const double calls = (local_experts - 1.0) * per_expert_calls;

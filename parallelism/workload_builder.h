@@ -110,8 +110,10 @@ class WorkloadBuilder {
       // Current scaling: amax, scale and cast per tensor (FlopsOptions::
       // fp8_current_scaling_kernels_per_quantize); block scaling one kernel; both per local
       // expert of a grouped GEMM, from Transformer Engine's C++. Delayed scaling casts all the
-      // experts' slices in one kernel.
-      if (options_.fp8_current_scaling || options_.fp8_block_scaling) {
+      // experts' slices in one kernel, and so does the fused grouped MLP for every recipe
+      // (tex.group_quantize, Transformer Engine 2.14+).
+      const bool grouped_quantize = options_.fused_expert_mlp && batch > 1.0;
+      if ((options_.fp8_current_scaling || options_.fp8_block_scaling) && !grouped_quantize) {
         const double quantizations = 1.0 + options_.fp8_quantize_per_expert * (batch - 1.0);
         const double per_quantization =
             options_.fp8_current_scaling ? options_.fp8_current_scaling_kernels_per_quantize : 1.0;
