@@ -110,6 +110,27 @@ std::vector<WorkloadConstantName> buildWorkloadNames() {
       perf::scalarParameter("moe_glu_clamp_kernels_forward", R::kNonNegative, &P::moe_glu_clamp_kernels_forward));
   names.push_back(
       perf::scalarParameter("moe_glu_clamp_kernels_backward", R::kNonNegative, &P::moe_glu_clamp_kernels_backward));
+  names.push_back(perf::scalarParameter("moe_glu_clamp_forward_strided_accesses", R::kNonNegative,
+                                        &P::moe_glu_clamp_forward_strided_accesses));
+  names.push_back(perf::scalarParameter("moe_glu_clamp_backward_strided_accesses", R::kNonNegative,
+                                        &P::moe_glu_clamp_backward_strided_accesses));
+  names.push_back(perf::scalarParameter("eager_strided_access_cost", R::kPositive, &P::eager_strided_access_cost));
+  names.push_back(
+      perf::scalarParameter("unfused_rope_forward_accesses", R::kNonNegative, &P::unfused_rope_forward_accesses));
+  names.push_back(perf::scalarParameter("unfused_rope_forward_strided_accesses", R::kNonNegative,
+                                        &P::unfused_rope_forward_strided_accesses));
+  names.push_back(
+      perf::scalarParameter("unfused_rope_backward_accesses", R::kNonNegative, &P::unfused_rope_backward_accesses));
+  names.push_back(perf::scalarParameter("unfused_rope_backward_strided_accesses", R::kNonNegative,
+                                        &P::unfused_rope_backward_strided_accesses));
+  names.push_back(
+      perf::scalarParameter("unfused_rope_kernels_forward", R::kNonNegative, &P::unfused_rope_kernels_forward));
+  names.push_back(
+      perf::scalarParameter("unfused_rope_kernels_backward", R::kNonNegative, &P::unfused_rope_kernels_backward));
+  names.push_back(perf::scalarParameter("moe_weighted_activation_backward_extra_accesses", R::kNonNegative,
+                                        &P::moe_weighted_activation_backward_extra_accesses));
+  names.push_back(perf::scalarParameter("moe_weighted_activation_backward_extra_kernels", R::kNonNegative,
+                                        &P::moe_weighted_activation_backward_extra_kernels));
   names.push_back(
       {"tp_overlap_compute_streams", R::kPositiveInteger, false,
        [](const P& p, std::string_view) { return static_cast<double>(p.tp_overlap_compute_streams); },

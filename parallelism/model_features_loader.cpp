@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <optional>
 
 #include "parallelism/model_limits.h"
@@ -17,7 +18,7 @@ using model_limits::kMaxLayers;
 
 // The config.json keys read here, by family (docs/sources/moe-configs.yaml lists them per
 // model_type; the transformers configuration classes define them).
-constexpr std::array<std::string_view, 23> kHfFeatureKeys = {
+constexpr std::array<std::string_view, 24> kHfFeatureKeys = {
     // DeepSeek-V2/V3, Kimi K2 (configuration_deepseek_v3.py)
     "n_shared_experts", "first_k_dense_replace", "moe_layer_freq", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
     "qk_rope_head_dim", "v_head_dim", "n_group", "topk_group", "topk_method", "num_nextn_predict_layers",
@@ -26,6 +27,8 @@ constexpr std::array<std::string_view, 23> kHfFeatureKeys = {
     "shared_expert_intermediate_size", "decoder_sparse_step", "mlp_only_layers",
     // GPT-OSS (configuration_gpt_oss.py)
     "sliding_window", "layer_types", "swiglu_limit",
+    // YaRN's attention factor (modeling_rope_utils.py), any model_type
+    "rope_scaling",
     // spellings of sizes the main reader also reads
     "n_routed_experts", "num_local_experts", "num_experts", "moe_intermediate_size"};
 
@@ -163,11 +166,33 @@ void readGptOss(const ConfigNode& root, ModelSpec& model) {
   }
 }
 
+// YaRN's attention factor as transformers computes it (modeling_rope_utils.py,
+// _compute_yarn_parameters): `attention_factor` where given, else get_mscale(factor, mscale) /
+// get_mscale(factor, mscale_all_dim) where both are given, else get_mscale(factor), with
+// get_mscale(s, m) = 0.1 m ln(s) + 1 (1 for s <= 1). Other RoPE types scale nothing.
+double yarnAttentionFactor(const ConfigNode& root) {
+  auto scaling = present(root, "rope_scaling");
+  if (!scaling || !scaling->yaml().IsMap()) return 1.0;
+  auto type = present(*scaling, "rope_type");
+  if (!type) type = present(*scaling, "type");
+  if (!type || type->asString() != "yarn") return 1.0;
+  if (auto given = present(*scaling, "attention_factor")) return given->asNumberIn(0.01, 100.0);
+  const double factor = required(*scaling, "factor", "YaRN scales the context by it").asNumberIn(0.01, 1.0e6);
+  auto mscale = [factor](double m) { return factor <= 1.0 ? 1.0 : 0.1 * m * std::log(factor) + 1.0; };
+  auto m = present(*scaling, "mscale");
+  auto m_all = present(*scaling, "mscale_all_dim");
+  if (m && m_all && m->asNonNegativeNumber() > 0.0 && m_all->asNonNegativeNumber() > 0.0) {
+    return mscale(m->asNonNegativeNumber()) / mscale(m_all->asNonNegativeNumber());
+  }
+  return mscale(1.0);
+}
+
 }  // namespace
 
 const std::vector<std::string>& trainsimFeatureKeys() {
-  static const std::vector<std::string> keys = {
-      "mla", "attention_bias", "attention_sinks", "qk_norm", "sliding_window", "sliding_window_layers", "mtp_layers"};
+  static const std::vector<std::string> keys = {"mla",        "attention_bias",       "attention_sinks",
+                                                "qk_norm",    "sliding_window",       "sliding_window_layers",
+                                                "mtp_layers", "rope_attention_factor"};
   return keys;
 }
 
@@ -200,6 +225,7 @@ void readTrainsimFeatures(const ConfigNode& root, ModelSpec& model) {
         "per-head query and key norms are not modelled with mla (latent attention normalizes its latents)");
   }
   model.mtp_layers = root.integerIn("mtp_layers", 0, 0, kMaxLayers);
+  model.rope_attention_factor = root.numberIn("rope_attention_factor", 1.0, 0.01, 100.0);
   auto window = root.optionalChild("sliding_window");
   auto layers = root.optionalChild("sliding_window_layers");
   if (layers && !window) root.failMissing("sliding_window", "sliding_window_layers needs the window's length");
@@ -243,6 +269,7 @@ std::string huggingFaceFeatureKeyList() {
 }
 
 void readHuggingFaceFeatures(const ConfigNode& root, const std::string& model_type, ModelSpec& model) {
+  model.rope_attention_factor = yarnAttentionFactor(root);
   // Qwen3's attention normalizes every query and key head (Qwen3Attention.q_norm, k_norm: no
   // config key, always there).
   model.qk_norm = model_type == "qwen3" || model_type == "qwen3_moe";

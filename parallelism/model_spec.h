@@ -117,6 +117,13 @@ struct ModelSpec {
   // each; Megatron-Core's `qk_layernorm`): two norm kernels a layer on the queries and keys,
   // whose inputs the backward keeps.
   bool qk_norm = false;
+  // The factor RoPE's cos and sin are scaled by (YaRN's attention factor, Hugging Face's
+  // `attention_factor`, Megatron-Core's `mscale`: 0.1 ln(factor) + 1 for GPT-OSS's factor 32,
+  // 1 where DeepSeek's mscale and mscale_all_dim cancel). Other than 1, Megatron-Core applies
+  // RoPE in eager ops, not Transformer Engine's fused kernel, which takes no scale
+  // (megatron/core/models/common/embeddings/rope_utils.py, apply_rotary_pos_emb):
+  // FlopsOptions::unfused_rope_*.
+  double rope_attention_factor = 1.0;
   // Sliding-window attention: layers in `sliding_window_layers` (0-based, sorted) attend over
   // the last `sliding_window` tokens only (GPT-OSS: window 128 on every other layer,
   // layer_types in its config). 0: none.

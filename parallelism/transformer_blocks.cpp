@@ -320,6 +320,7 @@ void WorkloadBuilder::moeBlock() {
       const std::size_t activation = opCount();
       if (moe.activation_clamp > 0.0) gluClamp("moe_expert_glu_clamp", expert_tokens * width);
       swiglu("moe_expert_swiglu", expert_tokens * width);
+      if (options_.fused_pointwise) weightedActivationGradient(expert_tokens * width);
       recomputeModule(recompute_module::kMoeActivation, activation, communicationCount());
     }
   }

@@ -146,6 +146,30 @@ struct FlopsOptions {
   double moe_glu_clamp_backward_mask_bytes = 8.0;
   double moe_glu_clamp_kernels_forward = 3.0;
   double moe_glu_clamp_kernels_backward = 9.0;
+  // Of the clamp's 16-bit accesses, those made by strided kernels (the clamps and masks read
+  // one half of each row; eager_strided_access_cost); the mask bytes all are.
+  double moe_glu_clamp_forward_strided_accesses = 4.0;
+  double moe_glu_clamp_backward_strided_accesses = 7.0;
+  // PyTorch's element-wise kernels over a non-contiguous or broadcast operand (its
+  // non-vectorized gpu_kernel path, and the unvectorized CatArrayBatchedCopy) take this many
+  // times a vectorized kernel's time per byte: an access they make counts as that many
+  // (configs/defaults/workload.yaml, measured on H100).
+  double eager_strided_access_cost = 2.2;
+  // Megatron-Core's unfused RoPE (ModelSpec::rope_attention_factor other than 1), per element
+  // of the query and key heads: 16-bit accesses forward and backward, those of them in
+  // strided kernels, and the kernels per tensor (query, key) each pass launches.
+  double unfused_rope_forward_accesses = 12.0;
+  double unfused_rope_forward_strided_accesses = 7.0;
+  double unfused_rope_backward_accesses = 11.0;
+  double unfused_rope_backward_strided_accesses = 7.0;
+  double unfused_rope_kernels_forward = 12.0;
+  double unfused_rope_kernels_backward = 7.0;
+  // The router probabilities' gradient in the experts' weighted activation (Megatron-Core's
+  // weighted_bias_swiglu / quick_geglu backward under torch.compile): a reduction kernel of
+  // its own that reads the activation's input and the output gradient again, in 16-bit
+  // accesses per element of the width, and its kernels. Fused pointwise stacks only.
+  double moe_weighted_activation_backward_extra_accesses = 3.0;
+  double moe_weighted_activation_backward_extra_kernels = 1.0;
   // An element-wise kernel's backward FLOPs over its forward's (the residual add's excepted).
   double elementwise_backward_flops_factor = 2.0;
   // Weight gradients are accumulated into the main gradients across micro-batches: one

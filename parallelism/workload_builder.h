@@ -188,7 +188,17 @@ class WorkloadBuilder {
   // Rotary position embedding over `elements` of the query and key heads. Fused, it reads and
   // writes each element once either way; eager, torchtitan's apply_rotary_emb casts to fp32,
   // multiplies as complex numbers and casts back, the backward the same.
+  // With cos and sin scaled by an attention factor (YaRN), Megatron-Core runs its unfused
+  // chain instead of the fused kernel (FlopsOptions::unfused_rope_*), per query and key tensor.
   void rotaryEmbedding(double elements) {
+    if (options_.fused_pointwise && model_.rope_attention_factor != 1.0) {
+      const FlopsOptions& o = options_;
+      elementwise("rope", OpKind::kElementwise, elements, options_.rope_flops_per_element,
+                  stridedAccessBytes(o.unfused_rope_forward_accesses, o.unfused_rope_forward_strided_accesses),
+                  stridedAccessBytes(o.unfused_rope_backward_accesses, o.unfused_rope_backward_strided_accesses), 1.0);
+      launches(2.0 * o.unfused_rope_kernels_forward, 2.0 * o.unfused_rope_kernels_backward);
+      return;
+    }
     if (options_.fused_pointwise) {
       elementwise("rope", OpKind::kElementwise, elements, options_.rope_flops_per_element, 2.0 * e_, 2.0 * e_, 1.0);
       return;
@@ -222,9 +232,22 @@ class WorkloadBuilder {
   // A clamped GLU's clamp of both halves over `elements` of the width, outside the fused
   // activation (FlopsOptions::moe_glu_clamp_*).
   void gluClamp(std::string name, double elements) {
-    elementwise(std::move(name), OpKind::kElementwise, elements, 0.0, options_.moe_glu_clamp_forward_accesses * e_,
-                options_.moe_glu_clamp_backward_accesses * e_ + options_.moe_glu_clamp_backward_mask_bytes, 0.0);
-    launches(options_.moe_glu_clamp_kernels_forward, options_.moe_glu_clamp_kernels_backward);
+    const FlopsOptions& o = options_;
+    elementwise(std::move(name), OpKind::kElementwise, elements, 0.0,
+                stridedAccessBytes(o.moe_glu_clamp_forward_accesses, o.moe_glu_clamp_forward_strided_accesses),
+                stridedAccessBytes(o.moe_glu_clamp_backward_accesses, o.moe_glu_clamp_backward_strided_accesses,
+                                   o.moe_glu_clamp_backward_mask_bytes),
+                0.0);
+    launches(o.moe_glu_clamp_kernels_forward, o.moe_glu_clamp_kernels_backward);
+  }
+
+  // The router probabilities' gradient in the experts' weighted activation, the last op:
+  // one more reduction pass over `elements` of the width in its backward
+  // (FlopsOptions::moe_weighted_activation_backward_*).
+  void weightedActivationGradient(double elements) {
+    Op& op = workload_.ops.back();
+    op.backward.bytes += elements * options_.moe_weighted_activation_backward_extra_accesses * e_;
+    op.extra_kernels_backward += options_.moe_weighted_activation_backward_extra_kernels;
   }
 
   // The experts' FC2 bias added by a loop over the `local_experts`, weighted by the router
@@ -410,6 +433,13 @@ class WorkloadBuilder {
   // Bytes per element of an eager op sequence: accesses in the 16-bit activation type and in fp32.
   [[nodiscard]] double eagerAccessBytes(double sixteen_bit, double fp32) const {
     return sixteen_bit * e_ + fp32 * units::kFp32Bytes;
+  }
+  // Time-equivalent bytes per element of `accesses` 16-bit accesses, `strided` of them (at
+  // most all) and `strided_bytes` more bytes made by strided kernels, each strided byte
+  // counted eager_strided_access_cost times (FlopsOptions::eager_strided_access_cost).
+  [[nodiscard]] double stridedAccessBytes(double accesses, double strided, double strided_bytes = 0.0) const {
+    const double in_strided = std::min(strided, accesses);
+    return (accesses - in_strided) * e_ + (in_strided * e_ + strided_bytes) * options_.eager_strided_access_cost;
   }
   // The last op stands for `forward` and `backward` kernels (one is its own).
   void launches(double forward, double backward) {

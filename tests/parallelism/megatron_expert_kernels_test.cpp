@@ -90,12 +90,25 @@ TEST(MegatronExpertKernels, GroupedGemmsCallTheLibraryOncePerLocalExpert) {
   EXPECT_DOUBLE_EQ(opNamed(layer, "qkv_projection").library_calls_forward, 0.0);
 }
 
+// The weighted activation's backward reduces the probabilities' gradient in a kernel of its
+// own, reading the activation's input (both halves) and the output gradient again.
+TEST(MegatronExpertKernels, TheWeightedActivationGradientReadsItsInputsAgain) {
+  const Workload layer = moeLayer(gptOss({}));
+  const Op& activation = opNamed(layer, "moe_expert_swiglu");
+  const double width_elements = kSlots * 2880.0;
+  EXPECT_DOUBLE_EQ(activation.backward.bytes, width_elements * (5.0 + 3.0) * kBf16);
+  EXPECT_DOUBLE_EQ(kernelsOf(activation, PassKind::kBackward), 2.0);
+  EXPECT_DOUBLE_EQ(activation.forward.bytes, width_elements * 3.0 * kBf16);
+}
+
 TEST(MegatronExpertKernels, TheClampMovesItsCountedBytes) {
   const Workload layer = moeLayer(gptOss({}));
   const Op& clamp = opNamed(layer, "moe_expert_glu_clamp");
   const double width_elements = kSlots * 2880.0;
-  EXPECT_DOUBLE_EQ(clamp.forward.bytes, width_elements * 8.0 * kBf16);
-  EXPECT_DOUBLE_EQ(clamp.backward.bytes, width_elements * (11.0 * kBf16 + 8.0));
+  // The clamps, masks and wheres read half rows (strided kernels): each of their bytes
+  // counts eager_strided_access_cost (2.2) times; the cats are vectorized.
+  EXPECT_DOUBLE_EQ(clamp.forward.bytes, width_elements * (4.0 * kBf16 + 4.0 * kBf16 * 2.2));
+  EXPECT_DOUBLE_EQ(clamp.backward.bytes, width_elements * (4.0 * kBf16 + (7.0 * kBf16 + 8.0) * 2.2));
   EXPECT_DOUBLE_EQ(kernelsOf(clamp, PassKind::kForward), 3.0);
   EXPECT_DOUBLE_EQ(kernelsOf(clamp, PassKind::kBackward), 9.0);
   // It runs before the activation, which stays one fused kernel.

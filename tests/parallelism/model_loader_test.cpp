@@ -328,7 +328,7 @@ TEST(HuggingFaceConfigErrors, OverrideOfAKeyItDoesNotRead) {
       "first_k_dense_replace, moe_layer_freq, q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, "
       "v_head_dim, n_group, topk_group, topk_method, num_nextn_predict_layers, attention_bias, "
       "shared_expert_intermediate_size, decoder_sparse_step, mlp_only_layers, sliding_window, layer_types, "
-      "swiglu_limit");
+      "swiglu_limit, rope_scaling");
 }
 
 // --- Bounds: sizes that would exhaust memory or overflow are refused at their key --------
