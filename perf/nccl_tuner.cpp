@@ -291,6 +291,32 @@ double NcclTuner::treeMaxBusBandwidth(const GroupLayout& layout, const GroupHard
   return whole_GBps > 0.0 ? std::min(per_channel, whole_GBps * 1e9) : per_channel;
 }
 
+double NcclTuner::twoNodeTreeBusBandwidth(const GroupLayout& layout, const GroupHardware& hardware,
+                                          double ring_bus_Bps) const {
+  // Up to 2 nodes NCCL prices every algorithm at its graph's intra-node channel bandwidth
+  // (src/graph/tuning.cc ncclTopoTuneModel: bw = nNodes <= 2 ? bwIntra : bwInter). The ring's
+  // search holds bwIntra at its inter-node rate, one NIC's; the tree's raises bwIntra alone
+  // over the NVLink paths (src/graph/search.cc ncclTopoCompute, "increase bw": intra only for
+  // trees). So the tree is priced at its per-channel NVLink rate x 0.92, at most the
+  // per-channel cap, where the ring is priced at a NIC's rate: relative to the ring's bus
+  // bandwidth here, that ratio.
+  const double nic_Bps = hardware.network_Bps / hardware.nics_per_node;
+  const int channels = ncclChannels(layout, hardware);
+  const double intra_channel_Bps = hardware.intra_Bps / std::max(1, channels);
+  const double cap_Bps =
+      parameters_.treeMaxBusPerChannel(ncclGpuClass(cluster_.spec().gpu.compute_capability), layout.nodes());
+  const double tree_channel_Bps = std::min(intra_channel_Bps * parameters_.tree_bandwidth_factor, cap_Bps);
+  return ring_bus_Bps * tree_channel_Bps / nic_Bps;
+}
+
+bool NcclTuner::protocolAllowed(Protocol protocol) const {
+  const auto& network = cluster_.spec().inter_node;
+  if (!network || network->nccl_protocols.empty()) return true;
+  const std::string_view name = protocolName(protocol);
+  return std::find(network->nccl_protocols.begin(), network->nccl_protocols.end(), name) !=
+         network->nccl_protocols.end();
+}
+
 HopClass NcclTuner::hopClass(int64_t from_rank, int64_t to_rank) const {
   const auto& route = router_.route(cluster_.accelerator(from_rank), cluster_.accelerator(to_rank));
   HopClass result = HopClass::kNvLink;
@@ -346,9 +372,11 @@ double NcclTuner::estimateTime(const CollectiveRequest& request, const GroupLayo
       time += detail::pipelineFillSeconds(parameters_, protocol, 2.0 * steps, request.bytes / 2.0);
       // NCCL's tree model: 0.9 x the ring's bus bandwidth, at most NCCL's channels x its
       // per-channel cap, and algorithm bandwidth = half the tree bus bandwidth.
-      const double tree_bus =
-          std::min(bus_Bps * parameters_.tree_bandwidth_factor,
-                   treeMaxBusBandwidth(layout, hardware) * parameters_.protocol_bandwidth_factor[p]);
+      double tree_bus = std::min(bus_Bps * parameters_.tree_bandwidth_factor,
+                                 treeMaxBusBandwidth(layout, hardware) * parameters_.protocol_bandwidth_factor[p]);
+      if (nodes == 2.0 && hardware.network_Bps > 0.0 && hardware.nics_per_node > 0) {
+        tree_bus = twoNodeTreeBusBandwidth(layout, hardware, bus_Bps);
+      }
       time += request.bytes /
               (0.5 * tree_bus * detail::treeSizeCorrection(parameters_, algorithm, protocol, request.bytes));
       break;
@@ -416,6 +444,7 @@ Expected<CollectiveChoice> NcclTuner::choose(const CollectiveRequest& request) c
     for (CollectiveAlgorithm algorithm : allowed) {
       for (Protocol protocol : kAllProtocols) {
         if (request.protocol && protocol != *request.protocol) continue;
+        if (!request.protocol && !protocolAllowed(protocol)) continue;
         // NVLS and NVLS_TREE run only with the Simple protocol.
         const bool nvls = algorithm == CollectiveAlgorithm::kNvls || algorithm == CollectiveAlgorithm::kNvlsTree;
         if (nvls && protocol != Protocol::kSimple) continue;
@@ -427,10 +456,16 @@ Expected<CollectiveChoice> NcclTuner::choose(const CollectiveRequest& request) c
         }
       }
     }
-    // The only pair left out above is NVLS with a protocol other than Simple, so no
-    // candidate means that pair was forced.
-    if (!evaluated)
+    // The pairs left out above are NVLS with a protocol other than Simple and protocols the
+    // cluster's nccl_protocols leaves out: no candidate means one of them was forced.
+    if (!evaluated && request.protocol) {
       throwInputError("--proto", "", "the NVLS algorithms (nvls, nvls_tree) run only with the Simple protocol");
+    }
+    if (!evaluated) {
+      throwInputError("--algo", "",
+                      "the NVLS algorithms (nvls, nvls_tree) run only with the Simple protocol, which the cluster's "
+                      "inter_node.nccl_protocols leaves out");
+    }
     if (!std::isfinite(best.estimated_time_s)) {
       // Links of a built cluster have positive bandwidths; only communication parameters
       // (a calibration) that zero an efficiency or a protocol factor get here.

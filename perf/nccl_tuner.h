@@ -85,6 +85,12 @@ class NcclTuner {
   // NCCL's cap on a tree's bus bandwidth over the group: ncclChannels x the per-channel cap of
   // the GPU's class and the node count, bytes/s.
   [[nodiscard]] double treeMaxBusBandwidth(const GroupLayout& layout, const GroupHardware& hardware) const;
+  // Whether the cluster's inter_node.nccl_protocols (NCCL_PROTO) lets NCCL choose `protocol`.
+  [[nodiscard]] bool protocolAllowed(Protocol protocol) const;
+  // The tree's bus bandwidth as NCCL's tuner prices it on 2 nodes, in the units of the ring's
+  // `ring_bus_Bps` (estimateTime's per-GPU bottleneck).
+  [[nodiscard]] double twoNodeTreeBusBandwidth(const GroupLayout& layout, const GroupHardware& hardware,
+                                               double ring_bus_Bps) const;
   [[nodiscard]] bool nvlsAvailable(const GroupLayout& layout) const;
   [[nodiscard]] bool nvlsTreeAvailable(const GroupLayout& layout) const;
   // The nodes' NVSwitch reduces in the switch (NVLS): intra_node.nvls on a switched node.

@@ -172,7 +172,7 @@ void parseInterNode(const ConfigNode& root, ClusterSpec& cluster) {
     return;
   }
   section->allowKeys({"nics_per_node", "nic_bandwidth_Gbps", "protocol", "topology", "oversubscription", "switch_radix",
-                      "latency_us", "efficiency", "torus_dims", "link_bandwidth_GBps"});
+                      "latency_us", "efficiency", "torus_dims", "link_bandwidth_GBps", "nccl_protocols"});
   InterNodeSpec net;
   if (auto topology = section->optionalChild("topology")) net.topology = parseNetworkTopology(*topology);
   if (auto protocol = section->optionalChild("protocol")) net.protocol = parseProtocol(*protocol);
@@ -202,7 +202,8 @@ void parseInterNode(const ConfigNode& root, ClusterSpec& cluster) {
     } else {
       section->failMissing("link_bandwidth_GBps", "the GPU has no intra_node_bandwidth_GBps to derive it from");
     }
-    for (const char* key : {"nics_per_node", "nic_bandwidth_Gbps", "oversubscription", "switch_radix", "efficiency"}) {
+    for (const char* key :
+         {"nics_per_node", "nic_bandwidth_Gbps", "oversubscription", "switch_radix", "efficiency", "nccl_protocols"}) {
       if (auto unused = section->optionalChild(key)) unused->fail("not used by a torus topology; remove it");
     }
     cluster.intra_node.fabric = IntraNodeFabric::kTorus;
@@ -234,6 +235,17 @@ void parseInterNode(const ConfigNode& root, ClusterSpec& cluster) {
     const double fraction = efficiency->asPositiveNumber();
     if (fraction > 1.0) efficiency->failExpected("a fraction in (0, 1] of the NICs' rate");
     net.efficiency = fraction;
+  }
+  if (auto protocols = section->optionalChild("nccl_protocols")) {
+    const std::vector<ConfigNode> items = protocols->elements();
+    if (items.empty()) protocols->failExpected("a list of at least one of LL, LL128, Simple");
+    for (const ConfigNode& item : items) {
+      std::string name = item.asEnum({"LL", "LL128", "Simple"});
+      if (std::find(net.nccl_protocols.begin(), net.nccl_protocols.end(), name) != net.nccl_protocols.end()) {
+        item.fail("listed twice");
+      }
+      net.nccl_protocols.push_back(std::move(name));
+    }
   }
   // At least 4 ports: 2 down and 2 up at 1:1.
   net.switch_radix =

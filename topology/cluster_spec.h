@@ -47,6 +47,10 @@ struct InterNodeSpec {
   // (a cited nccl-tests log); unset: the protocol's default of the communication model
   // (perf::CommunicationParameters::linkEfficiency).
   std::optional<double> efficiency;
+  // The NCCL protocols this system's collectives may use ("LL", "LL128", "Simple"), as its
+  // network plugin restricts them with NCCL_PROTO (aws-ofi-nccl sets Simple alone where EFA
+  // does not deliver 128-byte writes in order); empty: all three.
+  std::vector<std::string> nccl_protocols;
   std::vector<int> torus_dims;
   double link_bandwidth_GBps = 0.0;  // torus links, per direction
 };

@@ -573,6 +573,53 @@ TEST(CollectiveTest, TreeCapIsNcclsChannelsTimesItsPerChannelCap) {
   EXPECT_EQ(ring->tree_max_bus_Bps, 0.0);
 }
 
+// Up to 2 nodes NCCL prices the tree at its graph's NVLink channel rate (at most the
+// per-channel cap) against the ring's NIC rate (tuning.cc: bw = nNodes <= 2 ? bwIntra :
+// bwInter): with 100 Gb/s NICs (p4de: 12.5 GB/s a channel against A100's 23.6 cap) the tree
+// wins large all-reduces, as the 2-node p4de log's 78 GB/s bus bandwidth (above a ring's 50
+// GB/s through 4 NICs) shows; with 200 Gb/s NICs (a DGX A100's 25 GB/s) the ring still does,
+// and from 3 nodes on, where NCCL prices both at the NIC's rate, the ring on the p4de too.
+TEST(CollectiveTest, UpToTwoNodesTheTreeIsPricedAtItsNvlinkChannelRate) {
+  const CommunicationParameters parameters = shippedCommunication();
+  const auto algorithm = [&](const std::string& preset, int nodes) {
+    const auto choice = chooseOnPreset(preset, nodes, 8, parameters, 1.0 * kGiB, std::nullopt, Protocol::kSimple);
+    EXPECT_TRUE(choice.ok()) << choice.error().toString();
+    return choice.ok() ? choice->algorithm : CollectiveAlgorithm::kDirect;
+  };
+  EXPECT_EQ(algorithm("aws-p4de", 2), CollectiveAlgorithm::kTree);
+  EXPECT_EQ(algorithm("dgx-a100", 2), CollectiveAlgorithm::kRing);
+  EXPECT_EQ(algorithm("aws-p4de", 4), CollectiveAlgorithm::kRing);
+}
+
+// A cluster's inter_node.nccl_protocols (NCCL_PROTO as the network's plugin sets it) leaves
+// the others out of the choice at every size; a forced --proto still runs, and forcing NVLS
+// where Simple is left out is refused.
+TEST(CollectiveTest, TheClustersNcclProtocolsBoundTheChoice) {
+  const CommunicationParameters parameters = shippedCommunication();
+  for (double bytes : {8.0, 64.0 * 1024.0, 4.0 * 1024.0 * 1024.0, 1.0 * kGiB}) {
+    const auto choice = chooseOnPreset("aws-p4de", 2, 8, parameters, bytes, std::nullopt);
+    ASSERT_TRUE(choice.ok()) << choice.error().toString();
+    EXPECT_EQ(choice->protocol, Protocol::kSimple) << bytes;
+  }
+  const auto forced = chooseOnPreset("aws-p4de", 2, 8, parameters, 8.0, std::nullopt, Protocol::kLL);
+  ASSERT_TRUE(forced.ok()) << forced.error().toString();
+  EXPECT_EQ(forced->protocol, Protocol::kLL);
+  const Cluster cluster =
+      presetCluster("dgx-h100", {parseOverride("nodes=2"), parseOverride("inter_node.nccl_protocols=[LL]")});
+  std::vector<int64_t> ranks(16);
+  for (int64_t r = 0; r < 16; ++r) ranks[static_cast<std::size_t>(r)] = r;
+  Router router(cluster);
+  const NcclTuner tuner(cluster, router, parameters);
+  const auto nvls = tuner.choose(
+      CollectiveRequest{CollectiveOp::kAllReduce, ranks, 1.0 * kGiB, CollectiveAlgorithm::kNvlsTree, std::nullopt});
+  ASSERT_FALSE(nvls.ok());
+  EXPECT_NE(nvls.error().toString().find("nccl_protocols"), std::string::npos) << nvls.error().toString();
+  const auto any =
+      tuner.choose(CollectiveRequest{CollectiveOp::kAllReduce, ranks, 1.0 * kGiB, std::nullopt, std::nullopt});
+  ASSERT_TRUE(any.ok()) << any.error().toString();
+  EXPECT_EQ(any->protocol, Protocol::kLL);
+}
+
 // The simulated tree runs at most at that cap: 20 GB200 racks reach 286 GB/s of tree bus
 // bandwidth at 2 GiB in CoreWeave's nccl-tests log (configs/validation/collectives.yaml);
 // under the old 80 GB/s cap the tree stayed below 80, under 15 x 24 GB/s it passes 200.

@@ -49,6 +49,22 @@ TEST(ClusterLoaderTest, ReadsAMeasuredNetworkEfficiencyAndRefusesAFractionOutsid
   }
 }
 
+TEST(ClusterLoaderTest, ReadsTheNcclProtocolsAndRefusesUnknownOrRepeatedOnes) {
+  const std::string network = "nodes: 2\ngpus_per_node: 8\ninter_node: {nic_bandwidth_Gbps: 100, nccl_protocols: ";
+  auto unset = specFromYaml(withGpu("nodes: 2\ngpus_per_node: 8\ninter_node: {nic_bandwidth_Gbps: 100}\n"));
+  ASSERT_TRUE(unset.ok()) << unset.error().toString();
+  EXPECT_TRUE(unset->inter_node->nccl_protocols.empty());
+  auto simple = specFromYaml(withGpu(network + "[Simple]}\n"));
+  ASSERT_TRUE(simple.ok()) << simple.error().toString();
+  EXPECT_EQ(simple->inter_node->nccl_protocols, std::vector<std::string>{"Simple"});
+  for (const char* bad : {"[Fast]", "[]", "[LL, LL]"}) {
+    auto refused = specFromYaml(withGpu(network + std::string(bad) + "}\n"));
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_NE(refused.error().toString().find("inter_node.nccl_protocols"), std::string::npos)
+        << refused.error().toString();
+  }
+}
+
 // Regression test for issue 40: a --set that broke the GPU's fabric-and-bandwidth check was
 // blamed on the line of the GPU mapping in the file.
 TEST(ClusterLoaderTest, ACheckOfTwoKeysBlamesTheValueThatBrokeIt) {
