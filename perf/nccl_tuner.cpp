@@ -83,6 +83,7 @@ void NcclTuner::measureExplicitNetwork() {
   // on network links; switches belong to no node even when the file gives them one.
   const auto nodes = static_cast<std::size_t>(std::max(1, cluster_.spec().nodes));
   explicit_network_Bps_.assign(nodes, 0.0);
+  explicit_network_nominal_Bps_.assign(nodes, 0.0);
   explicit_nics_.assign(nodes, 0);
   const std::string& gpu = cluster_.spec().gpu.key;
   for (DeviceId id = 0; id < cluster_.devices().size(); ++id) {
@@ -94,13 +95,14 @@ void NcclTuner::measureExplicitNetwork() {
       if (!isNetworkLink(link.type)) continue;
       explicit_network_Bps_[static_cast<std::size_t>(device.node)] +=
           link.bandwidth_Bps * parameters_.linkEfficiency(link.type, gpu);
+      explicit_network_nominal_Bps_[static_cast<std::size_t>(device.node)] += link.bandwidth_Bps;
       cabled = true;
     }
     if (cabled && device.kind == topology::DeviceKind::kNic) ++explicit_nics_[static_cast<std::size_t>(device.node)];
   }
 }
 
-double NcclTuner::explicitGpuBandwidth(DeviceId gpu) const {
+double NcclTuner::explicitGpuBandwidth(DeviceId gpu, bool nominal) const {
   // Scale-up links first (NVLink, ICI); without any, the PCIe links; without those, any.
   const std::string& key = cluster_.spec().gpu.key;
   double scale_up = 0.0;
@@ -108,7 +110,7 @@ double NcclTuner::explicitGpuBandwidth(DeviceId gpu) const {
   double other = 0.0;
   for (auto id : cluster_.outLinks(gpu)) {
     const topology::Link& link = cluster_.link(id);
-    const double effective = link.bandwidth_Bps * parameters_.linkEfficiency(link.type, key);
+    const double effective = link.bandwidth_Bps * (nominal ? 1.0 : parameters_.linkEfficiency(link.type, key));
     if (link.type == LinkType::kNvLink || link.type == LinkType::kIci) {
       scale_up += effective;
     } else if (link.type == LinkType::kPcie) {
@@ -143,18 +145,20 @@ GroupHardware NcclTuner::hardware(const GroupLayout& layout) const {
   if (!spec.explicit_graph) {
     // The homogeneous form: the figures the links were built from.
     if (spec.intra_node.fabric == topology::IntraNodeFabric::kPcie) {
-      result.intra_Bps = spec.pcie.bandwidth_GBps * 1e9 * parameters_.pcie_efficiency;
+      result.nominal_intra_Bps = spec.pcie.bandwidth_GBps * 1e9;
+      result.intra_Bps = result.nominal_intra_Bps * parameters_.pcie_efficiency;
       result.intra = HopClass::kPcie;
     } else {
-      result.intra_Bps = spec.intra_node.bandwidth_GBps * 1e9 * parameters_.linkEfficiency(LinkType::kNvLink, gpu);
+      result.nominal_intra_Bps = spec.intra_node.bandwidth_GBps * 1e9;
+      result.intra_Bps = result.nominal_intra_Bps * parameters_.linkEfficiency(LinkType::kNvLink, gpu);
     }
     result.nics_per_node = cluster_.nicsPerNode();
     if (spec.inter_node && result.nics_per_node > 0) {
       const LinkType network = spec.inter_node->protocol == topology::NetworkProtocol::kInfiniBand
                                    ? LinkType::kInfiniBand
                                    : LinkType::kEthernet;
-      result.network_Bps = spec.inter_node->nics_per_node * spec.inter_node->nic_bandwidth_Gbps * 1e9 / 8.0 *
-                           parameters_.linkEfficiency(network, spec);
+      result.nominal_network_Bps = spec.inter_node->nics_per_node * spec.inter_node->nic_bandwidth_Gbps * 1e9 / 8.0;
+      result.network_Bps = result.nominal_network_Bps * parameters_.linkEfficiency(network, spec);
     }
     return result;
   }
@@ -164,18 +168,25 @@ GroupHardware NcclTuner::hardware(const GroupLayout& layout) const {
   for (const auto& node : layout.ranks_by_node) {
     for (int64_t rank : node) {
       result.intra_Bps = std::min(result.intra_Bps, explicitGpuBandwidth(cluster_.accelerator(rank)));
+      result.nominal_intra_Bps =
+          result.nominal_intra_Bps > 0.0
+              ? std::min(result.nominal_intra_Bps, explicitGpuBandwidth(cluster_.accelerator(rank), true))
+              : explicitGpuBandwidth(cluster_.accelerator(rank), true);
     }
   }
   // Only when every node of the group is cabled to the network does it limit the group;
   // nodes joined by other links are bounded by the GPUs' own bandwidth.
   double network = std::numeric_limits<double>::infinity();
+  double nominal_network = std::numeric_limits<double>::infinity();
   int nics = std::numeric_limits<int>::max();
   for (const auto& node : layout.ranks_by_node) {
     const auto index = static_cast<std::size_t>(cluster_.device(cluster_.accelerator(node.front())).node);
     network = std::min(network, explicit_network_Bps_[index]);
+    nominal_network = std::min(nominal_network, explicit_network_nominal_Bps_[index]);
     nics = std::min(nics, explicit_nics_[index]);
   }
   result.network_Bps = std::isfinite(network) ? network : 0.0;
+  result.nominal_network_Bps = std::isfinite(nominal_network) ? nominal_network : 0.0;
   result.nics_per_node = nics == std::numeric_limits<int>::max() ? 0 : nics;
   return result;
 }
@@ -291,20 +302,27 @@ double NcclTuner::treeMaxBusBandwidth(const GroupLayout& layout, const GroupHard
   return whole_GBps > 0.0 ? std::min(per_channel, whole_GBps * 1e9) : per_channel;
 }
 
-double NcclTuner::twoNodeTreeBusBandwidth(const GroupLayout& layout, const GroupHardware& hardware,
-                                          double ring_bus_Bps) const {
+std::optional<double> NcclTuner::twoNodeTreeBusBandwidth(const GroupLayout& layout, const GroupHardware& hardware,
+                                                         double ring_bus_Bps) const {
   // Up to 2 nodes NCCL prices every algorithm at its graph's intra-node channel bandwidth
   // (src/graph/tuning.cc ncclTopoTuneModel: bw = nNodes <= 2 ? bwIntra : bwInter). The ring's
   // search holds bwIntra at its inter-node rate, one NIC's; the tree's raises bwIntra alone
   // over the NVLink paths (src/graph/search.cc ncclTopoCompute, "increase bw": intra only for
-  // trees). So the tree is priced at its per-channel NVLink rate x 0.92, at most the
-  // per-channel cap, where the ring is priced at a NIC's rate: relative to the ring's bus
-  // bandwidth here, that ratio.
-  const double nic_Bps = hardware.network_Bps / hardware.nics_per_node;
+  // trees). So the tree is priced at its per-channel NVLink rate x the tree factor (NCCL's
+  // .92), at most the per-channel cap, where the ring is priced at a NIC's rate: relative to
+  // the ring's bus bandwidth here, that ratio. NCCL's search sees the links' nominal rates,
+  // so these are the nominal ones, not the measured efficiencies'. Not for RCCL (its tuning
+  // is not read here) or one GPU per node (no NVLink path for the search to raise).
+  const auto& spec = cluster_.spec();
+  if (spec.gpu.vendor == "amd" || layout.max_per_node < 2 || hardware.nics_per_node <= 0 ||
+      !(hardware.nominal_network_Bps > 0.0) || !(hardware.nominal_intra_Bps > 0.0)) {
+    return std::nullopt;
+  }
+  // NICs beyond one a GPU act as one NIC of their summed rate (aws-ofi-nccl's rails).
+  const double nic_Bps = hardware.nominal_network_Bps / std::min(hardware.nics_per_node, spec.gpus_per_node);
   const int channels = ncclChannels(layout, hardware);
-  const double intra_channel_Bps = hardware.intra_Bps / std::max(1, channels);
-  const double cap_Bps =
-      parameters_.treeMaxBusPerChannel(ncclGpuClass(cluster_.spec().gpu.compute_capability), layout.nodes());
+  const double intra_channel_Bps = hardware.nominal_intra_Bps / std::max(1, channels);
+  const double cap_Bps = parameters_.treeMaxBusPerChannel(ncclGpuClass(spec.gpu.compute_capability), layout.nodes());
   const double tree_channel_Bps = std::min(intra_channel_Bps * parameters_.tree_bandwidth_factor, cap_Bps);
   return ring_bus_Bps * tree_channel_Bps / nic_Bps;
 }
@@ -374,8 +392,11 @@ double NcclTuner::estimateTime(const CollectiveRequest& request, const GroupLayo
       // per-channel cap, and algorithm bandwidth = half the tree bus bandwidth.
       double tree_bus = std::min(bus_Bps * parameters_.tree_bandwidth_factor,
                                  treeMaxBusBandwidth(layout, hardware) * parameters_.protocol_bandwidth_factor[p]);
-      if (nodes == 2.0 && hardware.network_Bps > 0.0 && hardware.nics_per_node > 0) {
-        tree_bus = twoNodeTreeBusBandwidth(layout, hardware, bus_Bps);
+      if (nodes == 2.0) {
+        if (const auto two_node = twoNodeTreeBusBandwidth(layout, hardware, bus_Bps)) {
+          tree_bus =
+              std::min(*two_node, treeMaxBusBandwidth(layout, hardware) * parameters_.protocol_bandwidth_factor[p]);
+        }
       }
       time += request.bytes /
               (0.5 * tree_bus * detail::treeSizeCorrection(parameters_, algorithm, protocol, request.bytes));

@@ -9,6 +9,7 @@
 // slower or faster a route is than the links NCCL's step latencies were measured on.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "base/expected.h"
@@ -50,6 +51,9 @@ struct GroupHardware {
   HopClass intra = HopClass::kNvLink;  // the class of the group's intra-node hops
   StepLatencyExcess excess;            // latency of an intra-node and a network hop beyond the defaults (see above)
   int nics_per_node = 0;               // smallest over the group's nodes
+  // The same at the links' nominal rates (no efficiency), as NCCL's topology search sees them.
+  double nominal_intra_Bps = 0.0;
+  double nominal_network_Bps = 0.0;
 };
 
 class NcclTuner {
@@ -89,8 +93,9 @@ class NcclTuner {
   [[nodiscard]] bool protocolAllowed(Protocol protocol) const;
   // The tree's bus bandwidth as NCCL's tuner prices it on 2 nodes, in the units of the ring's
   // `ring_bus_Bps` (estimateTime's per-GPU bottleneck).
-  [[nodiscard]] double twoNodeTreeBusBandwidth(const GroupLayout& layout, const GroupHardware& hardware,
-                                               double ring_bus_Bps) const;
+  // None where NCCL's 2-node pricing is not modelled (twoNodeTreeBusBandwidth says which).
+  [[nodiscard]] std::optional<double> twoNodeTreeBusBandwidth(const GroupLayout& layout, const GroupHardware& hardware,
+                                                              double ring_bus_Bps) const;
   [[nodiscard]] bool nvlsAvailable(const GroupLayout& layout) const;
   [[nodiscard]] bool nvlsTreeAvailable(const GroupLayout& layout) const;
   // The nodes' NVSwitch reduces in the switch (NVLS): intra_node.nvls on a switched node.
@@ -98,14 +103,15 @@ class NcclTuner {
   // Explicit graphs: the GPU's effective bandwidth into the scale-up fabric (NVLink/ICI
   // links; PCIe links where it has none), and per node the effective bandwidth and the
   // number of NICs of its network links.
-  [[nodiscard]] double explicitGpuBandwidth(topology::DeviceId gpu) const;
+  [[nodiscard]] double explicitGpuBandwidth(topology::DeviceId gpu, bool nominal = false) const;
   void measureExplicitNetwork();
 
   const topology::Cluster& cluster_;
   topology::Router& router_;
   const CommunicationParameters& parameters_;
-  std::vector<double> explicit_network_Bps_;  // by node, explicit graphs only
-  std::vector<int> explicit_nics_;            // by node, explicit graphs only
+  std::vector<double> explicit_network_Bps_;          // by node, explicit graphs only
+  std::vector<double> explicit_network_nominal_Bps_;  // the same at the links' nominal rates
+  std::vector<int> explicit_nics_;                    // by node, explicit graphs only
 };
 
 // NCCL's latency model, shared by the tuner's estimate and the flows of the algorithm files

@@ -45,6 +45,13 @@ TEST(RopeAttentionFactor, EqualMscalesCancelAsDeepseeksDo) {
                    (0.2 * std::log(32.0) + 1.0) / (0.1 * std::log(32.0) + 1.0));
 }
 
+TEST(RopeAttentionFactor, OneMscaleAloneOrNoScalingIsTheLogOfTheFactorOrOne) {
+  // transformers uses the mscale ratio only when both are given and nonzero.
+  EXPECT_DOUBLE_EQ(factorOf(dataDir() + kGptOssConfig, {"rope_scaling.mscale=1"}), 0.1 * std::log(32.0) + 1.0);
+  EXPECT_DOUBLE_EQ(factorOf(dataDir() + kGptOssConfig, {"rope_scaling.factor=1"}), 1.0);
+  EXPECT_DOUBLE_EQ(factorOf(dataDir() + kGptOssConfig, {"rope_scaling.factor=0.5"}), 1.0);
+}
+
 TEST(RopeAttentionFactor, AGivenAttentionFactorWins) {
   EXPECT_DOUBLE_EQ(factorOf(dataDir() + kGptOssConfig, {"rope_scaling.attention_factor=1.25"}), 1.25);
 }

@@ -589,6 +589,23 @@ TEST(CollectiveTest, UpToTwoNodesTheTreeIsPricedAtItsNvlinkChannelRate) {
   EXPECT_EQ(algorithm("aws-p4de", 2), CollectiveAlgorithm::kTree);
   EXPECT_EQ(algorithm("dgx-a100", 2), CollectiveAlgorithm::kRing);
   EXPECT_EQ(algorithm("aws-p4de", 4), CollectiveAlgorithm::kRing);
+  // NCCL's search sees nominal rates: a measured network efficiency does not move the choice.
+  for (const char* efficiency : {"0.5", "0.999"}) {
+    const Cluster cluster = presetCluster(
+        "aws-p4de", {parseOverride("nodes=2"), parseOverride(std::string("inter_node.efficiency=") + efficiency)});
+    std::vector<int64_t> ranks(16);
+    for (int64_t r = 0; r < 16; ++r) ranks[static_cast<std::size_t>(r)] = r;
+    Router router(cluster);
+    const NcclTuner tuner(cluster, router, parameters);
+    const auto choice =
+        tuner.choose(CollectiveRequest{CollectiveOp::kAllReduce, ranks, 1.0 * kGiB, std::nullopt, Protocol::kSimple});
+    ASSERT_TRUE(choice.ok()) << choice.error().toString();
+    EXPECT_EQ(choice->algorithm, CollectiveAlgorithm::kTree) << efficiency;
+  }
+  // One GPU a node has no NVLink path for the tree's search to raise: the ring, as before.
+  const auto one_per_node = chooseOnPreset("aws-p4de", 2, 1, parameters, 1.0 * kGiB, std::nullopt, Protocol::kSimple);
+  ASSERT_TRUE(one_per_node.ok()) << one_per_node.error().toString();
+  EXPECT_EQ(one_per_node->algorithm, CollectiveAlgorithm::kRing);
 }
 
 // A cluster's inter_node.nccl_protocols (NCCL_PROTO as the network's plugin sets it) leaves

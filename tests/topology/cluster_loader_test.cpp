@@ -57,6 +57,12 @@ TEST(ClusterLoaderTest, ReadsTheNcclProtocolsAndRefusesUnknownOrRepeatedOnes) {
   auto simple = specFromYaml(withGpu(network + "[Simple]}\n"));
   ASSERT_TRUE(simple.ok()) << simple.error().toString();
   EXPECT_EQ(simple->inter_node->nccl_protocols, std::vector<std::string>{"Simple"});
+  // A torus pod runs no NCCL over its network.
+  auto torus = specFromYaml(withGpu(
+      "nodes: 16\ngpus_per_node: 4\ninter_node: {topology: torus, torus_dims: [4, 4, 4], nccl_protocols: [Simple]}\n"));
+  ASSERT_FALSE(torus.ok());
+  EXPECT_NE(torus.error().toString().find("inter_node.nccl_protocols: not used by a torus"), std::string::npos)
+      << torus.error().toString();
   for (const char* bad : {"[Fast]", "[]", "[LL, LL]"}) {
     auto refused = specFromYaml(withGpu(network + std::string(bad) + "}\n"));
     ASSERT_FALSE(refused.ok()) << bad;
