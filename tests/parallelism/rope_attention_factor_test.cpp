@@ -95,7 +95,8 @@ parallelism: {tp: 1, pp: 1, zero: 1, recompute: none}
 
 TEST(RopeAttentionFactor, AFactorOtherThanOneRunsTheUnfusedChain) {
   const double elements = 4096.0 * (32.0 + 8.0) * 128.0;  // tokens x (query + key heads) x head dim
-  const Op& fused = opNamed(layerOps({}), "rope");
+  const Workload plain = layerOps({});
+  const Op& fused = opNamed(plain, "rope");
   EXPECT_DOUBLE_EQ(fused.forward.bytes, elements * 2.0 * 2.0);
   EXPECT_DOUBLE_EQ(kernelsOf(fused, PassKind::kForward), 1.0);
 
