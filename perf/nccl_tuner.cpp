@@ -63,6 +63,13 @@ NcclTuner::NcclTuner(const topology::Cluster& cluster, topology::Router& router,
                      const CommunicationParameters& parameters)
     : cluster_(cluster), router_(router), parameters_(parameters) {
   if (cluster_.spec().explicit_graph) measureExplicitNetwork();
+  const auto& network = cluster_.spec().inter_node;
+  for (Protocol protocol : kAllProtocols) {
+    allowed_protocols_[static_cast<std::size_t>(protocol)] =
+        !network || network->nccl_protocols.empty() ||
+        std::find(network->nccl_protocols.begin(), network->nccl_protocols.end(), protocolName(protocol)) !=
+            network->nccl_protocols.end();
+  }
 }
 
 namespace {
@@ -325,14 +332,6 @@ std::optional<double> NcclTuner::twoNodeTreeBusBandwidth(const GroupLayout& layo
   const double cap_Bps = parameters_.treeMaxBusPerChannel(ncclGpuClass(spec.gpu.compute_capability), layout.nodes());
   const double tree_channel_Bps = std::min(intra_channel_Bps * parameters_.tree_bandwidth_factor, cap_Bps);
   return ring_bus_Bps * tree_channel_Bps / nic_Bps;
-}
-
-bool NcclTuner::protocolAllowed(Protocol protocol) const {
-  const auto& network = cluster_.spec().inter_node;
-  if (!network || network->nccl_protocols.empty()) return true;
-  const std::string_view name = protocolName(protocol);
-  return std::find(network->nccl_protocols.begin(), network->nccl_protocols.end(), name) !=
-         network->nccl_protocols.end();
 }
 
 HopClass NcclTuner::hopClass(int64_t from_rank, int64_t to_rank) const {

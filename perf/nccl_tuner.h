@@ -9,6 +9,7 @@
 // slower or faster a route is than the links NCCL's step latencies were measured on.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <vector>
 
@@ -90,28 +91,31 @@ class NcclTuner {
   // the GPU's class and the node count, bytes/s.
   [[nodiscard]] double treeMaxBusBandwidth(const GroupLayout& layout, const GroupHardware& hardware) const;
   // Whether the cluster's inter_node.nccl_protocols (NCCL_PROTO) lets NCCL choose `protocol`.
-  [[nodiscard]] bool protocolAllowed(Protocol protocol) const;
+  [[nodiscard]] bool protocolAllowed(Protocol protocol) const {
+    return allowed_protocols_[static_cast<std::size_t>(protocol)];
+  }
   // The tree's bus bandwidth as NCCL's tuner prices it on 2 nodes, in the units of the ring's
-  // `ring_bus_Bps` (estimateTime's per-GPU bottleneck).
-  // None where NCCL's 2-node pricing is not modelled (twoNodeTreeBusBandwidth says which).
+  // `ring_bus_Bps` (estimateTime's per-GPU bottleneck); none where that pricing is not
+  // modelled (the definition says which).
   [[nodiscard]] std::optional<double> twoNodeTreeBusBandwidth(const GroupLayout& layout, const GroupHardware& hardware,
                                                               double ring_bus_Bps) const;
   [[nodiscard]] bool nvlsAvailable(const GroupLayout& layout) const;
   [[nodiscard]] bool nvlsTreeAvailable(const GroupLayout& layout) const;
   // The nodes' NVSwitch reduces in the switch (NVLS): intra_node.nvls on a switched node.
   [[nodiscard]] bool nvlsNodes() const;
-  // Explicit graphs: the GPU's effective bandwidth into the scale-up fabric (NVLink/ICI
-  // links; PCIe links where it has none), and per node the effective bandwidth and the
-  // number of NICs of its network links.
+  // Explicit graphs: the GPU's effective (or nominal) bandwidth into the scale-up fabric
+  // (NVLink/ICI links; PCIe links where it has none), and per node the effective and nominal
+  // bandwidth and the number of NICs of its network links.
   [[nodiscard]] double explicitGpuBandwidth(topology::DeviceId gpu, bool nominal = false) const;
   void measureExplicitNetwork();
 
   const topology::Cluster& cluster_;
   topology::Router& router_;
   const CommunicationParameters& parameters_;
-  std::vector<double> explicit_network_Bps_;          // by node, explicit graphs only
-  std::vector<double> explicit_network_nominal_Bps_;  // the same at the links' nominal rates
-  std::vector<int> explicit_nics_;                    // by node, explicit graphs only
+  std::array<bool, kAllProtocols.size()> allowed_protocols_{};  // by Protocol
+  std::vector<double> explicit_network_Bps_;                    // by node, explicit graphs only
+  std::vector<double> explicit_network_nominal_Bps_;            // the same at the links' nominal rates
+  std::vector<int> explicit_nics_;                              // by node, explicit graphs only
 };
 
 // NCCL's latency model, shared by the tuner's estimate and the flows of the algorithm files
