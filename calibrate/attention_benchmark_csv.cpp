@@ -205,12 +205,13 @@ class RowReader {
     fail(index, fmt::format("expected True or False, found \"{}\"", messageExcerpt(text(index))));
   }
 
-  // A time or rate: absent when the pass was not profiled (empty, "nan", "None" or 0); else at
-  // most `max`, as out-of-range values in YAML are refused.
+  // A time or rate: absent when the pass was not profiled (empty, "nan", "None" or 0) or did
+  // not complete ("inf": benchmark_sdpa.py's time for a backend that ran out of memory, beside
+  // a rate of 0); else at most `max`, as out-of-range values in YAML are refused.
   std::optional<double> measurement(std::size_t index, double max) const {
     const std::string& cell = text(index);
     const std::string folded = lower(cell);
-    if (folded.empty() || folded == "nan" || folded == "none") return std::nullopt;
+    if (folded.empty() || folded == "nan" || folded == "none" || folded == "inf") return std::nullopt;
     double value = 0.0;
     const auto [end, error] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
     if (error != std::errc() || end != cell.data() + cell.size() || !std::isfinite(value)) {

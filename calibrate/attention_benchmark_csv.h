@@ -23,8 +23,9 @@
 // Times are milliseconds in both layouts; rates are TFLOP/s of executed FLOPs (the causal half
 // where masked; the backward 2.5x the forward), as perf::MeasuredAttentionRate counts them. A
 // pass that was not profiled (profile_pass fwd or bwd) has an empty, "nan" or zero time or
-// rate: that pass of the row is absent. A cell that does not read as its column's type is an
-// InputError at file:line:col naming the column (exit 2).
+// rate, and one that did not complete (the June 2025 artifacts' PyTorch math backend out of
+// memory at 16,384 tokens and more) an "inf" time: that pass of the row is absent. A cell that does not read as its
+// column's type is an InputError at file:line:col naming the column (exit 2).
 #pragma once
 
 #include <cstdint>

@@ -21,6 +21,8 @@ struct Experiment {
   ParallelPlan plan;  // resolved (gpus and dp filled in) and checked against the rest
   // The software stack training.stack names, with training.stack_overrides (unset: none).
   std::optional<SoftwareStack> stack;
+  // training.stack_overrides of an experiment without a stack: over the shipped defaults.
+  std::optional<StackParameters> parameter_overrides;
   std::string source_file;  // the experiment file ("" when built in code)
 };
 

@@ -106,6 +106,7 @@ Experiment parseExperiment(ConfigNode root, const ConfigPaths& paths, const std:
   const ConfigNode training = root.child("training");
   training.requireMap();
   experiment.stack = readSoftwareStack(training, paths);
+  experiment.parameter_overrides = readStacklessOverrides(training);
   experiment.training = readTrainingSpec(training, experiment.stack ? experiment.stack->training : TrainingDefaults{});
   if (experiment.stack) experiment.training.stack = experiment.stack->name;
   // `parallelism:` with nothing under it means every default, like leaving it out.

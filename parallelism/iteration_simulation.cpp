@@ -257,6 +257,10 @@ std::vector<int64_t> steadyStateRunsAtOnce(const MicrobatchExtrapolation& extrap
 
 void applySoftwareStack(const Experiment& experiment, SimulationOptions& options) {
   if (!options.stack.empty()) throw std::logic_error("a software stack is applied twice: " + options.stack);
+  if (experiment.parameter_overrides) {
+    applyStackParameters(*experiment.parameter_overrides, options.compute, options.communication,
+                         options.iteration.flops, options.memory);
+  }
   if (!experiment.stack) return;
   parallelism::applySoftwareStack(*experiment.stack, options.compute, options.communication, options.iteration.flops,
                                   options.memory);

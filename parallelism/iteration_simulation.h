@@ -97,9 +97,9 @@ struct SimulationOptions {
 // (estimateMemory applies the experiment's kernel choices).
 [[nodiscard]] MemoryOptions memoryOptions(const SimulationOptions& options);
 
-// The experiment's software stack (training.stack, with its stack_overrides) applied over
-// `options`' parameters: call it on the shipped defaults, before a calibration, which then
-// wins over the stack.
+// The experiment's software stack (training.stack, with its stack_overrides; without a
+// stack, the stack_overrides alone) applied over `options`' parameters: call it on the
+// shipped defaults, before a calibration, which then wins over the stack.
 void applySoftwareStack(const Experiment& experiment, SimulationOptions& options);
 
 // `options` as an iteration of `experiment` runs with them: with training.dispatch set, the

@@ -63,10 +63,7 @@ std::vector<std::string> stackPresetNames(const ConfigPaths& paths) {
 std::optional<SoftwareStack> readSoftwareStack(const ConfigNode& training, const ConfigPaths& paths) {
   const auto name_node = training.optionalChild("stack");
   const auto overrides = training.optionalChild("stack_overrides");
-  if (!name_node) {
-    if (overrides) overrides->fail("stack_overrides needs a stack to override: set training.stack");
-    return std::nullopt;
-  }
+  if (!name_node) return std::nullopt;
   const std::string name = name_node->asString();
   std::string path = referencedFilePath(*name_node);
   if (!looksLikePath(name)) {
@@ -85,13 +82,25 @@ std::optional<SoftwareStack> readSoftwareStack(const ConfigNode& training, const
   return stack;
 }
 
+std::optional<StackParameters> readStacklessOverrides(const ConfigNode& training) {
+  const auto overrides = training.optionalChild("stack_overrides");
+  if (!overrides || training.optionalChild("stack")) return std::nullopt;
+  overrides->allowKeys({"compute", "communication", "workload", "memory"});
+  return readParameters(*overrides);
+}
+
+void applyStackParameters(const StackParameters& parameters, perf::ComputeParameters& compute,
+                          perf::CommunicationParameters& communication, FlopsOptions& workload, MemoryOptions& memory) {
+  perf::applyComputeSection(parameters.compute, compute);
+  perf::applyCommunicationValues(parameters.communication, communication);
+  applyWorkloadValues(parameters.workload, workload);
+  applyMemoryValues(parameters.memory, memory);
+}
+
 void applySoftwareStack(const SoftwareStack& stack, perf::ComputeParameters& compute,
                         perf::CommunicationParameters& communication, FlopsOptions& workload, MemoryOptions& memory) {
   for (const StackParameters& parameters : stack.parameters) {
-    perf::applyComputeSection(parameters.compute, compute);
-    perf::applyCommunicationValues(parameters.communication, communication);
-    applyWorkloadValues(parameters.workload, workload);
-    applyMemoryValues(parameters.memory, memory);
+    applyStackParameters(parameters, compute, communication, workload, memory);
   }
 }
 

@@ -8,8 +8,9 @@
 //    applied over the shipped defaults and under a user's calibration: the stack's attention
 //    kernel rates, its in-step kernel-rate fraction, its host cost per launched kernel, ...
 // An experiment's training.stack_overrides replaces any of the stack's compute,
-// communication, workload and memory values (same schema); its training keys are overridden
-// by setting them in the experiment's training section itself.
+// communication, workload and memory values (same schema), or without a stack the shipped
+// defaults'; its training keys are overridden by setting them in the experiment's training
+// section itself.
 #pragma once
 
 #include <optional>
@@ -51,11 +52,19 @@ struct SoftwareStack {
 // InputError at the key (an unknown preset lists the shipped ones) or in the stack's file.
 [[nodiscard]] std::optional<SoftwareStack> readSoftwareStack(const ConfigNode& training, const ConfigPaths& paths);
 
+// The section's `stack_overrides` where it names no stack: model parameters over the shipped
+// defaults (the run's own kernel rates, say), applied as a stack's are; nullopt otherwise.
+[[nodiscard]] std::optional<StackParameters> readStacklessOverrides(const ConfigNode& training);
+
 // Reads a stack document (tests, and readSoftwareStack); `name` is what training.stack said.
 [[nodiscard]] SoftwareStack readSoftwareStackFile(const ConfigNode& root, const std::string& name);
 
 // The shipped presets: the stems of <config_dir>/stacks/*.yaml, sorted.
 [[nodiscard]] std::vector<std::string> stackPresetNames(const ConfigPaths& paths);
+
+// One set of model parameters over `compute`, `communication`, `workload` and `memory`.
+void applyStackParameters(const StackParameters& parameters, perf::ComputeParameters& compute,
+                          perf::CommunicationParameters& communication, FlopsOptions& workload, MemoryOptions& memory);
 
 // The stack's model parameters over `compute`, `communication`, `workload` and `memory`, in order.
 void applySoftwareStack(const SoftwareStack& stack, perf::ComputeParameters& compute,

@@ -71,6 +71,19 @@ std::string invalidReason(const GpuSpec& gpu, Precision precision, const Compute
       return "compute parameters: the attention problem of '" + rate.gpu_key + "' must have sizes >= 0";
     }
   }
+  // Rates over sequence length (several rows of one GPU and precision): each on its problem,
+  // at a sequence length of its own.
+  for (std::size_t i = 0; i < p.attention_rates.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      const MeasuredAttentionRate& a = p.attention_rates[i];
+      const MeasuredAttentionRate& b = p.attention_rates[j];
+      if (a.gpu_key != b.gpu_key || a.precision != b.precision) continue;
+      if (a.measured_at.empty() || b.measured_at.empty() || a.measured_at.queries == b.measured_at.queries) {
+        return "compute parameters: the attention rates of '" + a.gpu_key +
+               "' over sequence length need a measured problem each, at distinct queries";
+      }
+    }
+  }
   const auto overhead_valid = [&](const AttentionTileOverhead& o) {
     return non_negative(o.forward) && non_negative(o.backward);
   };
@@ -202,31 +215,30 @@ double ComputeParameters::collectiveComputeShare(const GpuSpec& gpu, int units) 
   return collective_compute_share_default;
 }
 
-namespace {
-
-// The attention rate row the model reads for `gpu`: its first with a peak at that precision.
-const MeasuredAttentionRate* attentionRateOf(const ComputeParameters& p, const GpuSpec& gpu) {
-  for (const MeasuredAttentionRate& rate : p.attention_rates) {
-    if (rate.gpu_key == gpu.key && peakOf(gpu, rate.precision) > 0.0) return &rate;
+std::vector<MeasuredAttentionEfficiency> ComputeParameters::attentionEfficiencies(const GpuSpec& gpu,
+                                                                                  Precision precision) const {
+  // The rows in force: those of the precision of the GPU's first row with a peak at it.
+  const MeasuredAttentionRate* first = nullptr;
+  for (const MeasuredAttentionRate& rate : attention_rates) {
+    if (rate.gpu_key == gpu.key && peakOf(gpu, rate.precision) > 0.0) {
+      first = &rate;
+      break;
+    }
   }
-  return nullptr;
-}
-
-}  // namespace
-
-AttentionEfficiency ComputeParameters::attentionEfficiency(const GpuSpec& gpu, Precision precision) const {
-  if (const MeasuredAttentionRate* rate = attentionRateOf(*this, gpu)) {
-    const double rate_peak = peakOf(gpu, rate->precision);
-    return {std::min(1.0, rate->forward_tflops * 1e12 / rate_peak),
-            std::min(1.0, rate->backward_tflops * 1e12 / rate_peak)};
+  std::vector<MeasuredAttentionEfficiency> rows;
+  if (first == nullptr) {
+    const double fraction = attention_to_matmul_default * matmulCeiling(gpu, precision);
+    rows.push_back({{fraction, fraction}, attention_default_measured_at});
+    return rows;
   }
-  const double fraction = attention_to_matmul_default * matmulCeiling(gpu, precision);
-  return {fraction, fraction};
-}
-
-AttentionShape ComputeParameters::attentionMeasuredAt(const GpuSpec& gpu) const {
-  const MeasuredAttentionRate* rate = attentionRateOf(*this, gpu);
-  return rate != nullptr ? rate->measured_at : attention_default_measured_at;
+  const double rate_peak = peakOf(gpu, first->precision);
+  for (const MeasuredAttentionRate& rate : attention_rates) {
+    if (rate.gpu_key != gpu.key || rate.precision != first->precision) continue;
+    rows.push_back({{std::min(1.0, rate.forward_tflops * 1e12 / rate_peak),
+                     std::min(1.0, rate.backward_tflops * 1e12 / rate_peak)},
+                    rate.measured_at});
+  }
+  return rows;
 }
 
 AttentionTileOverhead ComputeParameters::attentionTileOverhead(std::string_view gpu_key) const {
@@ -256,13 +268,21 @@ ComputeModel::ComputeModel(const GpuSpec& gpu, Precision precision, ComputeParam
   attention_peak_flops_ = peakOf(gpu, sixteen_bit);
   matmul_ceiling_ = parameters_.matmulCeiling(gpu, precision);
   sixteen_bit_ = {sixteen_bit, peakOf(gpu, sixteen_bit), parameters_.matmulCeiling(gpu, sixteen_bit)};
-  attention_efficiency_ = parameters_.attentionEfficiency(gpu, sixteen_bit);
   attention_tile_overhead_ = parameters_.attentionTileOverhead(gpu.key);
-  const AttentionShape measured_at = parameters_.attentionMeasuredAt(gpu);
-  for (const AttentionPass pass : {AttentionPass::kForward, AttentionPass::kBackward}) {
-    const double tiles = attentionTileEfficiency(measured_at, pass, compute_units_, attention_tile_overhead_.of(pass));
-    (pass == AttentionPass::kForward ? attention_measured_tiles_.forward : attention_measured_tiles_.backward) = tiles;
+  for (const MeasuredAttentionEfficiency& row : parameters_.attentionEfficiencies(gpu, sixteen_bit)) {
+    AttentionPoint point{row.efficiency, row.measured_at, {}};
+    for (const AttentionPass pass : {AttentionPass::kForward, AttentionPass::kBackward}) {
+      const double tiles =
+          attentionTileEfficiency(row.measured_at, pass, compute_units_, attention_tile_overhead_.of(pass));
+      (pass == AttentionPass::kForward ? point.tiles.forward : point.tiles.backward) = tiles;
+    }
+    attention_points_.push_back(point);
   }
+  attention_efficiency_ = attention_points_.front().efficiency;
+  // Over sequence length in order; the first row listed stays the reference.
+  std::stable_sort(
+      attention_points_.begin(), attention_points_.end(),
+      [](const AttentionPoint& a, const AttentionPoint& b) { return a.measured_at.queries < b.measured_at.queries; });
   achievable_bandwidth_ = gpu.memory_bandwidth_GBps * 1e9 * parameters_.memoryEfficiency(gpu.key);
   launch_overhead_s_ = parameters_.launch_overhead_us * 1e-6;
   training_rate_fraction_ = parameters_.trainingRateFraction(gpu.key);
@@ -334,14 +354,32 @@ double ComputeModel::gemmTime(const GemmShape& shape, double bytes, double epilo
 
 double ComputeModel::attentionShapeFactor(const AttentionShape& shape, AttentionPass pass) const {
   if (shape.empty()) return 1.0;
-  return attentionTileEfficiency(shape, pass, compute_units_, attention_tile_overhead_.of(pass)) /
-         attention_measured_tiles_.of(pass);
+  return unboundedAttentionEfficiency(shape, pass) / attention_efficiency_.of(pass);
+}
+
+double ComputeModel::unboundedAttentionEfficiency(const AttentionShape& shape, AttentionPass pass) const {
+  const double tiles = attentionTileEfficiency(shape, pass, compute_units_, attention_tile_overhead_.of(pass));
+  const auto scaled = [&](const AttentionPoint& point) {
+    return point.efficiency.of(pass) * tiles / point.tiles.of(pass);
+  };
+  const std::vector<AttentionPoint>& points = attention_points_;
+  if (points.size() == 1 || shape.queries <= points.front().measured_at.queries) return scaled(points.front());
+  if (shape.queries >= points.back().measured_at.queries) return scaled(points.back());
+  const auto above =
+      std::upper_bound(points.begin(), points.end(), shape.queries,
+                       [](double queries, const AttentionPoint& point) { return queries < point.measured_at.queries; });
+  const AttentionPoint& high = *above;
+  const AttentionPoint& low = *(above - 1);
+  const double weight =
+      std::log(shape.queries / low.measured_at.queries) / std::log(high.measured_at.queries / low.measured_at.queries);
+  return std::exp((1.0 - weight) * std::log(scaled(low)) + weight * std::log(scaled(high)));
 }
 
 double ComputeModel::attentionTime(double flops, double bytes, AttentionPass pass, const AttentionShape& shape) const {
   assert(flops >= 0.0);
   // A larger problem than the measured one runs faster, never above the peak.
-  const double efficiency = std::min(1.0, attention_efficiency_.of(pass) * attentionShapeFactor(shape, pass));
+  const double efficiency =
+      std::min(1.0, shape.empty() ? attention_efficiency_.of(pass) : unboundedAttentionEfficiency(shape, pass));
   return finish(flops / (attention_peak_flops_ * efficiency), bytes);
 }
 

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/expected.h"
 #include "perf/compute_parameters.h"
@@ -115,10 +116,12 @@ class ComputeModel {
                                 GemmPrecision precision = GemmPrecision::kTraining, int sms = 0) const;
   // A fused attention kernel of `pass` on `shape` (ComputeParameters::attention_rates): the
   // measured rate scaled by the shape's tile efficiency over that of the problem it was
-  // measured on (perf/attention_tiles.h). An empty shape runs at the measured rate.
+  // measured on (perf/attention_tiles.h); with rates measured over sequence length, those
+  // around the shape's, interpolated (MeasuredAttentionRate). An empty shape runs at the
+  // first row's rate.
   [[nodiscard]] double attentionTime(double flops, double bytes, AttentionPass pass = AttentionPass::kForward,
                                      const AttentionShape& shape = {}) const;
-  // The attention rate on `shape` over the measured one (> 1 for a larger problem).
+  // The attention rate on `shape` over the first row's (> 1 for a larger problem).
   [[nodiscard]] double attentionShapeFactor(const AttentionShape& shape, AttentionPass pass) const;
   [[nodiscard]] double elementwiseTime(double bytes, double flops = 0.0) const;
   // What `kernels` more kernels of an op cost the GPU beyond their work: the gap each takes
@@ -139,6 +142,7 @@ class ComputeModel {
   [[nodiscard]] double peakFlops() const { return peak_flops_; }                     // FLOP/s
   [[nodiscard]] double matmulCeiling() const { return matmul_ceiling_; }             // fraction
   [[nodiscard]] double attentionPeakFlops() const { return attention_peak_flops_; }  // FLOP/s
+  // The first attention row's fraction of peak, on its measured problem.
   [[nodiscard]] double attentionEfficiency(AttentionPass pass = AttentionPass::kForward) const {
     return attention_efficiency_.of(pass);
   }
@@ -159,6 +163,8 @@ class ComputeModel {
   };
 
   [[nodiscard]] double finish(double compute_seconds, double bytes) const;
+  // Fraction of peak of `pass` on a non-empty `shape`, before the cap at 1.
+  [[nodiscard]] double unboundedAttentionEfficiency(const AttentionShape& shape, AttentionPass pass) const;
 
   ComputeParameters parameters_;
   std::string gpu_key_;
@@ -171,7 +177,15 @@ class ComputeModel {
   MatmulRate sixteen_bit_;  // GemmPrecision::kSixteenBit (the training precision's own rate unless fp8)
   AttentionEfficiency attention_efficiency_;
   AttentionTileOverhead attention_tile_overhead_;
-  AttentionEfficiency attention_measured_tiles_;  // tile efficiency of the measured problem, per pass
+  // The attention rows in force (ComputeParameters::attentionEfficiencies) by sequence
+  // length, each with the tile efficiency of its measured problem; attention_efficiency_ is
+  // the first row listed.
+  struct AttentionPoint {
+    AttentionEfficiency efficiency;
+    AttentionShape measured_at;
+    AttentionEfficiency tiles;
+  };
+  std::vector<AttentionPoint> attention_points_;
   double achievable_bandwidth_ = 0.0;
   double launch_overhead_s_ = 0.0;
   double training_rate_fraction_ = 1.0;  // ComputeParameters::training_rate_fraction

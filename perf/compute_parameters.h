@@ -26,7 +26,12 @@ namespace trainsim::perf {
 // attention benchmarks count them (cudnn-frontend sdpa_benchmark_training, FlashAttention),
 // on the problem `measured_at` (perf/attention_tiles.h); other problems run at this rate times
 // their tile efficiency over that one's. No shape: the kernel's full rate (an unbounded
-// problem), as `trainsim calibrate --attention` writes it.
+// problem), as `trainsim calibrate --attention` writes it. Several rows of one GPU and
+// precision are its rates over sequence length: a problem takes the two measured at the
+// sequence lengths (queries) around its own, each scaled to it by the tile efficiencies, and
+// interpolates between them in log sequence length (ComputeModel::attentionTime); beyond the
+// range the nearest. They carry what the tile model does not: cuDNN's rates fall again
+// beyond 32,768 tokens.
 struct MeasuredAttentionRate {
   std::string gpu_key;
   topology::Precision precision;
@@ -46,6 +51,12 @@ struct AttentionEfficiency {
   double forward = 0.0;
   double backward = 0.0;
   [[nodiscard]] double of(AttentionPass pass) const { return pass == AttentionPass::kBackward ? backward : forward; }
+};
+
+// Fractions of peak a fused attention kernel reaches, per pass, on the problem measured.
+struct MeasuredAttentionEfficiency {
+  AttentionEfficiency efficiency;
+  AttentionShape measured_at;
 };
 
 // A measured efficiency of one GPU at one precision on one GEMM shape class (gemmShapeClass
@@ -102,8 +113,9 @@ struct ComputeParameters {
   double elementwise_compute_efficiency = 0.0;
 
   // ---- Fused attention (FlashAttention) ----
-  // Forward and backward rates, TFLOP/s of executed FLOPs (MeasuredAttentionRate); a GPU's
-  // first row is in force.
+  // Forward and backward rates, TFLOP/s of executed FLOPs (MeasuredAttentionRate). A GPU's
+  // rows at the precision of its first row are in force: one row, or its rates measured over
+  // sequence length (one row per measured_at.queries).
   std::vector<MeasuredAttentionRate> attention_rates;
   // Elsewhere: this fraction of the GPU's own matmul ceiling, on this problem.
   double attention_to_matmul_default = 0.0;
@@ -182,11 +194,11 @@ struct ComputeParameters {
   // Share of `gpu`'s compute units an overlapped collective holds (collective_sms, else
   // the vendor rules above); `units`: its compute units.
   [[nodiscard]] double collectiveComputeShare(const topology::GpuSpec& gpu, int units) const;
-  // Fractions of `gpu`'s peak at `precision` (a 16-bit one) reached by fused attention, on
-  // the problem they were measured on (attentionMeasuredAt).
-  [[nodiscard]] AttentionEfficiency attentionEfficiency(const topology::GpuSpec& gpu,
-                                                        topology::Precision precision) const;
-  [[nodiscard]] AttentionShape attentionMeasuredAt(const topology::GpuSpec& gpu) const;
+  // Fractions of `gpu`'s peak at `precision` (a 16-bit one) reached by fused attention, each
+  // on the problem it was measured on: its attention_rates rows in force, in their order,
+  // else the matmul-ceiling default on attention_default_measured_at.
+  [[nodiscard]] std::vector<MeasuredAttentionEfficiency> attentionEfficiencies(const topology::GpuSpec& gpu,
+                                                                               topology::Precision precision) const;
   [[nodiscard]] AttentionTileOverhead attentionTileOverhead(std::string_view gpu_key) const;
 };
 

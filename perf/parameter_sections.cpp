@@ -59,6 +59,25 @@ std::vector<Row> readRows(const ConfigNode& table, std::initializer_list<std::st
   return rows;
 }
 
+// Several rows of one GPU and precision are its rates measured over sequence length: each
+// needs the problem it was measured on, at a sequence length (queries) of its own.
+void refuseAmbiguousAttentionRows(const ConfigNode& table, const std::vector<MeasuredAttentionRate>& rows) {
+  const std::vector<ConfigNode> entries = table.elements();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (rows[j].gpu_key != rows[i].gpu_key || rows[j].precision != rows[i].precision) continue;
+      if (rows[i].measured_at.empty() || rows[j].measured_at.empty()) {
+        entries[i].failExpected("measured_at on every row of a GPU and precision listed more than once (" +
+                                rows[i].gpu_key + ": rates over sequence length)");
+      }
+      if (rows[i].measured_at.queries == rows[j].measured_at.queries) {
+        entries[i].failExpected("a measured_at.queries of its own (" + rows[i].gpu_key +
+                                " already has a row measured at that sequence length)");
+      }
+    }
+  }
+}
+
 void readComputeTables(const ConfigNode& compute, ComputeSection& section) {
   if (auto table = compute.optionalChild("training_rate_fraction")) {
     section.training_rate_fraction = readRows<MeasuredFraction>(*table, {"gpu", "fraction"}, [](const ConfigNode& e) {
@@ -86,6 +105,7 @@ void readComputeTables(const ConfigNode& compute, ComputeSection& section) {
           }
           return rate;
         });
+    refuseAmbiguousAttentionRows(*table, section.attention_rates);
   }
   if (auto table = compute.optionalChild("attention_tile_overheads")) {
     section.attention_tile_overheads =
@@ -318,15 +338,17 @@ void applyComputeSection(const ComputeSection& section, ComputeParameters& param
   replaceRows(parameters.matmul_ceilings, section.matmul_ceilings, [](const MeasuredRate& a, const MeasuredRate& b) {
     return a.gpu_key == b.gpu_key && a.precision == b.precision;
   });
+  // A GPU and precision the section gives replaces all of its rows (one, or its rates over
+  // sequence length). The model reads the rows of a GPU's first precision listed
+  // (attentionEfficiencies): a calibrated fp16 row goes before a default bf16 one of the same
+  // GPU, so that it is the one in force.
+  auto& attention_rows = parameters.attention_rates;
   for (const auto& rate : section.attention_rates) {
-    auto& rows = parameters.attention_rates;
-    std::erase_if(rows, [&](const MeasuredAttentionRate& row) {
+    std::erase_if(attention_rows, [&](const MeasuredAttentionRate& row) {
       return row.gpu_key == rate.gpu_key && row.precision == rate.precision;
     });
-    // The model reads a GPU's first row (attentionEfficiency): a calibrated fp16 row goes before a
-    // default bf16 one of the same GPU, so that it is the one in force.
-    rows.insert(rows.begin(), rate);
   }
+  attention_rows.insert(attention_rows.begin(), section.attention_rates.begin(), section.attention_rates.end());
   const auto same_gpu = [](const auto& a, const auto& b) { return a.gpu_key == b.gpu_key; };
   replaceRows(parameters.attention_tile_overheads, section.attention_tile_overheads, same_gpu);
   replaceRows(parameters.memory_efficiency, section.memory_efficiency, same_gpu);

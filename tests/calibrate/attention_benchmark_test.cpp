@@ -89,6 +89,33 @@ TEST_F(AttentionBenchmarkFile, ReadsTheArtifactsLayout) {
   EXPECT_TRUE(fit->notes.empty());
 }
 
+// The June 2025 B200 artifacts (benchmark/sdpa_benchmark_bf16_training at 87a1bcd, cuDNN
+// 9.10.2): the PyTorch math backend ran out of memory from 16,384 tokens on and its time reads
+// "inf" beside a rate of 0. Those passes did not complete: absent, the cuDNN rows beside them read.
+TEST_F(AttentionBenchmarkFile, AnInfiniteTimeIsAPassThatDidNotComplete) {
+  const auto benchmark =
+      load("b200-2506.csv",
+           "batch_size,q_seqlen,kv_seqlen,num_q_heads,num_kv_heads,head_dim,is_causal,backend,forward_time,"
+           "backward_time,fwd_tflops_per_sec,bwd_tflops_per_sec\n"
+           "1,16384,16384,128,8,128,True,pyt_math,inf,inf,0.000,0.000\n"
+           "1,16384,16384,128,8,128,True,pyt_cudnn,6.475,20.466,1358.566,1074.499\n");
+  ASSERT_TRUE(benchmark.ok()) << benchmark.error().toString();
+  ASSERT_EQ(benchmark->rows.size(), 2u);
+  EXPECT_FALSE(benchmark->rows[0].forward || benchmark->rows[0].backward);
+  ASSERT_TRUE(benchmark->rows[1].forward && benchmark->rows[1].backward);
+  const auto fit = fitAttention(*benchmark);
+  ASSERT_TRUE(fit.ok()) << fit.error().toString();
+  EXPECT_EQ(fit->rows, 1);
+  EXPECT_DOUBLE_EQ(fit->forwardTflops(), 1358.566);
+  // A negative infinity is no such marker: refused at its cell.
+  const auto negative = load("bad.csv",
+                             "batch_size,q_seqlen,kv_seqlen,num_q_heads,num_kv_heads,head_dim,is_causal,backend,"
+                             "forward_time,backward_time,fwd_tflops_per_sec,bwd_tflops_per_sec\n"
+                             "1,16384,16384,128,8,128,True,cudnn_fe,-inf,1.0,100.0,100.0\n");
+  ASSERT_FALSE(negative.ok());
+  EXPECT_THAT(negative.error().toString(), HasSubstr("bad.csv:2:"));
+}
+
 TEST_F(AttentionBenchmarkFile, ReadsThePrecisionColumnVariantAsCudnn) {
   // artifacts/sdpa_fp8_benchmark_results_NVIDIA_B200.csv: a precision column, no backend.
   const auto benchmark = load("b200.csv",

@@ -110,10 +110,10 @@ TEST(SoftwareStackTest, AnUnknownStackIsAnErrorListingThePresets) {
   EXPECT_EQ(experiment.error().code, ExitCode::kInvalidInput);
 }
 
-TEST(SoftwareStackTest, OverridesNeedAStackAndAreCheckedKeyByKey) {
-  const auto no_stack = load(smallLlama(", stack_overrides: {compute: {dispatch_eager_us: 3.0}}"));
+TEST(SoftwareStackTest, OverridesAreCheckedKeyByKey) {
+  const auto no_stack = load(smallLlama(", stack_overrides: {compute: {dispatch_eagre_us: 3.0}}"));
   ASSERT_FALSE(no_stack.ok());
-  EXPECT_NE(no_stack.error().toString().find("set training.stack"), std::string::npos) << no_stack.error().toString();
+  EXPECT_NE(no_stack.error().toString().find("dispatch_eagre_us"), std::string::npos) << no_stack.error().toString();
   const auto unknown_key =
       load(smallLlama(", stack: torchtitan, stack_overrides: {compute: {dispatch_eagre_us: 3.0}}"));
   ASSERT_FALSE(unknown_key.ok());
@@ -135,6 +135,53 @@ TEST(SoftwareStackTest, OverridesReplaceTheStacksParametersAndACalibrationWinsOv
   EXPECT_EQ(optionsFor(loaded(smallLlama(", stack: maxtext"))).compute.dispatch_compiled_us, 0.0);
   // A stack is applied once.
   EXPECT_THROW(applySoftwareStack(experiment, options), std::logic_error);
+}
+
+// Without a stack the overrides replace the shipped defaults: the stack stays unset, and a
+// run's own attention rates (say, of an older cuDNN) slow it.
+TEST(SoftwareStackTest, OverridesWithoutAStackReplaceTheDefaults) {
+  const Experiment plain = loaded(smallLlama(""));
+  const Experiment overridden = loaded(smallLlama(
+      ", stack_overrides: {compute: {attention_rates: [{gpu: h100-sxm, precision: bf16, forward_tflops: 100, "
+      "backward_tflops: 80, measured_at: {sequences: 32, queries: 2048, keys: 2048}}]}}"));
+  EXPECT_FALSE(overridden.stack.has_value());
+  ASSERT_TRUE(overridden.parameter_overrides.has_value());
+  const SimulationOptions options = optionsFor(overridden);
+  EXPECT_EQ(options.stack, "");
+  ASSERT_FALSE(options.compute.attention_rates.empty());
+  EXPECT_EQ(options.compute.attention_rates.front().forward_tflops, 100.0);
+  EXPECT_GT(simulate(overridden).iteration_time_s, simulate(plain).iteration_time_s);
+}
+
+// Rows of one GPU and precision given more than once are rates over sequence length: each
+// needs its measured problem, at a sequence length of its own.
+TEST(SoftwareStackTest, AttentionRatesOverSequenceLengthNeedTheirProblems) {
+  const std::string first =
+      "{gpu: h100-sxm, precision: bf16, forward_tflops: 100, backward_tflops: 80, "
+      "measured_at: {sequences: 32, queries: 2048, keys: 2048}}";
+  const auto rows = [](const std::string& list) {
+    return ", stack_overrides: {compute: {attention_rates: [" + list + "]}}";
+  };
+  const auto shapeless =
+      load(smallLlama(rows(first + ", {gpu: h100-sxm, precision: bf16, forward_tflops: 90, backward_tflops: 70}")));
+  ASSERT_FALSE(shapeless.ok());
+  EXPECT_NE(shapeless.error().toString().find("test.yaml:"), std::string::npos) << shapeless.error().toString();
+  EXPECT_NE(shapeless.error().toString().find("measured_at on every row"), std::string::npos)
+      << shapeless.error().toString();
+  const auto same_length = load(smallLlama(rows(first + ", " + first)));
+  ASSERT_FALSE(same_length.ok());
+  EXPECT_NE(same_length.error().toString().find("measured_at.queries of its own"), std::string::npos)
+      << same_length.error().toString();
+  const Experiment two =
+      loaded(smallLlama(rows(first + ", {gpu: h100-sxm, precision: bf16, forward_tflops: 200, backward_tflops: 160, "
+                                     "measured_at: {sequences: 32, queries: 8192, keys: 8192}}")));
+  const SimulationOptions options = optionsFor(two);
+  // Both replace the shipped H100 row, in their order.
+  int h100_rows = 0;
+  for (const auto& rate : options.compute.attention_rates) h100_rows += rate.gpu_key == "h100-sxm" ? 1 : 0;
+  EXPECT_EQ(h100_rows, 2);
+  EXPECT_EQ(options.compute.attention_rates[0].forward_tflops, 100.0);
+  EXPECT_EQ(options.compute.attention_rates[1].forward_tflops, 200.0);
 }
 
 // The workload and memory models' constants (configs/defaults/workload.yaml, memory.yaml)

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "perf/attention_tiles.h"
 #include "perf/compute_model.h"
 #include "perf/compute_parameters.h"
 #include "sim/sim_time.h"
@@ -284,6 +285,68 @@ TEST(ComputeModel, AttentionBackwardRunsAtItsOwnMeasuredRate) {
   ComputeParameters bad = kKernelRates;
   bad.attention_rates = {{"b200", Precision::kBf16, 1384.2, 0.0}};
   EXPECT_FALSE(ComputeModel::create(gpu("b200"), Precision::kBf16, bad).ok());
+}
+
+// Rates measured over sequence length (cudnn-frontend's B200 file, cuDNN 9.13.1): a problem at
+// a measured length runs at that row's rate, one between two at the geometric interpolation of
+// both rows scaled to it by the tile model, one beyond them at the nearest's; the order the rows
+// are listed in names only the reference row.
+TEST(ComputeModel, AttentionRatesOverSequenceLengthInterpolate) {
+  ComputeParameters parameters = kKernelRates;
+  parameters.launch_overhead_us = 0.0;
+  const auto at = [](double seq) { return AttentionShape{128.0, seq, seq}; };
+  parameters.attention_rates = {{"b200", Precision::kBf16, 1384.2, 994.9, at(8192)},
+                                {"b200", Precision::kBf16, 1514.8, 1180.3, at(32768)},
+                                {"b200", Precision::kBf16, 1421.9, 1127.7, at(131072)}};
+  const ComputeModel model(gpu("b200"), Precision::kBf16, parameters);
+  const double flops = 1.0e13;
+  const double peak = 2250.0e12;
+  const auto rate = [&](const AttentionShape& shape, AttentionPass pass) {
+    return flops / model.attentionTime(flops, 0.0, pass, shape) / 1e12;
+  };
+  EXPECT_NEAR(rate(at(32768), AttentionPass::kForward), 1514.8, 1e-6);
+  EXPECT_NEAR(rate(at(131072), AttentionPass::kBackward), 1127.7, 1e-6);
+  EXPECT_NEAR(model.attentionEfficiency(AttentionPass::kForward), 1384.2e12 / peak, 1e-12);
+  const AttentionTileOverhead overhead = kKernelRates.attentionTileOverhead("b200");
+  const auto tiles = [&](const AttentionShape& shape) {
+    return attentionTileEfficiency(shape, AttentionPass::kForward, 148, overhead.forward);
+  };
+  // 16,384 lies halfway (in log length) between 8,192 and 32,768.
+  const AttentionShape between = at(16384);
+  const double from_low = 1384.2 * tiles(between) / tiles(at(8192));
+  const double from_high = 1514.8 * tiles(between) / tiles(at(32768));
+  EXPECT_NEAR(rate(between, AttentionPass::kForward), std::sqrt(from_low * from_high), 1e-6);
+  // Beyond the rows: the nearest, scaled (fewer heads, a longer sequence).
+  const AttentionShape longer{8.0, 262144.0, 262144.0};
+  EXPECT_NEAR(rate(longer, AttentionPass::kForward), 1421.9 * tiles(longer) / tiles(at(131072)), 1e-6);
+  const AttentionShape shorter{8.0, 2048.0, 2048.0};
+  EXPECT_NEAR(rate(shorter, AttentionPass::kForward), 1384.2 * tiles(shorter) / tiles(at(8192)), 1e-6);
+  // Listed in another order: the same rates, another reference.
+  std::swap(parameters.attention_rates[0], parameters.attention_rates[2]);
+  const ComputeModel reordered(gpu("b200"), Precision::kBf16, parameters);
+  EXPECT_DOUBLE_EQ(reordered.attentionTime(flops, 0.0, AttentionPass::kForward, between),
+                   model.attentionTime(flops, 0.0, AttentionPass::kForward, between));
+  EXPECT_NEAR(reordered.attentionEfficiency(AttentionPass::kForward), 1421.9e12 / peak, 1e-12);
+  // Two rows at one length, or one without its problem, say nothing over sequence length.
+  parameters.attention_rates.push_back({"b200", Precision::kBf16, 1500.0, 1100.0, at(32768)});
+  EXPECT_FALSE(ComputeModel::create(gpu("b200"), Precision::kBf16, parameters).ok());
+  parameters.attention_rates.back() = {"b200", Precision::kBf16, 1500.0, 1100.0};
+  EXPECT_FALSE(ComputeModel::create(gpu("b200"), Precision::kBf16, parameters).ok());
+}
+
+// The shipped B200 rows carry cuDNN's falloff beyond 32,768 tokens, which the tile model
+// from one row does not: at 131,072 tokens the forward runs slower than at 32,768.
+TEST(ComputeModel, ShippedBlackwellAttentionFallsBeyond32kTokens) {
+  ComputeParameters parameters = kKernelRates;
+  parameters.launch_overhead_us = 0.0;
+  for (const std::string key : {"b200", "gb200"}) {
+    const ComputeModel model(gpu(key), Precision::kBf16, parameters);
+    const auto time = [&](double seq) {
+      return model.attentionTime(1.0e13, 0.0, AttentionPass::kForward, {128.0, seq, seq});
+    };
+    EXPECT_GT(time(131072.0), time(32768.0)) << key;
+    EXPECT_LT(time(32768.0), time(8192.0)) << key;
+  }
 }
 
 TEST(ComputeModel, KernelCostDispatch) {

@@ -39,7 +39,7 @@ TEST(DefaultParametersTest, ShippedComputeDefaultsHoldThePreviousValues) {
   EXPECT_EQ(p.memoryEfficiency("b200"), 0.862);
   EXPECT_EQ(p.memory_efficiency_default, 0.87);
   EXPECT_EQ(p.elementwise_compute_efficiency, 1.0);
-  ASSERT_EQ(p.attention_rates.size(), 7U);
+  ASSERT_EQ(p.attention_rates.size(), 21U);  // 5 one-row GPUs, B200 and GB200 over sequence length
   EXPECT_EQ(p.attention_rates[5].backward_tflops, 994.9);
   EXPECT_EQ(p.attention_rates[0].measured_at, (AttentionShape{64.0, 8192.0, 8192.0}));
   EXPECT_EQ(p.attention_to_matmul_default, 0.5);
