@@ -178,14 +178,24 @@ std::string attentionReport(const calibrate::CalibrationResult& result, const pe
   text += "    backward: " +
           pass(fit.rate.backward_tflops, fit.overhead.backward, fit.backward_overhead_fitted, fit.backward_error) +
           "\n";
+  int default_rows = 0;
   for (const auto& row : defaults.attention_rates) {
     if (row.gpu_key != fit.rate.gpu_key || row.precision != fit.rate.precision) continue;
+    if (default_rows++ > 0) continue;
     const perf::AttentionTileOverhead overhead = defaults.attentionTileOverhead(row.gpu_key);
     text += fmt::format(
         "    default row: forward {:.1f}, backward {:.1f} TFLOP/s measured at {:g} pairs x {:g} queries x {:g} keys; "
         "{:g} / {:g} iterations per CTA\n",
         row.forward_tflops, row.backward_tflops, row.measured_at.sequences, row.measured_at.queries,
         row.measured_at.keys, overhead.forward, overhead.backward);
+  }
+  // The fit's one full-rate row replaces the default rows over sequence length, and with them
+  // the measured falloff at long sequences that the tile model does not have.
+  if (default_rows > 1) {
+    text += fmt::format(
+        "    the defaults give {} rows over sequence length (the first above); the calibration replaces them "
+        "with this one full rate, which does not fall beyond 32,768 tokens as they do\n",
+        default_rows);
   }
   return text;
 }

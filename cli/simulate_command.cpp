@@ -158,9 +158,16 @@ std::string kernelRateLine(const Experiment& experiment, const parallelism::Simu
       for (const auto& row : parameters.compute.training_rate_fraction) from_stack |= row.gpu_key == gpu;
     }
   }
+  bool from_overrides = false;
+  if (experiment.parameter_overrides) {
+    for (const auto& row : experiment.parameter_overrides->compute.training_rate_fraction) {
+      from_overrides |= row.gpu_key == gpu;
+    }
+  }
   const std::string origin =
       calibrated        ? "calibrated"
       : from_stack      ? fmt::format("{} on {}; calibrate --training-step fits yours", experiment.stack->name, gpu)
+      : from_overrides  ? fmt::format("training.stack_overrides on {}", gpu)
       : fraction == 1.0 ? "no default for this GPU"
                         : fmt::format("{} default; calibrate --training-step fits your stack's", gpu);
   return fmt::format("kernel rates        {:.3g} of microbenchmark rates inside a step ({})\n", fraction, origin);

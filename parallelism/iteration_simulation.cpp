@@ -256,10 +256,13 @@ std::vector<int64_t> steadyStateRunsAtOnce(const MicrobatchExtrapolation& extrap
 }
 
 void applySoftwareStack(const Experiment& experiment, SimulationOptions& options) {
-  if (!options.stack.empty()) throw std::logic_error("a software stack is applied twice: " + options.stack);
+  if (!options.stack.empty() || options.stackless_overrides) {
+    throw std::logic_error("a software stack is applied twice: " + options.stack);
+  }
   if (experiment.parameter_overrides) {
     applyStackParameters(*experiment.parameter_overrides, options.compute, options.communication,
                          options.iteration.flops, options.memory);
+    options.stackless_overrides = true;
   }
   if (!experiment.stack) return;
   parallelism::applySoftwareStack(*experiment.stack, options.compute, options.communication, options.iteration.flops,
@@ -289,6 +292,12 @@ Expected<IterationResult> simulateIteration(const Experiment& experiment, const 
     if (given.stack != experiment.training.stack) {
       throw std::logic_error("simulation options prepared for stack '" + given.stack + "' given an experiment of '" +
                              experiment.training.stack + "' (applySoftwareStack)");
+    }
+    if (given.stackless_overrides != experiment.parameter_overrides.has_value()) {
+      throw std::logic_error("simulation options prepared " +
+                             std::string(given.stackless_overrides ? "with" : "without") +
+                             " stack_overrides given an experiment " +
+                             (experiment.parameter_overrides ? "with" : "without") + " them (applySoftwareStack)");
     }
     const SimulationOptions options = withHostDispatch(experiment, given);
     IterationResult result;

@@ -82,6 +82,9 @@ struct SimulationOptions {
   // The software stack whose parameters the models' parameters hold (applySoftwareStack;
   // "" for none). simulateIteration refuses an experiment of another stack.
   std::string stack;
+  // Whether they hold an experiment's stack_overrides given without a stack
+  // (Experiment::parameter_overrides); simulateIteration refuses a mismatch.
+  bool stackless_overrides = false;
   // Threads for the steady state's first three simulations (simulateIteration): with 2, the
   // third (the line's check) runs beside the first two; with 3 or more, all three at once.
   // The result does not depend on it; the memory held does (estimateIterationMemory).

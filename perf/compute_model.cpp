@@ -377,7 +377,7 @@ double ComputeModel::unboundedAttentionEfficiency(const AttentionShape& shape, A
 
 double ComputeModel::attentionTime(double flops, double bytes, AttentionPass pass, const AttentionShape& shape) const {
   assert(flops >= 0.0);
-  // A larger problem than the measured one runs faster, never above the peak.
+  // Never above the peak.
   const double efficiency =
       std::min(1.0, shape.empty() ? attention_efficiency_.of(pass) : unboundedAttentionEfficiency(shape, pass));
   return finish(flops / (attention_peak_flops_ * efficiency), bytes);

@@ -121,7 +121,7 @@ class ComputeModel {
   // first row's rate.
   [[nodiscard]] double attentionTime(double flops, double bytes, AttentionPass pass = AttentionPass::kForward,
                                      const AttentionShape& shape = {}) const;
-  // The attention rate on `shape` over the first row's (> 1 for a larger problem).
+  // The attention rate on `shape` over the first row's.
   [[nodiscard]] double attentionShapeFactor(const AttentionShape& shape, AttentionPass pass) const;
   [[nodiscard]] double elementwiseTime(double bytes, double flops = 0.0) const;
   // What `kernels` more kernels of an op cost the GPU beyond their work: the gap each takes

@@ -30,8 +30,8 @@ namespace trainsim::perf {
 // precision are its rates over sequence length: a problem takes the two measured at the
 // sequence lengths (queries) around its own, each scaled to it by the tile efficiencies, and
 // interpolates between them in log sequence length (ComputeModel::attentionTime); beyond the
-// range the nearest. They carry what the tile model does not: cuDNN's rates fall again
-// beyond 32,768 tokens.
+// range the nearest. They carry what the tile model does not: cuDNN's rates fall again at
+// long sequences (B200's and GB200's forward beyond 32,768 tokens).
 struct MeasuredAttentionRate {
   std::string gpu_key;
   topology::Precision precision;

@@ -38,7 +38,9 @@ struct GemmClassRecord {
 
 // A `compute:` section: the rows of ComputeParameters' per-GPU tables it gives, the lists it
 // replaces, and its named scalars. Applied over parameters (applyComputeSection), a row
-// replaces the row of the same GPU (and precision, and shape class), a list the whole list.
+// replaces the row of the same GPU (and precision, and shape class), a list the whole list;
+// attention rates replace all rows of a GPU and precision they give (rates over sequence
+// length).
 struct ComputeSection {
   std::vector<MeasuredRate> matmul_ceilings;
   std::vector<MeasuredFraction> memory_efficiency;

@@ -23,7 +23,7 @@ std::string nonEmptyString(const ConfigNode& node) {
 
 TrainingSource readTrainingSource(const ConfigNode& root, const std::string& id) {
   root.allowKeys({"id", "title", "citation", "metric", "metric_definition", "rate_fit", "memory_definition",
-                  "userbuffers", "attention_rates", "rows"});
+                  "userbuffers", "rows"});
   TrainingSource source;
   const ConfigNode id_node = root.child("id");
   source.id = id_node.asString();
@@ -43,9 +43,6 @@ TrainingSource readTrainingSource(const ConfigNode& root, const std::string& id)
   // Named userbuffers settings the rows refer to by YAML alias (tp_comm_overlap_config:
   // *name); the experiment loader checks them where a row uses them.
   if (auto presets = root.optionalChild("userbuffers")) presets->requireMap();
-  // Named attention-rate tables, likewise (stack_overrides.compute.attention_rates: *name): the
-  // kernels of the rows' own software version.
-  if (auto tables = root.optionalChild("attention_rates")) tables->requireMap();
   return source;
 }
 

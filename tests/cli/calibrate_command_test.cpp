@@ -236,8 +236,8 @@ TEST_F(CalibrateCommand, FitsAttentionRatesFromAnSdpaBenchmarkAlone) {
   ASSERT_EQ(validate.exit_code, 0) << validate.out;
   EXPECT_NE(report.out.find("gb200 bf16 tile model"), std::string::npos) << report.out;
   // New kernel rates without a measured step: the report says the in-step fraction was
-  // fitted over the shipped rates (GB200's 0.829) and how to refit it.
-  EXPECT_NE(report.out.find("a training step reaches (0.829 for gb200) was fitted over the shipped rates; add "
+  // fitted over the shipped rates (GB200's 0.828) and how to refit it.
+  EXPECT_NE(report.out.find("a training step reaches (0.828 for gb200) was fitted over the shipped rates; add "
                             "--training-step"),
             std::string::npos)
       << report.out;

@@ -65,19 +65,20 @@ TEST(ComputeTimer, FusedAttentionRunsEachPassAtItsRate) {
 }
 
 // The problem the kernel runs on is read from its score matmul (sequences x heads pairs of
-// queries x keys): the same FLOPs on fewer, shorter pairs take longer, by the tile model's
-// efficiency ratio (perf/attention_tiles.h).
+// queries x keys): the same FLOPs on fewer pairs take longer, by the tile model's efficiency
+// ratio (perf/attention_tiles.h) to the B200 row measured at its sequence length (2,048:
+// cuDNN 9.13.1, 907.5 TFLOP/s forward on 128 pairs).
 TEST(ComputeTimer, FusedAttentionRunsAtItsProblemsTileEfficiency) {
   const perf::ComputeModel& model = b200Model();
   const ComputeTimer timer(model);
-  const perf::AttentionShape short_narrow{24.0, 2048.0, 2048.0};
-  const perf::AttentionShape measured{128.0, 8192.0, 8192.0};
+  const perf::AttentionShape narrow{24.0, 2048.0, 2048.0};
+  const perf::AttentionShape measured{128.0, 2048.0, 2048.0};
   const double overhead = model.parameters().attentionTileOverhead("b200").forward;
-  const double ratio = perf::attentionTileEfficiency(short_narrow, perf::AttentionPass::kForward, 148, overhead) /
+  const double ratio = perf::attentionTileEfficiency(narrow, perf::AttentionPass::kForward, 148, overhead) /
                        perf::attentionTileEfficiency(measured, perf::AttentionPass::kForward, 148, overhead);
-  EXPECT_LT(ratio, 0.7);
+  EXPECT_LT(ratio, 1.0);
   EXPECT_NEAR(timer.seconds(flashAttention(24, 2048), PassKind::kForward),
-              1.0e12 / (1384.2e12 * ratio) + model.launchOverhead(), 1e-12);
+              1.0e12 / (907.5e12 * ratio) + model.launchOverhead(), 1e-12);
 }
 
 TEST(ComputeTimer, ChunkedGemmsRunAsTheirConcurrentChunksTogether) {

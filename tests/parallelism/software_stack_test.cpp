@@ -151,6 +151,11 @@ TEST(SoftwareStackTest, OverridesWithoutAStackReplaceTheDefaults) {
   ASSERT_FALSE(options.compute.attention_rates.empty());
   EXPECT_EQ(options.compute.attention_rates.front().forward_tflops, 100.0);
   EXPECT_GT(simulate(overridden).iteration_time_s, simulate(plain).iteration_time_s);
+  // Applied once, and only to the experiment they were prepared for.
+  SimulationOptions twice = options;
+  EXPECT_THROW(applySoftwareStack(overridden, twice), std::logic_error);
+  EXPECT_THROW((void)simulateIteration(plain, options), std::logic_error);
+  EXPECT_THROW((void)simulateIteration(overridden, shippedSimulationOptions()), std::logic_error);
 }
 
 // Rows of one GPU and precision given more than once are rates over sequence length: each

@@ -451,13 +451,13 @@ TEST(ComputeModelTest, DefaultTrainingRateFractionsArePerGpuType) {
   for (const char* hopper : {"h100-sxm", "h200", "gh200"}) {
     EXPECT_DOUBLE_EQ(defaults.trainingRateFraction(hopper), 0.883) << hopper;
   }
-  EXPECT_DOUBLE_EQ(defaults.trainingRateFraction("b200"), 0.838);
-  EXPECT_DOUBLE_EQ(defaults.trainingRateFraction("gb200"), 0.829);
+  EXPECT_DOUBLE_EQ(defaults.trainingRateFraction("b200"), 0.840);
+  EXPECT_DOUBLE_EQ(defaults.trainingRateFraction("gb200"), 0.828);
   EXPECT_DOUBLE_EQ(defaults.trainingRateFraction("mi300x"), 1.0);
   EXPECT_DOUBLE_EQ(defaults.atKernelRates().trainingRateFraction("h100-sxm"), 1.0);
   const ComputeModel in_step(gpu("b200"), Precision::kBf16, shippedCompute());
   const ComputeModel kernels(gpu("b200"), Precision::kBf16, kKernelRates);
-  EXPECT_NEAR(in_step.elementwiseTime(1e9) / kernels.elementwiseTime(1e9), 1.0 / 0.838, 1e-12);
+  EXPECT_NEAR(in_step.elementwiseTime(1e9) / kernels.elementwiseTime(1e9), 1.0 / 0.840, 1e-12);
 }
 
 TEST(ComputeModelTest, TrainingRateFractionOutsideItsRangeIsRejected) {

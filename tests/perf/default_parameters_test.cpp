@@ -51,7 +51,7 @@ TEST(DefaultParametersTest, ShippedComputeDefaultsHoldThePreviousValues) {
   EXPECT_EQ(p.launch_overhead_us, 4.0);
   EXPECT_TRUE(p.gemm_shape_efficiency.empty());
   EXPECT_EQ(p.trainingRateFraction("h100-sxm"), 0.883);
-  EXPECT_EQ(p.trainingRateFraction("gb200"), 0.829);
+  EXPECT_EQ(p.trainingRateFraction("gb200"), 0.828);
   EXPECT_EQ(p.trainingRateFraction("mi300x"), 1.0);
 }
 
