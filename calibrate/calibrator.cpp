@@ -136,14 +136,13 @@ Expected<CalibrationResult> runCalibration(const topology::Cluster& cluster, con
                                       step.experiment.cluster.gpu.key, calibration.cluster, calibration.gpu));
         }
       }
-      // Everything fitted above is in force for the steps.
-      parallelism::SimulationOptions simulation;
-      simulation.communication = options.communication_start;
-      simulation.compute = options.compute_start;
-      simulation.iteration.flops = options.workload_start;
-      simulation.memory = options.memory_start;
-      applyCalibration(calibration, simulation);
-      TrainingStepFit fit = valueOrThrow(fitTrainingRateFraction(inputs.training_steps, simulation));
+      // Everything fitted above is in force for the steps, over each step's stack.
+      parallelism::SimulationOptions defaults;
+      defaults.communication = options.communication_start;
+      defaults.compute = options.compute_start;
+      defaults.iteration.flops = options.workload_start;
+      defaults.memory = options.memory_start;
+      TrainingStepFit fit = valueOrThrow(fitTrainingRateFraction(inputs.training_steps, defaults, calibration));
       calibration.compute.training_rate_fraction.push_back({fit.gpu_key, fit.fraction});
       calibration.training_step_fit = TrainingStepFitQuality{
           static_cast<int>(fit.steps.size()), fit.rms_relative_error_before, fit.rms_relative_error_after};

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "calibrate/calibration.h"
+
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <utility>
 
 namespace trainsim::calibrate {
@@ -35,7 +38,8 @@ double rmsRelativeError(const std::vector<double>& simulated, const std::vector<
 }  // namespace
 
 Expected<TrainingStepFit> fitTrainingRateFraction(const std::vector<MeasuredTrainingStep>& steps,
-                                                  const parallelism::SimulationOptions& start) {
+                                                  const parallelism::SimulationOptions& defaults,
+                                                  const Calibration& in_force) {
   return catchInputErrors([&] {
     if (steps.empty()) throwInputError("--training-step", "", "no measured training step to fit");
     TrainingStepFit fit;
@@ -51,16 +55,26 @@ Expected<TrainingStepFit> fitTrainingRateFraction(const std::vector<MeasuredTrai
       }
     }
 
-    // Simulated step times at fraction f, and g(f) = mean log(simulated / measured).
-    auto simulate = [&](double fraction) {
+    // Each step's options as `simulate --calibration` builds them: the defaults, the step's
+    // stack, then the calibration (which wins over the stack), then the fraction tried.
+    std::vector<parallelism::SimulationOptions> prepared;
+    prepared.reserve(steps.size());
+    for (const auto& step : steps) {
+      parallelism::SimulationOptions options = defaults;
+      parallelism::applySoftwareStack(step.experiment, options);
+      applyCalibration(in_force, options);
+      prepared.push_back(std::move(options));
+    }
+
+    // Simulated step times at fraction f (none: each step's fraction in force, the "before"),
+    // and g(f) = mean log(simulated / measured).
+    auto simulate = [&](std::optional<double> fraction) {
       std::vector<double> seconds;
       seconds.reserve(steps.size());
-      for (const auto& step : steps) {
-        // The step's stack first: the fitted fraction is the user's and wins over it.
-        parallelism::SimulationOptions options = start;
-        parallelism::applySoftwareStack(step.experiment, options);
-        options = withFraction(std::move(options), fit.gpu_key, fraction);
-        auto result = parallelism::simulateIteration(step.experiment, options);
+      for (std::size_t i = 0; i < steps.size(); ++i) {
+        const auto& step = steps[i];
+        auto result = parallelism::simulateIteration(
+            step.experiment, fraction ? withFraction(prepared[i], fit.gpu_key, *fraction) : prepared[i]);
         if (!result.ok()) {
           Error error = result.error();
           if (error.where.empty()) error.where = step.source;
@@ -77,8 +91,7 @@ Expected<TrainingStepFit> fitTrainingRateFraction(const std::vector<MeasuredTrai
       return sum / static_cast<double>(steps.size());
     };
 
-    const double start_fraction = start.compute.trainingRateFraction(fit.gpu_key);
-    const std::vector<double> before = simulate(start_fraction);
+    const std::vector<double> before = simulate(std::nullopt);
     fit.rms_relative_error_before = rmsRelativeError(before, steps);
 
     // Bracket [lo, hi] on x = log f with g(lo) >= 0 >= g(hi).

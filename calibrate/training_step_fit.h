@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/expected.h"
+#include "calibrate/calibration.h"
 #include "parallelism/experiment.h"
 #include "parallelism/iteration_simulation.h"
 
@@ -43,11 +44,14 @@ struct TrainingStepFit {
   double rms_relative_error_after = 0.0;
 };
 
-// Every step must run on GPUs of one kind (the calibrated cluster's). `start` carries the
-// parameters the fit starts from (defaults and whatever the rest of the calibration fitted);
-// its fraction for the GPU is replaced. An error names the step when its measured time lies
-// outside what fractions of 0.25 to 4 can simulate.
+// Every step must run on GPUs of one kind (the calibrated cluster's). Each step is simulated
+// as `simulate --calibration` runs it: `defaults` (the shipped parameters, no stack applied),
+// the step's software stack, then `in_force` (whatever the rest of the calibration fitted),
+// whose values win over the stack's; the GPU's fraction is then the one tried. The "before"
+// times are at the fraction in force that way (the stack's or the GPU's default). An error
+// names the step when its measured time lies outside what fractions of 0.25 to 4 can simulate.
 [[nodiscard]] Expected<TrainingStepFit> fitTrainingRateFraction(const std::vector<MeasuredTrainingStep>& steps,
-                                                                const parallelism::SimulationOptions& start);
+                                                                const parallelism::SimulationOptions& defaults,
+                                                                const Calibration& in_force = {});
 
 }  // namespace trainsim::calibrate

@@ -42,6 +42,16 @@ nlohmann::ordered_json memoryJson(const parallelism::MemoryReport& report) {
           {"other", std::llround(peak.other())}};
 }
 
+std::vector<std::string> stackOverrideKeys(const parallelism::Experiment& experiment) {
+  if (experiment.parameter_overrides) return parallelism::parameterKeys(*experiment.parameter_overrides);
+  if (experiment.stack) {
+    if (const auto* overrides = parallelism::stackOverrides(*experiment.stack)) {
+      return parallelism::parameterKeys(*overrides);
+    }
+  }
+  return {};
+}
+
 std::optional<validation::ExpectedError> expectedErrorFor(const parallelism::Experiment& experiment,
                                                           const ConfigPaths& paths) {
   const validation::ExpectedErrorTable table = valueOrThrow(validation::loadExpectedErrorTable(paths));

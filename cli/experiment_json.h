@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "parallelism/experiment.h"
 #include "parallelism/memory_model.h"
@@ -18,6 +19,10 @@ namespace trainsim::cli {
 [[nodiscard]] nlohmann::ordered_json parallelismJson(const parallelism::Experiment& experiment);
 // {"peak_bytes_per_gpu", "capacity_bytes", "fits", "weights", "gradients", "optimizer", "activations", "other"}
 [[nodiscard]] nlohmann::ordered_json memoryJson(const parallelism::MemoryReport& report);
+
+// The model parameters the experiment's training.stack_overrides set, with or without a stack
+// ("compute.memory_efficiency", ...; parallelism::parameterKeys); empty without any.
+[[nodiscard]] std::vector<std::string> stackOverrideKeys(const parallelism::Experiment& experiment);
 
 // How far to trust a prediction for `experiment` (validation/expected_error.h), from
 // <config_dir>/validation/expected_error.yaml; nullopt where no published run applies.

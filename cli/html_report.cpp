@@ -1,12 +1,14 @@
 #include "cli/html_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <sstream>
 #include <vector>
 
 #include "base/units.h"
+#include "cli/experiment_json.h"
 #include "cli/goodput_output.h"
 #include "cli/html_escape.h"
 #include "cli/money_text.h"
@@ -327,6 +329,10 @@ void writeSimulateReport(std::ostream& out, const SimulateReport& report) {
                      experiment.stack ? fmt::format(", {} {}", escapeHtml(experiment.stack->name),
                                                     escapeHtml(experiment.stack->version))
                                       : "");
+  if (const auto overridden = stackOverrideKeys(experiment); !overridden.empty()) {
+    out << "<p class=\"subtitle\">stack overrides: " << escapeHtml(fmt::format("{}", fmt::join(overridden, ", ")))
+        << "</p>\n";
+  }
   out << "<p class=\"subtitle\">" << escapeHtml(planText(experiment, report.result.microbatches)) << "</p>\n";
   out << keyFigures(report) << timeSection(report) << memorySection(report);
   writeFoot(out, report.symmetric ? "Symmetric mode: one data-parallel replica simulated, the others assumed "

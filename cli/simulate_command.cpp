@@ -1,6 +1,7 @@
 #include "cli/simulate_command.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -90,6 +91,7 @@ nlohmann::ordered_json resultJson(const Experiment& experiment, const IterationR
         {"host_dispatch_exposed", b.host_dispatch_exposed}}},
       {"stages", stagesJson(result)},
       {"stack", stackJson(experiment)},
+      {"stack_overrides", stackOverrideKeys(experiment)},
       {"expected_error", expectedErrorJson(expected_error)},
       {"simulation",
        {{"tasks", result.tasks},
@@ -197,6 +199,9 @@ std::string summary(const Experiment& experiment, const IterationResult& result,
     text += fmt::format("software stack      {} ({}), {}\n", experiment.stack->name, experiment.stack->version,
                         dispatch ? fmt::format("{} dispatch", parallelism::dispatchModeName(*dispatch))
                                  : std::string("host not modelled"));
+  }
+  if (const auto overridden = stackOverrideKeys(experiment); !overridden.empty()) {
+    text += fmt::format("stack overrides     {} (training.stack_overrides)\n", fmt::join(overridden, ", "));
   }
   text += fmt::format("iteration time      {:.4f} s\n", t);
   text += fmt::format("throughput          {:.0f} tokens/s\n", result.tokens_per_s);

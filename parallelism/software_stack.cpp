@@ -89,6 +89,42 @@ std::optional<StackParameters> readStacklessOverrides(const ConfigNode& training
   return readParameters(*overrides);
 }
 
+const StackParameters* stackOverrides(const SoftwareStack& stack) {
+  return stack.parameters.size() > 1 ? &stack.parameters.back() : nullptr;
+}
+
+std::vector<std::string> parameterKeys(const StackParameters& parameters) {
+  std::vector<std::string> keys;
+  const perf::ComputeSection& compute = parameters.compute;
+  const bool tables[] = {!compute.matmul_ceilings.empty(),
+                         !compute.memory_efficiency.empty(),
+                         !compute.gemm_efficiency.empty(),
+                         !compute.collective_sms.empty(),
+                         !compute.attention_rates.empty(),
+                         !compute.attention_tile_overheads.empty(),
+                         !compute.training_rate_fraction.empty(),
+                         !compute.tile_fixed_overhead.empty(),
+                         !compute.gemm_epilogue_exposed.empty(),
+                         compute.gemm_tiles.has_value(),
+                         compute.collective_offload_vendors.has_value()};
+  const auto table_keys = perf::computeTableKeys();
+  static_assert(std::size(tables) == 11, "one flag per compute table key");
+  for (std::size_t i = 0; i < table_keys.size(); ++i) {
+    if (tables[i]) keys.push_back("compute." + std::string(table_keys[i]));
+  }
+  auto named = [&](std::string_view section, const std::vector<perf::ParameterValue>& values) {
+    for (const auto& value : values) {
+      std::string key = fmt::format("{}.{}", section, value.name);
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(std::move(key));
+    }
+  };
+  named("compute", compute.values);
+  named("communication", parameters.communication);
+  named("workload", parameters.workload);
+  named("memory", parameters.memory);
+  return keys;
+}
+
 void applyStackParameters(const StackParameters& parameters, perf::ComputeParameters& compute,
                           perf::CommunicationParameters& communication, FlopsOptions& workload, MemoryOptions& memory) {
   perf::applyComputeSection(parameters.compute, compute);

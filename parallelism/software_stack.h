@@ -62,6 +62,14 @@ struct SoftwareStack {
 // The shipped presets: the stems of <config_dir>/stacks/*.yaml, sorted.
 [[nodiscard]] std::vector<std::string> stackPresetNames(const ConfigPaths& paths);
 
+// The experiment's own `training.stack_overrides` within its stack (the last of `parameters`
+// after the stack file's), or nullptr where it gives none.
+[[nodiscard]] const StackParameters* stackOverrides(const SoftwareStack& stack);
+
+// The parameters a set gives values to, as "section.key" (compute.memory_efficiency,
+// communication.launch_overhead_us), in section order, each once.
+[[nodiscard]] std::vector<std::string> parameterKeys(const StackParameters& parameters);
+
 // One set of model parameters over `compute`, `communication`, `workload` and `memory`.
 void applyStackParameters(const StackParameters& parameters, perf::ComputeParameters& compute,
                           perf::CommunicationParameters& communication, FlopsOptions& workload, MemoryOptions& memory);

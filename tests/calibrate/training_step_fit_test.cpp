@@ -117,6 +117,36 @@ TEST(TrainingStepFitTest, TheCalibrationFileCarriesTheFractionAndReproducesTheSt
   EXPECT_NEAR(stepSeconds(experiment, options), measured, 2e-4 * measured);
 }
 
+// A step of a software stack: its "before" is what `simulate` gives without a calibration
+// (the stack's fraction, pytorch-fsdp's 0.739 on H100, not the GPU's default 0.883), and a
+// calibrated value wins over the stack's as it does in `simulate --calibration`.
+TEST(TrainingStepFitTest, StepsRunTheirStackUnderTheCalibrationAsSimulateDoes) {
+  const auto experiment =
+      llama({parseOverride("training.stack=pytorch-fsdp"),
+             parseOverride("training.stack_overrides.compute.memory_efficiency=[{gpu: h100-sxm, fraction: 0.5}]")});
+  Calibration calibration;
+  calibration.compute.memory_efficiency = {{"h100-sxm", 0.9}};
+  // As `simulate --calibration` runs it: the defaults, the stack, the calibration, and the
+  // fraction the step was "measured" at.
+  parallelism::SimulationOptions as_simulated = shippedSimulationOptions();
+  parallelism::applySoftwareStack(experiment, as_simulated);
+  applyCalibration(calibration, as_simulated);
+  const double before = stepSeconds(experiment, as_simulated);
+  as_simulated.compute.training_rate_fraction = {{"h100-sxm", 0.8}};
+  const double measured = stepSeconds(experiment, as_simulated);
+
+  const auto fit = valueOrThrow(
+      fitTrainingRateFraction({{experiment, measured, "fsdp=measured"}}, shippedSimulationOptions(), calibration));
+  EXPECT_NEAR(fit.fraction, 0.8, 1e-3);
+  ASSERT_EQ(fit.steps.size(), 1U);
+  EXPECT_DOUBLE_EQ(fit.steps[0].before_s, before);
+  EXPECT_NEAR(fit.steps[0].after_s, measured, 2e-4 * measured);
+  // Without the calibration the stack's memory efficiency is in force: another step time.
+  parallelism::SimulationOptions stack_only = shippedSimulationOptions();
+  parallelism::applySoftwareStack(experiment, stack_only);
+  EXPECT_GT(stepSeconds(experiment, stack_only), before * 1.001);
+}
+
 TEST(TrainingStepFitTest, AFractionOutsideItsRangeInTheFileIsAnErrorAtItsPosition) {
   const std::string text =
       "format: trainsim-calibration-1\n"

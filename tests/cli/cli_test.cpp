@@ -450,6 +450,28 @@ TEST(CliTest, SimulateNamesTheKernelRateFractionInForce) {
       << mi300x.out;
 }
 
+// The parameters training.stack_overrides sets are named in the text, the JSON and the HTML
+// report, with a stack and without one; a run with none has an empty list.
+TEST(CliTest, SimulateNamesTheStackOverridesInForce) {
+  const std::string memory = "training.stack_overrides.compute.memory_efficiency=[{gpu: h100-sxm, fraction: 0.5}]";
+  const std::string gap = "training.stack_overrides.compute.dispatch_kernel_gap_us=2";
+  const Result stackless = trainsim({"simulate", "llama3-8b-dgx-h100", "--set", memory, "--set", gap});
+  ASSERT_EQ(stackless.exit_code, 0) << stackless.err;
+  EXPECT_NE(
+      stackless.out.find(
+          "stack overrides     compute.memory_efficiency, compute.dispatch_kernel_gap_us (training.stack_overrides)\n"),
+      std::string::npos)
+      << stackless.out;
+  const auto json = parseJson(trainsim({"simulate", "llama3-8b-dgx-h100", "--set", "training.stack=torchtitan", "--set",
+                                        memory, "--ignore-memory", "--json", "-"}));
+  EXPECT_EQ(json["stack_overrides"], nlohmann::json::array({"compute.memory_efficiency"}));
+  const auto plain = parseJson(trainsim({"simulate", "llama3-8b-dgx-h100", "--json", "-"}));
+  EXPECT_EQ(plain["stack_overrides"], nlohmann::json::array());
+  const Result html = trainsim({"simulate", "llama3-8b-dgx-h100", "--set", memory, "--html", "-"});
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  EXPECT_NE(html.out.find("stack overrides: compute.memory_efficiency"), std::string::npos);
+}
+
 // A software stack (training.stack) is named on its own line with its dispatch mode, its
 // host's waiting shows in the breakdown, and the JSON carries both, with the expected error
 // of published runs of that stack (or of the defaults' sources, for a run naming none).
