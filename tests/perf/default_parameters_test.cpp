@@ -22,7 +22,7 @@ TEST(DefaultParametersTest, ShippedComputeDefaultsHoldThePreviousValues) {
   const auto loaded = defaultComputeParameters(kShipped);
   ASSERT_TRUE(loaded.ok()) << loaded.error().toString();
   const ComputeParameters& p = *loaded;
-  ASSERT_EQ(p.matmul_ceilings.size(), 18U);
+  ASSERT_EQ(p.matmul_ceilings.size(), 20U);
   EXPECT_EQ(p.matmul_ceilings[4].gpu_key, "h100-sxm");
   EXPECT_EQ(p.matmul_ceilings[4].precision, topology::Precision::kFp8);
   EXPECT_EQ(p.matmul_ceilings[4].tflops, 1382.2);
@@ -39,8 +39,8 @@ TEST(DefaultParametersTest, ShippedComputeDefaultsHoldThePreviousValues) {
   EXPECT_EQ(p.memoryEfficiency("b200"), 0.862);
   EXPECT_EQ(p.memory_efficiency_default, 0.87);
   EXPECT_EQ(p.elementwise_compute_efficiency, 1.0);
-  ASSERT_EQ(p.attention_rates.size(), 21U);  // 5 one-row GPUs, B200 and GB200 over sequence length
-  EXPECT_EQ(p.attention_rates[5].backward_tflops, 994.9);
+  ASSERT_EQ(p.attention_rates.size(), 22U);  // 6 one-row GPUs, B200 and GB200 over sequence length
+  EXPECT_EQ(p.attention_rates[6].backward_tflops, 994.9);
   EXPECT_EQ(p.attention_rates[0].measured_at, (AttentionShape{64.0, 8192.0, 8192.0}));
   EXPECT_EQ(p.attention_to_matmul_default, 0.5);
   EXPECT_EQ(p.attention_default_measured_at, (AttentionShape{32.0, 8192.0, 8192.0}));

@@ -79,12 +79,12 @@ std::string demoSource(const std::string& row_extra = "", const std::string& tra
 TEST(TrainingRowsTest, TheShippedFilesHoldEverySourceAndRowInTheSuitesOrder) {
   const auto rows = loadTrainingRows(kPaths);
   ASSERT_TRUE(rows.ok()) << rows.error().toString();
-  ASSERT_EQ(rows->sources.size(), 22u);
+  ASSERT_EQ(rows->sources.size(), 23u);
   EXPECT_EQ(rows->sources.front().id, "megatron-sc21-t1");
-  EXPECT_EQ(rows->sources.back().id, "mcore-moe-report");
-  EXPECT_EQ(rows->rows.size(), 209u);
+  EXPECT_EQ(rows->sources.back().id, "deepseek-v3-moe");
+  EXPECT_EQ(rows->rows.size(), 210u);
   // The mixture-of-experts sources (ids with "-moe": bridge-moe, automodel-moe, mcore-moe,
-  // mcore-moe-report; files training/*-moe*.yaml) and MaxText's TPU runs (torus collectives
+  // mcore-moe-report, deepseek-v3-moe; files training/*-moe*.yaml) and MaxText's TPU runs (torus collectives
   // not modelled as XLA runs them) are validation only; every other source is fitted.
   for (const auto& source : rows->sources) {
     const bool moe = source.id.find("-moe") != std::string::npos;
