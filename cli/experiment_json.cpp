@@ -70,10 +70,10 @@ nlohmann::ordered_json expectedErrorJson(const std::optional<validation::Expecte
 
 std::string expectedErrorText(const std::optional<validation::ExpectedError>& error) {
   if (!error) return "expected error      unknown: no published run of this stack or GPU in the validation suite\n";
-  return fmt::format("expected error      iteration time +-{:.1f}% (bias {:+.1f}%; {}, {} runs from {} source{}: {})\n",
-                     100.0 * error->mape, 100.0 * error->bias,
-                     error->never_fitted ? "out of sample" : "each source held out", error->rows, error->sources,
-                     error->sources == 1 ? "" : "s", error->basis);
+  return fmt::format(
+      "expected error      iteration time +-{:.1f}% (bias {:+.1f}%; {}, {} run{} from {} source{}: {})\n",
+      100.0 * error->mape, 100.0 * error->bias, error->never_fitted ? "out of sample" : "each source held out",
+      error->rows, error->rows == 1 ? "" : "s", error->sources, error->sources == 1 ? "" : "s", error->basis);
 }
 
 }  // namespace trainsim::cli

@@ -120,9 +120,10 @@ std::string keyFigures(const SimulateReport& report) {
   }
   if (report.expected_error) {
     const auto& error = *report.expected_error;
-    html += figure("expected error", fmt::format("±{:.1f}%", 100.0 * error.mape),
-                   fmt::format("bias {:+.1f}%; {} runs from {} source{}: {}", 100.0 * error.bias, error.rows,
-                               error.sources, error.sources == 1 ? "" : "s", escapeHtml(error.basis)));
+    html += figure(
+        "expected error", fmt::format("±{:.1f}%", 100.0 * error.mape),
+        fmt::format("bias {:+.1f}%; {} run{} from {} source{}: {}", 100.0 * error.bias, error.rows,
+                    error.rows == 1 ? "" : "s", error.sources, error.sources == 1 ? "" : "s", escapeHtml(error.basis)));
   } else {
     html += figure("expected error", "unknown", "no published run of this stack or GPU in the validation suite");
   }

@@ -153,23 +153,23 @@ std::string kernelRateLine(const Experiment& experiment, const parallelism::Simu
                            bool calibrated) {
   const std::string& gpu = experiment.cluster.gpu.key;
   const double fraction = simulation.compute.trainingRateFraction(gpu);
-  // The stack's own fraction for this GPU, where its file (or its overrides) give one.
-  bool from_stack = false;
-  if (experiment.stack) {
-    for (const auto& parameters : experiment.stack->parameters) {
-      for (const auto& row : parameters.compute.training_rate_fraction) from_stack |= row.gpu_key == gpu;
-    }
-  }
-  bool from_overrides = false;
-  if (experiment.parameter_overrides) {
-    for (const auto& row : experiment.parameter_overrides->compute.training_rate_fraction) {
-      from_overrides |= row.gpu_key == gpu;
-    }
-  }
+  // Where the fraction for this GPU comes from: the experiment's stack_overrides (with or
+  // without a stack), else the stack's file.
+  auto setsFraction = [&](const parallelism::StackParameters* parameters) {
+    if (parameters == nullptr) return false;
+    return std::any_of(parameters->compute.training_rate_fraction.begin(),
+                       parameters->compute.training_rate_fraction.end(),
+                       [&](const perf::MeasuredFraction& row) { return row.gpu_key == gpu; });
+  };
+  const parallelism::StackParameters* overrides = experiment.parameter_overrides ? &*experiment.parameter_overrides
+                                                  : experiment.stack ? parallelism::stackOverrides(*experiment.stack)
+                                                                     : nullptr;
+  const bool from_overrides = setsFraction(overrides);
+  const bool from_stack = !from_overrides && experiment.stack && setsFraction(&experiment.stack->parameters.front());
   const std::string origin =
       calibrated        ? "calibrated"
-      : from_stack      ? fmt::format("{} on {}; calibrate --training-step fits yours", experiment.stack->name, gpu)
       : from_overrides  ? fmt::format("training.stack_overrides on {}", gpu)
+      : from_stack      ? fmt::format("{} on {}; calibrate --training-step fits yours", experiment.stack->name, gpu)
       : fraction == 1.0 ? "no default for this GPU"
                         : fmt::format("{} default; calibrate --training-step fits your stack's", gpu);
   return fmt::format("kernel rates        {:.3g} of microbenchmark rates inside a step ({})\n", fraction, origin);

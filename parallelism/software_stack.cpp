@@ -107,8 +107,8 @@ std::vector<std::string> parameterKeys(const StackParameters& parameters) {
                          !compute.gemm_epilogue_exposed.empty(),
                          compute.gemm_tiles.has_value(),
                          compute.collective_offload_vendors.has_value()};
+  static_assert(std::size(tables) == perf::kComputeTableKeyCount, "one flag per compute table key");
   const auto table_keys = perf::computeTableKeys();
-  static_assert(std::size(tables) == 11, "one flag per compute table key");
   for (std::size_t i = 0; i < table_keys.size(); ++i) {
     if (tables[i]) keys.push_back("compute." + std::string(table_keys[i]));
   }

@@ -14,7 +14,7 @@
 namespace trainsim::perf {
 namespace {
 
-constexpr std::array<std::string_view, 11> kComputeTableKeys = {
+constexpr std::array<std::string_view, kComputeTableKeyCount> kComputeTableKeys = {
     "matmul_ceilings",
     "memory_efficiency",
     "gemm_efficiency",

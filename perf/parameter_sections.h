@@ -58,7 +58,9 @@ struct ComputeSection {
   [[nodiscard]] bool empty() const;
 };
 
-// The keys of a `compute:` section that hold tables and lists (the others are named scalars).
+// The keys of a `compute:` section that hold tables and lists (the others are named scalars),
+// in ComputeSection's order; kComputeTableKeyCount of them.
+inline constexpr std::size_t kComputeTableKeyCount = 11;
 [[nodiscard]] std::span<const std::string_view> computeTableKeys();
 
 // A named parameter's value at `node`, failing (InputError at the node) outside `range`.

@@ -472,6 +472,34 @@ TEST(CliTest, SimulateNamesTheStackOverridesInForce) {
   EXPECT_NE(html.out.find("stack overrides: compute.memory_efficiency"), std::string::npos);
 }
 
+// The kernel-rate line names where the in-step fraction comes from: the GPU's default, the
+// stack's file, or the experiment's stack_overrides (with a stack or without).
+TEST(CliTest, SimulateSaysWhereTheKernelRateFractionComesFrom) {
+  auto line = [](const std::vector<std::string>& sets) {
+    std::vector<std::string> args = {"simulate", "llama3-8b-dgx-h100", "--ignore-memory"};
+    for (const auto& set : sets) {
+      args.push_back("--set");
+      args.push_back(set);
+    }
+    const Result result = trainsim(args);
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    const auto at = result.out.find("kernel rates        ");
+    return at == std::string::npos ? std::string() : result.out.substr(at, result.out.find('\n', at) - at);
+  };
+  const std::string fraction =
+      "training.stack_overrides.compute.training_rate_fraction=[{gpu: h100-sxm, fraction: 0.8}]";
+  EXPECT_NE(line({}).find("(h100-sxm default;"), std::string::npos) << line({});
+  const std::string stack = line({"training.stack=pytorch-fsdp"});
+  EXPECT_NE(stack.find("0.739 of microbenchmark rates inside a step (pytorch-fsdp on h100-sxm;"), std::string::npos)
+      << stack;
+  const std::string overridden = line({"training.stack=pytorch-fsdp", fraction});
+  EXPECT_NE(overridden.find("0.8 of microbenchmark rates inside a step (training.stack_overrides on h100-sxm)"),
+            std::string::npos)
+      << overridden;
+  const std::string stackless = line({fraction});
+  EXPECT_NE(stackless.find("(training.stack_overrides on h100-sxm)"), std::string::npos) << stackless;
+}
+
 // A software stack (training.stack) is named on its own line with its dispatch mode, its
 // host's waiting shows in the breakdown, and the JSON carries both, with the expected error
 // of published runs of that stack (or of the defaults' sources, for a run naming none).

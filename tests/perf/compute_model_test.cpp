@@ -448,7 +448,7 @@ TEST(ComputeModelTest, DefaultTrainingRateFractionsArePerGpuType) {
   for (const char* a100 : {"a100-sxm-80gb", "a100-sxm-40gb", "a100-pcie-80gb"}) {
     EXPECT_DOUBLE_EQ(defaults.trainingRateFraction(a100), 0.969) << a100;
   }
-  for (const char* hopper : {"h100-sxm", "h200", "gh200"}) {
+  for (const char* hopper : {"h100-sxm", "h200", "gh200", "h800"}) {
     EXPECT_DOUBLE_EQ(defaults.trainingRateFraction(hopper), 0.883) << hopper;
   }
   EXPECT_DOUBLE_EQ(defaults.trainingRateFraction("b200"), 0.840);
