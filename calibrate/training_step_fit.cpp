@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "calibrate/calibration.h"
-
 #include <algorithm>
 #include <cmath>
 #include <optional>
