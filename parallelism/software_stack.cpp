@@ -33,6 +33,12 @@ StackParameters readParameters(const ConfigNode& node) {
   return parameters;
 }
 
+// training.stack_overrides: the four parameter sections, nothing else.
+StackParameters readOverrides(const ConfigNode& overrides) {
+  overrides.allowKeys({"compute", "communication", "workload", "memory"});
+  return readParameters(overrides);
+}
+
 }  // namespace
 
 SoftwareStack readSoftwareStackFile(const ConfigNode& root, const std::string& name) {
@@ -75,18 +81,14 @@ std::optional<SoftwareStack> readSoftwareStack(const ConfigNode& training, const
     }
   }
   SoftwareStack stack = readSoftwareStackFile(loadConfigFile(path), name);
-  if (overrides) {
-    overrides->allowKeys({"compute", "communication", "workload", "memory"});
-    stack.parameters.push_back(readParameters(*overrides));
-  }
+  if (overrides) stack.parameters.push_back(readOverrides(*overrides));
   return stack;
 }
 
 std::optional<StackParameters> readStacklessOverrides(const ConfigNode& training) {
   const auto overrides = training.optionalChild("stack_overrides");
   if (!overrides || training.optionalChild("stack")) return std::nullopt;
-  overrides->allowKeys({"compute", "communication", "workload", "memory"});
-  return readParameters(*overrides);
+  return readOverrides(*overrides);
 }
 
 const StackParameters* stackOverrides(const SoftwareStack& stack) {

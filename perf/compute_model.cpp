@@ -71,17 +71,10 @@ std::string invalidReason(const GpuSpec& gpu, Precision precision, const Compute
       return "compute parameters: the attention problem of '" + rate.gpu_key + "' must have sizes >= 0";
     }
   }
-  // Rates over sequence length (several rows of one GPU and precision): each on its problem,
-  // at a sequence length of its own.
   for (std::size_t i = 0; i < p.attention_rates.size(); ++i) {
     for (std::size_t j = 0; j < i; ++j) {
-      const MeasuredAttentionRate& a = p.attention_rates[i];
-      const MeasuredAttentionRate& b = p.attention_rates[j];
-      if (a.gpu_key != b.gpu_key || a.precision != b.precision) continue;
-      if (a.measured_at.empty() || b.measured_at.empty() || a.measured_at.queries == b.measured_at.queries) {
-        return "compute parameters: the attention rates of '" + a.gpu_key +
-               "' over sequence length need a measured problem each, at distinct queries";
-      }
+      const std::string conflict = attentionRowConflict(p.attention_rates[j], p.attention_rates[i]);
+      if (!conflict.empty()) return "compute parameters: attention_rates: expected " + conflict;
     }
   }
   const auto overhead_valid = [&](const AttentionTileOverhead& o) {
@@ -213,6 +206,19 @@ double ComputeParameters::collectiveComputeShare(const GpuSpec& gpu, int units) 
     if (vendor == gpu.vendor) return 0.0;
   }
   return collective_compute_share_default;
+}
+
+std::string attentionRowConflict(const MeasuredAttentionRate& earlier, const MeasuredAttentionRate& later) {
+  if (earlier.gpu_key != later.gpu_key || earlier.precision != later.precision) return "";
+  if (earlier.measured_at.empty() || later.measured_at.empty()) {
+    return "measured_at on every row of a GPU and precision listed more than once (" + later.gpu_key +
+           ": rates over sequence length)";
+  }
+  if (earlier.measured_at.queries == later.measured_at.queries) {
+    return "a measured_at.queries of its own (" + later.gpu_key +
+           " already has a row measured at that sequence length)";
+  }
+  return "";
 }
 
 std::vector<MeasuredAttentionEfficiency> ComputeParameters::attentionEfficiencies(const GpuSpec& gpu,

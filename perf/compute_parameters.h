@@ -53,6 +53,13 @@ struct AttentionEfficiency {
   [[nodiscard]] double of(AttentionPass pass) const { return pass == AttentionPass::kBackward ? backward : forward; }
 };
 
+// Two rows of attention_rates, `earlier` listed before `later`: where they are of one GPU and
+// precision (its rates over sequence length), what `later` lacks to be one of them, as the
+// expectation an error states (each needs its measured problem, at a sequence length of its
+// own); empty where nothing does.
+[[nodiscard]] std::string attentionRowConflict(const MeasuredAttentionRate& earlier,
+                                               const MeasuredAttentionRate& later);
+
 // Fractions of peak a fused attention kernel reaches, per pass, on the problem measured.
 struct MeasuredAttentionEfficiency {
   AttentionEfficiency efficiency;

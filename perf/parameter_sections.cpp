@@ -59,21 +59,14 @@ std::vector<Row> readRows(const ConfigNode& table, std::initializer_list<std::st
   return rows;
 }
 
-// Several rows of one GPU and precision are its rates measured over sequence length: each
-// needs the problem it was measured on, at a sequence length (queries) of its own.
+// Several rows of one GPU and precision are its rates measured over sequence length
+// (attentionRowConflict): refused at the row that breaks the rule.
 void refuseAmbiguousAttentionRows(const ConfigNode& table, const std::vector<MeasuredAttentionRate>& rows) {
   const std::vector<ConfigNode> entries = table.elements();
   for (std::size_t i = 0; i < rows.size(); ++i) {
     for (std::size_t j = 0; j < i; ++j) {
-      if (rows[j].gpu_key != rows[i].gpu_key || rows[j].precision != rows[i].precision) continue;
-      if (rows[i].measured_at.empty() || rows[j].measured_at.empty()) {
-        entries[i].failExpected("measured_at on every row of a GPU and precision listed more than once (" +
-                                rows[i].gpu_key + ": rates over sequence length)");
-      }
-      if (rows[i].measured_at.queries == rows[j].measured_at.queries) {
-        entries[i].failExpected("a measured_at.queries of its own (" + rows[i].gpu_key +
-                                " already has a row measured at that sequence length)");
-      }
+      const std::string conflict = attentionRowConflict(rows[j], rows[i]);
+      if (!conflict.empty()) entries[i].failExpected(conflict);
     }
   }
 }
