@@ -83,7 +83,7 @@ std::optional<perf::CollectiveAlgorithm> parseAlgorithm(const std::string& text)
   if (text.empty()) return std::nullopt;
   const std::optional<perf::CollectiveAlgorithm> algorithm = perf::parseAlgorithmName(text);
   if (!algorithm)
-    throwInputError("--algo", "", "expected ring, tree, nvls, direct or nvls_tree, found \"" + text + "\"");
+    throwInputError("--algo", "", "expected ring, tree, nvls, direct, nvls_tree or pat, found \"" + text + "\"");
   return algorithm;
 }
 
@@ -281,7 +281,8 @@ void addCollectiveCommand(CLI::App& app, CollectiveOptions& options) {
   command->add_option("-e,--max-bytes", options.max_bytes, "Largest size (nccl-tests -e)")->capture_default_str();
   command->add_option("-f,--step-factor", options.step_factor, "Size multiplier (nccl-tests -f)")
       ->capture_default_str();
-  command->add_option("--algo", options.algorithm, "Force the algorithm: ring | tree | nvls | direct | nvls_tree");
+  command->add_option("--algo", options.algorithm,
+                      "Force the algorithm: ring | tree | nvls | direct | nvls_tree | pat");
   command->add_option("--proto", options.protocol, "Force the protocol: LL | LL128 | Simple");
   command->add_option("--set", options.overrides, "Override a cluster key: KEY=VALUE (repeatable)");
   command->add_option("--json", options.json_file, "Write the rows as JSON (- = stdout)");

@@ -33,6 +33,8 @@ void buildTree(const AlgorithmContext& context);
 void buildNvls(const AlgorithmContext& context);
 // NVLS inside each node and a double binary tree between nodes (NCCL's NVLS_TREE).
 void buildNvlsTree(const AlgorithmContext& context);
+// NCCL's PAT all-gather / reduce-scatter across nodes of one GPU each.
+void buildPat(const AlgorithmContext& context);
 
 // The GPU <-> NVSwitch paths of NVLS for `ranks` (one node) and the slowest one's latency
 // beyond the defaults.

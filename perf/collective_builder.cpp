@@ -133,6 +133,7 @@ sim::TaskId CollectiveBuilder::add(const CollectiveRequest& request, const Colle
     case CollectiveAlgorithm::kNvls: detail::buildNvls(context); break;
     case CollectiveAlgorithm::kDirect: detail::buildDirect(context); break;
     case CollectiveAlgorithm::kNvlsTree: detail::buildNvlsTree(context); break;
+    case CollectiveAlgorithm::kPat: detail::buildPat(context); break;
   }
   return group;
 }

@@ -18,6 +18,7 @@ double flowsOf(CollectiveAlgorithm algorithm, const CollectiveShape& shape) {
       shape.mesh ? meshRingChannels(static_cast<int>(shape.most_per_node), static_cast<int>(channels)) : channels;
   switch (algorithm) {
     case CollectiveAlgorithm::kRing: return ring_channels * (shape.op == CollectiveOp::kBroadcast ? n - 1.0 : n);
+    case CollectiveAlgorithm::kPat: return channels * n;
     case CollectiveAlgorithm::kTree: return 4.0 * channels * std::max(0.0, n - 1.0);
     case CollectiveAlgorithm::kNvls: return 2.0 * n;
     // NVLS on every node, and two trees per local index with an edge each way per node but

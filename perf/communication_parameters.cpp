@@ -20,6 +20,7 @@ std::string_view algorithmName(CollectiveAlgorithm algorithm) {
     case CollectiveAlgorithm::kNvls: return "nvls";
     case CollectiveAlgorithm::kDirect: return "direct";
     case CollectiveAlgorithm::kNvlsTree: return "nvls_tree";
+    case CollectiveAlgorithm::kPat: return "pat";
   }
   return "unknown";
 }

@@ -33,11 +33,12 @@ enum class CollectiveAlgorithm : uint8_t {
   kNvls,      // NVLink SHARP: reductions in the NVSwitch (single node)
   kDirect,    // point-to-point between every pair (all-to-all) or the given pairs (send/recv)
   kNvlsTree,  // NVLS inside each node, a double binary tree between nodes (NCCL's NVLS_TREE)
+  kPat,       // NCCL's PAT (2.23+): all-gather / reduce-scatter with one GPU per node, log-depth latency
 };
 [[nodiscard]] std::string_view algorithmName(CollectiveAlgorithm algorithm);
-inline constexpr std::array<CollectiveAlgorithm, 5> kAllAlgorithms = {
-    CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree, CollectiveAlgorithm::kNvls, CollectiveAlgorithm::kDirect,
-    CollectiveAlgorithm::kNvlsTree};
+inline constexpr std::array<CollectiveAlgorithm, 6> kAllAlgorithms = {
+    CollectiveAlgorithm::kRing,   CollectiveAlgorithm::kTree,     CollectiveAlgorithm::kNvls,
+    CollectiveAlgorithm::kDirect, CollectiveAlgorithm::kNvlsTree, CollectiveAlgorithm::kPat};
 // The algorithm of that name (algorithmName), none for another name.
 [[nodiscard]] std::optional<CollectiveAlgorithm> parseAlgorithmName(std::string_view name);
 
@@ -87,8 +88,13 @@ struct CommunicationParameters {
   double nvls_step_latency_us = 0.0;
   // A network step of NVLS_TREE's tree between nodes, microseconds.
   double nvls_tree_network_step_latency_us = 0.0;
-  // LL's intra-node step latency is multiplied by this when the collective spans nodes.
+  // LL's intra-node step latency is multiplied by this when the collective spans nodes
+  // (NCCL 2.7.3-2.17; 1 from 2.18).
   double ll_multi_node_intra_step_factor = 0.0;
+  // NCCL 2.18+: an intra-node step of a ring that spans nodes costs at least the network
+  // proxy's overhead of posting it, microseconds, that many times for Simple.
+  double ring_net_overhead_us = 0.0;
+  double ring_net_overhead_simple_factor = 0.0;
 
   // Pipeline fill: bytes of payload per chunk by Protocol, and the channels and the copy
   // rate of one channel (one CTA) that carry them.
@@ -124,6 +130,21 @@ struct CommunicationParameters {
 
   // Host-side cost of launching a collective and waiting for it, microseconds.
   double launch_overhead_us = 0.0;
+
+  // The NCCL release whose tuner is modelled, as NCCL_VERSION_CODE (major x 10000 + minor x
+  // 100 + patch: 22304 is 2.23.4). Rules that NCCL introduced at a release apply from it
+  // (ncclAtLeast).
+  double nccl_version = 0.0;
+  // PAT (all-gather and reduce-scatter with one GPU per node, NCCL 2.23+): its bus bandwidth
+  // as a fraction of the ring's, and its latency beyond base_latency_us.pat: log2(nodes)
+  // network steps at the tree's network step latency over pat_log_step_latency_divisor, plus
+  // pat_per_rank_latency_us per rank.
+  double pat_bandwidth_factor = 0.0;
+  double pat_log_step_latency_divisor = 0.0;
+  double pat_per_rank_latency_us = 0.0;
+
+  // Whether the modelled NCCL is `version_code` (NCCL_VERSION_CODE) or later.
+  [[nodiscard]] bool ncclAtLeast(double version_code) const { return nccl_version >= version_code; }
 
   [[nodiscard]] double linkEfficiency(topology::LinkType type, std::string_view gpu_key) const;
   // The same on `cluster`'s links: its network links at the efficiency measured on the

@@ -20,23 +20,46 @@ namespace detail {
 
 double stepLatencySeconds(const CommunicationParameters& parameters, CollectiveAlgorithm algorithm, Protocol protocol,
                           HopClass intra, double intra_steps, double network_steps, bool multi_node,
-                          StepLatencyExcess excess) {
+                          StepLatencyExcess excess, bool one_gpu_per_node) {
   const auto& table =
       algorithm == CollectiveAlgorithm::kTree ? parameters.tree_step_latency_us : parameters.ring_step_latency_us;
   const auto p = static_cast<std::size_t>(protocol);
   double intra_us = table[static_cast<std::size_t>(intra)][p];
   double network_table_us = table[static_cast<std::size_t>(HopClass::kNetwork)][p];
+  // NCCL 2.23+: with one GPU per node every network step is priced at the tree's network
+  // latency, whatever the algorithm (tuning.cc: "With ppn=1 latencies are fully exposed").
+  if (multi_node && one_gpu_per_node && parameters.ncclAtLeast(kNcclPatVersion)) {
+    network_table_us = parameters.tree_step_latency_us[static_cast<std::size_t>(HopClass::kNetwork)][p];
+  }
   if (algorithm == CollectiveAlgorithm::kNvls || algorithm == CollectiveAlgorithm::kNvlsTree) {
     intra_us = parameters.nvls_step_latency_us;
   }
   if (algorithm == CollectiveAlgorithm::kNvlsTree) network_table_us = parameters.nvls_tree_network_step_latency_us;
   // NCCL: LL's intra-node step costs more when the collective spans nodes (tuning.cc).
   if (multi_node && protocol == Protocol::kLL) intra_us *= parameters.ll_multi_node_intra_step_factor;
+  // NCCL 2.18+: "Inter-node rings still have to launch nsteps * net overhead" (tuning.cc).
+  if (multi_node && algorithm == CollectiveAlgorithm::kRing) {
+    const double overhead_us = parameters.ring_net_overhead_us *
+                               (protocol == Protocol::kSimple ? parameters.ring_net_overhead_simple_factor : 1.0);
+    intra_us = std::max(intra_us, overhead_us);
+  }
   // The wire part of the step follows the cluster's links; faster links cannot make a step
   // cost less than nothing.
   intra_us = std::max(0.0, intra_us + excess.intra_s * 1e6);
   const double network_us = std::max(0.0, network_table_us + excess.network_s * 1e6);
   return (intra_steps * intra_us + network_steps * network_us) * 1e-6;
+}
+
+double patLatencySeconds(const CommunicationParameters& parameters, int nodes, double ranks, double network_excess_s) {
+  // NCCL's "log2i(nNodes) * (interLat / 3.5) + nRanks * 2.8", interLat being the tree's
+  // network step latency with one GPU per node (Simple: PAT runs no other protocol).
+  const double log2_nodes = std::floor(std::log2(std::max(1.0, static_cast<double>(nodes))));
+  const double network_us = std::max(0.0, parameters.tree_step_latency_us[static_cast<std::size_t>(HopClass::kNetwork)]
+                                                                         [static_cast<std::size_t>(Protocol::kSimple)] +
+                                              network_excess_s * 1e6);
+  return (log2_nodes * network_us / parameters.pat_log_step_latency_divisor +
+          ranks * parameters.pat_per_rank_latency_us) *
+         1e-6;
 }
 
 double pipelineFillSeconds(const CommunicationParameters& parameters, Protocol protocol, double steps,
@@ -232,6 +255,13 @@ bool NcclTuner::nvlsTreeAvailable(const GroupLayout& layout) const {
   return true;
 }
 
+bool NcclTuner::patAvailable(const GroupLayout& layout) const {
+  // ncclPatEnable: NCCL 2.23+, one GPU per node (so across nodes); NCCL's own algorithm, not
+  // RCCL's or XLA's.
+  return parameters_.ncclAtLeast(detail::kNcclPatVersion) && !layout.singleNode() && layout.max_per_node == 1 &&
+         layout.torus_dims.empty() && cluster_.spec().gpu.vendor == "nvidia";
+}
+
 bool NcclTuner::nvlsNodes() const {
   return cluster_.spec().intra_node.nvls && cluster_.spec().intra_node.fabric == topology::IntraNodeFabric::kNvSwitch &&
          !cluster_.spec().explicit_graph;
@@ -247,7 +277,11 @@ std::vector<CollectiveAlgorithm> NcclTuner::candidates(CollectiveOp op, const Gr
       return result;
     }
     case CollectiveOp::kAllGather:
-    case CollectiveOp::kReduceScatter:
+    case CollectiveOp::kReduceScatter: {
+      std::vector<CollectiveAlgorithm> result = {CollectiveAlgorithm::kRing};
+      if (patAvailable(layout)) result.push_back(CollectiveAlgorithm::kPat);
+      return result;
+    }
     case CollectiveOp::kBroadcast: return {CollectiveAlgorithm::kRing};
     case CollectiveOp::kAllToAll:
     case CollectiveOp::kSendRecv: return {CollectiveAlgorithm::kDirect};
@@ -267,7 +301,7 @@ int NcclTuner::channels(CollectiveAlgorithm algorithm, const GroupLayout& layout
   const int across = layout.singleNode() ? 1 : std::max(1, std::min(hardware.nics_per_node, layout.max_per_node));
   if (algorithm == CollectiveAlgorithm::kRing && layout.mesh) return meshRingChannels(layout.max_per_node, across);
   if (algorithm == CollectiveAlgorithm::kRing || algorithm == CollectiveAlgorithm::kTree ||
-      algorithm == CollectiveAlgorithm::kNvlsTree) {
+      algorithm == CollectiveAlgorithm::kNvlsTree || algorithm == CollectiveAlgorithm::kPat) {
     return across;
   }
   return 1;
@@ -354,13 +388,23 @@ double NcclTuner::deviceLatencyExcessSeconds(DeviceId from, DeviceId to) const {
   return static_cast<double>(route.latency_ps - route.reference_latency_ps) * 1e-12;
 }
 
+double NcclTuner::groupNetworkBandwidthPerGpu(const GroupLayout& layout, const GroupHardware& hardware) const {
+  // The node's network shared by the group's GPUs on it, but no more than the NICs their
+  // channels use: each GPU's own (nics / gpus_per_node of them where a node has more NICs
+  // than GPUs, one where it has fewer; channelEntryIndex spreads the channels over them).
+  const int gpus_per_node = std::max(1, cluster_.spec().gpus_per_node);
+  const int owners =
+      std::max(1, std::min(hardware.nics_per_node > 0 ? hardware.nics_per_node : gpus_per_node, gpus_per_node));
+  return std::min(hardware.network_Bps / layout.max_per_node, hardware.network_Bps / owners);
+}
+
 double NcclTuner::estimateTime(const CollectiveRequest& request, const GroupLayout& layout,
                                const GroupHardware& hardware, CollectiveAlgorithm algorithm, Protocol protocol) const {
   // Closed-form per-GPU bottleneck bandwidths, as NCCL's tuner sees them.
   const auto& spec = cluster_.spec();
   double bus_Bps = hardware.intra_Bps;
   if (!layout.singleNode() && hardware.network_Bps > 0.0) {
-    bus_Bps = std::min(bus_Bps, hardware.network_Bps / layout.max_per_node);
+    bus_Bps = std::min(bus_Bps, groupNetworkBandwidthPerGpu(layout, hardware));
   }
   const auto p = static_cast<std::size_t>(protocol);
   bus_Bps *= parameters_.protocol_bandwidth_factor[p];
@@ -375,7 +419,7 @@ double NcclTuner::estimateTime(const CollectiveRequest& request, const GroupLayo
       const double steps = request.op == CollectiveOp::kAllReduce ? 2.0 * (n - 1.0) : n - 1.0;
       const double network_steps = steps / std::max(1.0, n - 1.0) * (nodes - 1.0);
       time += detail::stepLatencySeconds(parameters_, algorithm, protocol, intra, steps - network_steps, network_steps,
-                                         nodes > 1, excess);
+                                         nodes > 1, excess, layout.max_per_node == 1);
       const double per_step = request.op == CollectiveOp::kBroadcast ? request.bytes : request.bytes / n;
       time += detail::pipelineFillSeconds(parameters_, protocol, steps, per_step);
       time += request.bytes * busBandwidthFactor(request.op, layout.size) / bus_Bps;
@@ -420,6 +464,13 @@ double NcclTuner::estimateTime(const CollectiveRequest& request, const GroupLayo
                                detail::treeSizeCorrection(parameters_, algorithm, protocol, request.bytes));
       break;
     }
+    case CollectiveAlgorithm::kPat:
+      // NCCL's PAT: its log-depth latency, the ring's bytes at pat_bandwidth_factor of its bus
+      // bandwidth.
+      time += detail::patLatencySeconds(parameters_, layout.nodes(), n, excess.network_s);
+      time +=
+          request.bytes * busBandwidthFactor(request.op, layout.size) / (bus_Bps * parameters_.pat_bandwidth_factor);
+      break;
     case CollectiveAlgorithm::kDirect:
       time += detail::stepLatencySeconds(parameters_, algorithm, protocol, intra, nodes > 1 ? 0.0 : 1.0,
                                          nodes > 1 ? 1.0 : 0.0, nodes > 1, excess);
@@ -465,9 +516,10 @@ Expected<CollectiveChoice> NcclTuner::choose(const CollectiveRequest& request) c
       for (Protocol protocol : kAllProtocols) {
         if (request.protocol && protocol != *request.protocol) continue;
         if (!request.protocol && !protocolAllowed(protocol)) continue;
-        // NVLS and NVLS_TREE run only with the Simple protocol.
-        const bool nvls = algorithm == CollectiveAlgorithm::kNvls || algorithm == CollectiveAlgorithm::kNvlsTree;
-        if (nvls && protocol != Protocol::kSimple) continue;
+        // NVLS, NVLS_TREE and PAT run only with the Simple protocol.
+        const bool simple_only = algorithm == CollectiveAlgorithm::kNvls ||
+                                 algorithm == CollectiveAlgorithm::kNvlsTree || algorithm == CollectiveAlgorithm::kPat;
+        if (simple_only && protocol != Protocol::kSimple) continue;
         evaluated = true;
         const double time = estimateTime(request, group, links, algorithm, protocol);
         if (time < best.estimated_time_s) {
@@ -479,11 +531,11 @@ Expected<CollectiveChoice> NcclTuner::choose(const CollectiveRequest& request) c
     // The pairs left out above are NVLS with a protocol other than Simple and protocols the
     // cluster's nccl_protocols leaves out: no candidate means one of them was forced.
     if (!evaluated && request.protocol) {
-      throwInputError("--proto", "", "the NVLS algorithms (nvls, nvls_tree) run only with the Simple protocol");
+      throwInputError("--proto", "", "nvls, nvls_tree and pat run only with the Simple protocol");
     }
     if (!evaluated) {
       throwInputError("--algo", "",
-                      "the NVLS algorithms (nvls, nvls_tree) run only with the Simple protocol, which the cluster's "
+                      "nvls, nvls_tree and pat run only with the Simple protocol, which the cluster's "
                       "inter_node.nccl_protocols leaves out");
     }
     if (!std::isfinite(best.estimated_time_s)) {

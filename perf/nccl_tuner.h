@@ -99,6 +99,9 @@ class NcclTuner {
   // modelled (the definition says which).
   [[nodiscard]] std::optional<double> twoNodeTreeBusBandwidth(const GroupLayout& layout, const GroupHardware& hardware,
                                                               double ring_bus_Bps) const;
+  // The network bandwidth one GPU of the group has across nodes, as the channels use it.
+  [[nodiscard]] double groupNetworkBandwidthPerGpu(const GroupLayout& layout, const GroupHardware& hardware) const;
+  [[nodiscard]] bool patAvailable(const GroupLayout& layout) const;
   [[nodiscard]] bool nvlsAvailable(const GroupLayout& layout) const;
   [[nodiscard]] bool nvlsTreeAvailable(const GroupLayout& layout) const;
   // The nodes' NVSwitch reduces in the switch (NVLS): intra_node.nvls on a switched node.
@@ -122,12 +125,22 @@ class NcclTuner {
 // (collective_*.cpp), so that both see the same latencies.
 namespace detail {
 
+// The NCCL release (NCCL_VERSION_CODE) that brought PAT and the tree's network latency for
+// collectives with one GPU per node: 2.23.4.
+inline constexpr double kNcclPatVersion = 22304;
+
 // Pipeline-fill latency of `steps` steps of which `network_steps` cross the network,
 // the others an intra-node hop of class `intra` (NCCL tuning.cc's latency model). Each
-// step also costs its class's excess, and at least nothing.
+// step also costs its class's excess, and at least nothing. With one GPU per node the
+// network steps cost the tree's network latency from NCCL 2.23.4 on.
 [[nodiscard]] double stepLatencySeconds(const CommunicationParameters& parameters, CollectiveAlgorithm algorithm,
                                         Protocol protocol, HopClass intra, double intra_steps, double network_steps,
-                                        bool multi_node, StepLatencyExcess excess);
+                                        bool multi_node, StepLatencyExcess excess, bool one_gpu_per_node = false);
+
+// PAT's latency beyond its base latency over `nodes` nodes of one GPU each (`ranks` of them),
+// the slowest network hop `network_excess_s` beyond the reference.
+[[nodiscard]] double patLatencySeconds(const CommunicationParameters& parameters, int nodes, double ranks,
+                                       double network_excess_s);
 
 // Pipeline fill: (steps - 1) chunks crossing a hop at one channel's rate, the chunk being
 // NCCL's buffer slot or the per-step data spread over the pipeline channels if smaller.

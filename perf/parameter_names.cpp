@@ -83,6 +83,9 @@ std::vector<CommunicationParameterName> buildCommunicationNames() {
       scalarParameter("nvls_tree_network_step_latency_us", R::kNonNegative, &P::nvls_tree_network_step_latency_us));
   names.push_back(
       scalarParameter("ll_multi_node_intra_step_factor", R::kPositive, &P::ll_multi_node_intra_step_factor));
+  names.push_back(scalarParameter("ring_net_overhead_us", R::kNonNegative, &P::ring_net_overhead_us));
+  names.push_back(
+      scalarParameter("ring_net_overhead_simple_factor", R::kPositive, &P::ring_net_overhead_simple_factor));
   for (Protocol protocol : kAllProtocols) {
     const auto i = static_cast<std::size_t>(protocol);
     names.push_back(element<P>(
@@ -119,6 +122,10 @@ std::vector<CommunicationParameterName> buildCommunicationNames() {
   names.push_back(
       scalarParameter("channel_duplication_max_channels", R::kPositiveInteger, &P::channel_duplication_max_channels));
   names.push_back(scalarParameter("launch_overhead_us", R::kNonNegative, &P::launch_overhead_us));
+  names.push_back(scalarParameter("nccl_version", R::kPositiveInteger, &P::nccl_version));
+  names.push_back(scalarParameter("pat_bandwidth_factor", R::kEfficiency, &P::pat_bandwidth_factor));
+  names.push_back(scalarParameter("pat_log_step_latency_divisor", R::kPositive, &P::pat_log_step_latency_divisor));
+  names.push_back(scalarParameter("pat_per_rank_latency_us", R::kNonNegative, &P::pat_per_rank_latency_us));
   return names;
 }
 

@@ -51,7 +51,7 @@ MeasuredCurve readCurve(const ConfigNode& node) {
   if (auto per_node = node.optionalChild("gpus_per_node")) curve.gpus_per_node = per_node->asPositiveInteger();
   if (auto algorithm = node.optionalChild("algorithm")) {
     curve.algorithm = perf::parseAlgorithmName(algorithm->asString());
-    if (!curve.algorithm) algorithm->failExpected("ring, tree, nvls, direct or nvls_tree");
+    if (!curve.algorithm) algorithm->failExpected("ring, tree, nvls, direct, nvls_tree or pat");
   }
   curve.accuracy_target = node.child("accuracy_target").asBool();
   curve.notes = node.string("notes", "");

@@ -654,8 +654,9 @@ TEST(CollectiveTest, TwentyGb200RacksRunTheirTreeAboveTheOldFixedCap) {
 
 // The cap changes the choice where it binds in the tuner's estimate: with one GPU on each of
 // 64 DGX A100 nodes the tree runs one channel of 23.5 GB/s, capped at Ampere's 17.8 GB/s on
-// more than 2 nodes; a Simple all-reduce of 8 MiB then goes to the ring, where the old 80 GB/s
-// cap kept the tree (which it still takes at 4 MiB).
+// more than 2 nodes, and the ring runs over each GPU's own NIC (23.5 GB/s); a Simple
+// all-reduce of 24 MiB then goes to the ring, where the old 80 GB/s cap (the tree then at 0.9
+// of the NIC's 23.5 GB/s) kept the tree, which it still takes at 16 MiB.
 TEST(CollectiveTest, NcclsPerChannelTreeCapMovesOneGpuPerNodeGroupsToTheRingSooner) {
   const CommunicationParameters shipped = shippedCommunication();
   CommunicationParameters fixed_cap = shipped;  // one channel at the old 80 GB/s total
@@ -668,9 +669,26 @@ TEST(CollectiveTest, NcclsPerChannelTreeCapMovesOneGpuPerNodeGroupsToTheRingSoon
   const auto tree = chooseOnPreset("dgx-a100", 64, 1, shipped, 8.0 * kMiB, CollectiveAlgorithm::kTree);
   ASSERT_TRUE(tree.ok());
   EXPECT_NEAR(tree->tree_max_bus_Bps, 17.8e9, 1.0);
-  EXPECT_EQ(choose(shipped, 8.0 * kMiB), CollectiveAlgorithm::kRing);
-  EXPECT_EQ(choose(fixed_cap, 8.0 * kMiB), CollectiveAlgorithm::kTree);
-  EXPECT_EQ(choose(shipped, 4.0 * kMiB), CollectiveAlgorithm::kTree);
+  EXPECT_EQ(choose(shipped, 24.0 * kMiB), CollectiveAlgorithm::kRing);
+  EXPECT_EQ(choose(fixed_cap, 24.0 * kMiB), CollectiveAlgorithm::kTree);
+  EXPECT_EQ(choose(shipped, 16.0 * kMiB), CollectiveAlgorithm::kTree);
+}
+
+// NCCL 2.18+: an intra-node step of a ring that spans nodes costs at least the proxy's network
+// overhead, 1 us (3 us for Simple): an LL ring over 2 DGX H100 nodes pays its 28 NVLink steps
+// at 1.0 us instead of 0.6; Simple's 3.4 us steps are above 3 us and do not move.
+TEST(CollectiveTest, MultiNodeRingIntraNodeStepsCostAtLeastTheNetOverhead) {
+  const CommunicationParameters shipped = shippedCommunication();
+  CommunicationParameters without = shipped;
+  without.ring_net_overhead_us = 0.0;
+  const auto estimate = [](const CommunicationParameters& parameters, Protocol protocol, int nodes) {
+    const auto choice = chooseOnPreset("dgx-h100", nodes, 8, parameters, 4096.0, CollectiveAlgorithm::kRing, protocol);
+    EXPECT_TRUE(choice.ok()) << choice.error().toString();
+    return choice.ok() ? choice->estimated_time_s : 0.0;
+  };
+  EXPECT_NEAR(estimate(shipped, Protocol::kLL, 2) - estimate(without, Protocol::kLL, 2), 28.0 * 0.4e-6, 1e-12);
+  EXPECT_EQ(estimate(shipped, Protocol::kSimple, 2), estimate(without, Protocol::kSimple, 2));
+  EXPECT_EQ(estimate(shipped, Protocol::kLL, 1), estimate(without, Protocol::kLL, 1));
 }
 
 // A cluster's measured network efficiency (inter_node.efficiency) replaces the protocol's: at
@@ -848,8 +866,7 @@ TEST(CollectiveTest, NvlsWithANonSimpleProtocolIsAnError) {
   auto result = simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(8), 1.0 * kGiB,
                                                      CollectiveAlgorithm::kNvls, Protocol::kLL});
   ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.error().toString(),
-            "--proto: the NVLS algorithms (nvls, nvls_tree) run only with the Simple protocol");
+  EXPECT_EQ(result.error().toString(), "--proto: nvls, nvls_tree and pat run only with the Simple protocol");
 }
 
 // ---------------------------------------------------------------------------------------

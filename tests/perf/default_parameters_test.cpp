@@ -68,10 +68,15 @@ TEST(DefaultParametersTest, ShippedCommunicationDefaultsHoldThePreviousValues) {
   EXPECT_EQ(p.protocol_bandwidth_factor, (std::array<double, 3>{0.25, 0.92, 1.0}));
   EXPECT_EQ(p.base_latency_us[1], (std::array<double, 3>{6.8, 14.0, 8.4}));
   EXPECT_EQ(p.base_latency_us[2], (std::array<double, 3>{0.0, 0.0, 23.0}));
-  EXPECT_EQ(p.ring_step_latency_us[2], (std::array<double, 3>{2.7, 4.0, 9.6}));
+  EXPECT_EQ(p.ring_step_latency_us[2], (std::array<double, 3>{2.7, 4.0, 14.0}));
   EXPECT_EQ(p.tree_step_latency_us[0], (std::array<double, 3>{0.6, 1.25, 4.0}));
+  EXPECT_EQ(p.tree_step_latency_us[1], (std::array<double, 3>{1.0, 1.9, 4.0}));
   EXPECT_EQ(p.nvls_step_latency_us, 25.0);
-  EXPECT_EQ(p.ll_multi_node_intra_step_factor, 1.8);
+  EXPECT_EQ(p.ll_multi_node_intra_step_factor, 1.0);
+  EXPECT_EQ(p.ring_net_overhead_us, 1.0);
+  EXPECT_EQ(p.ring_net_overhead_simple_factor, 3.0);
+  EXPECT_EQ(p.nccl_version, 23007);
+  EXPECT_EQ(p.pat_bandwidth_factor, 0.75);
   EXPECT_EQ(p.chunk_bytes, (std::array<double, 3>{32768.0, 576000.0, 524288.0}));
   EXPECT_EQ(p.pipeline_channels, 16.0);
   EXPECT_EQ(p.channel_bandwidth_GBps, 50.0);
@@ -168,7 +173,7 @@ TEST(DefaultParametersTest, MalformedKeyIsAnErrorAtFileLineColumn) {
 
 TEST(DefaultParametersTest, MissingOrOutOfRangeValuesAreErrors) {
   const auto missing = parseCommunicationDefaults(
-      shippedDefaultsWith("communication.yaml", "  ll_multi_node_intra_step_factor: 1.8\n", ""), "communication.yaml");
+      shippedDefaultsWith("communication.yaml", "  ll_multi_node_intra_step_factor: 1.0\n", ""), "communication.yaml");
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.error().toString(), ::testing::HasSubstr("ll_multi_node_intra_step_factor"));
 

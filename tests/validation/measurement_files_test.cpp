@@ -110,7 +110,7 @@ TEST(MeasurementFilesTest, AMalformedCurveIsRefusedAtItsPosition) {
   const auto algorithm_error = loadCollectiveCurves(algorithm_dir.paths());
   ASSERT_FALSE(algorithm_error.ok());
   EXPECT_EQ(algorithm_error.error().key_path, "curves[0].algorithm");
-  EXPECT_NE(algorithm_error.error().message.find("ring, tree, nvls, direct or nvls_tree"), std::string::npos);
+  EXPECT_NE(algorithm_error.error().message.find("ring, tree, nvls, direct, nvls_tree or pat"), std::string::npos);
 
   std::string unordered = curve;
   unordered += "      - {bytes: 512, time_us: null, busbw_GBps: 1.0}\n";
