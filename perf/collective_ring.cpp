@@ -119,10 +119,14 @@ void buildRing(const AlgorithmContext& context) {
     // NCCL's step accounting: of the steps, those that cross nodes scale with nodes - 1.
     const double network_steps = steps / std::max(1.0, n - 1.0) * (layout.nodes() - 1.0);
     const double per_step = op == CollectiveOp::kBroadcast ? size : size / n;
+    // NCCL prices a broadcast's chain apart from the reduction rings, without their
+    // multi-node rules (the net overhead, one GPU per node): it takes none of them here.
+    const bool reduction_ring = op != CollectiveOp::kBroadcast;
     const double latency =
         stepLatencySeconds(builder.parameters(), CollectiveAlgorithm::kRing, context.choice.protocol, intra,
-                           steps - network_steps, network_steps, !layout.singleNode(),
-                           {intra_excess.value_or(0.0), network_excess.value_or(0.0)}, layout.max_per_node == 1) +
+                           steps - network_steps, network_steps, !layout.singleNode() && reduction_ring,
+                           {intra_excess.value_or(0.0), network_excess.value_or(0.0)},
+                           layout.max_per_node == 1 && reduction_ring) +
         pipelineFillSeconds(builder.parameters(), context.choice.protocol, steps, per_step);
     builder.addFlows(edges, per_channel, latency, context.group, context.start);
   }

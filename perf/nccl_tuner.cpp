@@ -418,8 +418,11 @@ double NcclTuner::estimateTime(const CollectiveRequest& request, const GroupLayo
     case CollectiveAlgorithm::kRing: {
       const double steps = request.op == CollectiveOp::kAllReduce ? 2.0 * (n - 1.0) : n - 1.0;
       const double network_steps = steps / std::max(1.0, n - 1.0) * (nodes - 1.0);
-      time += detail::stepLatencySeconds(parameters_, algorithm, protocol, intra, steps - network_steps, network_steps,
-                                         nodes > 1, excess, layout.max_per_node == 1);
+      // A broadcast's chain takes none of the reduction rings' multi-node rules (collective_ring.cpp).
+      const bool reduction_ring = request.op != CollectiveOp::kBroadcast;
+      time +=
+          detail::stepLatencySeconds(parameters_, algorithm, protocol, intra, steps - network_steps, network_steps,
+                                     nodes > 1 && reduction_ring, excess, layout.max_per_node == 1 && reduction_ring);
       const double per_step = request.op == CollectiveOp::kBroadcast ? request.bytes : request.bytes / n;
       time += detail::pipelineFillSeconds(parameters_, protocol, steps, per_step);
       time += request.bytes * busBandwidthFactor(request.op, layout.size) / bus_Bps;

@@ -83,7 +83,10 @@ TEST(CollectivePatTest, CarriesOneGpuPerNodeAllGathersUpToTheRingsBandwidthCross
 TEST(CollectivePatTest, OnlyOneGpuPerNodeAllGathersAndReduceScattersFromNccl2234) {
   const CommunicationParameters shipped = shippedCommunication();
   EXPECT_EQ(chosen(shipped, CollectiveOp::kAllGather, 32, 2, 1.0 * kMiB), CollectiveAlgorithm::kRing);
-  EXPECT_NE(chosen(shipped, CollectiveOp::kAllReduce, 32, 1, 1.0 * kMiB), CollectiveAlgorithm::kPat);
+  const auto all_reduce = choose(shipped, CollectiveOp::kAllReduce, 32, 1, kMiB, CollectiveAlgorithm::kPat);
+  ASSERT_FALSE(all_reduce.ok());
+  EXPECT_EQ(all_reduce.error().toString(),
+            "--algo: pat is not available for all_reduce on this group; available: ring, tree");
   EXPECT_EQ(chosen(atRelease(22105), CollectiveOp::kAllGather, 32, 1, 1.0 * kMiB), CollectiveAlgorithm::kRing);
   EXPECT_EQ(chosen(atRelease(22304), CollectiveOp::kAllGather, 32, 1, 1.0 * kMiB), CollectiveAlgorithm::kPat);
 
@@ -97,9 +100,11 @@ TEST(CollectivePatTest, OnlyOneGpuPerNodeAllGathersAndReduceScattersFromNccl2234
 }
 
 // NCCL's price: launch + base 8 us + log2(nodes) x the tree's network step / 3.5 + 2.8 us per
-// rank, and the ring's bytes at 0.75 of the bus bandwidth of one GPU's own NIC.
+// rank, and the ring's bytes at 0.75 of the bus bandwidth of one GPU's own NIC. The tree's
+// network step is set apart from the ring's (both 14 us shipped) to tell which one PAT reads.
 TEST(CollectivePatTest, EstimateIsNcclsFormulaOverOneGpusOwnNic) {
-  const CommunicationParameters p = shippedCommunication();
+  CommunicationParameters p = shippedCommunication();
+  p.tree_step_latency_us[kNetwork][kSimple] = 21.0;
   const double bytes = 16.0 * kMiB;
   const auto choice = choose(p, CollectiveOp::kAllGather, 32, 1, bytes, CollectiveAlgorithm::kPat);
   ASSERT_TRUE(choice.ok()) << choice.error().toString();
@@ -140,9 +145,26 @@ TEST(CollectivePatTest, RingsOfOneGpuPerNodePayTheTreesNetworkLatencyFromNccl223
   const auto two = [&](const CommunicationParameters& parameters) {
     const auto choice =
         choose(parameters, CollectiveOp::kAllReduce, 8, 2, 4096.0, CollectiveAlgorithm::kRing, Protocol::kLL);
+    EXPECT_TRUE(choice.ok()) << choice.error().toString();
     return choice.ok() ? choice->estimated_time_s : 0.0;
   };
+  EXPECT_GT(two(now), 0.0);
   EXPECT_EQ(two(now), two(atRelease(22105)));
+}
+
+// The simulated ring's flows carry the same latency as the estimate: the forced LL ring over
+// 16 nodes of one GPU takes 30 network steps x 2.3 us longer from NCCL 2.23.4 on.
+TEST(CollectivePatTest, SimulatedRingsOfOneGpuPerNodePayTheTreesNetworkLatency) {
+  const auto simulated = [](const CommunicationParameters& parameters) {
+    CollectiveSimulator simulator(dgxH100(), parameters);
+    const auto result = simulator.simulate(CollectiveRequest{CollectiveOp::kAllReduce, groupRanks(16, 1), 4096.0,
+                                                             CollectiveAlgorithm::kRing, Protocol::kLL});
+    EXPECT_TRUE(result.ok()) << result.error().toString();
+    return result.ok() ? result->time_s : 0.0;
+  };
+  const CommunicationParameters now = shippedCommunication();
+  const double difference_us = now.tree_step_latency_us[kNetwork][kLL] - now.ring_step_latency_us[kNetwork][kLL];
+  EXPECT_NEAR(simulated(now) - simulated(atRelease(22105)), 30.0 * difference_us * 1e-6, 1e-9);
 }
 
 }  // namespace
