@@ -37,6 +37,24 @@ void addCorrection(std::vector<CollectiveCorrection>& corrections, const Measure
   }
 }
 
+// The one NCCL release the measured collectives give (none where no file says); files of
+// different releases are an error: one calibration models one NCCL.
+std::optional<double> measuredNcclRelease(const std::vector<MeasuredCollective>& collectives) {
+  const MeasuredCollective* first = nullptr;
+  for (const MeasuredCollective& curve : collectives) {
+    if (!curve.nccl_version) continue;
+    if (first == nullptr) {
+      first = &curve;
+    } else if (*curve.nccl_version != *first->nccl_version) {
+      throwInputError(curve.where, "nccl_version",
+                      fmt::format("the measurements come from two NCCL releases ({} in {}, {} in {}): calibrate "
+                                  "each release apart",
+                                  *first->nccl_version, first->source, *curve.nccl_version, curve.source));
+    }
+  }
+  return first != nullptr ? first->nccl_version : std::nullopt;
+}
+
 }  // namespace
 
 Expected<CalibrationResult> runCalibration(const topology::Cluster& cluster, const CalibrationInputs& inputs,
@@ -55,8 +73,14 @@ Expected<CalibrationResult> runCalibration(const topology::Cluster& cluster, con
     calibration.sources = inputs.sources;
 
     if (!inputs.collectives.empty()) {
-      CommunicationFit fit = valueOrThrow(
-          fitCommunicationParameters(cluster, inputs.collectives, options.communication_start, options.communication));
+      // The tuner runs the NCCL release the measurements ran (its choices depend on it:
+      // PAT, perf/nccl_tuner.h), and the calibration keeps it for what is simulated with it.
+      perf::CommunicationParameters start = options.communication_start;
+      const std::optional<double> release = measuredNcclRelease(inputs.collectives);
+      if (release) start.nccl_version = *release;
+      CommunicationFit fit =
+          valueOrThrow(fitCommunicationParameters(cluster, inputs.collectives, start, options.communication));
+      if (release) calibration.communication.push_back({"nccl_version", *release, ""});
       for (const auto& value : fit.values)
         calibration.communication.push_back({value.name, value.after, value.gpu_key});
       calibration.communication_fit = CommunicationFitQuality{fit.points, fit.iterations, fit.rms_relative_error_before,

@@ -57,6 +57,31 @@ MeasuredCollective readCollective(const ConfigNode& entry, const std::string& na
   return curve;
 }
 
+}  // namespace
+
+std::optional<double> ncclVersionCode(std::string_view release) {
+  // MAJOR.MINOR.PATCH, each a number of at most three digits; NCCL_VERSION_CODE is
+  // major x 10000 + minor x 100 + patch from NCCL 2.9 on (the harness's own releases).
+  int parts[3] = {0, 0, 0};
+  std::size_t position = 0;
+  for (int i = 0; i < 3; ++i) {
+    const std::size_t start = position;
+    while (position < release.size() && release[position] >= '0' && release[position] <= '9' && position - start < 3) {
+      parts[i] = parts[i] * 10 + (release[position] - '0');
+      ++position;
+    }
+    if (position == start) return std::nullopt;
+    if (i < 2) {
+      if (position >= release.size() || release[position] != '.') return std::nullopt;
+      ++position;
+    }
+  }
+  if (position != release.size() || parts[1] > 99 || parts[2] > 99) return std::nullopt;
+  return parts[0] * 10000.0 + parts[1] * 100.0 + parts[2];
+}
+
+namespace {
+
 NcclResults readNccl(const ConfigNode& root, const std::string& name) {
   root.allowKeys(
       {"format", "tool", "gpu", "cuda_runtime", "nccl_version", "ranks", "nodes", "gpus_per_node", "collectives"});
@@ -64,7 +89,10 @@ NcclResults readNccl(const ConfigNode& root, const std::string& name) {
   results.source = name;
   results.gpu_name = root.child("gpu").asString();
   results.cuda_runtime = root.child("cuda_runtime").asString();
-  results.nccl_version = root.child("nccl_version").asString();
+  const ConfigNode version = root.child("nccl_version");
+  results.nccl_version = version.asString();
+  const std::optional<double> version_code = ncclVersionCode(results.nccl_version);
+  if (!version_code) version.failExpected("an NCCL release as MAJOR.MINOR.PATCH (\"2.27.3\")");
   const ConfigNode ranks = root.child("ranks");
   results.ranks = ranks.asIntegerIn(1, limits::kMaxGpus);
   results.nodes = root.child("nodes").asIntegerIn(1, limits::kMaxGpus);
@@ -78,6 +106,7 @@ NcclResults readNccl(const ConfigNode& root, const std::string& name) {
     results.collectives.push_back(readCollective(entry, name, results.gpu_name, results.nodes, results.gpus_per_node));
   }
   if (results.collectives.empty()) collectives.failExpected("at least one collective");
+  for (MeasuredCollective& curve : results.collectives) curve.nccl_version = version_code;
   return results;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@ struct MeasuredCollective {
   std::vector<int64_t> ranks_per_node;
   std::string layout;    // harness layout name (intra_node, one_per_node, ...) or one derived from the nodes
   std::string gpu_name;  // as the file prints it ("A100-SXM4-40GB"); may be empty
+  // The NCCL release that ran it (NCCL_VERSION_CODE, 22703 for 2.27.3), where the file says.
+  std::optional<double> nccl_version;
   std::vector<CollectiveSample> samples;  // ascending bytes
 
   [[nodiscard]] int64_t groupSize() const {

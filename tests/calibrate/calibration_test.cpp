@@ -4,8 +4,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 
 #include "base/config_paths.h"
 #include "calibrate/calibration_file.h"
@@ -125,6 +127,41 @@ TEST(CommunicationFitTest, RecoversKnownParametersFromLogsAndPredictsAnUnmeasure
   const auto calibrated = valueOrThrow(simulateCurve(azure(), fit->parameters, four_nodes));
   EXPECT_GT(worstError(defaults, four_nodes, kMiB), 0.10);
   EXPECT_LT(worstError(calibrated, four_nodes, kMiB), 0.03);
+}
+
+// The tuner's choices depend on the NCCL release (PAT from 2.23.4): the fit runs the release
+// the measurements ran, and the calibration keeps it; two releases in one calibration are an
+// error naming both files.
+TEST(CommunicationFitTest, TheCalibrationKeepsTheNcclReleaseItsMeasurementsRan) {
+  CalibrationInputs inputs;
+  inputs.collectives = {simulatedCurve(shippedCommunication(), {8}), simulatedCurve(shippedCommunication(), {8, 8})};
+  inputs.collectives[0].source = "one.yaml";
+  inputs.collectives[1].source = "two.yaml";
+  inputs.collectives[1].where = "two.yaml:9:5";
+  inputs.collectives[0].nccl_version = 22105;
+  const auto calibrated = runCalibration(azure(), inputs, shippedCalibrationOptions());
+  ASSERT_TRUE(calibrated.ok()) << calibrated.error().toString();
+  const auto& values = calibrated->calibration.communication;
+  const auto release = std::find_if(values.begin(), values.end(),
+                                    [](const CommunicationValue& value) { return value.name == "nccl_version"; });
+  ASSERT_NE(release, values.end());
+  EXPECT_EQ(release->value, 22105);
+
+  inputs.collectives[1].nccl_version = 22703;
+  const auto mixed = runCalibration(azure(), inputs, shippedCalibrationOptions());
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_EQ(mixed.error().toString(),
+            "two.yaml:9:5: nccl_version: the measurements come from two NCCL releases (22105 in one.yaml, 22703 in "
+            "two.yaml): calibrate each release apart");
+}
+
+TEST(HarnessResultsReaderTest, NcclReleasesReadAsTheirVersionCode) {
+  EXPECT_EQ(ncclVersionCode("2.27.3"), 22703);
+  EXPECT_EQ(ncclVersionCode("2.30.10"), 23010);
+  EXPECT_EQ(ncclVersionCode("2.27"), std::nullopt);
+  EXPECT_EQ(ncclVersionCode("2.27.3+cuda12.9"), std::nullopt);
+  EXPECT_EQ(ncclVersionCode("v2.27.3"), std::nullopt);
+  EXPECT_EQ(ncclVersionCode("2.100.1"), std::nullopt);
 }
 
 TEST(CommunicationFitTest, TooFewPointsNameTheFilesTheyCameFrom) {
@@ -591,6 +628,7 @@ collectives:
   EXPECT_EQ(curves[0].layout, "dp_like");
   EXPECT_EQ(curves[0].ranks_per_node, (std::vector<int64_t>{1, 1}));
   EXPECT_DOUBLE_EQ(curves[0].samples[1].time_us, 12.5);
+  EXPECT_EQ(curves[0].nccl_version, 22703);
 
   auto broken = [&](const std::string& from, const std::string& to) {
     std::string text = nccl;
@@ -603,6 +641,10 @@ collectives:
   auto unknown = broken("    warmup: 5", "    warmups: 5");
   ASSERT_FALSE(unknown.ok());
   EXPECT_THAT(unknown.error().toString(), HasSubstr("n.yaml:16:5"));
+  auto release = broken("nccl_version: \"2.27.3\"", "nccl_version: \"latest\"");
+  ASSERT_FALSE(release.ok());
+  EXPECT_EQ(release.error().toString(),
+            "n.yaml:5:15: nccl_version: expected an NCCL release as MAJOR.MINOR.PATCH (\"2.27.3\"), found \"latest\"");
   auto layout = broken("gpus_per_node: 1", "gpus_per_node: 2");
   ASSERT_FALSE(layout.ok());
   EXPECT_THAT(layout.error().toString(), HasSubstr("not nodes x gpus_per_node"));
