@@ -6,6 +6,7 @@
 
 #include "base/config_node.h"
 #include "calibrate/measurement_limits.h"
+#include "calibrate/nccl_version.h"
 
 namespace trainsim::calibrate {
 namespace {
@@ -56,31 +57,6 @@ MeasuredCollective readCollective(const ConfigNode& entry, const std::string& na
   if (curve.samples.empty()) results.failExpected("at least one result row");
   return curve;
 }
-
-}  // namespace
-
-std::optional<double> ncclVersionCode(std::string_view release) {
-  // MAJOR.MINOR.PATCH, each a number of at most three digits; NCCL_VERSION_CODE is
-  // major x 10000 + minor x 100 + patch from NCCL 2.9 on (the harness's own releases).
-  int parts[3] = {0, 0, 0};
-  std::size_t position = 0;
-  for (int i = 0; i < 3; ++i) {
-    const std::size_t start = position;
-    while (position < release.size() && release[position] >= '0' && release[position] <= '9' && position - start < 3) {
-      parts[i] = parts[i] * 10 + (release[position] - '0');
-      ++position;
-    }
-    if (position == start) return std::nullopt;
-    if (i < 2) {
-      if (position >= release.size() || release[position] != '.') return std::nullopt;
-      ++position;
-    }
-  }
-  if (position != release.size() || parts[1] > 99 || parts[2] > 99) return std::nullopt;
-  return parts[0] * 10000.0 + parts[1] * 100.0 + parts[2];
-}
-
-namespace {
 
 NcclResults readNccl(const ConfigNode& root, const std::string& name) {
   root.allowKeys(

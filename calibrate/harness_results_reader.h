@@ -86,9 +86,6 @@ using HarnessResults = std::variant<NcclResults, GemmResults>;
 
 [[nodiscard]] Expected<HarnessResults> parseHarnessResults(const std::string& text, const std::string& name);
 
-// An NCCL release as NCCL_VERSION_CODE ("2.27.3" -> 22703); none unless it reads as
-// MAJOR.MINOR.PATCH.
-[[nodiscard]] std::optional<double> ncclVersionCode(std::string_view release);
 [[nodiscard]] Expected<HarnessResults> loadHarnessResults(const std::string& path);
 
 }  // namespace trainsim::calibrate

@@ -13,6 +13,7 @@
 #include "base/utf8.h"
 #include "calibrate/measurement_limits.h"
 #include "calibrate/message_excerpt.h"
+#include "calibrate/nccl_version.h"
 
 namespace trainsim::calibrate {
 namespace {
@@ -234,8 +235,19 @@ struct ColumnIndices {
   std::vector<std::size_t> times;  // index of each "time" column (out-of-place first)
 };
 
+// The NCCL release a line names: nccl-tests' "# nccl-tests version V nccl-headers=H
+// nccl-library=L" (printed before a run's header since nccl-tests 2.17.4), or NCCL's own
+// "NCCL version 2.18.5+cuda12.2" (NCCL_DEBUG=VERSION or INFO, at the first communicator's
+// creation, after the header).
+struct ReleaseLine {
+  double code = 0.0;  // NCCL_VERSION_CODE
+  int line = 0;
+  bool before_header = false;  // the nccl-tests line, which names the run that follows
+};
+
 struct PendingRun {
   int header_line = 0;
+  std::optional<ReleaseLine> release;
   std::optional<BinaryName> binary;
   int binary_line = 0;
   std::vector<RankEntry> ranks;
@@ -343,7 +355,9 @@ class LogParser {
       run_->header_line = line.number;
       run_->binary = pending_binary_;
       run_->binary_line = pending_binary_line_;
+      run_->release = pending_release_;
       pending_binary_.reset();
+      pending_release_.reset();
       return;
     }
     if (!comment) {
@@ -363,6 +377,19 @@ class LogParser {
       if (readRankLine(line)) return;
       if (readColumnHeader(line, tokens)) return;
     }
+    if (const auto release = readRelease(line)) {
+      if (release->before_header || !run_) {
+        pending_release_ = release;
+      } else {
+        if (run_->release && run_->release->code != release->code) {
+          fail(line.number, line.column,
+               fmt::format("NCCL release {} here, {} at line {} for the same run", versionText(release->code),
+                           versionText(run_->release->code), run_->release->line));
+        }
+        run_->release = release;
+      }
+      return;
+    }
     // Anything else: a command line or banner may name the binary of the next run.
     if (auto binary = binaryMentioned(line.text)) {
       if (run_ && !run_->columns && !run_->binary) {
@@ -373,6 +400,47 @@ class LogParser {
         pending_binary_line_ = line.number;
       }
     }
+  }
+
+  static std::string versionText(double code) {
+    const auto value = static_cast<int64_t>(code);
+    return fmt::format("{}.{}.{}", value / 10000, value / 100 % 100, value % 100);
+  }
+
+  // The release a line names (ReleaseLine), none when it names none. A release that does not
+  // read is an error: the fit would run another release's tuner without a word.
+  std::optional<ReleaseLine> readRelease(const LogLine& line) const {
+    constexpr std::string_view kLibrary = "nccl-library=";
+    constexpr std::string_view kNccl = "NCCL version ";
+    if (const std::size_t at = line.text.find(kLibrary); at != std::string_view::npos) {
+      Cursor cursor(line.text.substr(at + kLibrary.size()));
+      const std::string_view digits = cursor.digits();
+      const std::size_t column = line.column + at + kLibrary.size();
+      std::optional<double> code;
+      if (!digits.empty() && (cursor.atEnd() || cursor.spaces())) {
+        code = ncclVersionCodeFromLibrary(wholeNumber(digits, line.number, column, "nccl-library"));
+      }
+      if (!code) {
+        fail(line.number, column,
+             fmt::format("nccl-library: expected NCCL's version code (22602 for 2.26.2), found \"{}\"",
+                         messageExcerpt(Cursor(line.text.substr(at + kLibrary.size())).word())));
+      }
+      return ReleaseLine{*code, line.number, true};
+    }
+    const std::size_t at = line.text.find(kNccl);
+    if (at == std::string_view::npos) return std::nullopt;
+    Cursor cursor(line.text.substr(at + kNccl.size()));
+    const std::string_view word = cursor.word();
+    if (word.empty() || !isDigit(word.front())) return std::nullopt;
+    // "2.18.5+cuda12.2", a build's "2.18.3-7f3a2b1" or plain "2.18.5" (RCCL on AMD GPUs prints
+    // "RCCL version", which names no NCCL release and is not read).
+    const std::optional<double> code = ncclVersionCode(word.substr(0, word.find_first_of("+-")));
+    if (!code) {
+      fail(line.number, line.column + at + kNccl.size(),
+           fmt::format("NCCL version: expected MAJOR.MINOR.PATCH (as \"2.18.5+cuda12.2\"), found \"{}\"",
+                       messageExcerpt(word)));
+    }
+    return ReleaseLine{*code, line.number, false};
   }
 
   bool readRankLine(const LogLine& line) {
@@ -648,6 +716,7 @@ class LogParser {
                               "columns fit " +
                                   opList(possible) + ": name it with --op");
     }
+    if (run.release) measured.nccl_version = run.release->code;
     for (const auto& row : run.rows) measured.samples.push_back({row.size, row.time_us});
     log_.runs.push_back(std::move(measured));
   }
@@ -658,6 +727,7 @@ class LogParser {
   std::optional<PendingRun> run_;
   std::optional<BinaryName> pending_binary_;
   int pending_binary_line_ = 0;
+  std::optional<ReleaseLine> pending_release_;
   std::optional<int64_t> printing_rank_;
   int skipped_ = 0;
 };

@@ -18,7 +18,10 @@
 //     factor busbw / algbw (all_reduce 2(n-1)/n, all_gather / reduce_scatter / all_to_all
 //     (n-1)/n, broadcast / send_recv 1), the reduction column (none for all_gather,
 //     all_to_all and broadcast) and the root column (broadcast has one). all_gather and
-//     all_to_all print the same columns: such a run needs the binary name or a hint.
+//     all_to_all print the same columns: such a run needs the binary name or a hint;
+//   - the NCCL release that ran it (MeasuredCollective::nccl_version), where the file says:
+//     nccl-tests' "nccl-library=22602" before the run's header (nccl-tests 2.17.4 on) or
+//     NCCL's "NCCL version 2.26.2+cuda12.8" (NCCL_DEBUG=VERSION or INFO) after it.
 //
 // Runs of operations the simulator does not model (reduce, gather, scatter, hypercube) are
 // skipped with a note. Anything else that does not read is an InputError at file:line:col.

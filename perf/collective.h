@@ -36,6 +36,9 @@ struct CollectiveChoice {
   // A tree's bus-bandwidth cap on this group, NCCL's channels x its per-channel cap
   // (NcclTuner::treeMaxBusBandwidth), bytes/s; 0 for the other algorithms.
   double tree_max_bus_Bps = 0.0;
+  // NCCL's cap on the protocol's bus bandwidth in this ring or tree
+  // (NcclTuner::protocolMaxBusBandwidth: LL's, LL128's across nodes), bytes/s; 0 for none.
+  double protocol_max_bus_Bps = 0.0;
 };
 
 }  // namespace trainsim::perf

@@ -59,6 +59,7 @@ void buildDirect(const AlgorithmContext& context);
 [[nodiscard]] std::size_t channelEntryIndex(int channel, int channels, std::size_t gpus);
 
 // The bytes on the wire for `payload` bytes in `protocol`.
-[[nodiscard]] double wireBytes(const CommunicationParameters& parameters, Protocol protocol, double payload);
+[[nodiscard]] double wireBytes(const CommunicationParameters& parameters, CollectiveAlgorithm algorithm,
+                               Protocol protocol, double payload);
 
 }  // namespace trainsim::perf::detail

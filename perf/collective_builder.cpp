@@ -20,15 +20,20 @@ std::size_t channelEntryIndex(int channel, int channels, std::size_t gpus) {
   return index * gpus / count;
 }
 
-double wireBytes(const CommunicationParameters& parameters, Protocol protocol, double payload) {
-  return payload / parameters.protocol_bandwidth_factor[static_cast<std::size_t>(protocol)];
+double wireBytes(const CommunicationParameters& parameters, CollectiveAlgorithm algorithm, Protocol protocol,
+                 double payload) {
+  return payload / parameters.protocolBandwidthFactor(algorithm, protocol);
 }
 
 }  // namespace detail
 
 CollectiveBuilder::CollectiveBuilder(const topology::Cluster& cluster, topology::Router& router, sim::TaskGraph& graph,
                                      const CommunicationParameters& parameters)
-    : cluster_(cluster), router_(router), graph_(graph), parameters_(parameters), tuner_(cluster, router, parameters) {}
+    : cluster_(cluster),
+      router_(router),
+      graph_(graph),
+      parameters_(forHostCpu(parameters, cluster.spec().pcie.host_cpu)),
+      tuner_(cluster, router, parameters) {}
 
 std::vector<double> CollectiveBuilder::effectiveCapacities(const topology::Cluster& cluster,
                                                            const CommunicationParameters& parameters) {

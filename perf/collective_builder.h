@@ -108,7 +108,8 @@ class CollectiveBuilder {
   const topology::Cluster& cluster_;
   topology::Router& router_;
   sim::TaskGraph& graph_;
-  const CommunicationParameters& parameters_;
+  // The parameters as NCCL prices the cluster's hosts (forHostCpu).
+  const CommunicationParameters parameters_;
   NcclTuner tuner_;
   // Appends the links of `edge` (through via_rank when set) to `links`.
   void appendEdgeLinks(const Edge& edge, std::vector<topology::LinkId>& links);

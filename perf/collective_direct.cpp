@@ -14,7 +14,7 @@ void buildDirect(const AlgorithmContext& context) {
   const Protocol protocol = context.choice.protocol;
   const bool all_to_all = context.request.op == CollectiveOp::kAllToAll;
   const double payload = all_to_all ? context.request.bytes / static_cast<double>(n) : context.request.bytes;
-  const double wire = wireBytes(builder.parameters(), protocol, payload);
+  const double wire = wireBytes(builder.parameters(), CollectiveAlgorithm::kDirect, protocol, payload);
   const bool multi_node = !context.layout.singleNode();
 
   // The same collective on the same group takes the same routes: they are built once.

@@ -20,7 +20,8 @@ void buildPat(const AlgorithmContext& context) {
   const auto& parameters = builder.parameters();
   const double payload = (n - 1.0) / n * context.request.bytes;
   const double per_channel =
-      wireBytes(parameters, Protocol::kSimple, payload / context.choice.channels) / parameters.pat_bandwidth_factor;
+      wireBytes(parameters, CollectiveAlgorithm::kPat, Protocol::kSimple, payload / context.choice.channels) /
+      parameters.pat_bandwidth_factor;
 
   std::vector<CollectiveBuilder::Edge> edges;
   std::optional<double> network_excess;

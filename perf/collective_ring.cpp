@@ -60,7 +60,15 @@ void buildRing(const AlgorithmContext& context) {
   } else if (op == CollectiveOp::kBroadcast) {
     payload = size;
   }
-  const double per_channel = wireBytes(builder.parameters(), context.choice.protocol, payload / channels);
+  const double per_channel =
+      wireBytes(builder.parameters(), CollectiveAlgorithm::kRing, context.choice.protocol, payload / channels);
+  // NCCL's cap on the protocol's bus bandwidth (LL's, LL128's across nodes), shared by each
+  // GPU's channels: each channel's flow at most its share, on the wire.
+  const double rate_cap =
+      context.choice.protocol_max_bus_Bps > 0.0
+          ? context.choice.protocol_max_bus_Bps / channels /
+                builder.parameters().protocolBandwidthFactor(CollectiveAlgorithm::kRing, context.choice.protocol)
+          : sim::kNoRateCap;
   // A mesh's rings by node size, looked up once per collective rather than per channel.
   std::map<std::size_t, const MeshRings*> mesh_rings;
   auto ringsOf = [&](std::size_t gpus) -> const MeshRings& {
@@ -128,7 +136,7 @@ void buildRing(const AlgorithmContext& context) {
                            {intra_excess.value_or(0.0), network_excess.value_or(0.0)},
                            layout.max_per_node == 1 && reduction_ring) +
         pipelineFillSeconds(builder.parameters(), context.choice.protocol, steps, per_step);
-    builder.addFlows(edges, per_channel, latency, context.group, context.start);
+    builder.addFlows(edges, per_channel, latency, context.group, context.start, rate_cap);
   }
 }
 

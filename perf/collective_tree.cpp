@@ -22,12 +22,21 @@ void buildTree(const AlgorithmContext& context) {
   // cap (NCCL's channels x its per-channel cap, NcclTuner::treeMaxBusBandwidth); algorithm
   // bandwidth = cap x tree_algorithm_bandwidth_ratio, shared by the two trees' flows of every
   // channel into each head GPU.
+  // NCCL's cap on the protocol's bus bandwidth (LL's, LL128's) bounds the payload as well: on
+  // the wire, protocol_max_bus / the protocol's factor.
   const double per_edge =
-      wireBytes(parameters, context.choice.protocol, context.request.bytes / 2.0 / channels) /
+      wireBytes(parameters, CollectiveAlgorithm::kTree, context.choice.protocol,
+                context.request.bytes / 2.0 / channels) /
       parameters.tree_bandwidth_factor /
       treeSizeCorrection(parameters, CollectiveAlgorithm::kTree, context.choice.protocol, context.request.bytes);
   const double flows_per_head = kTrees / parameters.tree_algorithm_bandwidth_ratio * channels;
-  const double rate_cap = context.choice.tree_max_bus_Bps / parameters.tree_bandwidth_factor / flows_per_head;
+  double max_bus = context.choice.tree_max_bus_Bps;
+  if (context.choice.protocol_max_bus_Bps > 0.0) {
+    max_bus =
+        std::min(max_bus, context.choice.protocol_max_bus_Bps /
+                              parameters.protocolBandwidthFactor(CollectiveAlgorithm::kTree, context.choice.protocol));
+  }
+  const double rate_cap = max_bus / parameters.tree_bandwidth_factor / flows_per_head;
   const double depth = std::floor(std::log2(static_cast<double>(nodes)));
 
   for (int tree = 0; tree < kTrees; ++tree) {

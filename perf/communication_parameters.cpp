@@ -63,6 +63,44 @@ double CommunicationParameters::treeMaxBusPerChannel(NcclGpuClass gpu_class, int
   return tree_max_bus_GBps_per_channel[static_cast<std::size_t>(gpu_class)][nodes <= 2 ? 0 : 1] * 1e9;
 }
 
+double CommunicationParameters::protocolBandwidthFactor(CollectiveAlgorithm algorithm, Protocol protocol) const {
+  const auto p = static_cast<std::size_t>(protocol);
+  if (algorithm == CollectiveAlgorithm::kTree) return tree_protocol_bandwidth_factor[p];
+  if (protocol == Protocol::kLL && !ncclAtLeast(kNcclRingLlHalfVersion)) return ring_ll_bandwidth_factor_before_2_21_5;
+  return protocol_bandwidth_factor[p];
+}
+
+std::optional<double> CommunicationParameters::protocolMaxBus(CollectiveAlgorithm algorithm, Protocol protocol,
+                                                              NcclGpuClass gpu_class, int nodes, int channels) const {
+  // NVIDIA/nccl src/graph/tuning.cc (5067397c), ncclTopoTuneModel: "busBw = std::min(llMaxBw,
+  // busBw * .5)" (ring LL), "std::min(busBw * 1.0 / 3.8, llMaxBw)" (tree LL), and LL128 at most
+  // "graphs[a]->nChannels * perChMaxRingLL128Bw" (ring) or "* perChMaxTreeLL128Bw" (tree).
+  if (algorithm != CollectiveAlgorithm::kRing && algorithm != CollectiveAlgorithm::kTree) return std::nullopt;
+  const auto c = static_cast<std::size_t>(gpu_class);
+  if (protocol == Protocol::kLL) {
+    const double GBps = nodes <= 1   ? ll_max_bus_GBps_one_node[c]
+                        : nodes == 2 ? ll_max_bus_GBps_two_nodes
+                                     : ll_max_bus_GBps_more_nodes;
+    return GBps * 1e9;
+  }
+  if (protocol == Protocol::kLL128 && nodes > 1) {
+    const double per_channel_GBps = algorithm == CollectiveAlgorithm::kRing
+                                        ? ring_ll128_max_bus_GBps_per_channel[c]
+                                        : tree_ll128_max_bus_GBps_per_channel[c][nodes <= 2 ? 0 : 1];
+    return static_cast<double>(channels) * per_channel_GBps * 1e9;
+  }
+  return std::nullopt;
+}
+
+CommunicationParameters forHostCpu(CommunicationParameters parameters, topology::HostCpu cpu) {
+  if (cpu == topology::HostCpu::kAmd) {
+    parameters.ring_net_overhead_us = parameters.ring_net_overhead_amd_host_us;
+    parameters.ll_max_bus_GBps_two_nodes = parameters.ll_max_bus_GBps_amd_host_two_nodes;
+    parameters.ll_max_bus_GBps_more_nodes = parameters.ll_max_bus_GBps_amd_host_more_nodes;
+  }
+  return parameters;
+}
+
 double CommunicationParameters::nvlsEfficiency(std::string_view gpu_key) const {
   for (const MeasuredFraction& row : nvls_efficiency_per_gpu) {
     if (row.gpu_key == gpu_key) return row.fraction;

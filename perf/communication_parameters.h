@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "perf/measured_values.h"
+#include "topology/cluster_spec.h"
 #include "topology/link.h"
 
 namespace trainsim::topology {
@@ -60,6 +61,9 @@ inline constexpr std::array<NcclGpuClass, 4> kAllNcclGpuClasses = {NcclGpuClass:
 // NCCL groups per-step latencies by the kind of hop.
 enum class HopClass : uint8_t { kNvLink, kPcie, kNetwork };
 
+// NCCL 2.21.5 priced a ring's LL at half of Simple's, where earlier releases took a quarter.
+inline constexpr double kNcclRingLlHalfVersion = 22105;
+
 struct CommunicationParameters {
   // Achievable fraction of a link's raw bandwidth for collective payload; the flow network
   // runs links at raw x efficiency. NVLink per GPU catalog key (nvlink_efficiency), else
@@ -75,8 +79,25 @@ struct CommunicationParameters {
   // The same per GPU catalog key where a GPU's NVLS differs; other GPUs take nvls_efficiency.
   std::vector<MeasuredFraction> nvls_efficiency_per_gpu;
 
-  // Protocol bandwidth factors (of Simple's), by Protocol.
+  // Protocol bandwidth factors (of Simple's), by Protocol: a ring's and the other algorithms'
+  // but the tree's (protocol_bandwidth_factor) and the tree's (tree_protocol_bandwidth_factor).
+  // A protocol puts 1 / factor of the payload on the wire.
   std::array<double, 3> protocol_bandwidth_factor{};
+  std::array<double, 3> tree_protocol_bandwidth_factor{};
+  // A ring's LL factor in NCCL releases before 2.21.5 (nccl_version < kNcclRingLlHalfVersion).
+  double ring_ll_bandwidth_factor_before_2_21_5 = 0.0;
+  // NCCL's caps on the LL protocol's bus bandwidth, GB/s, rings and trees alike (its
+  // llMaxBws): inside one node by GPU class (NcclGpuClass), across 2 nodes and more.
+  std::array<double, kAllNcclGpuClasses.size()> ll_max_bus_GBps_one_node{};
+  double ll_max_bus_GBps_two_nodes = 0.0;
+  double ll_max_bus_GBps_more_nodes = 0.0;
+  // The same on AMD hosts (topology::HostCpu::kAmd; forHostCpu).
+  double ll_max_bus_GBps_amd_host_two_nodes = 0.0;
+  double ll_max_bus_GBps_amd_host_more_nodes = 0.0;
+  // NCCL's per-channel caps on LL128's bus bandwidth across nodes, GB/s: a ring's by GPU
+  // class, a tree's by GPU class on 2 nodes [0] and on more [1].
+  std::array<double, kAllNcclGpuClasses.size()> ring_ll128_max_bus_GBps_per_channel{};
+  std::array<std::array<double, 2>, kAllNcclGpuClasses.size()> tree_ll128_max_bus_GBps_per_channel{};
   // Fixed latency of one collective call, microseconds, by CollectiveAlgorithm and Protocol.
   std::array<std::array<double, 3>, kAllAlgorithms.size()> base_latency_us{};
   // Latency of one pipeline step over one hop, microseconds, by HopClass and Protocol, for
@@ -95,6 +116,8 @@ struct CommunicationParameters {
   // proxy's overhead of posting it, microseconds, that many times for Simple.
   double ring_net_overhead_us = 0.0;
   double ring_net_overhead_simple_factor = 0.0;
+  // The net overhead on AMD hosts (forHostCpu).
+  double ring_net_overhead_amd_host_us = 0.0;
 
   // Pipeline fill: bytes of payload per chunk by Protocol, and the channels and the copy
   // rate of one channel (one CTA) that carry them.
@@ -154,6 +177,19 @@ struct CommunicationParameters {
   [[nodiscard]] double nvlsEfficiency(std::string_view gpu_key) const;
   // NCCL's cap on one tree channel's bus bandwidth over `nodes` nodes (>= 2), bytes/s.
   [[nodiscard]] double treeMaxBusPerChannel(NcclGpuClass gpu_class, int nodes) const;
+  // The fraction of Simple's bandwidth `protocol` reaches in `algorithm`.
+  [[nodiscard]] double protocolBandwidthFactor(CollectiveAlgorithm algorithm, Protocol protocol) const;
+  // NCCL's cap on `protocol`'s bus bandwidth in a ring or a tree over `nodes` nodes of
+  // `channels` channels (NCCL's channels across nodes), bytes/s; none for Simple, for the
+  // other algorithms and for LL128 inside one node (NCCL's channel count there is not
+  // modelled).
+  [[nodiscard]] std::optional<double> protocolMaxBus(CollectiveAlgorithm algorithm, Protocol protocol,
+                                                     NcclGpuClass gpu_class, int nodes, int channels) const;
 };
+
+// The parameters as NCCL's tuner takes them on hosts of `cpu`: on AMD hosts the net overhead
+// and LL's caps across nodes are the AMD ones (tuning.cc: getNetOverhead, llMaxBws' AMD row);
+// Intel, Arm, other and unknown hosts keep the defaults (NCCL's other branch).
+[[nodiscard]] CommunicationParameters forHostCpu(CommunicationParameters parameters, topology::HostCpu cpu);
 
 }  // namespace trainsim::perf

@@ -84,7 +84,7 @@ double treeSizeCorrection(const CommunicationParameters& parameters, CollectiveA
 
 NcclTuner::NcclTuner(const topology::Cluster& cluster, topology::Router& router,
                      const CommunicationParameters& parameters)
-    : cluster_(cluster), router_(router), parameters_(parameters) {
+    : cluster_(cluster), router_(router), parameters_(forHostCpu(parameters, cluster.spec().pcie.host_cpu)) {
   if (cluster_.spec().explicit_graph) measureExplicitNetwork();
   const auto& network = cluster_.spec().inter_node;
   for (Protocol protocol : kAllProtocols) {
@@ -343,6 +343,17 @@ double NcclTuner::treeMaxBusBandwidth(const GroupLayout& layout, const GroupHard
   return whole_GBps > 0.0 ? std::min(per_channel, whole_GBps * 1e9) : per_channel;
 }
 
+std::optional<double> NcclTuner::protocolMaxBusBandwidth(const GroupLayout& layout, const GroupHardware& hardware,
+                                                         CollectiveAlgorithm algorithm, Protocol protocol) const {
+  // NCCL's own tables, on NVIDIA GPUs (RCCL has the same but prices its GPUs as compute
+  // capability 6.0; TPUs and Gaudi run no NCCL); nodes joined without NICs (an explicit
+  // graph's switch) have no NICs' channels to count.
+  const auto& spec = cluster_.spec();
+  if (spec.gpu.vendor != "nvidia" || (!layout.singleNode() && !(hardware.network_Bps > 0.0))) return std::nullopt;
+  return parameters_.protocolMaxBus(algorithm, protocol, ncclGpuClass(spec.gpu.compute_capability), layout.nodes(),
+                                    layout.singleNode() ? 1 : ncclChannels(layout, hardware));
+}
+
 std::optional<double> NcclTuner::twoNodeTreeBusBandwidth(const GroupLayout& layout, const GroupHardware& hardware,
                                                          double ring_bus_Bps) const {
   // Up to 2 nodes NCCL prices every algorithm at its graph's intra-node channel bandwidth
@@ -407,7 +418,9 @@ double NcclTuner::estimateTime(const CollectiveRequest& request, const GroupLayo
     bus_Bps = std::min(bus_Bps, groupNetworkBandwidthPerGpu(layout, hardware));
   }
   const auto p = static_cast<std::size_t>(protocol);
-  bus_Bps *= parameters_.protocol_bandwidth_factor[p];
+  const double protocol_factor = parameters_.protocolBandwidthFactor(algorithm, protocol);
+  bus_Bps *= protocol_factor;
+  const std::optional<double> protocol_cap = protocolMaxBusBandwidth(layout, hardware, algorithm, protocol);
   const auto n = static_cast<double>(layout.size);
   double time = parameters_.launch_overhead_us * 1e-6 +
                 parameters_.base_latency_us[static_cast<std::size_t>(algorithm)][p] * 1e-6;
@@ -425,7 +438,8 @@ double NcclTuner::estimateTime(const CollectiveRequest& request, const GroupLayo
                                      nodes > 1 && reduction_ring, excess, layout.max_per_node == 1 && reduction_ring);
       const double per_step = request.op == CollectiveOp::kBroadcast ? request.bytes : request.bytes / n;
       time += detail::pipelineFillSeconds(parameters_, protocol, steps, per_step);
-      time += request.bytes * busBandwidthFactor(request.op, layout.size) / bus_Bps;
+      time += request.bytes * busBandwidthFactor(request.op, layout.size) /
+              (protocol_cap ? std::min(bus_Bps, *protocol_cap) : bus_Bps);
       break;
     }
     case CollectiveAlgorithm::kTree: {
@@ -437,15 +451,15 @@ double NcclTuner::estimateTime(const CollectiveRequest& request, const GroupLayo
       // NCCL's tree model: 0.9 x the ring's bus bandwidth, at most NCCL's channels x its
       // per-channel cap, and algorithm bandwidth = half the tree bus bandwidth.
       double tree_bus = std::min(bus_Bps * parameters_.tree_bandwidth_factor,
-                                 treeMaxBusBandwidth(layout, hardware) * parameters_.protocol_bandwidth_factor[p]);
+                                 treeMaxBusBandwidth(layout, hardware) * protocol_factor);
       if (nodes == 2.0) {
         if (const auto two_node = twoNodeTreeBusBandwidth(layout, hardware, bus_Bps)) {
-          tree_bus =
-              std::min(*two_node, treeMaxBusBandwidth(layout, hardware) * parameters_.protocol_bandwidth_factor[p]);
+          tree_bus = std::min(*two_node, treeMaxBusBandwidth(layout, hardware) * protocol_factor);
         }
       }
-      time += request.bytes /
-              (0.5 * tree_bus * detail::treeSizeCorrection(parameters_, algorithm, protocol, request.bytes));
+      if (protocol_cap) tree_bus = std::min(tree_bus, *protocol_cap);
+      time += request.bytes / (parameters_.tree_algorithm_bandwidth_ratio * tree_bus *
+                               detail::treeSizeCorrection(parameters_, algorithm, protocol, request.bytes));
       break;
     }
     case CollectiveAlgorithm::kNvls:
@@ -526,8 +540,12 @@ Expected<CollectiveChoice> NcclTuner::choose(const CollectiveRequest& request) c
         evaluated = true;
         const double time = estimateTime(request, group, links, algorithm, protocol);
         if (time < best.estimated_time_s) {
-          best = CollectiveChoice{algorithm, protocol, channels(algorithm, group, links), time,
-                                  algorithm == CollectiveAlgorithm::kTree ? treeMaxBusBandwidth(group, links) : 0.0};
+          best = CollectiveChoice{algorithm,
+                                  protocol,
+                                  channels(algorithm, group, links),
+                                  time,
+                                  algorithm == CollectiveAlgorithm::kTree ? treeMaxBusBandwidth(group, links) : 0.0,
+                                  protocolMaxBusBandwidth(group, links, algorithm, protocol).value_or(0.0)};
         }
       }
     }

@@ -90,6 +90,11 @@ class NcclTuner {
   // NCCL's cap on a tree's bus bandwidth over the group: ncclChannels x the per-channel cap of
   // the GPU's class and the node count, bytes/s.
   [[nodiscard]] double treeMaxBusBandwidth(const GroupLayout& layout, const GroupHardware& hardware) const;
+  // NCCL's cap on `protocol`'s bus bandwidth for `algorithm` on this group
+  // (CommunicationParameters::protocolMaxBus), bytes/s; none where NCCL has none, and on GPUs
+  // other than NVIDIA's.
+  [[nodiscard]] std::optional<double> protocolMaxBusBandwidth(const GroupLayout& layout, const GroupHardware& hardware,
+                                                              CollectiveAlgorithm algorithm, Protocol protocol) const;
   // Whether the cluster's inter_node.nccl_protocols (NCCL_PROTO) lets NCCL choose `protocol`.
   [[nodiscard]] bool protocolAllowed(Protocol protocol) const {
     return allowed_protocols_[static_cast<std::size_t>(protocol)];
@@ -114,7 +119,8 @@ class NcclTuner {
 
   const topology::Cluster& cluster_;
   topology::Router& router_;
-  const CommunicationParameters& parameters_;
+  // The parameters as NCCL prices the cluster's hosts (forHostCpu).
+  const CommunicationParameters parameters_;
   std::array<bool, kAllProtocols.size()> allowed_protocols_{};  // by Protocol
   std::vector<double> explicit_network_Bps_;                    // by node, explicit graphs only
   std::vector<double> explicit_network_nominal_Bps_;            // the same at the links' nominal rates

@@ -56,6 +56,38 @@ std::vector<CommunicationParameterName> buildCommunicationNames() {
         "protocol_bandwidth_factor." + std::string(protocolName(protocol)),
         R::kEfficiency, [i](auto& p) -> auto& { return p.protocol_bandwidth_factor[i]; }));
   }
+  for (Protocol protocol : kAllProtocols) {
+    const auto i = static_cast<std::size_t>(protocol);
+    names.push_back(element<P>(
+        "tree_protocol_bandwidth_factor." + std::string(protocolName(protocol)),
+        R::kEfficiency, [i](auto& p) -> auto& { return p.tree_protocol_bandwidth_factor[i]; }));
+  }
+  names.push_back(scalarParameter("ring_ll_bandwidth_factor_before_2_21_5", R::kEfficiency,
+                                  &P::ring_ll_bandwidth_factor_before_2_21_5));
+  for (NcclGpuClass gpu_class : kAllNcclGpuClasses) {
+    const auto c = static_cast<std::size_t>(gpu_class);
+    names.push_back(element<P>(
+        "ll_max_bus_GBps_one_node." + std::string(ncclGpuClassName(gpu_class)),
+        R::kPositive, [c](auto& p) -> auto& { return p.ll_max_bus_GBps_one_node[c]; }));
+  }
+  names.push_back(scalarParameter("ll_max_bus_GBps_two_nodes", R::kPositive, &P::ll_max_bus_GBps_two_nodes));
+  names.push_back(scalarParameter("ll_max_bus_GBps_more_nodes", R::kPositive, &P::ll_max_bus_GBps_more_nodes));
+  names.push_back(
+      scalarParameter("ll_max_bus_GBps_amd_host_two_nodes", R::kPositive, &P::ll_max_bus_GBps_amd_host_two_nodes));
+  names.push_back(
+      scalarParameter("ll_max_bus_GBps_amd_host_more_nodes", R::kPositive, &P::ll_max_bus_GBps_amd_host_more_nodes));
+  for (NcclGpuClass gpu_class : kAllNcclGpuClasses) {
+    const auto c = static_cast<std::size_t>(gpu_class);
+    names.push_back(element<P>(
+        "ring_ll128_max_bus_GBps_per_channel." + std::string(ncclGpuClassName(gpu_class)),
+        R::kPositive, [c](auto& p) -> auto& { return p.ring_ll128_max_bus_GBps_per_channel[c]; }));
+    for (const auto& column : {std::pair<std::size_t, const char*>{0, "two_nodes"}, {1, "more_nodes"}}) {
+      const std::size_t index = column.first;
+      names.push_back(element<P>(
+          "tree_ll128_max_bus_GBps_per_channel." + std::string(ncclGpuClassName(gpu_class)) + "." + column.second,
+          R::kPositive, [ c, index ](auto& p) -> auto& { return p.tree_ll128_max_bus_GBps_per_channel[c][index]; }));
+    }
+  }
   for (auto algorithm : kAllAlgorithms) {
     for (Protocol protocol : kAllProtocols) {
       const auto a = static_cast<std::size_t>(algorithm);
@@ -86,6 +118,7 @@ std::vector<CommunicationParameterName> buildCommunicationNames() {
   names.push_back(scalarParameter("ring_net_overhead_us", R::kNonNegative, &P::ring_net_overhead_us));
   names.push_back(
       scalarParameter("ring_net_overhead_simple_factor", R::kPositive, &P::ring_net_overhead_simple_factor));
+  names.push_back(scalarParameter("ring_net_overhead_amd_host_us", R::kNonNegative, &P::ring_net_overhead_amd_host_us));
   for (Protocol protocol : kAllProtocols) {
     const auto i = static_cast<std::size_t>(protocol);
     names.push_back(element<P>(

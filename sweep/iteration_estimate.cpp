@@ -249,7 +249,15 @@ double IterationEstimator::collectiveSeconds(const parallelism::ParallelPlan& pl
   // stage run the same collective over the other NICs and share the fabric's links (ECMP).
   // So a group with one GPU per node gets one NIC, not eight, and a full node gets all
   // eight, not one. The bytes are timed by the busiest link of those flows instead.
-  return tuner.fixed_s + bytes * busiestLinkSecondsPerByte(plan, kind, op, tuner.choice, hybrid);
+  double seconds_per_byte = busiestLinkSecondsPerByte(plan, kind, op, tuner.choice, hybrid);
+  // NCCL's cap on the protocol's bus bandwidth (LL's, LL128's), which the flows honour too.
+  if (tuner.choice.protocol_max_bus_Bps > 0.0) {
+    const double per_bus_byte = tuner.choice.algorithm == perf::CollectiveAlgorithm::kTree
+                                    ? 1.0 / options_.communication.tree_algorithm_bandwidth_ratio
+                                    : perf::busBandwidthFactor(op, static_cast<int64_t>(ranks.size()));
+    seconds_per_byte = std::max(seconds_per_byte, per_bus_byte / tuner.choice.protocol_max_bus_Bps);
+  }
+  return tuner.fixed_s + bytes * seconds_per_byte;
 }
 
 double IterationEstimator::busiestLink(const sim::TaskGraph& graph) {
@@ -280,10 +288,11 @@ double IterationEstimator::busiestLinkSecondsPerByte(const parallelism::Parallel
                                                      int64_t hybrid) {
   // Flow bytes scale with 1 / the protocol's bandwidth factor (sim::detail::wireBytes), and a
   // ring reduce-scatter moves the same bytes over the same edges as an all-gather: measured
-  // once with the Simple protocol per flow pattern.
-  const auto& protocol_factor = options_.communication.protocol_bandwidth_factor;
-  const double protocol_scale = protocol_factor[static_cast<std::size_t>(perf::Protocol::kSimple)] /
-                                protocol_factor[static_cast<std::size_t>(choice.protocol)];
+  // once with the Simple protocol per flow pattern, without the protocol's own cap
+  // (collectiveSeconds adds it).
+  const auto& communication = options_.communication;
+  const double protocol_scale = communication.protocolBandwidthFactor(choice.algorithm, perf::Protocol::kSimple) /
+                                communication.protocolBandwidthFactor(choice.algorithm, choice.protocol);
   const perf::CollectiveOp pattern = op == perf::CollectiveOp::kReduceScatter ? perf::CollectiveOp::kAllGather : op;
   // The groups of each pipeline stage run the collective at once (they follow the same
   // schedule, so in step), each built from its first rank as IterationBuilder does: in
@@ -315,6 +324,7 @@ double IterationEstimator::busiestLinkSecondsPerByte(const parallelism::Parallel
   const parallelism::RankLayout layout(plan);
   perf::CollectiveChoice simple = choice;
   simple.protocol = perf::Protocol::kSimple;
+  simple.protocol_max_bus_Bps = 0.0;
   double busiest = 0.0;
   bool network = false;  // whether a group of stage 0 spans nodes
   for (int64_t stage = 0; stage < plan.pp; ++stage) {

@@ -103,7 +103,14 @@ void parsePcie(const ConfigNode& root, ClusterSpec& cluster) {
   cluster.pcie.socket_interconnect_GBps = defaults::kSocketInterconnectGBps;
   auto section = root.optionalChild("pcie");
   if (!section) return;
-  section->allowKeys({"bandwidth_GBps", "latency_us", "gpus_per_switch", "sockets", "socket_interconnect_GBps"});
+  section->allowKeys(
+      {"bandwidth_GBps", "latency_us", "gpus_per_switch", "sockets", "socket_interconnect_GBps", "host_cpu"});
+  if (auto host_cpu = section->optionalChild("host_cpu")) {
+    const std::string name = host_cpu->asEnum({"intel", "amd", "arm", "other"});
+    for (HostCpu cpu : {HostCpu::kIntel, HostCpu::kAmd, HostCpu::kArm, HostCpu::kOther}) {
+      if (hostCpuName(cpu) == name) cluster.pcie.host_cpu = cpu;
+    }
+  }
   cluster.pcie.bandwidth_GBps = section->numberIn("bandwidth_GBps", cluster.pcie.bandwidth_GBps,
                                                   limits::kMinBandwidthGBps, limits::kMaxBandwidthGBps);
   cluster.pcie.latency_us = section->numberIn("latency_us", cluster.pcie.latency_us, 0.0, limits::kMaxLatencyUs);
@@ -474,6 +481,17 @@ Expected<ClusterSpec> loadClusterFile(const std::string& reference, const Config
 }  // namespace trainsim::topology
 
 namespace trainsim::topology {
+
+std::string_view hostCpuName(HostCpu cpu) {
+  switch (cpu) {
+    case HostCpu::kUnknown: return "unknown";
+    case HostCpu::kIntel: return "intel";
+    case HostCpu::kAmd: return "amd";
+    case HostCpu::kArm: return "arm";
+    case HostCpu::kOther: return "other";
+  }
+  return "unknown";
+}
 
 std::string_view networkTopologyName(NetworkTopology topology) {
   switch (topology) {

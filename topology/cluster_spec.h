@@ -27,12 +27,18 @@ struct IntraNodeSpec {
   bool nvls = false;            // NVLink SHARP in-switch reductions available
 };
 
+// The host CPUs' vendor (pcie.host_cpu), which NCCL's tuner reads (its cpuVendor): unknown
+// where the cluster file does not say.
+enum class HostCpu : uint8_t { kUnknown, kIntel, kAmd, kArm, kOther };
+[[nodiscard]] std::string_view hostCpuName(HostCpu cpu);
+
 struct PcieSpec {
   double bandwidth_GBps = 0.0;  // per direction, each GPU/NIC <-> PCIe switch link
   double latency_us = 0.0;      // GPU to NIC through the switch
   int gpus_per_switch = 2;
   int sockets = 2;
   double socket_interconnect_GBps = 0.0;
+  HostCpu host_cpu = HostCpu::kUnknown;
 };
 
 struct InterNodeSpec {

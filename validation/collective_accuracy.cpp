@@ -42,7 +42,9 @@ CurveAccuracy compareCurve(const MeasuredCurve& curve, const ConfigPaths& paths,
                            const perf::CommunicationParameters& parameters) {
   const auto spec = valueOrThrow(topology::loadClusterFile(curve.cluster, paths, curve.cluster_settings));
   const auto cluster = valueOrThrow(topology::Cluster::build(spec));
-  perf::CollectiveSimulator simulator(cluster, parameters);
+  perf::CommunicationParameters release = parameters;
+  if (curve.nccl_version) release.nccl_version = *curve.nccl_version;
+  perf::CollectiveSimulator simulator(cluster, release);
   const std::vector<int64_t> ranks = curveRanks(curve, cluster);
   const double factor = perf::busBandwidthFactor(curve.op, curve.gpus);
   auto predict = [&](int64_t bytes) {

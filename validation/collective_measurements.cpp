@@ -1,10 +1,12 @@
 #include "validation/collective_measurements.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <cmath>
 #include <filesystem>
 #include <set>
 
-#include <yaml-cpp/yaml.h>
+#include "calibrate/nccl_version.h"
 
 namespace trainsim::validation {
 namespace {
@@ -33,8 +35,8 @@ std::vector<Override> readClusterSettings(const ConfigNode& node) {
 
 MeasuredCurve readCurve(const ConfigNode& node) {
   node.allowKeys({"id", "title", "system", "source", "op", "cluster", "cluster_set", "gpus", "gpus_per_node",
-                  "algorithm", "accuracy_target", "notes", "small_message_latency_us", "small_message_bytes",
-                  "points"});
+                  "algorithm", "nccl_version", "accuracy_target", "notes", "small_message_latency_us",
+                  "small_message_bytes", "points"});
   MeasuredCurve curve{};
   curve.id = node.child("id").asString();
   curve.title = node.child("title").asString();
@@ -52,6 +54,10 @@ MeasuredCurve readCurve(const ConfigNode& node) {
   if (auto algorithm = node.optionalChild("algorithm")) {
     curve.algorithm = perf::parseAlgorithmName(algorithm->asString());
     if (!curve.algorithm) algorithm->failExpected("ring, tree, nvls, direct, nvls_tree or pat");
+  }
+  if (auto release = node.optionalChild("nccl_version")) {
+    curve.nccl_version = calibrate::ncclVersionCode(release->asString());
+    if (!curve.nccl_version) release->failExpected("an NCCL release written MAJOR.MINOR.PATCH, such as \"2.18.5\"");
   }
   curve.accuracy_target = node.child("accuracy_target").asBool();
   curve.notes = node.string("notes", "");

@@ -39,6 +39,9 @@ struct MeasuredCurve {
   int64_t gpus_per_node = 0;  // spread as this many per node; 0: the first `gpus` in rank order
   // The algorithm the run forced (NCCL_ALGO); none: NCCL's tuner chose.
   std::optional<perf::CollectiveAlgorithm> algorithm;
+  // The NCCL release the run used (NCCL_VERSION_CODE), where its source says: the curve is
+  // predicted with that release's tuner (communication.nccl_version); none: the parameters'.
+  std::optional<double> nccl_version;
   bool accuracy_target = false;  // counts towards the accuracy goals, else a reference
   std::string notes;             // why a curve is a reference only, caveats of the source
   std::vector<MeasuredPoint> points;

@@ -113,7 +113,10 @@ Expected<std::vector<ScaleTransfer>> collectiveScaleTransfer(const ConfigPaths& 
       } else {
         calibrate::CommunicationFitOptions options;
         options.min_bytes = static_cast<double>(kScoredMinBytes);
-        const auto fit = calibrate::fitCommunicationParameters(cluster, small_runs, parameters, options);
+        // The fit runs the release the fitted runs used, as `trainsim calibrate` does.
+        perf::CommunicationParameters start = parameters;
+        if (first.nccl_version) start.nccl_version = *first.nccl_version;
+        const auto fit = calibrate::fitCommunicationParameters(cluster, small_runs, start, options);
         if (fit.ok()) {
           transfer.values = fit->values;
           transfer.fitted_calibrated = curveSetError(small, paths, fit->parameters);

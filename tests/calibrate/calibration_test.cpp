@@ -16,6 +16,7 @@
 #include "calibrate/harness_results_reader.h"
 #include "calibrate/latency_bandwidth_fit.h"
 #include "calibrate/nccl_tests_log.h"
+#include "calibrate/nccl_version.h"
 #include "nccl_tests_log_writer.h"
 #include "parallelism/experiment_loader.h"
 #include "parallelism/memory_model.h"
@@ -155,13 +156,20 @@ TEST(CommunicationFitTest, TheCalibrationKeepsTheNcclReleaseItsMeasurementsRan) 
             "two.yaml): calibrate each release apart");
 }
 
-TEST(HarnessResultsReaderTest, NcclReleasesReadAsTheirVersionCode) {
+TEST(NcclVersionTest, ReleasesAndLibraryCodesReadAsTheVersionCode) {
   EXPECT_EQ(ncclVersionCode("2.27.3"), 22703);
   EXPECT_EQ(ncclVersionCode("2.30.10"), 23010);
   EXPECT_EQ(ncclVersionCode("2.27"), std::nullopt);
   EXPECT_EQ(ncclVersionCode("2.27.3+cuda12.9"), std::nullopt);
   EXPECT_EQ(ncclVersionCode("v2.27.3"), std::nullopt);
   EXPECT_EQ(ncclVersionCode("2.100.1"), std::nullopt);
+  // ncclGetVersion(): today's form as is, the form before 2.9 (major x 1000) converted.
+  EXPECT_EQ(ncclVersionCodeFromLibrary(22602), 22602);
+  EXPECT_EQ(ncclVersionCodeFromLibrary(20900), 20900);
+  EXPECT_EQ(ncclVersionCodeFromLibrary(2804), 20804);
+  EXPECT_EQ(ncclVersionCodeFromLibrary(2708), 20708);
+  EXPECT_EQ(ncclVersionCodeFromLibrary(7), std::nullopt);
+  EXPECT_EQ(ncclVersionCodeFromLibrary(12000), std::nullopt);
 }
 
 TEST(CommunicationFitTest, TooFewPointsNameTheFilesTheyCameFrom) {

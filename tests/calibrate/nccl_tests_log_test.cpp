@@ -184,6 +184,68 @@ TEST(NcclTestsLogTest, AGpuNameThatIsNotUtf8IsAnErrorAtItsByte) {
               HasSubstr(":5:69: rank line: expected a host and GPU name in UTF-8, found not UTF-8 text (byte 0xC0)"));
 }
 
+TEST(NcclTestsLogTest, EachRunKeepsTheNcclReleaseItsLinesName) {
+  // nccl-tests' own line before the header, NCCL's INFO line after it (under mpirun too), and
+  // a run that says nothing: three runs in one file, each with its own.
+  LogStyle library;
+  library.nccl_library = "22602";
+  LogStyle info;
+  info.mpirun_prefix = true;
+  info.nccl_info_release = "2.18.5+cuda12.2";
+  const std::string text = ncclTestsRun(CollectiveOp::kAllReduce, {8, 8}, kSamples, library) +
+                           ncclTestsRun(CollectiveOp::kAllGather, {8, 8}, kSamples, info) +
+                           ncclTestsRun(CollectiveOp::kReduceScatter, {8, 8}, kSamples);
+  const auto log = parseNcclTestsLog(text, "v.log");
+  ASSERT_TRUE(log.ok()) << log.error().toString();
+  ASSERT_EQ(log->runs.size(), 3u);
+  EXPECT_EQ(log->runs[0].nccl_version, 22602);
+  EXPECT_EQ(log->runs[1].nccl_version, 21805);
+  EXPECT_EQ(log->runs[2].nccl_version, std::nullopt);
+  // A release before 2.9 in ncclGetVersion's old form (major x 1000): 2.8.4.
+  library.nccl_library = "2804";
+  const auto old = parseNcclTestsLog(ncclTestsRun(CollectiveOp::kAllReduce, {8}, kSamples, library), "o.log");
+  ASSERT_TRUE(old.ok()) << old.error().toString();
+  EXPECT_EQ(old->runs[0].nccl_version, 20804);
+}
+
+TEST(NcclTestsLogTest, AReleaseThatDoesNotReadOrDisagreesIsAnErrorAtItsLine) {
+  LogStyle style;
+  style.nccl_library = "22602";
+  style.nccl_info_release = "2.26.2+cuda12.8";
+  const std::string good = ncclTestsRun(CollectiveOp::kAllReduce, {8}, kSamples, style);
+  ASSERT_TRUE(parseNcclTestsLog(good, "g.log").ok());
+  // Line 1 the command line, 2 nccl-tests' version line, 3 "Collective test starting", 4 the
+  // header, 5-6 "#" and "# Using devices", 7-14 ranks, 15 "#", 16-17 NCCL's INFO lines.
+  struct Case {
+    std::string text;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {replaced(good, "nccl-library=22602", "nccl-library=2.26"), "r.log:2:61: nccl-library: expected NCCL's version"},
+      {replaced(good, "nccl-library=22602", "nccl-library=7"), "r.log:2:61: nccl-library: expected NCCL's version"},
+      {replaced(good, "NCCL version 2.26.2+", "NCCL version 2.26+"),
+       "r.log:17:47: NCCL version: expected MAJOR.MINOR.PATCH"},
+      {replaced(good, "NCCL version 2.26.2+", "NCCL version 2.27.3+"),
+       "r.log:17:1: NCCL release 2.27.3 here, 2.26.2 at line 2 for the same run"},
+  };
+  for (const auto& c : cases) {
+    const auto log = parseNcclTestsLog(c.text, "r.log");
+    ASSERT_FALSE(log.ok()) << c.expected;
+    EXPECT_EQ(log.error().code, ExitCode::kInvalidInput);
+    EXPECT_THAT(log.error().toString(), HasSubstr(c.expected));
+  }
+  // A build's hash after the release reads as the release.
+  const auto hashed =
+      parseNcclTestsLog(replaced(good, "NCCL version 2.26.2+cuda12.8", "NCCL version 2.26.2-7f3a2b1"), "h.log");
+  ASSERT_TRUE(hashed.ok()) << hashed.error().toString();
+  EXPECT_EQ(hashed->runs[0].nccl_version, 22602);
+  // Words after "NCCL version" that are not a release are not a release line.
+  const auto prose =
+      parseNcclTestsLog(replaced(good, "NCCL version 2.26.2+cuda12.8", "NCCL version check skipped"), "p.log");
+  ASSERT_TRUE(prose.ok()) << prose.error().toString();
+  EXPECT_EQ(prose->runs[0].nccl_version, 22602);
+}
+
 TEST(NcclTestsLogTest, MalformedLogsAreErrorsAtTheirLine) {
   const std::string good = ncclTestsRun(CollectiveOp::kAllReduce, {8}, kSamples);
   // Line 1 is the command line, 2 the header, 3-4 "#" and "# Using devices", 5-12 ranks,

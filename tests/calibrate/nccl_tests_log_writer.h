@@ -17,6 +17,10 @@ struct LogStyle {
   bool root_column = true;        // nccl-tests >= 2.13 prints "redop root"
   bool name_binary = true;        // a command line naming the *_perf binary before the run
   double in_place_factor = 1.02;  // in-place time = out-of-place x this
+  // nccl-tests >= 2.17.4: "# nccl-tests version ... nccl-library=CODE" before the header.
+  std::string nccl_library;
+  // NCCL_DEBUG=INFO: rank 0's "NCCL INFO NCCL version RELEASE" after the rank list.
+  std::string nccl_info_release;
 };
 
 inline std::string binaryName(perf::CollectiveOp op) {
@@ -42,6 +46,10 @@ inline std::string ncclTestsRun(perf::CollectiveOp op, const std::vector<int64_t
   if (style.name_binary) {
     text += fmt::format("$ mpirun -np {} ./build/{} -b 8 -e 1G -f 2 -g 1\n", n, binaryName(op));
   }
+  if (!style.nccl_library.empty()) {
+    line("# nccl-tests version 2.17.6 nccl-headers=" + style.nccl_library + " nccl-library=" + style.nccl_library);
+    line("# Collective test starting: " + binaryName(op));
+  }
   line(
       "# nThread 1 nGpus 1 minBytes 8 maxBytes 1073741824 step: 2(factor) warmup iters: 5 iters: 20 "
       "agg iters: 1 validation: 1 graph: 0");
@@ -56,6 +64,10 @@ inline std::string ncclTestsRun(perf::CollectiveOp op, const std::vector<int64_t
     }
   }
   line("#");
+  if (!style.nccl_info_release.empty()) {
+    line("node-000:1000:1000 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>");
+    line("node-000:1000:1000 [0] NCCL INFO NCCL version " + style.nccl_info_release);
+  }
   const bool reduction = op == perf::CollectiveOp::kAllReduce || op == perf::CollectiveOp::kReduceScatter;
   const bool divided = op == perf::CollectiveOp::kAllGather || op == perf::CollectiveOp::kReduceScatter ||
                        op == perf::CollectiveOp::kAllToAll;

@@ -573,6 +573,88 @@ TEST(CollectiveTest, TreeCapIsNcclsChannelsTimesItsPerChannelCap) {
   EXPECT_EQ(ring->tree_max_bus_Bps, 0.0);
 }
 
+// NCCL's caps on the LL and LL128 protocols (tuning.cc at 5067397c): LL at llMaxBws (by GPU
+// class inside one node; across nodes 39.0 on 2 nodes and 20.4 on more on Intel hosts, 22.5
+// and 19.0 on AMD hosts), LL128 across nodes at its channels x perChMaxRingLL128Bws /
+// perChMaxTreeLL128Bws. Simple and NVLS have none.
+TEST(CollectiveTest, ProtocolCapsAreNcclsLlMaxAndLl128PerChannelCaps) {
+  const CommunicationParameters parameters = shippedCommunication();
+  const auto cap_GBps = [&](const std::string& preset, int nodes, int per_node, CollectiveAlgorithm algorithm,
+                            Protocol protocol) {
+    const auto choice = chooseOnPreset(preset, nodes, per_node, parameters, 1.0 * kMiB, algorithm, protocol);
+    EXPECT_TRUE(choice.ok()) << choice.error().toString();
+    return choice.ok() ? choice->protocol_max_bus_Bps / 1e9 : -1.0;
+  };
+  using A = CollectiveAlgorithm;
+  using P = Protocol;
+  EXPECT_NEAR(cap_GBps("dgx-a100", 1, 8, A::kRing, P::kLL), 87.7, 1e-9);
+  EXPECT_NEAR(cap_GBps("dgx-h100", 1, 8, A::kRing, P::kLL), 141.0, 1e-9);
+  EXPECT_NEAR(cap_GBps("dgx-b200", 1, 8, A::kRing, P::kLL), 282.0, 1e-9);
+  EXPECT_NEAR(cap_GBps("dgx-h100", 2, 8, A::kRing, P::kLL), 39.0, 1e-9);  // Intel hosts
+  EXPECT_NEAR(cap_GBps("dgx-h100", 4, 8, A::kTree, P::kLL), 20.4, 1e-9);
+  EXPECT_NEAR(cap_GBps("dgx-a100", 2, 8, A::kRing, P::kLL), 22.5, 1e-9);  // AMD hosts
+  EXPECT_NEAR(cap_GBps("dgx-a100", 4, 8, A::kTree, P::kLL), 19.0, 1e-9);
+  EXPECT_NEAR(cap_GBps("oci-gb200", 2, 4, A::kRing, P::kLL), 39.0, 1e-9);  // Grace: NCCL's other hosts
+  // A DGX H100 takes 8 channels across nodes (the tree cap test above).
+  EXPECT_NEAR(cap_GBps("dgx-h100", 2, 8, A::kRing, P::kLL128), 8 * 36.7, 1e-9);
+  EXPECT_NEAR(cap_GBps("dgx-h100", 2, 8, A::kTree, P::kLL128), 8 * 36.7, 1e-9);
+  EXPECT_NEAR(cap_GBps("dgx-h100", 4, 8, A::kTree, P::kLL128), 8 * 29.0, 1e-9);
+  EXPECT_EQ(cap_GBps("dgx-h100", 1, 8, A::kRing, P::kLL128), 0.0);  // NCCL's channels inside a node: not modelled
+  EXPECT_EQ(cap_GBps("dgx-h100", 2, 8, A::kRing, P::kSimple), 0.0);
+  EXPECT_EQ(cap_GBps("dgx-h100", 1, 8, A::kNvls, P::kSimple), 0.0);
+}
+
+// Simulated, a ring of LL across two DGX A100 moves its payload at the LL cap of AMD hosts,
+// 22.5 GB/s of bus bandwidth, where half the NICs' 8 x 25 GB/s x 0.94 would allow 94; and the
+// tree's LL runs
+// at 1/3.8 of Simple's, its wire bytes 3.8 times Simple's (above 512 MiB, where NCCL's size
+// correction is 1 for both).
+TEST(CollectiveTest, LlRunsAtItsCapAcrossNodesAndTheTreesLlAtItsOwnFactor) {
+  CommunicationParameters parameters = zeroLatencyParameters();
+  const Cluster cluster = presetCluster("dgx-a100", {parseOverride("nodes=2")});
+  CollectiveSimulator simulator(cluster, parameters);
+  const double size = 256.0 * kMiB;
+  auto ring = simulator.simulate(
+      CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(16), size, CollectiveAlgorithm::kRing, Protocol::kLL});
+  ASSERT_TRUE(ring.ok()) << ring.error().toString();
+  EXPECT_NEAR(ring->busbw_Bps / 22.5e9, 1.0, 0.005);  // the links' own latencies aside
+  // Without the cap: half the NICs' rate (LL's factor .5).
+  parameters.ll_max_bus_GBps_amd_host_two_nodes = 1000.0;
+  CollectiveSimulator uncapped(cluster, parameters);
+  auto free_ring = uncapped.simulate(
+      CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(16), size, CollectiveAlgorithm::kRing, Protocol::kLL});
+  ASSERT_TRUE(free_ring.ok());
+  EXPECT_NEAR(free_ring->busbw_Bps / (8 * 25e9 * 0.94 * 0.5), 1.0, 0.02);
+  const CollectiveRun tree = runCollective(cluster, parameters,
+                                           CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(16), 1.0 * kGiB,
+                                                             CollectiveAlgorithm::kTree, Protocol::kLL});
+  const CollectiveRun simple_tree =
+      runCollective(cluster, parameters,
+                    CollectiveRequest{CollectiveOp::kAllReduce, firstRanks(16), 1.0 * kGiB, CollectiveAlgorithm::kTree,
+                                      Protocol::kSimple});
+  EXPECT_NEAR(totalFlowBytes(tree) / totalFlowBytes(simple_tree), 3.8, 1e-9);
+}
+
+// NCCL before 2.21.5 priced a ring's LL at a quarter of Simple's (tuning.cc at v2.20.5-1): with
+// nccl_version 22005 the ring puts four times the payload on the wire, from 22105 twice; the
+// tree's LL is 1/3.8 in either.
+TEST(CollectiveTest, ARingsLlFactorFollowsTheNcclRelease) {
+  CommunicationParameters parameters = shippedCommunication();
+  EXPECT_EQ(parameters.protocolBandwidthFactor(CollectiveAlgorithm::kRing, Protocol::kLL), 0.5);
+  parameters.nccl_version = 22105;
+  EXPECT_EQ(parameters.protocolBandwidthFactor(CollectiveAlgorithm::kRing, Protocol::kLL), 0.5);
+  parameters.nccl_version = 22005;
+  EXPECT_EQ(parameters.protocolBandwidthFactor(CollectiveAlgorithm::kRing, Protocol::kLL), 0.25);
+  EXPECT_EQ(parameters.protocolBandwidthFactor(CollectiveAlgorithm::kDirect, Protocol::kLL), 0.25);
+  EXPECT_EQ(parameters.protocolBandwidthFactor(CollectiveAlgorithm::kRing, Protocol::kLL128), 0.92);
+  EXPECT_DOUBLE_EQ(parameters.protocolBandwidthFactor(CollectiveAlgorithm::kTree, Protocol::kLL), 1.0 / 3.8);
+  const Cluster cluster = clusterFromYaml(multiNodeYaml(2));
+  const CollectiveRequest request{CollectiveOp::kAllReduce, firstRanks(32), 1.0 * kMiB, CollectiveAlgorithm::kRing,
+                                  Protocol::kLL};
+  const CollectiveRun old_ll = runCollective(cluster, parameters, request);
+  EXPECT_NEAR(totalFlowBytes(old_ll) / (2.0 * 31.0 * kMiB / 0.25), 1.0, 1e-12);
+}
+
 // Up to 2 nodes NCCL prices the tree at its graph's NVLink channel rate (at most the
 // per-channel cap) against the ring's NIC rate (tuning.cc: bw = nNodes <= 2 ? bwIntra :
 // bwInter): with 100 Gb/s NICs (p4de: 12.5 GB/s a channel against A100's 23.6 cap) the tree
@@ -689,6 +771,15 @@ TEST(CollectiveTest, MultiNodeRingIntraNodeStepsCostAtLeastTheNetOverhead) {
   EXPECT_NEAR(estimate(shipped, Protocol::kLL, 2) - estimate(without, Protocol::kLL, 2), 28.0 * 0.4e-6, 1e-12);
   EXPECT_EQ(estimate(shipped, Protocol::kSimple, 2), estimate(without, Protocol::kSimple, 2));
   EXPECT_EQ(estimate(shipped, Protocol::kLL, 1), estimate(without, Protocol::kLL, 1));
+  // On AMD hosts (a DGX A100's pcie.host_cpu: amd) NCCL's overhead is 2 us: 1.4 us above the
+  // LL NVLink step on each of the 28 intra-node steps.
+  without.ring_net_overhead_amd_host_us = 0.0;
+  const auto on_amd = [](const CommunicationParameters& parameters) {
+    const auto choice = chooseOnPreset("dgx-a100", 2, 8, parameters, 4096.0, CollectiveAlgorithm::kRing, Protocol::kLL);
+    EXPECT_TRUE(choice.ok()) << choice.error().toString();
+    return choice.ok() ? choice->estimated_time_s : 0.0;
+  };
+  EXPECT_NEAR(on_amd(shipped) - on_amd(without), 28.0 * 1.4e-6, 1e-12);
 }
 
 // A cluster's measured network efficiency (inter_node.efficiency) replaces the protocol's: at

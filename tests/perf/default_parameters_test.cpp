@@ -65,7 +65,23 @@ TEST(DefaultParametersTest, ShippedCommunicationDefaultsHoldThePreviousValues) {
   EXPECT_EQ(p.pcie_efficiency, 0.85);
   EXPECT_EQ(p.other_efficiency, 0.85);
   EXPECT_EQ(p.nvls_efficiency, 0.60);
-  EXPECT_EQ(p.protocol_bandwidth_factor, (std::array<double, 3>{0.25, 0.92, 1.0}));
+  // NCCL 2.21.5+'s ring LL ".5", LL128 .92; its tree's LL 1/3.8 and LL128 120/128.
+  EXPECT_EQ(p.protocol_bandwidth_factor, (std::array<double, 3>{0.5, 0.92, 1.0}));
+  EXPECT_DOUBLE_EQ(p.tree_protocol_bandwidth_factor[0], 1.0 / 3.8);
+  EXPECT_EQ(p.tree_protocol_bandwidth_factor[1], 0.9375);
+  EXPECT_EQ(p.tree_protocol_bandwidth_factor[2], 1.0);
+  EXPECT_EQ(p.ring_ll_bandwidth_factor_before_2_21_5, 0.25);
+  // NCCL's llMaxBws (N1 by GPU class; Intel hosts' N2 and N4) and LL128 per-channel caps
+  // (tuning.cc at 5067397c).
+  EXPECT_EQ(p.ll_max_bus_GBps_one_node, (std::array<double, 4>{39.0, 87.7, 141.0, 282.0}));
+  EXPECT_EQ(p.ll_max_bus_GBps_two_nodes, 39.0);
+  EXPECT_EQ(p.ll_max_bus_GBps_more_nodes, 20.4);
+  EXPECT_EQ(p.ll_max_bus_GBps_amd_host_two_nodes, 22.5);
+  EXPECT_EQ(p.ll_max_bus_GBps_amd_host_more_nodes, 19.0);
+  EXPECT_EQ(p.ring_net_overhead_amd_host_us, 2.0);
+  EXPECT_EQ(p.ring_ll128_max_bus_GBps_per_channel, (std::array<double, 4>{20.0, 20.0, 36.7, 40.0}));
+  EXPECT_EQ(p.tree_ll128_max_bus_GBps_per_channel,
+            (std::array<std::array<double, 2>, 4>{{{20.0, 20.0}, {20.0, 20.0}, {36.7, 29.0}, {31.67, 20.0}}}));
   EXPECT_EQ(p.base_latency_us[1], (std::array<double, 3>{6.8, 14.0, 8.4}));
   EXPECT_EQ(p.base_latency_us[2], (std::array<double, 3>{0.0, 0.0, 23.0}));
   EXPECT_EQ(p.ring_step_latency_us[2], (std::array<double, 3>{2.7, 4.0, 14.0}));

@@ -266,6 +266,23 @@ TEST(ClusterLoaderBounds, LatenciesAndBandwidthsFromTheCommandLine) {
   for (const auto& [set, expected] : cases) EXPECT_EQ(presetError(set), expected) << set;
 }
 
+// pcie.host_cpu: the vendors NCCL's tuner tells apart (intel, amd) and the others; the presets
+// say theirs where their source does (DGX A100: AMD EPYC 7742; DGX H100: Intel Xeon 8480C).
+TEST(ClusterLoaderTest, HostCpuIsOneOfTheVendorsAndUnknownWhereNotGiven) {
+  const auto vendor = [](const std::string& preset, const std::vector<Override>& overrides = {}) {
+    auto spec = loadClusterFile(preset, testing::shippedConfigs(), overrides);
+    EXPECT_TRUE(spec.ok()) << spec.error().toString();
+    return spec.ok() ? std::string(hostCpuName(spec->pcie.host_cpu)) : std::string();
+  };
+  EXPECT_EQ(vendor("dgx-a100"), "amd");
+  EXPECT_EQ(vendor("dgx-h100"), "intel");
+  EXPECT_EQ(vendor("dgx-gb200"), "arm");
+  EXPECT_EQ(vendor("gcp-a3"), "unknown");
+  EXPECT_EQ(vendor("dgx-h100", {parseOverride("pcie.host_cpu=amd")}), "amd");
+  EXPECT_EQ(presetError("pcie.host_cpu=via"),
+            "--set pcie.host_cpu=via: pcie.host_cpu: expected intel, amd, arm or other, found \"via\"");
+}
+
 TEST(ClusterLoaderBounds, CountsThatWouldExhaustMemory) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"nodes=1250000", "--set nodes=1250000: nodes: expected an integer between 1 and 1048576, found \"1250000\""},

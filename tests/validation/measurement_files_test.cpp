@@ -61,6 +61,10 @@ TEST(MeasurementFilesTest, TheShippedCurvesLoadInTheirOrder) {
   EXPECT_EQ(find("aac11-mi325x-8n-allreduce").algorithm, perf::CollectiveAlgorithm::kRing);
   ASSERT_EQ(find("coreweave-gb200-1rack-allreduce").cluster_settings.size(), 1u);
   EXPECT_EQ(find("coreweave-gb200-1rack-allreduce").cluster_settings[0].key_path, "intra_node.nvls");
+  // The NCCL release, where the source names it.
+  EXPECT_EQ(find("azure-nd-h200-v5-8").nccl_version, 22005);
+  EXPECT_EQ(find("coreweave-gb200-20rack-allreduce").nccl_version, 22602);
+  EXPECT_EQ(deepops.nccl_version, std::nullopt);
 }
 
 TEST(MeasurementFilesTest, AMalformedCurveIsRefusedAtItsPosition) {
@@ -111,6 +115,14 @@ TEST(MeasurementFilesTest, AMalformedCurveIsRefusedAtItsPosition) {
   ASSERT_FALSE(algorithm_error.ok());
   EXPECT_EQ(algorithm_error.error().key_path, "curves[0].algorithm");
   EXPECT_NE(algorithm_error.error().message.find("ring, tree, nvls, direct, nvls_tree or pat"), std::string::npos);
+
+  std::string release = curve;
+  release.replace(release.find("    accuracy_target"), 0, "    nccl_version: \"2.18\"\n");
+  const ValidationDir release_dir("collectives.yaml", release);
+  const auto release_error = loadCollectiveCurves(release_dir.paths());
+  ASSERT_FALSE(release_error.ok());
+  EXPECT_EQ(release_error.error().key_path, "curves[0].nccl_version");
+  EXPECT_NE(release_error.error().message.find("MAJOR.MINOR.PATCH"), std::string::npos);
 
   std::string unordered = curve;
   unordered += "      - {bytes: 512, time_us: null, busbw_GBps: 1.0}\n";
