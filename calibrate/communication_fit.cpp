@@ -310,6 +310,18 @@ Expected<CommunicationFit> fitCommunicationParameters(const topology::Cluster& c
                                     "remove it from the cluster file to fit {}",
                                     cluster.spec().name, *network->efficiency, name));
       }
+      // On AMD hosts NCCL's tuner takes the AMD values in place of these (perf::forHostCpu):
+      // fitting them would move nothing.
+      if (cluster.spec().pcie.host_cpu == topology::HostCpu::kAmd) {
+        for (const auto& [name_on_other_hosts, amd_name] : perf::amdHostParameterNames()) {
+          if (name == name_on_other_hosts) {
+            throwInputError("", name,
+                            fmt::format("cluster {} has AMD hosts (pcie.host_cpu: amd), where NCCL's tuner takes {} "
+                                        "in its place: fit {}",
+                                        cluster.spec().name, amd_name, amd_name));
+          }
+        }
+      }
       const Unknown unknown{entry, entry->per_gpu ? cluster.spec().gpu.key : std::string()};
       // A fit moves a parameter by factors from where it starts: one at 0 (an optional cap
       // that is off) has no scale to move from.

@@ -432,9 +432,10 @@ class LogParser {
     Cursor cursor(line.text.substr(at + kNccl.size()));
     const std::string_view word = cursor.word();
     if (word.empty() || !isDigit(word.front())) return std::nullopt;
-    // "2.18.5+cuda12.2", a build's "2.18.3-7f3a2b1" or plain "2.18.5" (RCCL on AMD GPUs prints
+    // "2.18.5+cuda12.2", a build's "2.18.3-7f3a2b1", a suffixed "2.27.7a0+cuda12.9" or plain
+    // "2.18.5": the release is the digits and dots it starts with (RCCL on AMD GPUs prints
     // "RCCL version", which names no NCCL release and is not read).
-    const std::optional<double> code = ncclVersionCode(word.substr(0, word.find_first_of("+-")));
+    const std::optional<double> code = ncclVersionCode(word.substr(0, word.find_first_not_of("0123456789.")));
     if (!code) {
       fail(line.number, line.column + at + kNccl.size(),
            fmt::format("NCCL version: expected MAJOR.MINOR.PATCH (as \"2.18.5+cuda12.2\"), found \"{}\"",

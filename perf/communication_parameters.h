@@ -8,8 +8,10 @@
 
 #include <array>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "perf/measured_values.h"
@@ -191,5 +193,7 @@ struct CommunicationParameters {
 // and LL's caps across nodes are the AMD ones (tuning.cc: getNetOverhead, llMaxBws' AMD row);
 // Intel, Arm, other and unknown hosts keep the defaults (NCCL's other branch).
 [[nodiscard]] CommunicationParameters forHostCpu(CommunicationParameters parameters, topology::HostCpu cpu);
+// The parameters forHostCpu replaces on AMD hosts, each with the one it takes there.
+[[nodiscard]] std::span<const std::pair<std::string_view, std::string_view>> amdHostParameterNames();
 
 }  // namespace trainsim::perf

@@ -113,9 +113,15 @@ Expected<std::vector<ScaleTransfer>> collectiveScaleTransfer(const ConfigPaths& 
       } else {
         calibrate::CommunicationFitOptions options;
         options.min_bytes = static_cast<double>(kScoredMinBytes);
-        // The fit runs the release the fitted runs used, as `trainsim calibrate` does.
+        // The fit runs the release the fitted runs name (the first that names one), as
+        // `trainsim calibrate` does; each curve is then scored at its own.
         perf::CommunicationParameters start = parameters;
-        if (first.nccl_version) start.nccl_version = *first.nccl_version;
+        for (const MeasuredCurve* curve : small) {
+          if (curve->nccl_version) {
+            start.nccl_version = *curve->nccl_version;
+            break;
+          }
+        }
         const auto fit = calibrate::fitCommunicationParameters(cluster, small_runs, start, options);
         if (fit.ok()) {
           transfer.values = fit->values;

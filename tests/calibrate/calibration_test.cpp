@@ -242,6 +242,18 @@ TEST(CommunicationFitTest, AClustersMeasuredNetworkEfficiencyIsNotFitted) {
   EXPECT_THAT(fit.error().toString(), HasSubstr("sets inter_node.efficiency (0.5)"));
 }
 
+// On AMD hosts NCCL's tuner takes the AMD net overhead and LL caps (perf::forHostCpu): fitting
+// the other hosts' would move nothing, so it is refused, naming the one to fit.
+TEST(CommunicationFitTest, OnAmdHostsTheOtherHostsParametersAreNotFitted) {
+  ASSERT_EQ(azure().spec().pcie.host_cpu, topology::HostCpu::kAmd);
+  const auto fit = fitTwoNodeCurve(azure(), CollectiveOp::kAllReduce, "ring_net_overhead_us");
+  ASSERT_FALSE(fit.ok());
+  EXPECT_THAT(fit.error().toString(), HasSubstr("AMD hosts (pcie.host_cpu: amd), where NCCL's tuner takes "
+                                                "ring_net_overhead_amd_host_us in its place"));
+  const auto amd = fitTwoNodeCurve(azure(), CollectiveOp::kAllReduce, "ring_net_overhead_amd_host_us");
+  EXPECT_TRUE(amd.ok()) << amd.error().toString();
+}
+
 // An optional cap that is off (0) has no scale a fit could move it by: refused, named.
 TEST(CommunicationFitTest, AParameterThatStartsAtZeroIsNotFitted) {
   const auto cluster =

@@ -239,6 +239,10 @@ TEST(NcclTestsLogTest, AReleaseThatDoesNotReadOrDisagreesIsAnErrorAtItsLine) {
       parseNcclTestsLog(replaced(good, "NCCL version 2.26.2+cuda12.8", "NCCL version 2.26.2-7f3a2b1"), "h.log");
   ASSERT_TRUE(hashed.ok()) << hashed.error().toString();
   EXPECT_EQ(hashed->runs[0].nccl_version, 22602);
+  const auto suffixed =
+      parseNcclTestsLog(replaced(good, "NCCL version 2.26.2+cuda12.8", "NCCL version 2.26.2a0+cuda12.8"), "s.log");
+  ASSERT_TRUE(suffixed.ok()) << suffixed.error().toString();
+  EXPECT_EQ(suffixed->runs[0].nccl_version, 22602);
   // Words after "NCCL version" that are not a release are not a release line.
   const auto prose =
       parseNcclTestsLog(replaced(good, "NCCL version 2.26.2+cuda12.8", "NCCL version check skipped"), "p.log");
