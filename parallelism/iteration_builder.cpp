@@ -444,8 +444,9 @@ void IterationBuilder::addPipelineSends(IterationGraph& result, const std::vecto
 void IterationBuilder::contendWithCompute(IterationGraph& result, TaskId collective,
                                           const std::vector<int64_t>& group) const {
   // The compute beside the collective (the backward it overlaps, the forward its parameter
-  // gather overlaps) runs on the SMs the collective leaves.
-  const double collective_share = collectiveShareOf(group);
+  // gather overlaps) runs on the SMs the collective leaves
+  // (perf::ComputeParameters::collective_sms).
+  const double collective_share = timer_.collectiveComputeShare();
   if (collective_share <= 0.0) return;
   for (int64_t member : group) {
     if (simulated(member)) {
@@ -453,25 +454,6 @@ void IterationBuilder::contendWithCompute(IterationGraph& result, TaskId collect
                                  collective_share);
     }
   }
-}
-
-double IterationBuilder::collectiveShareOf(const std::vector<int64_t>& group) const {
-  // perf::ComputeParameters::collective_sms, or across nodes at most one SM per channel of
-  // NCCL's communicator (perf::NcclTuner::communicatorChannels) on NVIDIA GPUs. The groups of
-  // one kind are alike, so the share is kept by first rank, size and last rank.
-  const double table_share = timer_.collectiveComputeShare();
-  const topology::GpuSpec& gpu = cluster_.spec().gpu;
-  if (table_share <= 0.0 || group.size() < 2 || gpu.vendor != "nvidia" || gpu.compute_units <= 0 || !collectives_) {
-    return table_share;
-  }
-  const auto key = std::make_tuple(group.front(), group.size(), group.back());
-  if (auto known = collective_shares_.find(key); known != collective_shares_.end()) return known->second;
-  double share = table_share;
-  if (const std::optional<int> channels = collectives_->communicatorChannels(group)) {
-    share = std::min(share, static_cast<double>(*channels) / static_cast<double>(gpu.compute_units));
-  }
-  collective_shares_.emplace(key, share);
-  return share;
 }
 
 }  // namespace trainsim::parallelism

@@ -245,8 +245,6 @@ class IterationBuilder {
   // A data-parallel collective's NCCL kernel holds some of each member GPU's SMs while it
   // runs: what the GPU computes meanwhile runs on the rest.
   void contendWithCompute(IterationGraph& result, sim::TaskId collective, const std::vector<int64_t>& group) const;
-  // The share of each member's SMs the group's collective holds.
-  [[nodiscard]] double collectiveShareOf(const std::vector<int64_t>& group) const;
   // The options of a task tagged `category`, on `stream` (kNoStream: none).
   [[nodiscard]] static sim::TaskOptions tagged(TaskCategory category, sim::StreamId stream = sim::kNoStream);
   sim::TaskId addCollective(IterationGraph& result, perf::CollectiveOp op, const std::vector<int64_t>& ranks,
@@ -271,7 +269,6 @@ class IterationBuilder {
   // The collective builder of the graph being built (it keeps the routes of each group's
   // collectives, reused by every call); made for the graph it builds into.
   std::unique_ptr<perf::CollectiveBuilder> collectives_;
-  mutable std::map<std::tuple<int64_t, std::size_t, int64_t>, double> collective_shares_;
   const sim::TaskGraph* collectives_graph_ = nullptr;
 };
 

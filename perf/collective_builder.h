@@ -49,10 +49,6 @@ class CollectiveBuilder {
                   sim::TaskOptions options = {});
 
   [[nodiscard]] GroupLayout layout(const std::vector<int64_t>& ranks) const { return tuner_.layout(ranks); }
-  // NcclTuner::communicatorChannels.
-  [[nodiscard]] std::optional<int> communicatorChannels(const std::vector<int64_t>& ranks) const {
-    return tuner_.communicatorChannels(ranks);
-  }
   [[nodiscard]] const CommunicationParameters& parameters() const { return parameters_; }
 
   // Effective capacities (raw bandwidth x efficiency) of the cluster's links for a FlowNetwork.

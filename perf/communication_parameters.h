@@ -152,15 +152,6 @@ struct CommunicationParameters {
   double channel_duplication_min_GBps = 0.0;
   double channel_duplication_full_GBps = 0.0;
   double channel_duplication_max_channels = 0.0;
-  // NCCL's communicator runs more channels than its search found, one CTA each on an SM of
-  // its own, which the compute beside an overlapped collective across nodes does not get
-  // (NcclTuner::communicatorChannels): the search's channels times
-  // communicator_channel_factor, times 2 again on GPUs of compute capability 9.0 and above
-  // where a channel carries more than compute_channel_doubling_min_GBps and there are fewer
-  // than compute_channel_doubling_below_channels, at most 2 x nccl_max_channels.
-  double communicator_channel_factor = 0.0;
-  double compute_channel_doubling_min_GBps = 0.0;
-  double compute_channel_doubling_below_channels = 0.0;
 
   // Host-side cost of launching a collective and waiting for it, microseconds.
   double launch_overhead_us = 0.0;

@@ -331,27 +331,6 @@ int NcclTuner::ncclChannels(const GroupLayout& layout, const GroupHardware& hard
   return std::min(result, static_cast<int>(parameters_.nccl_max_channels));
 }
 
-std::optional<int> NcclTuner::communicatorChannels(const std::vector<int64_t>& ranks) const {
-  const GroupLayout group = layout(ranks);
-  if (group.singleNode()) return std::nullopt;
-  const GroupHardware links = hardware(group);
-  if (links.network_Bps <= 0.0 || links.nics_per_node <= 0) return std::nullopt;
-  const int search = ncclChannels(group, links);
-  int result = search * static_cast<int>(parameters_.communicator_channel_factor);
-  // The ring graph's rate per channel as NCCL's search leaves it (nominal rates): the NICs the
-  // group's GPUs use, or their NVLink if less, over the channels (a duplication halves it).
-  const int nics = std::max(1, std::min(links.nics_per_node, group.max_per_node));
-  const double per_channel_Bps =
-      std::min(nics * links.nominal_network_Bps / links.nics_per_node, links.nominal_intra_Bps) /
-      static_cast<double>(search);
-  const std::optional<double> capability = cluster_.spec().gpu.compute_capability;
-  if (capability && *capability >= 9.0 && per_channel_Bps > parameters_.compute_channel_doubling_min_GBps * 1e9 &&
-      result < static_cast<int>(parameters_.compute_channel_doubling_below_channels)) {
-    result *= 2;
-  }
-  return std::min(result, 2 * static_cast<int>(parameters_.nccl_max_channels));
-}
-
 double NcclTuner::treeMaxBusBandwidth(const GroupLayout& layout, const GroupHardware& hardware) const {
   // Nodes joined without NICs (an explicit graph's switch) have no NICs' channels to count.
   const double per_channel =

@@ -66,10 +66,6 @@ class NcclTuner {
   [[nodiscard]] Expected<CollectiveChoice> choose(const CollectiveRequest& request) const;
 
   [[nodiscard]] GroupLayout layout(const std::vector<int64_t>& ranks) const;
-  // The channels NCCL's communicator over `ranks` runs across nodes, one CTA each on an SM of
-  // its own (CommunicationParameters::communicator_channel_factor): the SMs an overlapped
-  // collective of the group holds. None for a group inside one node or joined without NICs.
-  [[nodiscard]] std::optional<int> communicatorChannels(const std::vector<int64_t>& ranks) const;
   [[nodiscard]] HopClass hopClass(int64_t from_rank, int64_t to_rank) const;
   // The latency of the route from_rank -> to_rank beyond its reference
   // (topology::Route::reference_latency_ps: its hops at the latencies NCCL's step latencies

@@ -154,11 +154,6 @@ std::vector<CommunicationParameterName> buildCommunicationNames() {
   names.push_back(scalarParameter("channel_duplication_full_GBps", R::kPositive, &P::channel_duplication_full_GBps));
   names.push_back(
       scalarParameter("channel_duplication_max_channels", R::kPositiveInteger, &P::channel_duplication_max_channels));
-  names.push_back(scalarParameter("communicator_channel_factor", R::kPositiveInteger, &P::communicator_channel_factor));
-  names.push_back(
-      scalarParameter("compute_channel_doubling_min_GBps", R::kPositive, &P::compute_channel_doubling_min_GBps));
-  names.push_back(scalarParameter("compute_channel_doubling_below_channels", R::kPositiveInteger,
-                                  &P::compute_channel_doubling_below_channels));
   names.push_back(scalarParameter("launch_overhead_us", R::kNonNegative, &P::launch_overhead_us));
   names.push_back(scalarParameter("nccl_version", R::kPositiveInteger, &P::nccl_version));
   names.push_back(scalarParameter("pat_bandwidth_factor", R::kEfficiency, &P::pat_bandwidth_factor));

@@ -237,18 +237,6 @@ const IterationEstimator::TunerEstimate& IterationEstimator::tunerEstimate(const
   return tuner_cache_.emplace(key, estimate).first->second;
 }
 
-double IterationEstimator::collectiveShare(const parallelism::OpTimer& timer, const std::vector<int64_t>& ranks) {
-  // As IterationBuilder::collectiveShareOf: across nodes at most one SM per channel of NCCL's
-  // communicator on NVIDIA GPUs.
-  const double table_share = timer.collectiveComputeShare();
-  const topology::GpuSpec& gpu = cluster_->spec().gpu;
-  if (table_share <= 0.0 || ranks.size() < 2 || gpu.vendor != "nvidia" || gpu.compute_units <= 0) return table_share;
-  const perf::CollectiveBuilder builder(*cluster_, *router_, scratch_graph_, options_.communication);
-  const std::optional<int> channels = builder.communicatorChannels(ranks);
-  return channels ? std::min(table_share, static_cast<double>(*channels) / static_cast<double>(gpu.compute_units))
-                  : table_share;
-}
-
 double IterationEstimator::collectiveSeconds(const parallelism::ParallelPlan& plan, GroupKind kind,
                                              perf::CollectiveOp op, const std::vector<int64_t>& ranks, double bytes,
                                              int64_t hybrid) {
@@ -615,7 +603,7 @@ double IterationEstimator::dataParallelEnd(const parallelism::Experiment& experi
   // The overlapped collectives hold `share` of the SMs (ComputeParameters::collective_sms):
   // compute of length c beside collectives of length g ends at max(g, c + share x g)
   // instead of max(g, c) (the executor's contention, for one stretch of each).
-  const double share = collectiveShare(timer, dense_group.size() >= 2 ? dense_group : expert_group);
+  const double share = timer.collectiveComputeShare();
   auto contended = [share](double collectives, double compute) {
     return std::max(collectives, compute + share * collectives) - std::max(collectives, compute);
   };

@@ -101,9 +101,6 @@ class IterationEstimator {
   [[nodiscard]] const TunerEstimate& tunerEstimate(const parallelism::ParallelPlan& plan, GroupKind kind,
                                                    perf::CollectiveOp op, const std::vector<int64_t>& ranks,
                                                    double bytes, int64_t hybrid = 1);
-  // The share of each GPU's SMs an overlapped collective over `ranks` holds
-  // (parallelism::IterationBuilder::collectiveShareOf).
-  [[nodiscard]] double collectiveShare(const parallelism::OpTimer& timer, const std::vector<int64_t>& ranks);
   // One call of `bytes` on `ranks` (the kind's group of rank 0) while every group of `kind`
   // in `plan` runs it too.
   [[nodiscard]] double collectiveSeconds(const parallelism::ParallelPlan& plan, GroupKind kind, perf::CollectiveOp op,

@@ -573,40 +573,6 @@ TEST(CollectiveTest, TreeCapIsNcclsChannelsTimesItsPerChannelCap) {
   EXPECT_EQ(ring->tree_max_bus_Bps, 0.0);
 }
 
-// NCCL's communicator runs twice its search's channels (ncclTopoPostset, connect.cc at
-// 5067397c), and on Hopper and later twice again where a channel carries more than 45 GB/s
-// and there are fewer than 16: the SMs an overlapped collective across nodes holds. 16 on a
-// DGX A100 (8 HDR channels, as NCCL's maintainer counts them there) and on a DGX H100
-// (8 NDR channels, already 16); 8 on a p4de's 4 EFA NICs; 8 for 2 GPUs per DGX H100 node (2
-// channels duplicated to 4 at half the rate each, 25 GB/s, too slow to double again); none
-// inside a node.
-TEST(CollectiveTest, CommunicatorChannelsAreTheSearchsDoubledAsNcclConnectsThem) {
-  const CommunicationParameters parameters = shippedCommunication();
-  const auto channels = [&](const std::string& preset, int nodes, int per_node) {
-    const Cluster cluster = presetCluster(preset, {parseOverride("nodes=" + std::to_string(nodes))});
-    std::vector<int64_t> ranks;
-    for (int node = 0; node < nodes; ++node) {
-      for (int g = 0; g < per_node; ++g) ranks.push_back(int64_t{node} * cluster.spec().gpus_per_node + g);
-    }
-    Router router(cluster);
-    const NcclTuner tuner(cluster, router, parameters);
-    return tuner.communicatorChannels(ranks);
-  };
-  EXPECT_EQ(channels("dgx-a100", 2, 8), 16);
-  EXPECT_EQ(channels("dgx-h100", 4, 8), 16);
-  EXPECT_EQ(channels("aws-p4de", 2, 8), 8);
-  EXPECT_EQ(channels("dgx-h100", 4, 2), 8);
-  EXPECT_EQ(channels("dgx-h100", 1, 8), std::nullopt);
-  // The factor is NCCL's, and a parameter.
-  CommunicationParameters single = parameters;
-  single.communicator_channel_factor = 1.0;
-  const Cluster cluster = presetCluster("dgx-a100", {parseOverride("nodes=2")});
-  Router router(cluster);
-  std::vector<int64_t> ranks(16);
-  std::iota(ranks.begin(), ranks.end(), 0);
-  EXPECT_EQ(NcclTuner(cluster, router, single).communicatorChannels(ranks), 8);
-}
-
 // NCCL's caps on the LL and LL128 protocols (tuning.cc at 5067397c): LL at llMaxBws (by GPU
 // class inside one node; across nodes 39.0 on 2 nodes and 20.4 on more on Intel hosts, 22.5
 // and 19.0 on AMD hosts), LL128 across nodes at its channels x perChMaxRingLL128Bws /

@@ -106,9 +106,6 @@ TEST(DefaultParametersTest, ShippedCommunicationDefaultsHoldThePreviousValues) {
   EXPECT_EQ(p.channel_duplication_min_GBps, 25.0);
   EXPECT_EQ(p.channel_duplication_full_GBps, 50.0);
   EXPECT_EQ(p.channel_duplication_max_channels, 4.0);
-  EXPECT_EQ(p.communicator_channel_factor, 2.0);
-  EXPECT_EQ(p.compute_channel_doubling_min_GBps, 45.0);
-  EXPECT_EQ(p.compute_channel_doubling_below_channels, 16.0);
   EXPECT_EQ(p.tree_algorithm_bandwidth_ratio, 0.5);
   EXPECT_EQ(p.launch_overhead_us, 12.0);
 }
