@@ -313,12 +313,12 @@ Expected<CommunicationFit> fitCommunicationParameters(const topology::Cluster& c
       // On AMD hosts NCCL's tuner takes the AMD values in place of these (perf::forHostCpu):
       // fitting them would move nothing.
       if (cluster.spec().pcie.host_cpu == topology::HostCpu::kAmd) {
-        for (const auto& [name_on_other_hosts, amd_name] : perf::amdHostParameterNames()) {
-          if (name == name_on_other_hosts) {
+        for (const perf::AmdHostParameter& replaced : perf::amdHostParameters()) {
+          if (name == replaced.name) {
             throwInputError("", name,
                             fmt::format("cluster {} has AMD hosts (pcie.host_cpu: amd), where NCCL's tuner takes {} "
                                         "in its place: fit {}",
-                                        cluster.spec().name, amd_name, amd_name));
+                                        cluster.spec().name, replaced.amd_name, replaced.amd_name));
           }
         }
       }

@@ -92,20 +92,23 @@ std::optional<double> CommunicationParameters::protocolMaxBus(CollectiveAlgorith
   return std::nullopt;
 }
 
-std::span<const std::pair<std::string_view, std::string_view>> amdHostParameterNames() {
-  static constexpr std::pair<std::string_view, std::string_view> kNames[] = {
-      {"ring_net_overhead_us", "ring_net_overhead_amd_host_us"},
-      {"ll_max_bus_GBps_two_nodes", "ll_max_bus_GBps_amd_host_two_nodes"},
-      {"ll_max_bus_GBps_more_nodes", "ll_max_bus_GBps_amd_host_more_nodes"},
+std::span<const AmdHostParameter> amdHostParameters() {
+  using P = CommunicationParameters;
+  static constexpr AmdHostParameter kParameters[] = {
+      {"ring_net_overhead_us", "ring_net_overhead_amd_host_us", &P::ring_net_overhead_us,
+       &P::ring_net_overhead_amd_host_us},
+      {"ll_max_bus_GBps_two_nodes", "ll_max_bus_GBps_amd_host_two_nodes", &P::ll_max_bus_GBps_two_nodes,
+       &P::ll_max_bus_GBps_amd_host_two_nodes},
+      {"ll_max_bus_GBps_more_nodes", "ll_max_bus_GBps_amd_host_more_nodes", &P::ll_max_bus_GBps_more_nodes,
+       &P::ll_max_bus_GBps_amd_host_more_nodes},
   };
-  return kNames;
+  return kParameters;
 }
 
 CommunicationParameters forHostCpu(CommunicationParameters parameters, topology::HostCpu cpu) {
   if (cpu == topology::HostCpu::kAmd) {
-    parameters.ring_net_overhead_us = parameters.ring_net_overhead_amd_host_us;
-    parameters.ll_max_bus_GBps_two_nodes = parameters.ll_max_bus_GBps_amd_host_two_nodes;
-    parameters.ll_max_bus_GBps_more_nodes = parameters.ll_max_bus_GBps_amd_host_more_nodes;
+    for (const AmdHostParameter& parameter : amdHostParameters())
+      parameters.*parameter.field = parameters.*parameter.amd_field;
   }
   return parameters;
 }

@@ -11,7 +11,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "perf/measured_values.h"
@@ -193,7 +192,14 @@ struct CommunicationParameters {
 // and LL's caps across nodes are the AMD ones (tuning.cc: getNetOverhead, llMaxBws' AMD row);
 // Intel, Arm, other and unknown hosts keep the defaults (NCCL's other branch).
 [[nodiscard]] CommunicationParameters forHostCpu(CommunicationParameters parameters, topology::HostCpu cpu);
-// The parameters forHostCpu replaces on AMD hosts, each with the one it takes there.
-[[nodiscard]] std::span<const std::pair<std::string_view, std::string_view>> amdHostParameterNames();
+// A parameter that NCCL's tuner replaces on AMD hosts, and the one it takes there.
+struct AmdHostParameter {
+  std::string_view name;
+  std::string_view amd_name;
+  double CommunicationParameters::*field;
+  double CommunicationParameters::*amd_field;
+};
+// The parameters forHostCpu replaces on AMD hosts.
+[[nodiscard]] std::span<const AmdHostParameter> amdHostParameters();
 
 }  // namespace trainsim::perf
