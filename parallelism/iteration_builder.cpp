@@ -70,12 +70,18 @@ PassWork IterationBuilder::passWork(int64_t stage, int64_t chunk) const {
                        options_.host);
 }
 
-IterationBuilder::ChunkPass IterationBuilder::chunkPass(const PassWork& work) {
+IterationBuilder::ChunkPass IterationBuilder::chunkPass(const PassWork& work, bool split_weights) {
   ChunkPass pass;
   pass.forward_s = work.forward_s;
   pass.backward_s = work.backward_s;
   pass.forward_kernels = work.forward_kernels;
   pass.backward_kernels = work.backward_kernels;
+  if (split_weights) {
+    pass.weight_s = work.weight_s;
+    pass.backward_s -= work.weight_s;
+    pass.weight_kernels = work.weight_kernels;
+    pass.backward_kernels -= work.weight_kernels;
+  }
   pass.forward_host_extra_s = work.forward_host_extra_s;
   pass.backward_host_extra_s = work.backward_host_extra_s;
   pass.forward_host_wait_s = work.forward_host_wait_s;
@@ -208,12 +214,14 @@ std::vector<IterationBuilder::StageSchedule> IterationBuilder::scheduleStages() 
   std::vector<StageSchedule> stages;
   for (int64_t s = 0; s < plan.pp; ++s) {
     std::vector<ChunkPass> passes;
-    for (int64_t c = 0; c < chunks; ++c) passes.push_back(chunkPass(passWork(s, c)));
+    const bool split = splitsWeightGradients(plan.schedule);
+    for (int64_t c = 0; c < chunks; ++c) passes.push_back(chunkPass(passWork(s, c), split));
     std::vector<PipelineStep> order = stageOrder(plan.schedule, plan.pp, chunks, microbatches, s);
     StepIndex index(order, chunks, microbatches);
+    const PassKind gradients_final = split ? PassKind::kWeight : PassKind::kBackward;
     std::vector<std::size_t> last_backward(static_cast<std::size_t>(chunks));
     for (std::size_t i = 0; i < order.size(); ++i) {
-      if (order[i].pass == PassKind::kBackward) last_backward[static_cast<std::size_t>(order[i].chunk)] = i;
+      if (order[i].pass == gradients_final) last_backward[static_cast<std::size_t>(order[i].chunk)] = i;
     }
     std::vector<bool> paired = pairedSteps(order);
     stages.push_back(
@@ -267,9 +275,11 @@ void IterationBuilder::addPassCompute(sim::TaskGraph& graph, RankTasks& rank, do
   const PipelineStep& step = rank.steps[step_index];
   const auto chunk = static_cast<std::size_t>(step.chunk);
   const ChunkPass& pass = schedule.chunks[chunk];
-  const double seconds = compute_scale * (step.pass == PassKind::kForward ? pass.forward_s : pass.backward_s);
+  const bool forward = step.pass == PassKind::kForward;
+  const bool weight = step.pass == PassKind::kWeight;
+  const double seconds = compute_scale * (forward ? pass.forward_s : weight ? pass.weight_s : pass.backward_s);
   const bool split = features_.overlap_grads && step_index == schedule.last_backward[chunk];
-  const bool split_gathered = features_.gathered_forward && step.pass == PassKind::kForward && step.microbatch == 0;
+  const bool split_gathered = features_.gathered_forward && forward && step.microbatch == 0;
   const int64_t blocks = features_.sharded_blocks ? shardedBlocks(schedule, stage, step_index) : 0;
   const int64_t parts = blocks > 0 ? blocks : split || split_gathered ? bucketCount(stage) : 1;
   // The host launches the pass's kernels in order: the first opens the pass, the rest run
@@ -277,15 +287,16 @@ void IterationBuilder::addPassCompute(sim::TaskGraph& graph, RankTasks& rank, do
   TaskId launch_first = sim::kNoTask;
   TaskId launch_rest = sim::kNoTask;
   if (rank.host_stream != sim::kNoStream) {
-    const double kernels =
-        std::max(1.0, step.pass == PassKind::kForward ? pass.forward_kernels : pass.backward_kernels);
+    const double kernels = std::max(1.0, forward  ? pass.forward_kernels
+                                         : weight ? pass.weight_kernels
+                                                  : pass.backward_kernels);
     const double per_kernel = options_.host.per_kernel_s;
     launch_first =
         graph.addCompute(sim::secondsToSimTime(per_kernel), {}, tagged(TaskCategory::kHostDispatch, rank.host_stream));
     // Less what the synced segments' collectives cover: the builder runs a pass's collectives
     // after the launches, where the host launched on during them (PassWork::forward_host_covered_s).
-    const double covered = step.pass == PassKind::kForward ? pass.forward_host_covered_s : 0.0;
-    const double extra = step.pass == PassKind::kForward ? pass.forward_host_extra_s : pass.backward_host_extra_s;
+    const double covered = forward ? pass.forward_host_covered_s : 0.0;
+    const double extra = forward ? pass.forward_host_extra_s : weight ? 0.0 : pass.backward_host_extra_s;
     launch_rest = graph.addCompute(sim::secondsToSimTime(std::max(0.0, (kernels - 1.0) * per_kernel + extra - covered)),
                                    {}, tagged(TaskCategory::kHostDispatch, rank.host_stream));
   }
@@ -303,7 +314,7 @@ void IterationBuilder::addPassCompute(sim::TaskGraph& graph, RankTasks& rank, do
   // The forward's wait on its host at syncs (PassWork::forward_host_wait_s), before the
   // marker that ends the pass no earlier than its last launch. On no stream: the GPU idles
   // through it, so neither the breakdown's compute nor the SMs' contention touch it.
-  const bool syncs = step.pass == PassKind::kForward && pass.forward_host_syncs && launch_first != sim::kNoTask;
+  const bool syncs = forward && pass.forward_host_syncs && launch_first != sim::kNoTask;
   TaskId wait = sim::kNoTask;
   if (syncs) {
     wait = last =
@@ -328,7 +339,7 @@ void IterationBuilder::addPassCompute(sim::TaskGraph& graph, RankTasks& rank, do
       sim::scaledDuration(sim::secondsToSimTime(seconds / static_cast<double>(parts)), parts));
   rank.step_compute.push_back(first);
   rank.step_compute_last.push_back(last);
-  const double exposed = step.pass == PassKind::kForward ? pass.forward_exposed_s : pass.backward_exposed_s;
+  const double exposed = forward ? pass.forward_exposed_s : weight ? 0.0 : pass.backward_exposed_s;
   rank.step_end.push_back(
       exposed > 0.0 ? graph.addCompute(sim::secondsToSimTime(exposed), {last}, tagged(TaskCategory::kTensorComm))
                     : last);
@@ -355,7 +366,11 @@ void IterationBuilder::addPassCollectives(IterationGraph& result, const std::vec
         const ChunkPass& pass = schedule.chunks[static_cast<std::size_t>(step.chunk)];
         if (k >= pass.comms.size()) continue;
         const ChunkPass::Comm& comm = pass.comms[k];
-        if (comm.backward != (step.pass == PassKind::kBackward) || comm.group == ParallelGroup::kPipeline) continue;
+        // A weight-gradient pass has no collectives: they belong to the input-gradient pass.
+        if (step.pass == PassKind::kWeight || comm.backward != (step.pass == PassKind::kBackward) ||
+            comm.group == ParallelGroup::kPipeline) {
+          continue;
+        }
         addGroupCollective(result, r, i, comm, comm.beside_compute && (!comm.needs_partner || schedule.paired[i]));
       }
     }

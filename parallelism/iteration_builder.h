@@ -135,11 +135,13 @@ class IterationBuilder {
   // kind merged into one call (see the file comment) and the exposed stretches summed.
   struct ChunkPass {
     double forward_s = 0.0;
-    double backward_s = 0.0;  // including recomputation
+    double backward_s = 0.0;  // including recomputation; less weight_s where the schedule splits it
+    double weight_s = 0.0;    // the weight-gradient pass (0 unless the schedule splits the backward)
     double forward_host_extra_s = 0.0;
     double backward_host_extra_s = 0.0;
     double forward_kernels = 0.0;
     double backward_kernels = 0.0;
+    double weight_kernels = 0.0;
     // Per parallel group and collective op: summed bytes and call count, forward / backward.
     struct Comm {
       ParallelGroup group;
@@ -159,7 +161,8 @@ class IterationBuilder {
     double backward_exposed_s = 0.0;
   };
   // One pipeline stage: its chunks' passes, the order it runs them in (stageOrder) and, per
-  // chunk, the step of its last backward (where the chunk's gradients become final).
+  // chunk, the step of its last backward (where the chunk's gradients become final: its last
+  // weight-gradient pass where the schedule splits the backward).
   struct StageSchedule {
     std::vector<ChunkPass> chunks;
     std::vector<PipelineStep> order;
@@ -187,7 +190,8 @@ class IterationBuilder {
     double chunk_parameters = 0.0;
   };
   // A chunk's pass as the builder adds it: its compute, kernels and merged collectives.
-  [[nodiscard]] static ChunkPass chunkPass(const PassWork& work);
+  // `split_weights`: the schedule runs the weight gradients as passes of their own.
+  [[nodiscard]] static ChunkPass chunkPass(const PassWork& work, bool split_weights);
 
   // The phases of build(), in order (each says what it adds and why where it is defined).
   [[nodiscard]] std::vector<StageSchedule> scheduleStages() const;

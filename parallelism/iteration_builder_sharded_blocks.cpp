@@ -163,7 +163,11 @@ void IterationBuilder::addBlockCollectives(IterationGraph& result, const StageSc
         }
       }
     }
-    if (!backward || i != schedule.last_backward[static_cast<std::size_t>(step.chunk)]) continue;
+    // The chunk's gradients are final after its last backward (its last weight-gradient pass
+    // where the schedule splits the backward).
+    if (step.pass == PassKind::kForward || i != schedule.last_backward[static_cast<std::size_t>(step.chunk)]) {
+      continue;
+    }
     if (pipelined) {
       const int64_t chunk_blocks =
           std::max<int64_t>(1, plan.layersOfChunk(experiment_.model.layers, stage, step.chunk));

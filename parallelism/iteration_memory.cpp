@@ -170,6 +170,19 @@ void countChunkPass(const RunShape& run, const PassWork& work, const std::vector
                     PassCounts& counts) {
   const ParallelPlan& plan = run.plan;
   const double m = run.m;
+  const bool split_weights = splitsWeightGradients(plan.schedule);
+  if (kind == PassKind::kWeight) {
+    // A weight-gradient pass: its launches, marker and compute, no collectives; the chunk's
+    // last one in gradient buckets.
+    const double tasks = (run.host ? 3.0 : 0.0) + (run.features.pass_start_marker ? 1.0 : 0.0) + 1.0;
+    stage_tasks += m * tasks;
+    stage_dependencies += m * (tasks + (run.host ? 2.0 : 0.0) + 1.0);
+    if (run.features.overlap_grads) {
+      stage_tasks += buckets - 1.0;
+      stage_dependencies += buckets - 1.0;
+    }
+    return;
+  }
   const bool backward = kind == PassKind::kBackward;
   // A stretch left exposed after the compute: only beside-compute collectives leave one
   // (its length is not known here, where the collectives are not timed).
@@ -189,7 +202,7 @@ void countChunkPass(const RunShape& run, const PassWork& work, const std::vector
   stage_tasks += m * tasks;
   stage_dependencies += m * dependencies;
   // The chunk's last backward in gradient buckets, its first forward in parameter buckets.
-  if ((backward && run.features.overlap_grads) || (!backward && run.features.gathered_forward)) {
+  if ((backward && !split_weights && run.features.overlap_grads) || (!backward && run.features.gathered_forward)) {
     stage_tasks += buckets - 1.0;
     stage_dependencies += buckets - 1.0;
   }
@@ -244,7 +257,8 @@ PassCounts countPasses(const RunShape& run, const SimulationOptions& options) {
       const PassWork work = chunkPassWork(experiment, stage, chunk, options.iteration.flops, timer, no_seconds,
                                           options.communication, options.iteration.host);
       const std::vector<PassCollective> merged = mergedCollectives(work);
-      for (const PassKind kind : {PassKind::kForward, PassKind::kBackward}) {
+      for (const PassKind kind : {PassKind::kForward, PassKind::kBackward, PassKind::kWeight}) {
+        if (kind == PassKind::kWeight && !splitsWeightGradients(plan.schedule)) continue;
         countChunkPass(run, work, merged, kind, buckets, blocks, stage_tasks, stage_dependencies, counts);
       }
       if (plan.pp > 1) {
@@ -266,7 +280,8 @@ PassCounts countPasses(const RunShape& run, const SimulationOptions& options) {
 
 void addPassItems(const RunShape& run, const PassCounts& counts, sim::MemoryEstimate& estimate) {
   const ParallelPlan& plan = run.plan;
-  const double passes = 2.0 * run.m * run.chunks * run.simulated_per_stage * static_cast<double>(plan.pp);
+  const double kinds = splitsWeightGradients(plan.schedule) ? 3.0 : 2.0;  // forward, backward (B and W)
+  const double passes = kinds * run.m * run.chunks * run.simulated_per_stage * static_cast<double>(plan.pp);
   estimate.add(sim::MemoryKind::kTasks, fmt::format("tasks of {:.3g} passes", passes), counts.tasks);
   estimate.add(sim::MemoryKind::kDependencies, fmt::format("dependencies of {:.3g} passes", passes),
                counts.dependencies);

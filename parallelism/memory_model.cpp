@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "base/units.h"
+#include "parallelism/pipeline_schedule.h"
 
 namespace trainsim::parallelism {
 namespace {
@@ -420,9 +421,34 @@ double layerActivationBytes(const ModelSpec& model, const MicroBatchShard& shard
   return bytes;
 }
 
+namespace {
+
+// What a layer's weight-gradient GEMMs read, per micro-batch: each weight GEMM's input as
+// its forward kept it (GemmShape m x k) and the gradient of its output (m x n). A schedule that
+// splits the backward keeps these from the input-gradient pass, which makes the output
+// gradients, to the weight-gradient pass (Qi et al. 2024, section 3's M_W).
+double weightGradientInputBytes(const ModelSpec& model, const MicroBatchShard& shard, const FlopsOptions& kernels,
+                                LayerKind kind) {
+  const double e = shard.activationBytes();
+  const double eg = shard.gemmOperandBytes();
+  double bytes = 0.0;
+  for (const Op& op : transformerLayer(model, shard, kernels, kind).ops) {
+    if (op.kind != OpKind::kGemm || op.backward_gemms.size() != 2 || op.forward_gemms.empty()) continue;
+    const GemmShape& gemm = op.forward_gemms.front();
+    const auto m = static_cast<double>(gemm.m);
+    bytes += static_cast<double>(gemm.batch) * m * (eg * static_cast<double>(gemm.k) + e * static_cast<double>(gemm.n));
+  }
+  return bytes;
+}
+
+}  // namespace
+
 int64_t inFlightMicrobatches(const ParallelPlan& plan, int64_t microbatches, int64_t stage) {
   assert(stage >= 0 && stage < plan.pp);
   if (plan.schedule == PipelineSchedule::kGpipe) return microbatches;
+  if (splitsWeightGradients(plan.schedule)) {
+    return peakInFlight(stageOrder(plan.schedule, plan.pp, plan.virtual_stages, microbatches, stage));
+  }
   if (plan.virtual_stages > 1) {
     const int64_t total = microbatches * plan.virtual_stages;
     if (microbatches == plan.pp) return total;  // Megatron runs every forward as warm-up then
@@ -551,6 +577,7 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
     }
 
     double stage_working_set = 0.0;  // what a recomputing layer of the stage adds back in its backward
+    double chunk_activations = 0.0;  // what one micro-batch of one model chunk keeps
     if (plan.partialRecompute(model.layers)) {
       // recompute_num_layers: each chunk's first layers keep their input only, the others all
       // their activations. The backward reaches the recomputed layers after the kept ones
@@ -578,11 +605,12 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
         largest_working_set = std::max(largest_working_set, chunk_working_set - kept);
       }
       memory.activation_per_layer = stage_layers_bytes / static_cast<double>(std::max<int64_t>(1, memory.layers));
-      memory.activations = static_cast<double>(memory.in_flight) * stage_layers_bytes / v + largest_working_set;
+      chunk_activations = stage_layers_bytes / v;
+      memory.activations = static_cast<double>(memory.in_flight) * chunk_activations + largest_working_set;
       stage_working_set = largest_working_set;
     } else if (model.uniformLayers()) {
-      const double chunk_layers = static_cast<double>(memory.layers) / v;
-      memory.activations = static_cast<double>(memory.in_flight) * chunk_layers * per_layer + working_set;
+      chunk_activations = static_cast<double>(memory.layers) / v * per_layer;
+      memory.activations = static_cast<double>(memory.in_flight) * chunk_activations + working_set;
       stage_working_set = working_set;
     } else {
       // Layers of different kinds (dense and MoE, sliding and full): their sum over the stage,
@@ -596,8 +624,21 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
         largest_working_set = std::max(largest_working_set, workingSetOf(group.kind));
       }
       memory.activation_per_layer = stage_layers_bytes / static_cast<double>(std::max<int64_t>(1, memory.layers));
-      memory.activations = static_cast<double>(memory.in_flight) * stage_layers_bytes / v + largest_working_set;
+      chunk_activations = stage_layers_bytes / v;
+      memory.activations = static_cast<double>(memory.in_flight) * chunk_activations + largest_working_set;
       stage_working_set = largest_working_set;
+    }
+    if (splitsWeightGradients(plan.schedule) && chunk_activations > 0.0) {
+      // The micro-batches between their two backward passes keep what the weight gradients read.
+      double weight_inputs = 0.0;
+      for (const LayerKindCount& group : stageLayerKinds(model, plan, stage, memory.layers)) {
+        weight_inputs +=
+            static_cast<double>(group.count) * weightGradientInputBytes(model, shard, options.kernels, group.kind);
+      }
+      const std::vector<PipelineStep> order =
+          stageOrder(plan.schedule, plan.pp, plan.virtual_stages, microbatches, stage);
+      const double held = peakHeld(order, weight_inputs / v / chunk_activations);
+      memory.activations += (held - static_cast<double>(memory.in_flight)) * chunk_activations;
     }
     if (stage == 0) {
       // The first model chunk holds about in_flight / v of the stage's micro-batches.

@@ -12,9 +12,12 @@ std::string_view scheduleName(PipelineSchedule schedule) {
   switch (schedule) {
     case PipelineSchedule::kGpipe: return "gpipe";
     case PipelineSchedule::kOneFOneB: return "1f1b";
+    case PipelineSchedule::kZeroBubble: return "zero_bubble";
   }
   return "unknown";
 }
+
+bool splitsWeightGradients(PipelineSchedule schedule) { return schedule == PipelineSchedule::kZeroBubble; }
 
 std::string_view recomputeName(Recompute recompute) {
   switch (recompute) {
@@ -198,8 +201,10 @@ ParallelPlan readParallelPlan(const ConfigNode& section) {
   if (auto etp = section.optionalChild("etp")) plan.etp = etp->asPositiveInteger();
   plan.sequence_parallel = section.boolean("sequence_parallel", false);
   plan.virtual_stages = section.positiveInteger("virtual_stages", 1);
-  plan.schedule = section.enumeration("schedule", {"gpipe", "1f1b"}, "1f1b") == "gpipe" ? PipelineSchedule::kGpipe
-                                                                                        : PipelineSchedule::kOneFOneB;
+  const std::string schedule = section.enumeration("schedule", {"gpipe", "1f1b", "zero_bubble"}, "1f1b");
+  plan.schedule = schedule == "gpipe"         ? PipelineSchedule::kGpipe
+                  : schedule == "zero_bubble" ? PipelineSchedule::kZeroBubble
+                                              : PipelineSchedule::kOneFOneB;
   plan.zero = std::stoi(section.enumeration("zero", {"0", "1", "2", "3"}, "0"));
   const std::string recompute = section.enumeration("recompute", {"none", "selective", "full", "selective_op"}, "none");
   plan.recompute = recompute == "full"           ? Recompute::kFull

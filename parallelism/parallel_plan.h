@@ -17,8 +17,13 @@ namespace trainsim::parallelism {
 
 // gpipe: all forwards, then all backwards. 1f1b: PipeDream-Flush, one forward one backward
 // in steady state; with virtual_stages > 1 it is Megatron's interleaved 1F1B.
-enum class PipelineSchedule : uint8_t { kGpipe, kOneFOneB };
+// kZeroBubble: Qi et al., "Zero Bubble Pipeline Parallelism" (ICLR 2024, arXiv:2401.10241):
+// each backward split into its input-gradient pass (B) and its weight-gradient pass (W), the W
+// passes deferred to fill the pipeline's bubbles (pipeline_schedule.h, stageOrder).
+enum class PipelineSchedule : uint8_t { kGpipe, kOneFOneB, kZeroBubble };
 [[nodiscard]] std::string_view scheduleName(PipelineSchedule schedule);
+// Whether the schedule runs each backward as two passes, input gradients then weight gradients.
+[[nodiscard]] bool splitsWeightGradients(PipelineSchedule schedule);
 
 // How MoE tokens reach their experts (moe_dispatch.h): NCCL all-to-all, or Megatron-Core's
 // flex dispatcher (DeepEP / HybridEP kernels: once per remote node, forwarded over NVLink).

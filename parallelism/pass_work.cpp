@@ -25,13 +25,22 @@ bool pairedAllToAll(const Communication& comm, const ParallelPlan& plan) {
 
 }  // namespace
 
-double PassWork::computeSeconds(PassKind pass) const { return pass == PassKind::kForward ? forward_s : backward_s; }
+double PassWork::computeSeconds(PassKind pass) const {
+  switch (pass) {
+    case PassKind::kForward: return forward_s;
+    case PassKind::kBackward: return backward_s;
+    case PassKind::kWeight: return weight_s;
+  }
+  return 0.0;
+}
 
 double PassWork::exposedSeconds(PassKind pass) const {
+  if (pass == PassKind::kWeight) return 0.0;
   return sumInOrder(0.0, pass == PassKind::kForward ? forward_exposed : backward_exposed);
 }
 
 double PassWork::computeAndExposedSeconds(PassKind pass) const {
+  if (pass == PassKind::kWeight) return weight_s;
   return sumInOrder(computeSeconds(pass), pass == PassKind::kForward ? forward_exposed : backward_exposed);
 }
 
@@ -113,6 +122,10 @@ void addPassWork(PassWork& work, const ChunkPart& part, const ParallelPlan& plan
     const double forward = timer.seconds(op, PassKind::kForward);
     work.forward_s += layers * forward;
     work.backward_s += layers * timer.seconds(op, PassKind::kBackward);
+    if (op.kind == OpKind::kGemm && op.backward_gemms.size() == 2) {
+      work.weight_s += layers * timer.gemmSeconds(op, PassKind::kBackward, 1);
+      work.weight_kernels += layers;
+    }
     work.forward_kernels += layers * kernelsOf(op, PassKind::kForward);
     work.backward_kernels += layers * kernelsOf(op, PassKind::kBackward);
     work.forward_host_extra_s += layers * hostExtraSeconds(op, PassKind::kForward, host);

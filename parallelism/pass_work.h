@@ -48,10 +48,15 @@ struct PassCollective {
 struct PassWork {
   double forward_s = 0.0;   // compute
   double backward_s = 0.0;  // compute, recomputation included
+  // Of backward_s, the weight-gradient GEMMs (each weight GEMM op's second backward GEMM):
+  // the W pass of a schedule that splits the backward (splitsWeightGradients). The embedding's
+  // table gradient and the norms' weight gradients stay in the input-gradient pass.
+  double weight_s = 0.0;
   // Kernels the host launches (kernelsOf, and one per collective call), recomputation
   // included: what host dispatch costs.
   double forward_kernels = 0.0;
   double backward_kernels = 0.0;
+  double weight_kernels = 0.0;  // of backward_kernels, the weight-gradient GEMMs'
   // The host's time beyond those kernels' dispatch: library calls (Op::library_calls_*) and
   // the kernels the framework's C++ launches (Op::native_kernels_*).
   double forward_host_extra_s = 0.0;
@@ -77,8 +82,9 @@ struct PassWork {
   std::vector<double> forward_exposed;
   std::vector<double> backward_exposed;
 
+  // kBackward: the whole backward (weight gradients included); kWeight: weight_s.
   [[nodiscard]] double computeSeconds(PassKind pass) const;
-  // The stretches summed from 0, in order.
+  // The stretches summed from 0, in order (none for kWeight).
   [[nodiscard]] double exposedSeconds(PassKind pass) const;
   // The compute plus the stretches, in order.
   [[nodiscard]] double computeAndExposedSeconds(PassKind pass) const;

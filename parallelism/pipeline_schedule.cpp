@@ -15,6 +15,42 @@ PipelineStep interleavedStep(PassKind pass, int64_t k, int64_t stages, int64_t c
   return PipelineStep{pass, static_cast<int32_t>(group * stages + within % stages), static_cast<int32_t>(chunk)};
 }
 
+// torch.distributed.pipelining's _get_1f1b_rank_ops with enable_zero_bubble (ZB1P): the
+// warm-up is one forward per stage downstream (plus the other chunks' rounds), and the W of
+// each B is deferred by `stage` B passes, so that a stage's B passes reach its upstream
+// neighbour without waiting for its W passes.
+std::vector<PipelineStep> zeroBubbleOrder(int64_t stages, int64_t chunks, int64_t microbatches, int64_t stage) {
+  const int64_t total = microbatches * chunks;
+  const int64_t warmup = std::min((chunks - 1) * stages + stages - stage - 1, total);
+  auto forward = [&](int64_t k) {
+    return chunks == 1 ? PipelineStep{PassKind::kForward, static_cast<int32_t>(k), 0}
+                       : interleavedStep(PassKind::kForward, k, stages, chunks);
+  };
+  auto backward = [&](int64_t k) {
+    return chunks == 1 ? PipelineStep{PassKind::kBackward, static_cast<int32_t>(k), 0}
+                       : interleavedStep(PassKind::kBackward, k, stages, chunks);
+  };
+  std::vector<PipelineStep> order;
+  order.reserve(static_cast<std::size_t>(3 * total));
+  std::vector<PipelineStep> pending_weights;  // B passes whose W has not run, oldest first
+  std::size_t next_weight = 0;
+  auto weight = [&]() {
+    PipelineStep step = pending_weights[next_weight++];
+    step.pass = PassKind::kWeight;
+    order.push_back(step);
+  };
+  int64_t next_forward = 0;
+  for (; next_forward < warmup; ++next_forward) order.push_back(forward(next_forward));
+  for (int64_t k = 0; k < total; ++k) {
+    if (next_forward < total) order.push_back(forward(next_forward++));
+    order.push_back(backward(k));
+    pending_weights.push_back(order.back());
+    if (k >= stage) weight();
+  }
+  while (next_weight < pending_weights.size()) weight();
+  return order;
+}
+
 }  // namespace
 
 std::vector<PipelineStep> stageOrder(PipelineSchedule schedule, int64_t stages, int64_t virtual_stages,
@@ -28,6 +64,7 @@ std::vector<PipelineStep> stageOrder(PipelineSchedule schedule, int64_t stages, 
     for (int64_t mb = 0; mb < microbatches; ++mb) order.push_back({PassKind::kBackward, static_cast<int32_t>(mb), 0});
     return order;
   }
+  if (schedule == PipelineSchedule::kZeroBubble) return zeroBubbleOrder(stages, virtual_stages, microbatches, stage);
   auto forward = [&](int64_t k) {
     return virtual_stages == 1 ? PipelineStep{PassKind::kForward, static_cast<int32_t>(k), 0}
                                : interleavedStep(PassKind::kForward, k, stages, virtual_stages);
@@ -61,6 +98,10 @@ std::vector<StageStep> upstreamSteps(int64_t stages, int64_t virtual_stages, int
     }
     return result;
   }
+  if (step.pass == PassKind::kWeight) {
+    result.push_back({stage, {PassKind::kBackward, mb, step.chunk}});
+    return result;
+  }
   // A backward needs its own forward, and the gradient from downstream.
   result.push_back({stage, {PassKind::kForward, mb, step.chunk}});
   if (stage < stages - 1) {
@@ -75,8 +116,29 @@ int64_t peakInFlight(const std::vector<PipelineStep>& order) {
   int64_t in_flight = 0;
   int64_t peak = 0;
   for (const auto& step : order) {
-    in_flight += step.pass == PassKind::kForward ? 1 : -1;
+    if (step.pass == PassKind::kForward) ++in_flight;
+    if (step.pass == PassKind::kBackward) --in_flight;
     peak = std::max(peak, in_flight);
+  }
+  return peak;
+}
+
+double peakHeld(const std::vector<PipelineStep>& order, double weight_share) {
+  const bool split =
+      std::any_of(order.begin(), order.end(), [](const PipelineStep& s) { return s.pass == PassKind::kWeight; });
+  int64_t forwarded = 0;  // forwards whose backward has not run
+  int64_t pending = 0;    // input-gradient passes whose weight-gradient pass has not run
+  double peak = 0.0;
+  for (const auto& step : order) {
+    switch (step.pass) {
+      case PassKind::kForward: ++forwarded; break;
+      case PassKind::kBackward:
+        --forwarded;
+        ++pending;
+        break;
+      case PassKind::kWeight: --pending; break;
+    }
+    peak = std::max(peak, static_cast<double>(forwarded) + (split ? weight_share * static_cast<double>(pending) : 0.0));
   }
   return peak;
 }

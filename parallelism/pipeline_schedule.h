@@ -11,7 +11,10 @@
 
 namespace trainsim::parallelism {
 
-enum class PassKind : uint8_t { kForward, kBackward };
+// kBackward: the whole backward, or under a schedule that splits it (splitsWeightGradients)
+// its input-gradient part (B: what the previous stage waits for); kWeight: the weight-gradient
+// GEMMs the split defers (W).
+enum class PassKind : uint8_t { kForward, kBackward, kWeight };
 
 struct PipelineStep {
   PassKind pass = PassKind::kForward;
@@ -28,6 +31,11 @@ struct PipelineStep {
 // - Interleaved 1F1B (Megatron-LM, virtual_stages > 1): micro-batches in groups of
 //   `stages`, each group running through chunk 0, 1, ... v-1 (backward: v-1 ... 0), with
 //   (stages - stage - 1) * 2 + (v - 1) * stages warm-up forwards.
+// - Zero bubble (torch.distributed.pipelining ScheduleInterleavedZeroBubble, its "ZB1P", at
+//   pytorch 1fd7abc2f5; ZB-H1 of Qi et al. at one chunk): (v - 1) * stages + stages - stage - 1
+//   warm-up forwards, then F, B, and from the (stage + 1)-th B on the W of the oldest B still
+//   without one; the W passes left over close the order. Chunks alternate every `stages`
+//   micro-batches as in interleaved 1F1B.
 // Interleaving needs microbatches to be a multiple of stages (Megatron's requirement).
 [[nodiscard]] std::vector<PipelineStep> stageOrder(PipelineSchedule schedule, int64_t stages, int64_t virtual_stages,
                                                    int64_t microbatches, int64_t stage);
@@ -42,15 +50,15 @@ struct PipelineStep {
 class StepIndex {
  public:
   StepIndex(const std::vector<PipelineStep>& order, int64_t chunks, int64_t microbatches)
-      : chunks_(chunks), microbatches_(microbatches), position_(static_cast<std::size_t>(2 * chunks * microbatches)) {
+      : chunks_(chunks), microbatches_(microbatches), position_(static_cast<std::size_t>(3 * chunks * microbatches)) {
     for (std::size_t i = 0; i < order.size(); ++i) position_[slot(order[i])] = i;
   }
   [[nodiscard]] std::size_t operator()(const PipelineStep& step) const { return position_[slot(step)]; }
 
  private:
   [[nodiscard]] std::size_t slot(const PipelineStep& step) const {
-    return static_cast<std::size_t>(
-        ((step.pass == PassKind::kBackward ? 1 : 0) * chunks_ + step.chunk) * microbatches_ + step.microbatch);
+    return static_cast<std::size_t>((static_cast<int64_t>(step.pass) * chunks_ + step.chunk) * microbatches_ +
+                                    step.microbatch);
   }
   int64_t chunks_;
   int64_t microbatches_;
@@ -60,7 +68,8 @@ class StepIndex {
 // The steps a pass depends on in other stages (or chunks): the forward of the previous
 // stage (or the previous chunk on the last stage), the backward of the next stage (or
 // the next chunk on the first stage), and for the last chunk's backward on the last stage
-// its own forward. Empty for the first forward of the first chunk on stage 0.
+// its own forward. A weight-gradient pass needs its own input-gradient pass (same stage).
+// Empty for the first forward of the first chunk on stage 0.
 struct StageStep {
   int64_t stage;
   PipelineStep step;
@@ -71,5 +80,11 @@ struct StageStep {
 // Largest number of micro-batches whose activations a stage holds at once in this order
 // (forwards started minus backwards finished), counting chunks of one micro-batch separately.
 [[nodiscard]] int64_t peakInFlight(const std::vector<PipelineStep>& order);
+
+// Where the order splits the backward: the largest of (forwards whose backward has not run) +
+// `weight_share` x (backwards whose weight-gradient pass has not run) over the order, in
+// micro-batches of activations: between its two passes a micro-batch keeps only what the
+// weight gradients read, `weight_share` of its activations. peakInFlight without a split.
+[[nodiscard]] double peakHeld(const std::vector<PipelineStep>& order, double weight_share);
 
 }  // namespace trainsim::parallelism

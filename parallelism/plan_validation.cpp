@@ -188,6 +188,11 @@ void checkPipeline(const ModelSpec& model, const ParallelPlan& plan, std::vector
                       "virtual_stages = " + str(plan.virtual_stages) + " (interleaved 1F1B) needs pp > 1"});
     return;
   }
+  if (plan.schedule == PipelineSchedule::kZeroBubble && plan.pp == 1) {
+    issues.push_back({"parallelism.schedule",
+                      "zero_bubble fills a pipeline's bubbles and needs pp > 1 (pp = 1 has none); use schedule: 1f1b"});
+    return;
+  }
   if (plan.virtual_stages > 1 && plan.schedule == PipelineSchedule::kGpipe) {
     issues.push_back({"parallelism.schedule", "gpipe cannot interleave model chunks; virtual_stages = " +
                                                   str(plan.virtual_stages) + " needs schedule: 1f1b"});

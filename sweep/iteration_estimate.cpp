@@ -400,10 +400,12 @@ struct IterationEstimator::ChunkTimes {
   // (Communication::beside_attention).
   double beside_forward_comm = 0.0;
   double beside_backward_comm = 0.0;
+  double weight_compute = 0.0;  // of backward_compute, the weight-gradient GEMMs (PassWork::weight_s)
 
   void add(const ChunkTimes& other) {
     forward_compute += other.forward_compute;
     backward_compute += other.backward_compute;
+    weight_compute += other.weight_compute;
     forward_comm += other.forward_comm;
     backward_comm += other.backward_comm;
     beside_forward_comm += other.beside_forward_comm;
@@ -446,6 +448,7 @@ IterationEstimator::ChunkTimes IterationEstimator::partTimes(const parallelism::
   times.backward_compute =
       work.computeAndExposedSeconds(PassKind::kBackward) +
       std::max(0.0, work.backward_kernels * per_kernel + work.backward_host_extra_s - work.backward_s);
+  times.weight_compute = work.weight_s;
   for (const parallelism::PassCollective& call : work.collectives) {
     if (call.group == ParallelGroup::kPipeline) continue;
     const std::vector<int64_t> group = groupOf(layout, call.group);
@@ -531,8 +534,17 @@ IterationEstimator::PipelineEstimate IterationEstimator::pipelineEstimate(const 
       plan.pp == 1 ? first_time : first_time + last_time + static_cast<double>(plan.pp - 2) * middle_time;
   const auto microbatches = static_cast<double>(plan.microbatches(experiment.training));
   const double chunks = static_cast<double>(plan.virtual_stages);
+  // A zero-bubble schedule fills the fill and drain with deferred weight-gradient passes:
+  // each stage's share of them shrinks from F + B + W to F + B - W (Qi et al. 2024, ZB-H1's
+  // bubble (p - 1)(T_F + T_B - T_W) against 1F1B's (p - 1)(T_F + T_B + T_W)), B the
+  // input-gradient pass; in proportion on the middle chunk's times.
+  double bubble_share = 1.0;
+  if (parallelism::splitsWeightGradients(plan.schedule) && estimate.middle.total() > 0.0) {
+    bubble_share =
+        std::max(0.0, estimate.middle.total() - 2.0 * estimate.middle.weight_compute) / estimate.middle.total();
+  }
   // Under ZeRO-3 the passes are timed with their parameter gathers (dataParallelEnd).
-  estimate.seconds = zero3(plan) ? 0.0 : microbatches * stage_time + (stage_sum - stage_time) / chunks;
+  estimate.seconds = zero3(plan) ? 0.0 : microbatches * stage_time + bubble_share * (stage_sum - stage_time) / chunks;
   return estimate;
 }
 
@@ -599,7 +611,10 @@ double IterationEstimator::dataParallelEnd(const parallelism::Experiment& experi
   // The last backward's reduction: bucketed under the last backward of each chunk (what
   // exceeds it is exposed), or one call per chunk after the last backward.
   const double bucket = overlap_grads ? reduction(chunk_parameters / buckets) : 0.0;
-  const double hidden_under = chunks * (pipeline.middle.backward_compute + pipeline.middle.backward_comm);
+  // (Where the schedule splits the backward, the chunk's last weight-gradient pass.)
+  const double hidden_under = chunks * (parallelism::splitsWeightGradients(plan.schedule)
+                                            ? pipeline.middle.weight_compute
+                                            : pipeline.middle.backward_compute + pipeline.middle.backward_comm);
   // The overlapped collectives hold `share` of the SMs (ComputeParameters::collective_sms):
   // compute of length c beside collectives of length g ends at max(g, c + share x g)
   // instead of max(g, c) (the executor's contention, for one stretch of each).

@@ -118,6 +118,11 @@ void enumerateTarget(std::size_t target_index, const SweepTarget& target, const 
                         plan.zero = static_cast<int>(zero);
                         plan.recompute = static_cast<Recompute>(recompute);
                         plan.recompute_num_layers = recompute_layers;
+                        // Without a pipeline there is no bubble to fill: a zero-bubble sweep's
+                        // pp = 1 plans run 1F1B (the same passes, the backward whole).
+                        if (pp == 1 && plan.schedule == parallelism::PipelineSchedule::kZeroBubble) {
+                          plan.schedule = parallelism::PipelineSchedule::kOneFOneB;
+                        }
                         if (auto issue = parallelism::resolvePlan(plan, experiment.cluster)) {
                           candidate.issue = std::move(issue);
                         } else {

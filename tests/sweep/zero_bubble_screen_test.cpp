@@ -1,0 +1,51 @@
+// The sweep's screen (sweep/iteration_estimate.h) of the zero-bubble schedule against the
+// event simulation: the fill and drain shrink by the deferred weight-gradient passes.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "parallelism/experiment_loader.h"
+#include "parallelism/iteration_simulation.h"
+#include "sweep/iteration_estimate.h"
+#include "tests/shipped_simulation_options.h"
+
+namespace trainsim::sweep {
+namespace {
+
+// Llama 2 70B on 64 H100, tp 8 x pp 8, 64 micro-batches.
+parallelism::Experiment llama70bOn64(const std::string& schedule) {
+  const std::string yaml =
+      "model: llama2-70b\ncluster: dgx-h100\ntraining: {seq_len: 4096, global_batch_size: 64, micro_batch_size: 1, "
+      "precision: bf16}\nparallelism: {gpus: 64, tp: 8, pp: 8, dp: 1, sequence_parallel: true, schedule: " +
+      schedule + ", recompute: selective}\n";
+  auto experiment =
+      parallelism::loadExperimentNode(parseConfigText(yaml, "test.yaml"), ConfigPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS},
+                                      {parseOverride("cluster.nodes=8")});
+  if (!experiment.ok()) throw std::runtime_error(experiment.error().toString());
+  return std::move(experiment).value();
+}
+
+TEST(ZeroBubbleScreen, PricesTheScheduleAsTheSimulationRunsIt) {
+  parallelism::SimulationOptions options = shippedSimulationOptions();
+  options.iteration.symmetric = true;
+  double estimates[2] = {};
+  double simulated[2] = {};
+  int i = 0;
+  for (const std::string schedule : {"1f1b", "zero_bubble"}) {
+    const parallelism::Experiment experiment = llama70bOn64(schedule);
+    IterationEstimator estimator(experiment.cluster, experiment.training.precision, options);
+    estimates[i] = estimator.iterationSeconds(experiment);
+    auto result = parallelism::simulateIteration(experiment, options);
+    ASSERT_TRUE(result.ok()) << result.error().toString();
+    simulated[i] = result->iteration_time_s;
+    EXPECT_NEAR(estimates[i] / simulated[i], 1.0, 0.1) << schedule;
+    ++i;
+  }
+  // Both see what the schedule saves, and about alike.
+  EXPECT_LT(estimates[1], estimates[0]);
+  EXPECT_NEAR((estimates[0] - estimates[1]) / (simulated[0] - simulated[1]), 1.0, 0.35);
+}
+
+}  // namespace
+}  // namespace trainsim::sweep
