@@ -18,6 +18,7 @@ nlohmann::ordered_json parallelismJson(const parallelism::Experiment& experiment
                                  {"cp", plan.cp},
                                  {"ep", plan.ep},
                                  {"virtual_stages", plan.virtual_stages},
+                                 {"schedule", parallelism::scheduleName(plan.schedule)},
                                  {"microbatches", plan.microbatches(experiment.training)}};
   // An uneven pipeline split only: the layers of every stage follow from these two.
   if (plan.first_stage_layers) json["first_stage_layers"] = *plan.first_stage_layers;

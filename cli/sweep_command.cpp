@@ -218,10 +218,16 @@ std::string summaryText(const SweepResult& result, const SweepOptions& options, 
 
 std::string tableText(const SweepResult& result, std::size_t top) {
   const bool several = result.targets.size() > 1;
+  // A schedule column where the sweep compares schedules (--vary schedule=...).
+  const bool schedules =
+      std::any_of(result.candidates.begin(), result.candidates.end(), [&](const sweep::PlanCandidate& candidate) {
+        return candidate.plan.schedule != result.candidates.front().plan.schedule;
+      });
   std::string text = fmt::format(
-      "\n{:>4} {}{:>3} {:>3} {:>4} {:>3} {:>3} {:>2} {:>3} {:>3} {:>4} {:<9} {:>10} {:>6} {:>10} {:>14} {:>9}\n",
+      "\n{:>4} {}{:>3} {:>3} {:>4} {:>3} {:>3} {:>2} {:>3} {:>3} {:>4} {:<9} {}{:>10} {:>6} {:>10} {:>14} {:>9}\n",
       "rank", several ? fmt::format("{:<18} {:>6} ", "cluster", "gpus") : "", "tp", "pp", "dp", "cp", "ep", "v", "mb",
-      "sp", "zero", "recompute", "iter (s)", "MFU", "mem (GiB)", "time to train", "cost");
+      "sp", "zero", "recompute", schedules ? fmt::format("{:<11} ", "schedule") : "", "iter (s)", "MFU", "mem (GiB)",
+      "time to train", "cost");
   std::size_t rank = 0;
   std::vector<std::string> splits;  // the uneven pipeline splits of the rows shown, in order
   for (const RankedPlan& ranked : rankedPlans(result, top)) {
@@ -239,13 +245,15 @@ std::string tableText(const SweepResult& result, std::size_t top) {
       if (std::find(splits.begin(), splits.end(), split) == splits.end()) splits.push_back(split);
     }
     text += fmt::format(
-        "{:>4} {}{:>3} {:>3} {:>4} {:>3} {:>3} {:>2} {:>3} {:>3} {:>4} {:<9} {:>10.3f} {:>5.1f}% {:>10.1f} {:>14} "
+        "{:>4} {}{:>3} {:>3} {:>4} {:>3} {:>3} {:>2} {:>3} {:>3} {:>4} {:<9} {}{:>10.3f} {:>5.1f}% {:>10.1f} {:>14} "
         "{:>9}\n",
         ++rank, several ? fmt::format("{:<18} {:>6} ", target.cluster_label, target.gpus) : "", plan.tp,
         uneven ? fmt::format("{}*", plan.pp) : std::to_string(plan.pp), plan.dp, plan.cp, plan.ep, plan.virtual_stages,
         plan_candidate.micro_batch_size, plan.sequence_parallel ? "on" : "-", plan.zero,
-        parallelism::recomputeLabel(plan), r.iteration_time_s, 100.0 * r.mfu, outcome.memory->peakBytes() / units::kGiB,
-        time_to_train ? duration(*time_to_train) : "-", cost ? dollarsText(*cost) : "-");
+        parallelism::recomputeLabel(plan),
+        schedules ? fmt::format("{:<11} ", parallelism::scheduleName(plan.schedule)) : "", r.iteration_time_s,
+        100.0 * r.mfu, outcome.memory->peakBytes() / units::kGiB, time_to_train ? duration(*time_to_train) : "-",
+        cost ? dollarsText(*cost) : "-");
   }
   if (rank == 0) text += "(no simulated plan meets the constraints)\n";
   if (rank > 0 && result.targets.front().goodput) {
@@ -454,7 +462,8 @@ void addSweepCommand(CLI::App& app, SweepOptions& options) {
   command->add_option("--set", options.overrides, "Override an experiment key: KEY=VALUE (repeatable)");
   command->add_option("--vary", options.vary,
                       "Restrict a dimension to values: NAME=V1,V2,... (tp, pp, dp, cp, ep, virtual_stages, "
-                      "micro_batch_size, recompute, zero, sequence_parallel, etp, recompute_num_layers; repeatable)");
+                      "micro_batch_size, recompute, zero, sequence_parallel, etp, recompute_num_layers, schedule; "
+                      "repeatable)");
   command->add_option("--fix", options.fix, "Fix a dimension: NAME=VALUE (repeatable)");
   command->add_option("--clusters", options.clusters, "Cluster presets or files to compare, comma-separated")
       ->delimiter(',');

@@ -84,6 +84,11 @@ void enumerateTarget(std::size_t target_index, const SweepTarget& target, const 
         const std::vector<int64_t> zero_stages =
             valuesOf(space, Dimension::kZero, dp > 1 ? std::vector<int64_t>{0, 1, 2, 3} : std::vector<int64_t>{0});
         const std::vector<int64_t> recompute_policies = valuesOf(space, Dimension::kRecompute, {0, 1, 2});
+        const std::vector<int64_t> schedules =
+            valuesOf(space, Dimension::kSchedule, {static_cast<int64_t>(experiment.plan.schedule)});
+        const bool one_f_one_b_listed =
+            std::find(schedules.begin(), schedules.end(),
+                      static_cast<int64_t>(parallelism::PipelineSchedule::kOneFOneB)) != schedules.end();
         // Expert tensor parallelism: tp (Megatron-Core's default) or 1 (the experts whole on
         // each rank, as the DeepSeek-V3 and Qwen3 recipes run them); other values when asked.
         const std::vector<int64_t> expert_tp = valuesOf(
@@ -96,45 +101,50 @@ void enumerateTarget(std::size_t target_index, const SweepTarget& target, const 
                 for (int64_t sp : sequence_parallel) {
                   for (int64_t zero : zero_stages) {
                     for (int64_t recompute : recompute_policies) {
-                      bool every_layer_listed = false;  // a count that recomputes every layer: the plain full plan
-                      for (const std::optional<int64_t>& recompute_layers :
-                           recomputeLayerCounts(experiment, space, recompute)) {
-                        PlanCandidate candidate;
-                        candidate.target = target_index;
-                        candidate.micro_batch_size = micro_batch_size;
-                        ParallelPlan& plan = candidate.plan;
-                        plan = experiment.plan;  // the experiment's schedule and overlap switches
-                        plan.gpus = gpus;
-                        plan.tp = tp;
-                        plan.pp = pp;
-                        plan.cp = cp;
-                        plan.dp = dp;
-                        plan.ep = ep;
-                        plan.etp = etp == tp ? ParallelPlan::kAuto : etp;
-                        plan.virtual_stages = virtual_stages;
-                        plan.first_stage_layers = split ? std::optional(split->first) : std::nullopt;
-                        plan.last_stage_layers = split ? std::optional(split->last) : std::nullopt;
-                        plan.sequence_parallel = sp != 0;
-                        plan.zero = static_cast<int>(zero);
-                        plan.recompute = static_cast<Recompute>(recompute);
-                        plan.recompute_num_layers = recompute_layers;
-                        // Without a pipeline there is no bubble to fill: a zero-bubble sweep's
-                        // pp = 1 plans run 1F1B (the same passes, the backward whole).
-                        if (pp == 1 && plan.schedule == parallelism::PipelineSchedule::kZeroBubble) {
-                          plan.schedule = parallelism::PipelineSchedule::kOneFOneB;
+                      for (const int64_t schedule : schedules) {
+                        // Without a pipeline there is no bubble to fill: a zero-bubble plan at pp = 1
+                        // runs as 1F1B (the same passes, the backward whole), listed once.
+                        auto pipeline = static_cast<parallelism::PipelineSchedule>(schedule);
+                        if (pp == 1 && pipeline == parallelism::PipelineSchedule::kZeroBubble) {
+                          if (one_f_one_b_listed) continue;
+                          pipeline = parallelism::PipelineSchedule::kOneFOneB;
                         }
-                        if (auto issue = parallelism::resolvePlan(plan, experiment.cluster)) {
-                          candidate.issue = std::move(issue);
-                        } else {
-                          auto issues = parallelism::checkPlan(model, experiment.cluster, training, plan);
-                          if (!issues.empty()) candidate.issue = std::move(issues.front());
+                        bool every_layer_listed = false;  // a count that recomputes every layer: the plain full plan
+                        for (const std::optional<int64_t>& recompute_layers :
+                             recomputeLayerCounts(experiment, space, recompute)) {
+                          PlanCandidate candidate;
+                          candidate.target = target_index;
+                          candidate.micro_batch_size = micro_batch_size;
+                          ParallelPlan& plan = candidate.plan;
+                          plan = experiment.plan;  // the experiment's overlap switches
+                          plan.gpus = gpus;
+                          plan.tp = tp;
+                          plan.pp = pp;
+                          plan.cp = cp;
+                          plan.dp = dp;
+                          plan.ep = ep;
+                          plan.etp = etp == tp ? ParallelPlan::kAuto : etp;
+                          plan.virtual_stages = virtual_stages;
+                          plan.first_stage_layers = split ? std::optional(split->first) : std::nullopt;
+                          plan.last_stage_layers = split ? std::optional(split->last) : std::nullopt;
+                          plan.sequence_parallel = sp != 0;
+                          plan.zero = static_cast<int>(zero);
+                          plan.recompute = static_cast<Recompute>(recompute);
+                          plan.recompute_num_layers = recompute_layers;
+                          plan.schedule = pipeline;
+                          if (auto issue = parallelism::resolvePlan(plan, experiment.cluster)) {
+                            candidate.issue = std::move(issue);
+                          } else {
+                            auto issues = parallelism::checkPlan(model, experiment.cluster, training, plan);
+                            if (!issues.empty()) candidate.issue = std::move(issues.front());
+                          }
+                          if (!candidate.issue && plan.recompute_num_layers && !plan.partialRecompute(model.layers)) {
+                            if (every_layer_listed) continue;
+                            every_layer_listed = true;
+                            plan.recompute_num_layers.reset();
+                          }
+                          candidates.push_back(std::move(candidate));
                         }
-                        if (!candidate.issue && plan.recompute_num_layers && !plan.partialRecompute(model.layers)) {
-                          if (every_layer_listed) continue;
-                          every_layer_listed = true;
-                          plan.recompute_num_layers.reset();
-                        }
-                        candidates.push_back(std::move(candidate));
                       }
                     }
                   }

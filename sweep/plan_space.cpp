@@ -22,9 +22,14 @@ constexpr std::array<std::string_view, kDimensionCount> kNames = {"tp",
                                                                   "zero",
                                                                   "sequence_parallel",
                                                                   "etp",
-                                                                  "recompute_num_layers"};
+                                                                  "recompute_num_layers",
+                                                                  "schedule"};
 // In parallelism::Recompute's order; the enumeration's default is the first three.
 constexpr std::array<std::string_view, 4> kRecomputeNames = {"none", "selective", "full", "selective_op"};
+// In parallelism::PipelineSchedule's order.
+constexpr std::array<parallelism::PipelineSchedule, 3> kSchedules = {parallelism::PipelineSchedule::kGpipe,
+                                                                     parallelism::PipelineSchedule::kOneFOneB,
+                                                                     parallelism::PipelineSchedule::kZeroBubble};
 
 std::string knownNames() {
   std::string text;
@@ -63,6 +68,11 @@ int64_t parseValue(Dimension dimension, std::string_view text, const std::string
         if (kRecomputeNames[i] == text) return static_cast<int64_t>(i);
       }
       return fail("none, selective, full or selective_op");
+    case Dimension::kSchedule:
+      for (const parallelism::PipelineSchedule schedule : kSchedules) {
+        if (parallelism::scheduleName(schedule) == text) return static_cast<int64_t>(schedule);
+      }
+      return fail("gpipe, 1f1b or zero_bubble");
     case Dimension::kSequenceParallel:
       if (text == "true" || text == "on" || text == "1") return 1;
       if (text == "false" || text == "off" || text == "0") return 0;
@@ -113,6 +123,9 @@ std::string dimensionValueText(Dimension dimension, int64_t value) {
     return std::string(kRecomputeNames[static_cast<std::size_t>(value)]);
   }
   if (dimension == Dimension::kSequenceParallel) return value != 0 ? "true" : "false";
+  if (dimension == Dimension::kSchedule && value >= 0 && static_cast<std::size_t>(value) < kSchedules.size()) {
+    return std::string(parallelism::scheduleName(kSchedules[static_cast<std::size_t>(value)]));
+  }
   return std::to_string(value);
 }
 

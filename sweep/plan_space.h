@@ -30,12 +30,16 @@ enum class Dimension : uint8_t {
   // Full recomputation of the first N layers of each chunk (ParallelPlan::recompute_num_layers);
   // free: the experiment's own setting.
   kRecomputeNumLayers,
+  // The pipeline schedule (ParallelPlan::schedule, parallelism::PipelineSchedule's values);
+  // free: the experiment's own.
+  kSchedule,
 };
-inline constexpr std::size_t kDimensionCount = 12;
+inline constexpr std::size_t kDimensionCount = 13;
 
 // "tp", "pp", ..., "micro_batch_size", "sequence_parallel".
 [[nodiscard]] std::string_view dimensionName(Dimension dimension);
-// The value as a user writes it: "selective" for recompute 1, "true" for sequence_parallel 1.
+// The value as a user writes it: "selective" for recompute 1, "true" for sequence_parallel 1,
+// "zero_bubble" for schedule 2.
 [[nodiscard]] std::string dimensionValueText(Dimension dimension, int64_t value);
 
 class PlanSpace {
@@ -54,7 +58,8 @@ class PlanSpace {
 };
 
 // Parses `--vary NAME=V1,V2,...` and `--fix NAME=V` options; an unknown dimension, a value
-// that is not a positive integer (or none/selective/full/selective_op, true/false, 0..3 where those apply),
+// that is not a positive integer (or none/selective/full/selective_op, true/false, 0..3,
+// gpipe/1f1b/zero_bubble where those apply),
 // or a dimension given twice is an InputError naming the option.
 [[nodiscard]] PlanSpace parsePlanSpace(const std::vector<std::string>& vary, const std::vector<std::string>& fix);
 

@@ -254,7 +254,7 @@ class Evaluator {
 // (gradient reduce-scatter, parameter all-gather; parallelism/iteration_builder_data_parallel.cpp) and
 // differ only in memory, which the record does not hold: they share one simulation.
 using TimingKey = std::tuple<std::size_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool,
-                             int, int, int64_t>;
+                             int, int, int64_t, int>;
 TimingKey timingOf(const PlanCandidate& candidate) {
   const auto& plan = candidate.plan;
   const int zero = plan.zero == 2 ? 1 : static_cast<int>(plan.zero);
@@ -270,7 +270,8 @@ TimingKey timingOf(const PlanCandidate& candidate) {
           plan.sequence_parallel,
           zero,
           static_cast<int>(plan.recompute),
-          plan.recompute_num_layers.value_or(0)};
+          plan.recompute_num_layers.value_or(0),
+          static_cast<int>(plan.schedule)};
 }
 
 // Plans whose collectives run over the same groups: the same target and degrees, and the

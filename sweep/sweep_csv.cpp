@@ -30,7 +30,7 @@ void writeSweepCsv(std::ostream& out, const SweepResult& sweep) {
   out << "rank,status,cluster,gpus,tp,pp,dp,cp,ep,virtual_stages,micro_batch_size,microbatches,sequence_parallel,zero,"
          "recompute,estimated_iteration_time_s,iteration_time_s,tokens_per_s,mfu,peak_memory_bytes,capacity_bytes,"
          "time_to_train_s,gpu_hours,cost_usd,pareto,reason,first_stage_layers,last_stage_layers,etp,"
-         "recompute_num_layers\n";
+         "recompute_num_layers,schedule\n";
   std::size_t rank = 0;
   for (std::size_t candidate : sweep.order) {
     const PlanCandidate& plan_candidate = sweep.candidates[candidate];
@@ -63,6 +63,7 @@ void writeSweepCsv(std::ostream& out, const SweepResult& sweep) {
     row += "," + std::to_string(plan.expertTensorParallel());
     // Set for full recomputation of some of each chunk's layers only.
     row += "," + (plan.recompute_num_layers ? std::to_string(*plan.recompute_num_layers) : std::string());
+    row += "," + std::string(parallelism::scheduleName(plan.schedule));
     out << row << "\n";
   }
 }

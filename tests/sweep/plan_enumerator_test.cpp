@@ -227,6 +227,47 @@ TEST(PlanSpaceTest, BadOptionsAreInputErrors) {
             (std::vector<int64_t>{static_cast<int64_t>(Recompute::kSelectiveOp)}));
 }
 
+// --vary schedule: each plan once per schedule listed; at pp = 1 the zero-bubble plan is the
+// 1F1B one (nothing to fill) and is listed once; gpipe with interleaving is invalid. Free, the
+// experiment's own schedule.
+TEST(PlanEnumeratorTest, VarySchedule) {
+  const ExperimentFile file;
+  const auto targets = smallTargets(file);
+  using parallelism::PipelineSchedule;
+  std::map<std::tuple<PlanKey, int>, int> seen;
+  std::map<int, int> valid_by_schedule;
+  for (const auto& candidate :
+       enumeratePlans(targets, parsePlanSpace({"schedule=zero_bubble,1f1b,gpipe"}, {"tp=2", "recompute=none"}))) {
+    const auto schedule = candidate.plan.schedule;
+    if (candidate.plan.pp == 1) {
+      EXPECT_NE(schedule, PipelineSchedule::kZeroBubble);
+    }
+    if (schedule == PipelineSchedule::kGpipe && candidate.plan.virtual_stages > 1) {
+      ASSERT_TRUE(candidate.issue.has_value());
+      EXPECT_EQ(candidate.issue->key_path, "parallelism.schedule");
+    }
+    if (!candidate.valid()) continue;
+    ++valid_by_schedule[static_cast<int>(schedule)];
+    const std::tuple<PlanKey, int> key{keyOf(candidate.plan, candidate.micro_batch_size), static_cast<int>(schedule)};
+    EXPECT_EQ(++seen[key], 1);
+  }
+  EXPECT_GT(valid_by_schedule[static_cast<int>(PipelineSchedule::kZeroBubble)], 0);
+  EXPECT_GT(valid_by_schedule[static_cast<int>(PipelineSchedule::kOneFOneB)],
+            valid_by_schedule[static_cast<int>(PipelineSchedule::kZeroBubble)]);
+  EXPECT_GT(valid_by_schedule[static_cast<int>(PipelineSchedule::kGpipe)], 0);
+  // Free: the experiment's (1f1b); listed alone, zero_bubble runs its pp = 1 plans as 1f1b.
+  for (const auto& candidate : enumeratePlans(targets, parsePlanSpace({}, {"tp=2"}))) {
+    EXPECT_EQ(candidate.plan.schedule, PipelineSchedule::kOneFOneB);
+  }
+  for (const auto& candidate : enumeratePlans(targets, parsePlanSpace({}, {"tp=2", "schedule=zero_bubble"}))) {
+    EXPECT_EQ(candidate.plan.schedule,
+              candidate.plan.pp == 1 ? PipelineSchedule::kOneFOneB : PipelineSchedule::kZeroBubble);
+  }
+  EXPECT_THROW((void)parsePlanSpace({"schedule=interleaved"}, {}), InputError);
+  EXPECT_EQ(dimensionValueText(Dimension::kSchedule, static_cast<int64_t>(PipelineSchedule::kZeroBubble)),
+            "zero_bubble");
+}
+
 // A listed selective_op gives candidates that run it (valid for a llama model; a gpt one's
 // biased linears are refused).
 TEST(PlanEnumeratorTest, SelectiveOpIsEnumeratedWhenListed) {
