@@ -39,8 +39,8 @@ std::vector<ChunkPart> chunkWorkloads(const Experiment& experiment, int64_t stag
   };
   addLayers(first, recomputed, false);
   addLayers(first + recomputed, layers - recomputed, true);
-  if (stage == 0 && chunk == 0) parts.push_back({embeddingLayer(model, shard, kernels), 1.0, false});
-  if (stage == plan.pp - 1 && chunk == plan.virtual_stages - 1) {
+  if (plan.holdsEmbedding(stage, chunk)) parts.push_back({embeddingLayer(model, shard, kernels), 1.0, false});
+  if (plan.holdsOutput(stage, chunk)) {
     parts.push_back({outputLayer(model, shard, kernels), 1.0, false});
     if (model.mtp_layers > 0) {
       // The MTP modules follow the output layer on the last stage (Megatron-Core places them

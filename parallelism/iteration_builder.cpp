@@ -440,7 +440,7 @@ void IterationBuilder::addPipelineSends(IterationGraph& result, const std::vecto
     const auto& order = stages[static_cast<std::size_t>(stage)].order;
     RankTasks& consumer = result.ranks[static_cast<std::size_t>(r)];
     for (std::size_t i = 0; i < order.size(); ++i) {
-      for (const StageStep& up : upstreamSteps(plan.pp, plan.virtual_stages, stage, order[i])) {
+      for (const StageStep& up : upstreamSteps(plan, stage, order[i])) {
         if (up.stage == stage) continue;
         RankCoordinate producer = coordinate;
         producer.pp = up.stage;

@@ -264,8 +264,8 @@ PassCounts countPasses(const RunShape& run, const SimulationOptions& options) {
       if (plan.pp > 1) {
         // A pipeline send into every pass but the first stage's first chunk's forwards and
         // the last stage's last chunk's backwards; each after its producer, before its consumer.
-        const bool first = stage == 0 && chunk == 0;
-        const bool last = stage == plan.pp - 1 && chunk == plan.virtual_stages - 1;
+        const bool first = plan.holdsEmbedding(stage, chunk);
+        const bool last = plan.holdsOutput(stage, chunk);
         counts.sends += run.m * ((first ? 0.0 : 1.0) + (last ? 0.0 : 1.0)) * run.simulated_per_stage;
       }
     }

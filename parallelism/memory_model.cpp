@@ -265,9 +265,10 @@ StageParameters stageParameters(const ModelSpec& model, const TrainingSpec& trai
     // position_embeddings is a plain nn.Embedding(max_position_embeddings = seq_len, h)).
     if (gpt) parameters.dense += static_cast<double>(training.seq_len) * hidden;
   }
-  if (stage == plan.pp - 1) {
+  if (stage == plan.outputStage()) {
+    // (The output stage is the first one without pipeline parallelism, and in a V.)
     parameters.dense += gpt ? 2.0 * hidden : hidden;  // final norm
-    if (!model.tied_embeddings || plan.pp > 1) parameters.dense += table;
+    if (!model.tied_embeddings || stage != 0) parameters.dense += table;
     if (model.mtp_layers > 0) {
       // The MTP modules (ModelSpec::mtpParameterCount), on the last stage; with pp > 1 that
       // stage also holds a copy of the embedding the modules look their tokens up in
@@ -277,7 +278,7 @@ StageParameters stageParameters(const ModelSpec& model, const TrainingSpec& trai
       parameters.dense += depth * (block.dense + 2.0 * hidden * hidden / static_cast<double>(plan.tp) + 3.0 * hidden);
       parameters.expert += depth * block.expert;
       parameters.largest_layer = std::max(parameters.largest_layer, block.dense + block.expert);
-      if (plan.pp > 1) parameters.dense += table;
+      if (stage != 0) parameters.dense += table;
     }
   }
   parameters.outside_layers = parameters.total() - in_layers;
@@ -645,7 +646,7 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
       const double first_chunk = std::ceil(static_cast<double>(memory.in_flight) / v);
       memory.activations += first_chunk * embeddingActivationBytes(model, shard, options);
     }
-    if (stage == plan.pp - 1) {
+    if (stage == plan.outputStage()) {
       // The last stage starts each micro-batch's backward right after its forward (1F1B); gpipe keeps all.
       const double last_chunk = plan.schedule == PipelineSchedule::kGpipe ? static_cast<double>(microbatches) : 1.0;
       memory.activations += last_chunk * outputActivationBytes(model, shard, options);

@@ -13,11 +13,19 @@ std::string_view scheduleName(PipelineSchedule schedule) {
     case PipelineSchedule::kGpipe: return "gpipe";
     case PipelineSchedule::kOneFOneB: return "1f1b";
     case PipelineSchedule::kZeroBubble: return "zero_bubble";
+    case PipelineSchedule::kZeroBubbleV: return "zbv";
+    case PipelineSchedule::kDualPipeV: return "dualpipev";
   }
   return "unknown";
 }
 
-bool splitsWeightGradients(PipelineSchedule schedule) { return schedule == PipelineSchedule::kZeroBubble; }
+bool splitsWeightGradients(PipelineSchedule schedule) {
+  return schedule == PipelineSchedule::kZeroBubble || placesChunksInAV(schedule);
+}
+
+bool placesChunksInAV(PipelineSchedule schedule) {
+  return schedule == PipelineSchedule::kZeroBubbleV || schedule == PipelineSchedule::kDualPipeV;
+}
 
 std::string_view recomputeName(Recompute recompute) {
   switch (recompute) {
@@ -103,10 +111,25 @@ int64_t ParallelPlan::layersOfChunk(int64_t layers, int64_t stage, int64_t chunk
 int64_t ParallelPlan::firstLayerOfChunk(int64_t layers, int64_t stage, int64_t chunk) const {
   assert(stage >= 0 && stage < pp && chunk >= 0 && chunk < virtual_stages);
   int64_t first = 0;
-  for (int64_t virtual_stage = 0; virtual_stage < chunk * pp + stage; ++virtual_stage) {
-    first += layersOfChunk(layers, virtual_stage % pp, virtual_stage / pp);
+  for (int64_t virtual_stage = 0; virtual_stage < virtualStage(stage, chunk); ++virtual_stage) {
+    const StageChunk before = stageChunkOf(virtual_stage);
+    first += layersOfChunk(layers, before.stage, before.chunk);
   }
   return first;
+}
+
+int64_t ParallelPlan::virtualStage(int64_t stage, int64_t chunk) const {
+  assert(stage >= 0 && stage < pp && chunk >= 0 && chunk < virtual_stages);
+  if (placesChunksInAV(schedule)) return chunk == 0 ? stage : 2 * pp - 1 - stage;
+  return chunk * pp + stage;
+}
+
+ParallelPlan::StageChunk ParallelPlan::stageChunkOf(int64_t virtual_stage) const {
+  assert(virtual_stage >= 0 && virtual_stage < pp * virtual_stages);
+  if (placesChunksInAV(schedule)) {
+    return virtual_stage < pp ? StageChunk{virtual_stage, 0} : StageChunk{2 * pp - 1 - virtual_stage, 1};
+  }
+  return {virtual_stage % pp, virtual_stage / pp};
 }
 
 int64_t ParallelPlan::recomputedLayersOfChunk(int64_t chunk_layers) const {
@@ -201,9 +224,12 @@ ParallelPlan readParallelPlan(const ConfigNode& section) {
   if (auto etp = section.optionalChild("etp")) plan.etp = etp->asPositiveInteger();
   plan.sequence_parallel = section.boolean("sequence_parallel", false);
   plan.virtual_stages = section.positiveInteger("virtual_stages", 1);
-  const std::string schedule = section.enumeration("schedule", {"gpipe", "1f1b", "zero_bubble"}, "1f1b");
+  const std::string schedule =
+      section.enumeration("schedule", {"gpipe", "1f1b", "zero_bubble", "zbv", "dualpipev"}, "1f1b");
   plan.schedule = schedule == "gpipe"         ? PipelineSchedule::kGpipe
                   : schedule == "zero_bubble" ? PipelineSchedule::kZeroBubble
+                  : schedule == "zbv"         ? PipelineSchedule::kZeroBubbleV
+                  : schedule == "dualpipev"   ? PipelineSchedule::kDualPipeV
                                               : PipelineSchedule::kOneFOneB;
   plan.zero = std::stoi(section.enumeration("zero", {"0", "1", "2", "3"}, "0"));
   const std::string recompute = section.enumeration("recompute", {"none", "selective", "full", "selective_op"}, "none");

@@ -20,10 +20,16 @@ namespace trainsim::parallelism {
 // kZeroBubble: Qi et al., "Zero Bubble Pipeline Parallelism" (ICLR 2024, arXiv:2401.10241):
 // each backward split into its input-gradient pass (B) and its weight-gradient pass (W), the W
 // passes deferred to fill the pipeline's bubbles (pipeline_schedule.h, stageOrder).
-enum class PipelineSchedule : uint8_t { kGpipe, kOneFOneB, kZeroBubble };
+// kZeroBubbleV and kDualPipeV place two model chunks per GPU in a V (GPU s holds virtual stages
+// s and 2 pp - 1 - s): ZB-V (Qi et al. section 6, torch.distributed.pipelining's
+// ScheduleZBVZeroBubble) and DualPipeV (DeepSeek's DualPipe "cut in half", deepseek-ai/DualPipe
+// dualpipev.py).
+enum class PipelineSchedule : uint8_t { kGpipe, kOneFOneB, kZeroBubble, kZeroBubbleV, kDualPipeV };
 [[nodiscard]] std::string_view scheduleName(PipelineSchedule schedule);
 // Whether the schedule runs each backward as two passes, input gradients then weight gradients.
 [[nodiscard]] bool splitsWeightGradients(PipelineSchedule schedule);
+// Whether the schedule places its two chunks per GPU in a V (ParallelPlan::virtualStage).
+[[nodiscard]] bool placesChunksInAV(PipelineSchedule schedule);
 
 // How MoE tokens reach their experts (moe_dispatch.h): NCCL all-to-all, or Megatron-Core's
 // flex dispatcher (DeepEP / HybridEP kernels: once per remote node, forwarded over NVLink).
@@ -140,6 +146,22 @@ struct ParallelPlan {
   // layers in the order of their virtual stage, chunk x pp + stage (Megatron-LM's interleaved
   // layout, megatron/core/transformer/transformer_block.py get_num_layers_to_build and its offset).
   [[nodiscard]] int64_t firstLayerOfChunk(int64_t layers, int64_t stage, int64_t chunk) const;
+  // The virtual stage model chunk `chunk` of `stage` runs: chunk x pp + stage (interleaved), or
+  // in a V (placesChunksInAV) stage for chunk 0 and 2 pp - 1 - stage for chunk 1. The
+  // embedding runs in virtual stage 0, the output layer and loss in the last, pp x
+  // virtual_stages - 1: on the last GPU's last chunk, or in a V the first GPU's second chunk.
+  [[nodiscard]] int64_t virtualStage(int64_t stage, int64_t chunk) const;
+  struct StageChunk {
+    int64_t stage = 0;
+    int64_t chunk = 0;
+  };
+  [[nodiscard]] StageChunk stageChunkOf(int64_t virtual_stage) const;
+  [[nodiscard]] bool holdsEmbedding(int64_t stage, int64_t chunk) const { return virtualStage(stage, chunk) == 0; }
+  [[nodiscard]] bool holdsOutput(int64_t stage, int64_t chunk) const {
+    return virtualStage(stage, chunk) == pp * virtual_stages - 1;
+  }
+  // The pipeline stage (GPU) of the output layer and loss.
+  [[nodiscard]] int64_t outputStage() const { return placesChunksInAV(schedule) ? 0 : pp - 1; }
   // How many of a chunk's `chunk_layers` transformer layers run under `recompute` (its first
   // ones): none without recomputation, recompute_num_layers of them at most.
   [[nodiscard]] int64_t recomputedLayersOfChunk(int64_t chunk_layers) const;

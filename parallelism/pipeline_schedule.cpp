@@ -51,6 +51,114 @@ std::vector<PipelineStep> zeroBubbleOrder(int64_t stages, int64_t chunks, int64_
   return order;
 }
 
+// ZB-V as torch.distributed.pipelining's ScheduleZBVZeroBubble orders it (pytorch 1fd7abc2f5,
+// _calculate_single_rank_operations): chunk 0 runs virtual stage `stage`, chunk 1 virtual stage
+// 2 stages - 1 - stage. Its counts assume at least 2 stages - 1 micro-batches; the passes of the
+// micro-batches beyond `microbatches` are dropped, as torch drops them.
+std::vector<PipelineStep> zeroBubbleVOrder(int64_t stages, int64_t microbatches, int64_t stage) {
+  const int64_t n = std::max(2 * stages - 1, microbatches);
+  std::vector<PipelineStep> order;
+  int32_t forwards[2] = {0, 0};
+  int32_t backwards[2] = {0, 0};
+  int32_t weights[2] = {0, 0};
+  auto add = [&](PassKind pass, int32_t chunk) {
+    int32_t& counter = pass == PassKind::kForward    ? forwards[chunk]
+                       : pass == PassKind::kBackward ? backwards[chunk]
+                                                     : weights[chunk];
+    const int32_t microbatch = counter++;
+    if (microbatch < microbatches) order.push_back({pass, microbatch, chunk});
+  };
+  for (int64_t i = 0; i < 2 * (stages - stage) - 1; ++i) add(PassKind::kForward, 0);
+  for (int64_t i = 0; i < stage; ++i) {
+    add(PassKind::kForward, 1);
+    add(PassKind::kForward, 0);
+  }
+  for (int64_t i = 0; i < stages - stage; ++i) {
+    add(PassKind::kForward, 1);
+    add(PassKind::kBackward, 1);
+    add(PassKind::kWeight, 1);
+  }
+  while (forwards[1] < forwards[0] || forwards[0] < n) {
+    if (forwards[0] < n) add(PassKind::kForward, 0);
+    add(PassKind::kBackward, 0);
+    add(PassKind::kWeight, 0);
+    add(PassKind::kForward, 1);
+    add(PassKind::kBackward, 1);
+    add(PassKind::kWeight, 1);
+  }
+  for (int64_t i = 0; i < stage; ++i) {
+    add(PassKind::kBackward, 0);
+    add(PassKind::kBackward, 1);
+  }
+  for (int64_t i = 0; i < stages - stage; ++i) {
+    add(PassKind::kBackward, 0);
+    add(PassKind::kWeight, 0);
+  }
+  while (weights[1] < backwards[1]) add(PassKind::kWeight, 1);
+  while (weights[0] < backwards[0]) add(PassKind::kWeight, 0);
+  return order;
+}
+
+// DualPipeV as deepseek-ai/DualPipe orders it (dualpipev.py DualPipeV.step at 3da1bbe, its
+// eight steps): chunk 0 runs virtual stage `stage`, chunk 1 virtual stage 2 stages - 1 - stage.
+// A backward that does not "use zero bubble" runs whole: its W right after its B. The W of the
+// others wait in a first-in first-out queue (WeightGradStore) for the steps that pop it.
+// DualPipeV runs the forward and backward of its steps 4 and 5 overlapped: here they are
+// adjacent (pairedSteps pairs them).
+std::vector<PipelineStep> dualPipeVOrder(int64_t stages, int64_t microbatches, int64_t stage) {
+  std::vector<PipelineStep> order;
+  int32_t forwards[2] = {0, 0};
+  int32_t backwards[2] = {0, 0};
+  std::vector<PipelineStep> weight_queue;
+  std::size_t next_weight = 0;
+  auto forward = [&](int32_t chunk) { order.push_back({PassKind::kForward, forwards[chunk]++, chunk}); };
+  auto backward = [&](int32_t chunk, bool deferred_weight) {
+    const PipelineStep step{PassKind::kBackward, backwards[chunk]++, chunk};
+    order.push_back(step);
+    if (deferred_weight) {
+      weight_queue.push_back({PassKind::kWeight, step.microbatch, chunk});
+    } else {
+      order.push_back({PassKind::kWeight, step.microbatch, chunk});
+    }
+  };
+  auto weight = [&]() { order.push_back(weight_queue[next_weight++]); };
+  const int64_t rank = stage;
+  for (int64_t i = 0; i < 2 * (stages - rank - 1); ++i) forward(0);  // step 1: nF0
+  for (int64_t i = 0; i < rank + 1; ++i) {                           // step 2: nF0F1
+    forward(0);
+    forward(1);
+  }
+  for (int64_t i = 0; i < stages - rank - 1; ++i) {  // step 3: nB1W1F1
+    backward(1, true);
+    weight();
+    forward(1);
+  }
+  for (int64_t i = 0; i < microbatches - 2 * stages + rank + 1; ++i) {  // step 4: nF0B1F1B0
+    forward(0);
+    backward(1, false);
+    forward(1);
+    backward(0, false);
+  }
+  for (int64_t i = 0; i < stages - rank - 1; ++i) {  // step 5: nB1F1B0
+    backward(1, false);
+    forward(1);
+    backward(0, false);
+  }
+  bool deferred = false;  // step 6: nB1B0, the second half with deferred weights
+  for (int64_t i = 0; i < rank + 1; ++i) {
+    if (i == (rank + 1) / 2 && rank % 2 == 1) deferred = true;
+    backward(1, deferred);
+    if (i == (rank + 1) / 2 && rank % 2 == 0) deferred = true;
+    backward(0, deferred);
+  }
+  for (int64_t i = 0; i < stages - rank - 1; ++i) {  // step 7: nWB0
+    weight();
+    backward(0, true);
+  }
+  while (next_weight < weight_queue.size()) weight();  // step 8: nW
+  return order;
+}
+
 }  // namespace
 
 std::vector<PipelineStep> stageOrder(PipelineSchedule schedule, int64_t stages, int64_t virtual_stages,
@@ -65,6 +173,8 @@ std::vector<PipelineStep> stageOrder(PipelineSchedule schedule, int64_t stages, 
     return order;
   }
   if (schedule == PipelineSchedule::kZeroBubble) return zeroBubbleOrder(stages, virtual_stages, microbatches, stage);
+  if (schedule == PipelineSchedule::kZeroBubbleV) return zeroBubbleVOrder(stages, microbatches, stage);
+  if (schedule == PipelineSchedule::kDualPipeV) return dualPipeVOrder(stages, microbatches, stage);
   auto forward = [&](int64_t k) {
     return virtual_stages == 1 ? PipelineStep{PassKind::kForward, static_cast<int32_t>(k), 0}
                                : interleavedStep(PassKind::kForward, k, stages, virtual_stages);
@@ -87,29 +197,35 @@ std::vector<PipelineStep> stageOrder(PipelineSchedule schedule, int64_t stages, 
   return order;
 }
 
-std::vector<StageStep> upstreamSteps(int64_t stages, int64_t virtual_stages, int64_t stage, const PipelineStep& step) {
+std::vector<StageStep> upstreamSteps(const ParallelPlan& plan, int64_t stage, const PipelineStep& step) {
   std::vector<StageStep> result;
   const int32_t mb = step.microbatch;
-  if (step.pass == PassKind::kForward) {
-    if (stage > 0) {
-      result.push_back({stage - 1, {PassKind::kForward, mb, step.chunk}});
-    } else if (step.chunk > 0) {
-      result.push_back({stages - 1, {PassKind::kForward, mb, step.chunk - 1}});
-    }
-    return result;
-  }
   if (step.pass == PassKind::kWeight) {
     result.push_back({stage, {PassKind::kBackward, mb, step.chunk}});
     return result;
   }
+  const int64_t virtual_stage = plan.virtualStage(stage, step.chunk);
+  if (step.pass == PassKind::kForward) {
+    if (virtual_stage > 0) {
+      const ParallelPlan::StageChunk before = plan.stageChunkOf(virtual_stage - 1);
+      result.push_back({before.stage, {PassKind::kForward, mb, static_cast<int32_t>(before.chunk)}});
+    }
+    return result;
+  }
   // A backward needs its own forward, and the gradient from downstream.
   result.push_back({stage, {PassKind::kForward, mb, step.chunk}});
-  if (stage < stages - 1) {
-    result.push_back({stage + 1, {PassKind::kBackward, mb, step.chunk}});
-  } else if (step.chunk < virtual_stages - 1) {
-    result.push_back({0, {PassKind::kBackward, mb, step.chunk + 1}});
+  if (virtual_stage < plan.pp * plan.virtual_stages - 1) {
+    const ParallelPlan::StageChunk after = plan.stageChunkOf(virtual_stage + 1);
+    result.push_back({after.stage, {PassKind::kBackward, mb, static_cast<int32_t>(after.chunk)}});
   }
   return result;
+}
+
+std::vector<StageStep> upstreamSteps(int64_t stages, int64_t virtual_stages, int64_t stage, const PipelineStep& step) {
+  ParallelPlan plan;
+  plan.pp = stages;
+  plan.virtual_stages = virtual_stages;
+  return upstreamSteps(plan, stage, step);
 }
 
 int64_t peakInFlight(const std::vector<PipelineStep>& order) {

@@ -36,6 +36,9 @@ struct PipelineStep {
 //   warm-up forwards, then F, B, and from the (stage + 1)-th B on the W of the oldest B still
 //   without one; the W passes left over close the order. Chunks alternate every `stages`
 //   micro-batches as in interleaved 1F1B.
+// - ZB-V and DualPipeV (two chunks in a V, ParallelPlan::virtualStage): the orders of
+//   torch.distributed.pipelining's ScheduleZBVZeroBubble and of DeepSeek's dualpipev.py
+//   (pipeline_schedule.cpp says which code, at which version).
 // Interleaving needs microbatches to be a multiple of stages (Megatron's requirement).
 [[nodiscard]] std::vector<PipelineStep> stageOrder(PipelineSchedule schedule, int64_t stages, int64_t virtual_stages,
                                                    int64_t microbatches, int64_t stage);
@@ -74,6 +77,9 @@ struct StageStep {
   int64_t stage;
   PipelineStep step;
 };
+// Where the plan places its chunks in a V (placesChunksInAV), the neighbours are its virtual
+// stages' (ParallelPlan::virtualStage); the second overload is the interleaved placement.
+[[nodiscard]] std::vector<StageStep> upstreamSteps(const ParallelPlan& plan, int64_t stage, const PipelineStep& step);
 [[nodiscard]] std::vector<StageStep> upstreamSteps(int64_t stages, int64_t virtual_stages, int64_t stage,
                                                    const PipelineStep& step);
 

@@ -188,10 +188,24 @@ void checkPipeline(const ModelSpec& model, const ParallelPlan& plan, std::vector
                       "virtual_stages = " + str(plan.virtual_stages) + " (interleaved 1F1B) needs pp > 1"});
     return;
   }
-  if (plan.schedule == PipelineSchedule::kZeroBubble && plan.pp == 1) {
+  const std::string name(scheduleName(plan.schedule));
+  if (splitsWeightGradients(plan.schedule) && plan.pp == 1) {
     issues.push_back({"parallelism.schedule",
-                      "zero_bubble fills a pipeline's bubbles and needs pp > 1 (pp = 1 has none); use schedule: 1f1b"});
+                      name + " fills a pipeline's bubbles and needs pp > 1 (pp = 1 has none); use schedule: 1f1b"});
     return;
+  }
+  if (placesChunksInAV(plan.schedule)) {
+    if (plan.virtual_stages != 2) {
+      issues.push_back({"parallelism.virtual_stages",
+                        name + " places two model chunks per GPU in a V; virtual_stages = " + str(plan.virtual_stages) +
+                            ", expected 2"});
+      return;
+    }
+    if (plan.first_stage_layers || plan.last_stage_layers) {
+      issues.push_back({plan.first_stage_layers ? "parallelism.first_stage_layers" : "parallelism.last_stage_layers",
+                        "an uneven pipeline split is not modelled with " + name + "'s V placement; use an even one"});
+      return;
+    }
   }
   if (plan.virtual_stages > 1 && plan.schedule == PipelineSchedule::kGpipe) {
     issues.push_back({"parallelism.schedule", "gpipe cannot interleave model chunks; virtual_stages = " +
@@ -297,7 +311,14 @@ void checkBatch(const TrainingSpec& training, const ParallelPlan& plan, std::vec
     return;
   }
   const int64_t microbatches = training.global_batch_size / step;
-  if (plan.virtual_stages > 1 && plan.pp > 1 && microbatches % plan.pp != 0) {
+  if (plan.schedule == PipelineSchedule::kDualPipeV && microbatches < 2 * plan.pp) {
+    issues.push_back({"training.global_batch_size",
+                      "dualpipev needs at least 2 x pp = " + str(2 * plan.pp) +
+                          " micro-batches (dualpipev.py asserts it); global_batch_size / (dp x micro_batch_size) = " +
+                          str(microbatches)});
+    return;
+  }
+  if (plan.virtual_stages > 1 && plan.pp > 1 && microbatches % plan.pp != 0 && !placesChunksInAV(plan.schedule)) {
     issues.push_back(
         {"parallelism.virtual_stages",
          "interleaved 1F1B (virtual_stages = " + str(plan.virtual_stages) +

@@ -118,8 +118,8 @@ std::vector<parallelism::ChunkPart> otherParts(const parallelism::Experiment& ex
                                                const std::vector<parallelism::ChunkPart>& first_parts,
                                                const parallelism::FlopsOptions& flops, int64_t stage, int64_t chunk) {
   const auto& plan = experiment.plan;
-  const bool first = stage == 0 && chunk == 0;
-  const bool last = stage == plan.pp - 1 && chunk == plan.virtual_stages - 1;
+  const bool first = plan.holdsEmbedding(stage, chunk);
+  const bool last = plan.holdsOutput(stage, chunk);
   std::vector<parallelism::ChunkPart> others;
   if (!first && !last) return others;
   const auto parts = first ? first_parts : chunkWorkloads(experiment, stage, chunk, flops);
@@ -519,7 +519,8 @@ IterationEstimator::PipelineEstimate IterationEstimator::pipelineEstimate(const 
   };
   PipelineEstimate estimate;
   estimate.first_chunk = chunkOf(0, 0);
-  estimate.last_chunk = chunkOf(plan.pp - 1, plan.virtual_stages - 1);
+  const parallelism::ParallelPlan::StageChunk output = plan.stageChunkOf(plan.pp * plan.virtual_stages - 1);
+  estimate.last_chunk = chunkOf(output.stage, output.chunk);
   estimate.middle = layersOf(plan.pp > 2 ? 1 : 0, plan.virtual_stages - 1);
   // 1F1B over stages of unequal time t_s per micro-batch: the slowest stage sets the steady
   // state and every stage adds its own share of the fill and drain, (m - 1) max t_s + sum t_s

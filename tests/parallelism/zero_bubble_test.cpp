@@ -5,6 +5,7 @@
 // simulation and the sweep's screen of a real plan with it.
 #include <gtest/gtest.h>
 
+#include <iostream>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -142,6 +143,103 @@ TEST(ZeroBubbleSchedule, HoldsNoMoreThanOneFOneBOnTheFirstStage) {
   EXPECT_DOUBLE_EQ(peakHeld(stageOrder(PipelineSchedule::kZeroBubble, 4, 1, 8, 3), 0.25), 1.75);
 }
 
+TEST(ZeroBubbleSchedule, PlacesTheVSchedulesChunksInAV) {
+  // ZB-V, 2 stages, 4 micro-batches, the last stage (torch's ScheduleZBVZeroBubble, rank 1):
+  // its chunk 1 runs virtual stage 2, right after its own chunk 0 (virtual stage 1).
+  EXPECT_EQ(text(stageOrder(PipelineSchedule::kZeroBubbleV, 2, 2, 4, 1)),
+            "F0 F0c1 F1 F1c1 B0c1 W0c1 F2 B0 W0 F2c1 B1c1 W1c1 F3 B1 W1 F3c1 B2c1 W2c1 B2 B3c1 B3 W2 W3c1 W3");
+  // DualPipeV, the same (dualpipev.py's eight steps, rank 1): steps 2, 4 and 6, whose second
+  // half defers its weight passes to step 8.
+  EXPECT_EQ(text(stageOrder(PipelineSchedule::kDualPipeV, 2, 2, 4, 1)),
+            "F0 F0c1 F1 F1c1 F2 B0c1 W0c1 F2c1 B0 W0 F3 B1c1 W1c1 F3c1 B1 W1 B2c1 W2c1 B2 W2 B3c1 B3 W3c1 W3");
+  ParallelPlan plan;
+  plan.pp = 4;
+  plan.virtual_stages = 2;
+  plan.schedule = PipelineSchedule::kDualPipeV;
+  EXPECT_EQ(plan.virtualStage(0, 1), 7);
+  EXPECT_TRUE(plan.holdsOutput(0, 1));
+  EXPECT_TRUE(plan.holdsEmbedding(0, 0));
+  EXPECT_EQ(plan.outputStage(), 0);
+  // The forward of virtual stage 4 (stage 3's chunk 1) follows virtual stage 3 (stage 3's chunk 0).
+  const auto upstream = upstreamSteps(plan, 3, {PassKind::kForward, 5, 1});
+  ASSERT_EQ(upstream.size(), 1u);
+  EXPECT_EQ(upstream.front().stage, 3);
+  EXPECT_EQ(upstream.front().step, (PipelineStep{PassKind::kForward, 5, 0}));
+  for (const PipelineSchedule schedule : {PipelineSchedule::kZeroBubbleV, PipelineSchedule::kDualPipeV}) {
+    for (int64_t stage = 0; stage < 4; ++stage) {
+      const std::vector<PipelineStep> order = stageOrder(schedule, 4, 2, 10, stage);
+      ASSERT_EQ(order.size(), 60u);
+      const StepIndex index(order, 2, 10);
+      for (int32_t chunk = 0; chunk < 2; ++chunk) {
+        for (int32_t mb = 0; mb < 10; ++mb) {
+          EXPECT_LT(index({PassKind::kForward, mb, chunk}), index({PassKind::kBackward, mb, chunk}));
+          EXPECT_LT(index({PassKind::kBackward, mb, chunk}), index({PassKind::kWeight, mb, chunk}));
+        }
+      }
+    }
+  }
+}
+
+// Compute-only passes of tf, tb and tw per chunk on `plan`'s schedule and placement.
+sim::SimTime vPipelineTime(const ParallelPlan& plan, int64_t microbatches, sim::SimTime tf, sim::SimTime tb,
+                           sim::SimTime tw) {
+  sim::TaskGraph graph;
+  std::map<std::tuple<int64_t, int, int32_t, int32_t>, sim::TaskId> tasks;
+  std::vector<std::vector<PipelineStep>> orders;
+  const bool split = splitsWeightGradients(plan.schedule);
+  for (int64_t s = 0; s < plan.pp; ++s) {
+    const sim::StreamId stream = graph.addStream(static_cast<int32_t>(s), "compute");
+    orders.push_back(stageOrder(plan.schedule, plan.pp, plan.virtual_stages, microbatches, s));
+    for (const auto& step : orders.back()) {
+      const sim::SimTime duration = step.pass == PassKind::kForward  ? tf
+                                    : step.pass == PassKind::kWeight ? tw
+                                    : split                          ? tb
+                                                                     : tb + tw;
+      tasks[{s, static_cast<int>(step.pass), step.microbatch, step.chunk}] =
+          graph.addCompute(duration, {}, sim::TaskOptions{stream, sim::kNoTask, 0});
+    }
+  }
+  for (int64_t s = 0; s < plan.pp; ++s) {
+    for (const auto& step : orders[static_cast<std::size_t>(s)]) {
+      for (const auto& up : upstreamSteps(plan, s, step)) {
+        graph.addDependency(tasks.at({up.stage, static_cast<int>(up.step.pass), up.step.microbatch, up.step.chunk}),
+                            tasks.at({s, static_cast<int>(step.pass), step.microbatch, step.chunk}));
+      }
+    }
+  }
+  sim::Engine engine;
+  sim::FlowNetwork network(engine, {});
+  sim::TaskExecutor executor(engine, network, graph);
+  const sim::SimTime time = executor.run();
+  EXPECT_TRUE(executor.allFinished());
+  return time;
+}
+
+TEST(ZeroBubbleSchedule, TheVSchedulesLeaveLessBubbleThanOneChunk) {
+  // Passes of t per chunk (2t for a stage's one chunk): ideal 6 m t.
+  const sim::SimTime t = 1000;
+  const int64_t p = 4, m = 16;
+  ParallelPlan plan;
+  plan.pp = p;
+  plan.schedule = PipelineSchedule::kOneFOneB;
+  const sim::SimTime one_f_one_b = vPipelineTime(plan, m, 2 * t, 2 * t, 2 * t) - 6 * m * t;
+  plan.schedule = PipelineSchedule::kZeroBubble;
+  const sim::SimTime zero_bubble = vPipelineTime(plan, m, 2 * t, 2 * t, 2 * t) - 6 * m * t;
+  plan.virtual_stages = 2;
+  plan.schedule = PipelineSchedule::kZeroBubbleV;
+  const sim::SimTime zbv = vPipelineTime(plan, m, t, t, t) - 6 * m * t;
+  plan.schedule = PipelineSchedule::kDualPipeV;
+  const sim::SimTime dualpipev = vPipelineTime(plan, m, t, t, t) - 6 * m * t;
+  EXPECT_EQ(one_f_one_b, (p - 1) * 6 * t);
+  EXPECT_EQ(zero_bubble, (p - 1) * 2 * t);
+  EXPECT_LT(zbv, zero_bubble);
+  EXPECT_LT(dualpipev, one_f_one_b);
+  EXPECT_GE(zbv, 0);
+  EXPECT_GE(dualpipev, 0);
+  std::cout << "bubble, p 4, m 16, t per chunk pass: 1f1b " << one_f_one_b / t << "t, zero_bubble " << zero_bubble / t
+            << "t, zbv " << zbv / t << "t, dualpipev " << dualpipev / t << "t\n";
+}
+
 Experiment llama70bOn64(const std::string& schedule, int64_t tp = 8) {
   return shippedExperiment(
       "model: llama2-70b\ncluster: dgx-h100\ntraining: {seq_len: 4096, global_batch_size: 64, "
@@ -181,6 +279,27 @@ TEST(ZeroBubbleSchedule, SimulatesAShorterBubbleThanOneFOneB) {
   EXPECT_NEAR(zero_bubble->breakdown.compute, one_f_one_b->breakdown.compute, 1e-6 * one_f_one_b->breakdown.compute);
   EXPECT_LT(zero_bubble->iteration_time_s, one_f_one_b->iteration_time_s);
   EXPECT_LT(zero_bubble->breakdown.pipeline_bubble, 0.8 * one_f_one_b->breakdown.pipeline_bubble);
+  // The V schedules: two chunks of 5 layers per GPU, the output layer and the loss on the
+  // first GPU beside the embedding.
+  for (const std::string schedule : {"zbv", "dualpipev"}) {
+    const Experiment experiment = shippedExperiment(
+        "model: llama2-70b\ncluster: dgx-h100\ntraining: {seq_len: 4096, global_batch_size: 64, micro_batch_size: 1, "
+        "precision: bf16}\nparallelism: {gpus: 64, tp: 8, pp: 8, dp: 1, virtual_stages: 2, sequence_parallel: true, "
+        "schedule: " +
+            schedule + ", recompute: selective}\n",
+        {"cluster.nodes=8"});
+    auto v = simulateIteration(experiment, options);
+    ASSERT_TRUE(v.ok()) << v.error().toString();
+    // The critical GPU, the first, computes the embedding and the output layer beside its layers.
+    EXPECT_NEAR(v->breakdown.compute, one_f_one_b->breakdown.compute, 0.05 * one_f_one_b->breakdown.compute)
+        << schedule;
+    EXPECT_LT(v->iteration_time_s, one_f_one_b->iteration_time_s) << schedule;
+    const MemoryReport memory = estimateMemory(experiment);
+    EXPECT_GT(memory.stages[0].parameters.outside_layers, 1.9 * memory.stages[7].parameters.outside_layers) << schedule;
+    std::cout << schedule << ": " << v->iteration_time_s << " s, bubble " << v->breakdown.pipeline_bubble
+              << " s, peak memory " << memory.peakBytes() / 1073741824.0 << " GiB (1f1b "
+              << one_f_one_b->iteration_time_s << " s, bubble " << one_f_one_b->breakdown.pipeline_bubble << " s)\n";
+  }
 }
 
 TEST(ZeroBubbleSchedule, NeedsAPipeline) {
@@ -190,6 +309,18 @@ TEST(ZeroBubbleSchedule, NeedsAPipeline) {
   EXPECT_EQ(errorText(loadExperimentNode(parseConfigText(yaml, "plan.yaml"), testPaths())),
             "plan.yaml:5:13: parallelism.schedule: zero_bubble fills a pipeline's bubbles and needs pp > 1 (pp = 1 "
             "has none); use schedule: 1f1b");
+  const std::string v_yaml =
+      "model: llama3-8b\ncluster: dgx-a100\nparallelism:\n  pp: 4\n  schedule: zbv\n"
+      "training: {seq_len: 4096, global_batch_size: 64}\n";
+  EXPECT_EQ(errorText(loadExperimentNode(parseConfigText(v_yaml, "plan.yaml"), testPaths())),
+            "plan.yaml:4:3: parallelism.virtual_stages: zbv places two model chunks per GPU in a V; virtual_stages = "
+            "1, expected 2");
+  const std::string dual_yaml =
+      "model: llama3-8b\ncluster: dgx-a100\nparallelism:\n  pp: 4\n  dp: 1\n  gpus: 4\n  virtual_stages: 2\n"
+      "  schedule: dualpipev\ntraining: {seq_len: 4096, global_batch_size: 4}\n";
+  EXPECT_EQ(errorText(loadExperimentNode(parseConfigText(dual_yaml, "plan.yaml"), testPaths())),
+            "plan.yaml:9:46: training.global_batch_size: dualpipev needs at least 2 x pp = 8 micro-batches "
+            "(dualpipev.py asserts it); global_batch_size / (dp x micro_batch_size) = 4");
 }
 
 }  // namespace
