@@ -6,7 +6,8 @@
 namespace trainsim::parallelism {
 namespace {
 
-// Megatron's interleaved ordering: the k-th forward (or backward) of a stage.
+// Megatron's interleaved ordering: the k-th forward (or backward) of a stage; with one chunk,
+// micro-batch k.
 PipelineStep interleavedStep(PassKind pass, int64_t k, int64_t stages, int64_t chunks) {
   const int64_t group = k / (stages * chunks);
   const int64_t within = k % (stages * chunks);
@@ -22,14 +23,8 @@ PipelineStep interleavedStep(PassKind pass, int64_t k, int64_t stages, int64_t c
 std::vector<PipelineStep> zeroBubbleOrder(int64_t stages, int64_t chunks, int64_t microbatches, int64_t stage) {
   const int64_t total = microbatches * chunks;
   const int64_t warmup = std::min((chunks - 1) * stages + stages - stage - 1, total);
-  auto forward = [&](int64_t k) {
-    return chunks == 1 ? PipelineStep{PassKind::kForward, static_cast<int32_t>(k), 0}
-                       : interleavedStep(PassKind::kForward, k, stages, chunks);
-  };
-  auto backward = [&](int64_t k) {
-    return chunks == 1 ? PipelineStep{PassKind::kBackward, static_cast<int32_t>(k), 0}
-                       : interleavedStep(PassKind::kBackward, k, stages, chunks);
-  };
+  auto forward = [&](int64_t k) { return interleavedStep(PassKind::kForward, k, stages, chunks); };
+  auto backward = [&](int64_t k) { return interleavedStep(PassKind::kBackward, k, stages, chunks); };
   std::vector<PipelineStep> order;
   order.reserve(static_cast<std::size_t>(3 * total));
   std::vector<PipelineStep> pending_weights;  // B passes whose W has not run, oldest first
@@ -175,14 +170,8 @@ std::vector<PipelineStep> stageOrder(PipelineSchedule schedule, int64_t stages, 
   if (schedule == PipelineSchedule::kZeroBubble) return zeroBubbleOrder(stages, virtual_stages, microbatches, stage);
   if (schedule == PipelineSchedule::kZeroBubbleV) return zeroBubbleVOrder(stages, microbatches, stage);
   if (schedule == PipelineSchedule::kDualPipeV) return dualPipeVOrder(stages, microbatches, stage);
-  auto forward = [&](int64_t k) {
-    return virtual_stages == 1 ? PipelineStep{PassKind::kForward, static_cast<int32_t>(k), 0}
-                               : interleavedStep(PassKind::kForward, k, stages, virtual_stages);
-  };
-  auto backward = [&](int64_t k) {
-    return virtual_stages == 1 ? PipelineStep{PassKind::kBackward, static_cast<int32_t>(k), 0}
-                               : interleavedStep(PassKind::kBackward, k, stages, virtual_stages);
-  };
+  auto forward = [&](int64_t k) { return interleavedStep(PassKind::kForward, k, stages, virtual_stages); };
+  auto backward = [&](int64_t k) { return interleavedStep(PassKind::kBackward, k, stages, virtual_stages); };
   const int64_t warmup = virtual_stages == 1
                              ? std::min(stages - stage - 1, microbatches)
                              : std::min((stages - stage - 1) * 2 + (virtual_stages - 1) * stages, total);

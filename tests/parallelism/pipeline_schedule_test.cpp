@@ -4,44 +4,15 @@
 
 #include <map>
 
-#include "sim/engine.h"
-#include "sim/flow_network.h"
-#include "sim/task_executor.h"
-#include "sim/task_graph.h"
+#include "tests/parallelism/pipeline_timing.h"
 
 namespace trainsim::parallelism {
 namespace {
 
-// Runs the schedule with compute-only tasks (forward tf, backward tb per chunk, free
-// communication) and returns the iteration time.
+// The schedule with compute-only tasks (forward tf, backward tb per chunk, free communication).
 sim::SimTime pipelineTime(PipelineSchedule schedule, int64_t stages, int64_t chunks, int64_t microbatches,
                           sim::SimTime tf, sim::SimTime tb) {
-  sim::TaskGraph graph;
-  std::map<std::tuple<int64_t, int, int32_t, int32_t>, sim::TaskId> tasks;
-  std::vector<std::vector<PipelineStep>> orders;
-  for (int64_t s = 0; s < stages; ++s) {
-    const sim::StreamId stream = graph.addStream(static_cast<int32_t>(s), "compute");
-    orders.push_back(stageOrder(schedule, stages, chunks, microbatches, s));
-    for (const auto& step : orders.back()) {
-      const sim::TaskId task =
-          graph.addCompute(step.pass == PassKind::kForward ? tf : tb, {}, sim::TaskOptions{stream, sim::kNoTask, 0});
-      tasks[{s, static_cast<int>(step.pass), step.microbatch, step.chunk}] = task;
-    }
-  }
-  for (int64_t s = 0; s < stages; ++s) {
-    for (const auto& step : orders[static_cast<std::size_t>(s)]) {
-      for (const auto& up : upstreamSteps(stages, chunks, s, step)) {
-        graph.addDependency(tasks.at({up.stage, static_cast<int>(up.step.pass), up.step.microbatch, up.step.chunk}),
-                            tasks.at({s, static_cast<int>(step.pass), step.microbatch, step.chunk}));
-      }
-    }
-  }
-  sim::Engine engine;
-  sim::FlowNetwork network(engine, {});
-  sim::TaskExecutor executor(engine, network, graph);
-  const sim::SimTime time = executor.run();
-  EXPECT_TRUE(executor.allFinished());
-  return time;
+  return testing::computeOnlyPipelineTime(testing::pipelinePlan(schedule, stages, chunks), microbatches, tf, tb);
 }
 
 TEST(PipelineScheduleTest, OneFOneBBubbleFractionIsPMinusOneOverMPlusPMinusOne) {

@@ -16,17 +16,16 @@
 #include "parallelism/iteration_simulation.h"
 #include "parallelism/memory_model.h"
 #include "parallelism/pipeline_schedule.h"
-#include "sim/engine.h"
-#include "sim/flow_network.h"
-#include "sim/task_executor.h"
-#include "sim/task_graph.h"
+#include "tests/parallelism/pipeline_timing.h"
 #include "tests/parallelism/test_support.h"
 #include "tests/shipped_simulation_options.h"
 
 namespace trainsim::parallelism {
 namespace {
 
+using testing::computeOnlyPipelineTime;
 using testing::errorText;
+using testing::pipelinePlan;
 using testing::shippedExperiment;
 using testing::testPaths;
 
@@ -78,42 +77,6 @@ TEST(ZeroBubbleSchedule, RunsEveryPassOnceAndEachWeightPassAfterItsBackward) {
   }
 }
 
-// The iteration time of `schedule` with compute-only passes of tf, tb (the input gradients'
-// when split, else the whole backward: tb + tw) and tw, and free communication.
-sim::SimTime pipelineTime(PipelineSchedule schedule, int64_t stages, int64_t microbatches, sim::SimTime tf,
-                          sim::SimTime tb, sim::SimTime tw) {
-  sim::TaskGraph graph;
-  std::map<std::tuple<int64_t, int, int32_t>, sim::TaskId> tasks;
-  std::vector<std::vector<PipelineStep>> orders;
-  const bool split = splitsWeightGradients(schedule);
-  for (int64_t s = 0; s < stages; ++s) {
-    const sim::StreamId stream = graph.addStream(static_cast<int32_t>(s), "compute");
-    orders.push_back(stageOrder(schedule, stages, 1, microbatches, s));
-    for (const auto& step : orders.back()) {
-      const sim::SimTime duration = step.pass == PassKind::kForward  ? tf
-                                    : step.pass == PassKind::kWeight ? tw
-                                    : split                          ? tb
-                                                                     : tb + tw;
-      tasks[{s, static_cast<int>(step.pass), step.microbatch}] =
-          graph.addCompute(duration, {}, sim::TaskOptions{stream, sim::kNoTask, 0});
-    }
-  }
-  for (int64_t s = 0; s < stages; ++s) {
-    for (const auto& step : orders[static_cast<std::size_t>(s)]) {
-      for (const auto& up : upstreamSteps(stages, 1, s, step)) {
-        graph.addDependency(tasks.at({up.stage, static_cast<int>(up.step.pass), up.step.microbatch}),
-                            tasks.at({s, static_cast<int>(step.pass), step.microbatch}));
-      }
-    }
-  }
-  sim::Engine engine;
-  sim::FlowNetwork network(engine, {});
-  sim::TaskExecutor executor(engine, network, graph);
-  const sim::SimTime time = executor.run();
-  EXPECT_TRUE(executor.allFinished());
-  return time;
-}
-
 TEST(ZeroBubbleSchedule, CutsTheBubbleToAThirdWhenThePassesTakeAlike) {
   // Qi et al. 2024, section 3.1: with T_F = T_B = T_W, ZB-H1's bubble (p - 1)(T_F + T_B - T_W)
   // is a third of 1F1B's (p - 1)(T_F + T_B + T_W).
@@ -121,8 +84,10 @@ TEST(ZeroBubbleSchedule, CutsTheBubbleToAThirdWhenThePassesTakeAlike) {
   for (int64_t p : {2, 4, 8}) {
     for (int64_t m : {8, 16}) {
       const sim::SimTime ideal = m * 3 * t;
-      EXPECT_EQ(pipelineTime(PipelineSchedule::kOneFOneB, p, m, t, t, t) - ideal, (p - 1) * 3 * t);
-      EXPECT_EQ(pipelineTime(PipelineSchedule::kZeroBubble, p, m, t, t, t) - ideal, (p - 1) * t)
+      EXPECT_EQ(computeOnlyPipelineTime(pipelinePlan(PipelineSchedule::kOneFOneB, p), m, t, t, t) - ideal,
+                (p - 1) * 3 * t);
+      EXPECT_EQ(computeOnlyPipelineTime(pipelinePlan(PipelineSchedule::kZeroBubble, p), m, t, t, t) - ideal,
+                (p - 1) * t)
           << "p=" << p << " m=" << m;
     }
   }
@@ -180,41 +145,6 @@ TEST(ZeroBubbleSchedule, PlacesTheVSchedulesChunksInAV) {
   }
 }
 
-// Compute-only passes of tf, tb and tw per chunk on `plan`'s schedule and placement.
-sim::SimTime vPipelineTime(const ParallelPlan& plan, int64_t microbatches, sim::SimTime tf, sim::SimTime tb,
-                           sim::SimTime tw) {
-  sim::TaskGraph graph;
-  std::map<std::tuple<int64_t, int, int32_t, int32_t>, sim::TaskId> tasks;
-  std::vector<std::vector<PipelineStep>> orders;
-  const bool split = splitsWeightGradients(plan.schedule);
-  for (int64_t s = 0; s < plan.pp; ++s) {
-    const sim::StreamId stream = graph.addStream(static_cast<int32_t>(s), "compute");
-    orders.push_back(stageOrder(plan.schedule, plan.pp, plan.virtual_stages, microbatches, s));
-    for (const auto& step : orders.back()) {
-      const sim::SimTime duration = step.pass == PassKind::kForward  ? tf
-                                    : step.pass == PassKind::kWeight ? tw
-                                    : split                          ? tb
-                                                                     : tb + tw;
-      tasks[{s, static_cast<int>(step.pass), step.microbatch, step.chunk}] =
-          graph.addCompute(duration, {}, sim::TaskOptions{stream, sim::kNoTask, 0});
-    }
-  }
-  for (int64_t s = 0; s < plan.pp; ++s) {
-    for (const auto& step : orders[static_cast<std::size_t>(s)]) {
-      for (const auto& up : upstreamSteps(plan, s, step)) {
-        graph.addDependency(tasks.at({up.stage, static_cast<int>(up.step.pass), up.step.microbatch, up.step.chunk}),
-                            tasks.at({s, static_cast<int>(step.pass), step.microbatch, step.chunk}));
-      }
-    }
-  }
-  sim::Engine engine;
-  sim::FlowNetwork network(engine, {});
-  sim::TaskExecutor executor(engine, network, graph);
-  const sim::SimTime time = executor.run();
-  EXPECT_TRUE(executor.allFinished());
-  return time;
-}
-
 TEST(ZeroBubbleSchedule, TheVSchedulesLeaveLessBubbleThanOneChunk) {
   // Passes of t per chunk (2t for a stage's one chunk): ideal 6 m t.
   const sim::SimTime t = 1000;
@@ -222,14 +152,14 @@ TEST(ZeroBubbleSchedule, TheVSchedulesLeaveLessBubbleThanOneChunk) {
   ParallelPlan plan;
   plan.pp = p;
   plan.schedule = PipelineSchedule::kOneFOneB;
-  const sim::SimTime one_f_one_b = vPipelineTime(plan, m, 2 * t, 2 * t, 2 * t) - 6 * m * t;
+  const sim::SimTime one_f_one_b = computeOnlyPipelineTime(plan, m, 2 * t, 2 * t, 2 * t) - 6 * m * t;
   plan.schedule = PipelineSchedule::kZeroBubble;
-  const sim::SimTime zero_bubble = vPipelineTime(plan, m, 2 * t, 2 * t, 2 * t) - 6 * m * t;
+  const sim::SimTime zero_bubble = computeOnlyPipelineTime(plan, m, 2 * t, 2 * t, 2 * t) - 6 * m * t;
   plan.virtual_stages = 2;
   plan.schedule = PipelineSchedule::kZeroBubbleV;
-  const sim::SimTime zbv = vPipelineTime(plan, m, t, t, t) - 6 * m * t;
+  const sim::SimTime zbv = computeOnlyPipelineTime(plan, m, t, t, t) - 6 * m * t;
   plan.schedule = PipelineSchedule::kDualPipeV;
-  const sim::SimTime dualpipev = vPipelineTime(plan, m, t, t, t) - 6 * m * t;
+  const sim::SimTime dualpipev = computeOnlyPipelineTime(plan, m, t, t, t) - 6 * m * t;
   EXPECT_EQ(one_f_one_b, (p - 1) * 6 * t);
   EXPECT_EQ(zero_bubble, (p - 1) * 2 * t);
   EXPECT_LT(zbv, zero_bubble);
