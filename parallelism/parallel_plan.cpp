@@ -74,32 +74,55 @@ int64_t ParallelPlan::microbatches(const TrainingSpec& training) const {
   return training.global_batch_size / (dp * training.micro_batch_size);
 }
 
+namespace {
+
+// `count` parts of `layers` layers: the first and the last given ones, the rest spread evenly
+// over the others (checkPlan rejects a rest that does not split evenly).
+std::vector<int64_t> splitWithEnds(int64_t layers, int64_t count, std::optional<int64_t> first,
+                                   std::optional<int64_t> last) {
+  std::vector<int64_t> parts(static_cast<std::size_t>(count), 0);
+  int64_t remaining = layers;
+  int64_t middle = count;
+  if (first) {
+    parts.front() = *first;
+    remaining -= *first;
+    --middle;
+  }
+  if (last) {
+    parts.back() = *last;
+    remaining -= *last;
+    --middle;
+  }
+  if (middle == 0) return parts;
+  assert(remaining % middle == 0 && "checkPlan rejects uneven middle stages");
+  const std::size_t begin = first ? 1 : 0;
+  const std::size_t end = parts.size() - (last ? 1 : 0);
+  for (std::size_t part = begin; part < end; ++part) parts[part] = remaining / middle;
+  return parts;
+}
+
+}  // namespace
+
 std::vector<int64_t> ParallelPlan::layersPerStage(int64_t layers) const {
   assert(pp > 0);
+  if (!placesChunksInAV(schedule)) return splitWithEnds(layers, pp, first_stage_layers, last_stage_layers);
+  const std::vector<int64_t> chunks = layersPerVChunk(layers);
   std::vector<int64_t> stages(static_cast<std::size_t>(pp), 0);
-  int64_t remaining = layers;
-  int64_t middle_stages = pp;
-  if (first_stage_layers) {
-    stages.front() = *first_stage_layers;
-    remaining -= *first_stage_layers;
-    --middle_stages;
+  for (int64_t stage = 0; stage < pp; ++stage) {
+    stages[static_cast<std::size_t>(stage)] = chunks[static_cast<std::size_t>(virtualStage(stage, 0))] +
+                                              chunks[static_cast<std::size_t>(virtualStage(stage, 1))];
   }
-  if (last_stage_layers) {
-    stages.back() = *last_stage_layers;
-    remaining -= *last_stage_layers;
-    --middle_stages;
-  }
-  if (middle_stages == 0) return stages;
-  assert(remaining % middle_stages == 0 && "checkPlan rejects uneven middle stages");
-  const int64_t each = remaining / middle_stages;
-  const std::size_t begin = first_stage_layers ? 1 : 0;
-  const std::size_t end = stages.size() - (last_stage_layers ? 1 : 0);
-  for (std::size_t stage = begin; stage < end; ++stage) stages[stage] = each;
   return stages;
+}
+
+std::vector<int64_t> ParallelPlan::layersPerVChunk(int64_t layers) const {
+  assert(pp > 0 && placesChunksInAV(schedule));
+  return splitWithEnds(layers, 2 * pp, first_stage_layers, last_stage_layers);
 }
 
 int64_t ParallelPlan::layersOfChunk(int64_t layers, int64_t stage, int64_t chunk) const {
   assert(stage >= 0 && stage < pp && chunk >= 0 && chunk < virtual_stages);
+  if (placesChunksInAV(schedule)) return layersPerVChunk(layers)[static_cast<std::size_t>(virtualStage(stage, chunk))];
   const int64_t stage_layers = layersPerStage(layers)[static_cast<std::size_t>(stage)];
   const int64_t base = stage_layers / virtual_stages;
   const int64_t longer = stage_layers % virtual_stages;  // chunks that hold base + 1
@@ -168,11 +191,13 @@ std::string recomputeLabel(const ParallelPlan& plan) {
 
 std::string ParallelPlan::unevenSplitText(int64_t layers) const {
   if (!first_stage_layers && !last_stage_layers) return {};
-  const std::vector<int64_t> stages = layersPerStage(layers);
-  std::string text = std::to_string(stages.front());
-  if (pp > 2) text += " + " + std::to_string(pp - 2) + " x " + std::to_string(stages[1]);
-  if (pp > 1) text += " + " + std::to_string(stages.back());
-  return text;
+  const bool v = placesChunksInAV(schedule);
+  const std::vector<int64_t> parts = v ? layersPerVChunk(layers) : layersPerStage(layers);
+  const auto count = static_cast<int64_t>(parts.size());
+  std::string text = std::to_string(parts.front());
+  if (count > 2) text += " + " + std::to_string(count - 2) + " x " + std::to_string(parts[1]);
+  if (count > 1) text += " + " + std::to_string(parts.back());
+  return v ? "V: " + text : text;
 }
 
 // Parameters per data-parallel gradient bucket (--ddp-bucket-size). Each bucket is its own
@@ -263,8 +288,8 @@ ParallelPlan readParallelPlan(const ConfigNode& section) {
   if (auto config = section.optionalChild("tp_comm_overlap_config")) {
     plan.tp_comm_overlap_config = readTpCommOverlapConfig(*config);
   }
-  if (auto first = section.optionalChild("first_stage_layers")) plan.first_stage_layers = first->asPositiveInteger();
-  if (auto last = section.optionalChild("last_stage_layers")) plan.last_stage_layers = last->asPositiveInteger();
+  if (auto first = section.optionalChild("first_stage_layers")) plan.first_stage_layers = first->asNonNegativeInteger();
+  if (auto last = section.optionalChild("last_stage_layers")) plan.last_stage_layers = last->asNonNegativeInteger();
   return plan;
 }
 

@@ -111,7 +111,11 @@ struct ParallelPlan {
   // Transformer Engine's defaults unless the experiment's tp_comm_overlap_config sets them.
   TpCommOverlapConfig tp_comm_overlap_config;
   // Explicitly uneven pipeline splits (Megatron's --decoder-first/last-pipeline-num-layers):
-  // the remaining layers are spread evenly over the other stages.
+  // the remaining layers are spread evenly over the other stages. With a V placement
+  // (placesChunksInAV) they are the layers of the first and the last model chunk (the
+  // embedding's and the loss's, both on the first GPU), which may hold none, and the rest
+  // spread evenly over the other 2 pp - 2 chunks (Qi et al.'s ZB-V runs, arXiv:2401.10241 §6:
+  // the ends one layer fewer than the middle).
   std::optional<int64_t> first_stage_layers;
   std::optional<int64_t> last_stage_layers;
 
@@ -135,12 +139,15 @@ struct ParallelPlan {
   // Transformer layers of each of the pp stages (all virtual chunks of a stage together),
   // with first/last_stage_layers applied. Needs a plan that passed checkPlan for this model.
   [[nodiscard]] std::vector<int64_t> layersPerStage(int64_t layers) const;
+  // Transformer layers of each of the 2 pp model chunks of a V placement, in virtual-stage order.
+  [[nodiscard]] std::vector<int64_t> layersPerVChunk(int64_t layers) const;
   // Transformer layers of model chunk `chunk` of `stage` under interleaving. A stage whose
   // layers do not split evenly over its virtual_stages chunks (an uneven first or last
   // stage) gives the chunks next to the embedding or the loss one layer fewer: the first
   // stage's first chunks, the last stage's last chunks, as Megatron-Core places them with
   // --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split
   // (Llama 3.1 405B, 126 layers on pp 8 x vp 8: 1 + 7 x 2 layers on the first stage).
+  // In a V: layersPerVChunk's count of the chunk's virtual stage.
   [[nodiscard]] int64_t layersOfChunk(int64_t layers, int64_t stage, int64_t chunk) const;
   // The index of the first transformer layer of that chunk: model chunks hold consecutive
   // layers in the order of their virtual stage, chunk x pp + stage (Megatron-LM's interleaved
@@ -169,7 +176,8 @@ struct ParallelPlan {
   // below some chunk's layer count).
   [[nodiscard]] bool partialRecompute(int64_t layers) const;
   // "7 + 14 x 8 + 7": the layers of the first stage, the middle ones and the last, for an
-  // uneven split; empty for an even one.
+  // uneven split (in a V, of the first model chunk, the middle ones and the last: "V: 1 + 30 x
+  // 2 + 0"); empty for an even one.
   [[nodiscard]] std::string unevenSplitText(int64_t layers) const;
 };
 

@@ -126,6 +126,16 @@ void checkUnevenStages(const ModelSpec& model, const ParallelPlan& plan, std::ve
   const bool first = plan.first_stage_layers.has_value();
   const bool last = plan.last_stage_layers.has_value();
   const std::string blamed = first ? "parallelism.first_stage_layers" : "parallelism.last_stage_layers";
+  for (const auto& [key, value] : {std::pair{"first_stage_layers", plan.first_stage_layers},
+                                   std::pair{"last_stage_layers", plan.last_stage_layers}}) {
+    if (value == 0) {
+      issues.push_back({std::string("parallelism.") + key,
+                        std::string(key) + " = 0 leaves a pipeline stage without transformer layers; expected a "
+                                           "positive integer (only zbv's and dualpipev's first and last model chunks "
+                                           "may hold none)"});
+      return;
+    }
+  }
   const std::string given_name = first && last ? "first_stage_layers + last_stage_layers"
                                  : first       ? "first_stage_layers"
                                                : "last_stage_layers";
@@ -182,6 +192,42 @@ void checkUnevenStages(const ModelSpec& model, const ParallelPlan& plan, std::ve
   }
 }
 
+// A V placement (zbv, dualpipev): 2 pp model chunks, the first and the last (both on the first
+// GPU) as first/last_stage_layers give them, possibly empty, and every other chunk the same
+// number of layers, at least one.
+void checkVChunks(const ModelSpec& model, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
+  const std::string name(scheduleName(plan.schedule));
+  const int64_t chunks = 2 * plan.pp;
+  const bool first = plan.first_stage_layers.has_value();
+  const bool last = plan.last_stage_layers.has_value();
+  if (!first && !last) {
+    if (model.layers % chunks != 0) {
+      issues.push_back({"parallelism.pp", name + " places " + str(chunks) + " model chunks (2 x pp = " + str(plan.pp) +
+                                              ") in a V; they do not split layers = " + str(model.layers) +
+                                              " evenly: set first_stage_layers / last_stage_layers, the layers of "
+                                              "the first and the last chunk"});
+    }
+    return;
+  }
+  const std::string blamed = first ? "parallelism.first_stage_layers" : "parallelism.last_stage_layers";
+  const int64_t given = plan.first_stage_layers.value_or(0) + plan.last_stage_layers.value_or(0);
+  const int64_t middle = chunks - (first ? 1 : 0) - (last ? 1 : 0);
+  const int64_t rest = model.layers - given;
+  const std::string in_v = " in " + name +
+                           "'s V (first_stage_layers and last_stage_layers are the layers of its "
+                           "first and last model chunk, both on the first GPU)";
+  if (rest < middle) {
+    issues.push_back({blamed, "first and last chunks of " + str(given) + " layers leave " +
+                                  str(std::max<int64_t>(rest, 0)) + " of the " + str(model.layers) +
+                                  " layers for the " + str(middle) + " other model chunks" + in_v +
+                                  "; each needs at least one layer"});
+  } else if (rest % middle != 0) {
+    issues.push_back({blamed, "the " + str(rest) + " layers left after first and last chunks of " + str(given) +
+                                  " layers do not split evenly over the other " + str(middle) + " model chunks" + in_v +
+                                  "; make layers minus their sum a multiple of " + str(middle)});
+  }
+}
+
 void checkPipeline(const ModelSpec& model, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
   if (plan.virtual_stages > 1 && plan.pp == 1) {
     issues.push_back({"parallelism.virtual_stages",
@@ -201,11 +247,8 @@ void checkPipeline(const ModelSpec& model, const ParallelPlan& plan, std::vector
                             ", expected 2"});
       return;
     }
-    if (plan.first_stage_layers || plan.last_stage_layers) {
-      issues.push_back({plan.first_stage_layers ? "parallelism.first_stage_layers" : "parallelism.last_stage_layers",
-                        "an uneven pipeline split is not modelled with " + name + "'s V placement; use an even one"});
-      return;
-    }
+    checkVChunks(model, plan, issues);
+    return;
   }
   if (plan.virtual_stages > 1 && plan.schedule == PipelineSchedule::kGpipe) {
     issues.push_back({"parallelism.schedule", "gpipe cannot interleave model chunks; virtual_stages = " +

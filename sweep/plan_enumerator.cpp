@@ -27,6 +27,21 @@ std::optional<StageSplit> unevenSplit(int64_t layers, int64_t pp) {
   return StageSplit{ends - last, last, pp == 2 ? ends - last : middle};
 }
 
+// The split a V placement (zbv, dualpipev) gets when its 2 pp model chunks do not divide the
+// layers: every middle chunk holds ceil(layers / 2 pp) and the first and last chunks (both on
+// the first GPU, beside the embedding and the loss) share the rest, possibly none, the last
+// taking the smaller half. Qi et al.'s ZB-V runs are such splits (arXiv:2401.10241 §6: 30
+// layers over 32 chunks as 0 + 30 x 1 + 0). None when the layers are too few for the middle.
+std::optional<StageSplit> vSplit(int64_t layers, int64_t pp) {
+  const int64_t chunks = 2 * pp;
+  if (pp < 2 || layers % chunks == 0) return std::nullopt;
+  const int64_t middle = (layers + chunks - 1) / chunks;
+  const int64_t ends = layers - (chunks - 2) * middle;
+  if (ends < 0) return std::nullopt;
+  const int64_t last = ends / 2;
+  return StageSplit{ends - last, last, middle};
+}
+
 // Chunks per stage an uneven split allows: divisors of the middle stages' layers that leave
 // every chunk of the shorter end stages a layer (checkPlan's rule).
 std::vector<int64_t> unevenChunks(const StageSplit& split) {
@@ -77,6 +92,7 @@ void enumerateTarget(std::size_t target_index, const SweepTarget& target, const 
         const std::vector<int64_t> stage_chunks = split                              ? unevenChunks(*split)
                                                   : pp > 1 && model.layers % pp == 0 ? divisorsOf(model.layers / pp)
                                                                                      : std::vector<int64_t>{1};
+        const std::optional<StageSplit> v_split = vSplit(model.layers, pp);
         const std::vector<int64_t> micro_batches =
             global_batch % dp == 0 ? divisorsOf(global_batch / dp) : std::vector<int64_t>{1};
         std::vector<int64_t> sequence_parallel = valuesOf(space, Dimension::kSequenceParallel, {0, 1});
@@ -86,6 +102,14 @@ void enumerateTarget(std::size_t target_index, const SweepTarget& target, const 
         const std::vector<int64_t> recompute_policies = valuesOf(space, Dimension::kRecompute, {0, 1, 2});
         const std::vector<int64_t> schedules =
             valuesOf(space, Dimension::kSchedule, {static_cast<int64_t>(experiment.plan.schedule)});
+        // The V schedules run two chunks per GPU whatever the split: offer 2 where they are listed.
+        std::vector<int64_t> chunk_counts = stage_chunks;
+        const bool v_listed = std::any_of(schedules.begin(), schedules.end(), [](int64_t schedule) {
+          return parallelism::placesChunksInAV(static_cast<parallelism::PipelineSchedule>(schedule));
+        });
+        if (v_listed && pp > 1 && std::find(chunk_counts.begin(), chunk_counts.end(), 2) == chunk_counts.end()) {
+          chunk_counts.insert(std::upper_bound(chunk_counts.begin(), chunk_counts.end(), 2), 2);
+        }
         const bool one_f_one_b_listed =
             std::find(schedules.begin(), schedules.end(),
                       static_cast<int64_t>(parallelism::PipelineSchedule::kOneFOneB)) != schedules.end();
@@ -95,7 +119,7 @@ void enumerateTarget(std::size_t target_index, const SweepTarget& target, const 
             space, Dimension::kEtp, model.moe && tp > 1 ? std::vector<int64_t>{1, tp} : std::vector<int64_t>{tp});
         for (int64_t ep : valuesOf(space, Dimension::kEp, experts)) {
           for (int64_t etp : expert_tp) {
-            for (int64_t virtual_stages : valuesOf(space, Dimension::kVirtualStages, stage_chunks)) {
+            for (int64_t virtual_stages : valuesOf(space, Dimension::kVirtualStages, chunk_counts)) {
               for (int64_t micro_batch_size : valuesOf(space, Dimension::kMicroBatchSize, micro_batches)) {
                 training.micro_batch_size = micro_batch_size;
                 for (int64_t sp : sequence_parallel) {
@@ -125,8 +149,10 @@ void enumerateTarget(std::size_t target_index, const SweepTarget& target, const 
                           plan.ep = ep;
                           plan.etp = etp == tp ? ParallelPlan::kAuto : etp;
                           plan.virtual_stages = virtual_stages;
-                          plan.first_stage_layers = split ? std::optional(split->first) : std::nullopt;
-                          plan.last_stage_layers = split ? std::optional(split->last) : std::nullopt;
+                          const std::optional<StageSplit>& ends =
+                              parallelism::placesChunksInAV(pipeline) ? v_split : split;
+                          plan.first_stage_layers = ends ? std::optional(ends->first) : std::nullopt;
+                          plan.last_stage_layers = ends ? std::optional(ends->last) : std::nullopt;
                           plan.sequence_parallel = sp != 0;
                           plan.zero = static_cast<int>(zero);
                           plan.recompute = static_cast<Recompute>(recompute);

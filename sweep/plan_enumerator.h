@@ -7,12 +7,15 @@
 //                         gets the uneven split Megatron's first/last_stage_layers express:
 //                         ceil(layers / pp) per middle stage, the rest shared by the first
 //                         and last stages (the last taking the smaller half), e.g. Llama 3
-//                         405B's 7 + 14 x 8 + 7 at pp 16
+//                         405B's 7 + 14 x 8 + 7 at pp 16; under zbv and dualpipev the 2 pp
+//                         chunks of the V take that rule (ceil(layers / 2 pp) per middle
+//                         chunk, the rest, possibly none, on the first and last chunks)
 //   dp                    gpus / (tp x pp x cp); combinations whose product does not divide
 //                         the GPU count define no plan and are not listed
 //   ep                    every divisor of moe.experts (1 for dense models)
 //   virtual_stages        1 at pp = 1; else every divisor of layers / pp; with an uneven split,
-//                         every divisor of the middle stages' layers up to the ends' layers
+//                         every divisor of the middle stages' layers up to the ends' layers;
+//                         2 added where zbv or dualpipev is listed
 //   micro_batch_size      every divisor of global_batch_size / dp (1 when dp does not divide it)
 //   sequence_parallel     false, true (tp > 1 only: at tp = 1 Megatron turns it off, so the
 //                         plan would be the same as with false)

@@ -395,7 +395,9 @@ TEST(ExperimentErrors, SequenceParallelNotBoolean) {
 
 TEST(ExperimentErrors, FirstStageLayersZero) {
   EXPECT_EQ(errorText(loadText(std::string(kValid) + "  first_stage_layers: 0\n")),
-            "bad.yaml:9:23: parallelism.first_stage_layers: expected a positive integer, found \"0\"");
+            "bad.yaml:9:23: parallelism.first_stage_layers: first_stage_layers = 0 leaves a pipeline stage without "
+            "transformer layers; expected a positive integer (only zbv's and dualpipev's first and last model chunks "
+            "may hold none)");
 }
 
 TEST(ExperimentErrors, UnknownPrecision) {

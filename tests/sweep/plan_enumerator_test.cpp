@@ -320,6 +320,30 @@ TEST(PlanEnumeratorTest, APipelineDepthThatDoesNotDivideTheLayersGetsAnUnevenSpl
   EXPECT_EQ(valid_pp, (std::set<int64_t>{1, 2, 4, 8}));
 }
 
+// The V schedules split 14 layers over their 2 pp chunks: ceil(14 / 2 pp) per middle chunk and
+// the rest on the first GPU's two end chunks, none at pp 8 (3 + 2 x 4 + 3, 1 + 6 x 2 + 1,
+// 0 + 14 x 1 + 0), and they get two chunks per GPU where the layers give none.
+TEST(PlanEnumeratorTest, TheVSchedulesGetTheirOwnUnevenSplit) {
+  std::string text = testing::kSmallExperiment;
+  text.replace(text.find("layers: 8"), 9, "layers: 14");
+  const ExperimentFile file(text);
+  const auto targets = smallTargets(file);
+  std::map<int64_t, std::vector<int64_t>> valid_chunks;  // by pp
+  for (const auto& candidate : enumeratePlans(targets, parsePlanSpace({"schedule=zbv"}, {"recompute=none"}))) {
+    const auto& plan = candidate.plan;
+    if (!candidate.valid()) continue;
+    EXPECT_EQ(plan.virtual_stages, 2);
+    ASSERT_TRUE(plan.first_stage_layers && plan.last_stage_layers) << plan.pp;
+    const int64_t end = plan.pp == 2 ? 3 : plan.pp == 4 ? 1 : 0;
+    EXPECT_EQ(*plan.first_stage_layers, end);
+    EXPECT_EQ(*plan.last_stage_layers, end);
+    valid_chunks[plan.pp] = plan.layersPerVChunk(14);
+  }
+  EXPECT_EQ(valid_chunks[2], (std::vector<int64_t>{3, 4, 4, 3}));
+  EXPECT_EQ(valid_chunks[4], (std::vector<int64_t>{1, 2, 2, 2, 2, 2, 2, 1}));
+  EXPECT_EQ(valid_chunks[8], (std::vector<int64_t>{0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0}));
+}
+
 TEST(PlanEnumeratorTest, DivisorsAreAscendingAndComplete) {
   EXPECT_EQ(divisorsOf(1), std::vector<int64_t>{1});
   EXPECT_EQ(divisorsOf(12), (std::vector<int64_t>{1, 2, 3, 4, 6, 12}));

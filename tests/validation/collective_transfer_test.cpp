@@ -42,9 +42,9 @@ TEST(CollectiveTransferTest, FitsTheSmallRunsOfEverySystemAndPredictsItsLargeOne
     for (const calibrate::FittedValue& value : transfer.values) {
       const double ratio = value.after / value.before;
       const bool efficiency = value.name.find("efficiency") != std::string::npos;
-      const bool at_limit = value.after != value.before &&
-                            (efficiency ? (value.after >= 0.999 - 1e-9 || value.after <= 0.001 + 1e-9)
-                                        : (ratio >= 100.0 * (1.0 - 1e-9) || ratio <= 0.01 * (1.0 + 1e-9)));
+      const bool at_limit =
+          value.after != value.before && (efficiency ? (value.after >= 0.999 - 1e-9 || value.after <= 0.001 + 1e-9)
+                                                     : (ratio >= 100.0 * (1.0 - 1e-9) || ratio <= 0.01 * (1.0 + 1e-9)));
       EXPECT_EQ(value.at_bound, at_limit) << transfer.system << " " << value.name << " " << value.after;
     }
   }

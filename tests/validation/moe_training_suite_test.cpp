@@ -49,9 +49,10 @@ TEST(MoeTrainingSuiteTest, SmallRowsStayNearTheirDocumentedErrors) {
 
 TEST(MoeTrainingSuiteTest, DeepSeekV3OnItsOwnH800ClusterStaysNearItsDocumentedError) {
   // DeepSeek-V3's pre-training on 2,048 H800 (pp 16, ep 64 over 8 nodes, the flex dispatcher
-  // with node-limited routing, DualPipe run as 1F1B with the all-to-all overlapped): -4.9%
-  // against the report's GPU-hour average (docs/training-validation.md, "The DeepSeek-V3
-  // report"), and the plan fits in the H800's 80 GB as the run did.
+  // with node-limited routing, DualPipe run as DualPipeV on the same GPUs, V: 1 + 30 x 2 + 0
+  // layers, with the all-to-all overlapped): -1.8% against the report's GPU-hour average
+  // (docs/training-validation.md, "The DeepSeek-V3 report"), and the plan fits in the H800's
+  // 80 GB as the run did.
   TrainingSuiteOptions options;
   options.simulation = shippedSimulationOptions();
   options.only = {"deepseek-v3-moe-001"};
@@ -60,7 +61,7 @@ TEST(MoeTrainingSuiteTest, DeepSeekV3OnItsOwnH800ClusterStaysNearItsDocumentedEr
   ASSERT_EQ(result->rows.size(), 1U);
   const auto& row = result->rows[0];
   ASSERT_TRUE(row.ran);
-  EXPECT_NEAR(row.error, -0.049, 0.03);
+  EXPECT_NEAR(row.error, -0.018, 0.03);
   EXPECT_TRUE(row.result.memory.fits());
 }
 
