@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Predicts Qi et al.'s published 1F1B and zero-bubble runs (docs/sources/zero-bubble-qi2024.yaml)
 with `trainsim simulate` and prints the comparison tables of docs/pipeline-schedules.md: Table 4's
-1F1B and ZB-1p runs, and Table 6's ZB-V runs beside 1F1B and ZB-1p at the same settings.
+1F1B and ZB-1p runs, Table 6's ZB-V runs beside 1F1B and ZB-1p at the same settings, and Table 7's
+runs of the three at half Table 6's micro-batch.
 
 Each run is written as an experiment: the paper's GPT-like model (ffn 4 h, vocabulary 51,200:
 not published), sequence 1024, pure pipeline parallelism with one layer fewer on the first and
@@ -127,6 +128,25 @@ def table6(trainsim, data, models, flash, directory):
           f"{len(data['zbv_results'])} runs")
 
 
+def table7(trainsim, data, models, flash, directory):
+    print("\n| model | GPUs | b | m | 1F1B published | predicted | error | ZB-V published | zbv predicted | error "
+          "| ZB-1p published | zero_bubble predicted | error |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    errors = {"1f1b": [], "zero_bubble": [], "zbv": []}
+    for row in data["zbv_half_microbatch"]:  # [ZB-V, ZB-1p, 1F1B]
+        model, gpus, b, m = models[row["model"]], row["gpus"], row["micro_batch_size"], row["microbatches"]
+        cells = []
+        for schedule, position in (("1f1b", 2), ("zbv", 0), ("zero_bubble", 1)):
+            spec = experiment(model, gpus, b, data["seq_len"], m, schedule, flash)
+            predicted, _ = simulate(trainsim, spec, max(1, gpus // 8), directory)
+            published = row["samples_per_gpu_s"][position]
+            errors[schedule].append(predicted / published - 1.0)
+            cells.append(f"{published} | {predicted:.3g} | {100 * errors[schedule][-1]:+.1f}%")
+        print(f"| {model['name']} | {gpus} | {b} | {m} | " + " | ".join(cells) + " |")
+    print(f"\nsamples/GPU/s at half the micro-batch: 1F1B {summary(errors['1f1b'])}, ZB-V {summary(errors['zbv'])}, "
+          f"ZB-1p {summary(errors['zero_bubble'])} over {len(data['zbv_half_microbatch'])} runs")
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -137,6 +157,7 @@ def main():
     with tempfile.TemporaryDirectory() as directory:
         table4(trainsim, data, models, flash, directory)
         table6(trainsim, data, models, flash, directory)
+        table7(trainsim, data, models, flash, directory)
 
 
 if __name__ == "__main__":
