@@ -132,11 +132,13 @@ std::vector<parallelism::ChunkPart> otherParts(const parallelism::Experiment& ex
 // Whether every chunk's transformer layers are one kind of layer and no chunk holds more
 // (no multi-token-prediction modules, every layer under the plan's recomputation): a chunk is then chunk (0, 0)'s layer
 // part with its repeats set to the chunk's layer count, plus otherParts, and chunks of equal layer counts cost the
-// same. Otherwise (dense first layers, layer frequencies, sliding-window layers, MTP modules) each chunk is priced from
+// same. Otherwise (dense first layers, layer frequencies, sliding-window layers, MTP modules, or a chunk (0, 0)
+// without a layer to take the part from: a V whose first chunk holds only the embedding) each chunk is priced from
 // its own parts.
 bool uniformChunks(const parallelism::Experiment& experiment) {
   return experiment.model.uniformLayers() && experiment.model.mtp_layers == 0 &&
-         !experiment.plan.partialRecompute(experiment.model.layers);
+         !experiment.plan.partialRecompute(experiment.model.layers) &&
+         experiment.plan.layersOfChunk(experiment.model.layers, 0, 0) > 0;
 }
 
 // The parts the screen prices for chunk (stage, chunk): as the builder's chunkWorkloads,

@@ -47,5 +47,27 @@ TEST(ZeroBubbleScreen, PricesTheScheduleAsTheSimulationRunsIt) {
   EXPECT_NEAR((estimates[0] - estimates[1]) / (simulated[0] - simulated[1]), 1.0, 0.35);
 }
 
+// Qi et al.'s 6.2B model (30 layers) on 16 A100, micro-batch 6, 48 micro-batches, as zbv with
+// layerless ends (V: 0 + 30 x 1 + 0): the first GPU's first chunk holds no layer to price the
+// others from, and the screen prices each chunk from its own parts.
+TEST(ZeroBubbleScreen, PricesAVWithLayerlessEnds) {
+  parallelism::SimulationOptions options = shippedSimulationOptions();
+  options.iteration.symmetric = true;
+  const std::string yaml =
+      "model: {name: gpt-6.2b, architecture: gpt, layers: 30, hidden_size: 4096, attention_heads: 32, vocab_size: "
+      "51200}\ncluster: dgx-a100\ntraining: {seq_len: 1024, global_batch_size: 288, micro_batch_size: 6, precision: "
+      "fp16}\nparallelism: {gpus: 16, tp: 1, pp: 16, dp: 1, recompute: none, schedule: zbv, virtual_stages: 2, "
+      "first_stage_layers: 0, last_stage_layers: 0}\n";
+  auto experiment =
+      parallelism::loadExperimentNode(parseConfigText(yaml, "test.yaml"), ConfigPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS},
+                                      {parseOverride("cluster.nodes=2")});
+  ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
+  IterationEstimator estimator(experiment->cluster, experiment->training.precision, options);
+  const double estimate = estimator.iterationSeconds(*experiment);
+  auto result = parallelism::simulateIteration(*experiment, options);
+  ASSERT_TRUE(result.ok()) << result.error().toString();
+  EXPECT_NEAR(estimate / result->iteration_time_s, 1.0, 0.05);
+}
+
 }  // namespace
 }  // namespace trainsim::sweep
