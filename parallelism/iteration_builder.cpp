@@ -195,9 +195,10 @@ IterationGraph IterationBuilder::build() {
   addPassCollectives(result, stages);
   orderPassesAfterCollectives(result);
   addPipelineSends(result, stages);
-  const std::vector<std::vector<TaskId>> reductions = features_.sharded_blocks
-                                                          ? addShardedBlockCollectives(result, stages, buckets)
-                                                          : addGradientReductions(result, stages, buckets);
+  std::vector<std::vector<TaskId>> reductions = features_.sharded_blocks
+                                                    ? addShardedBlockCollectives(result, stages, buckets)
+                                                    : addGradientReductions(result, stages, buckets);
+  addCopyGradientExchanges(result, stages, reductions);
   addOptimizerSteps(result, reductions);
   if (!features_.sharded_blocks) addParameterGathers(result, stages, buckets);
   collectives_.reset();

@@ -203,6 +203,8 @@ class IterationBuilder {
                                                                             const std::vector<StageSchedule>& stages,
                                                                             const BucketTasks& buckets);
   void addOptimizerSteps(IterationGraph& result, const std::vector<std::vector<sim::TaskId>>& reductions);
+  void addCopyGradientExchanges(IterationGraph& result, const std::vector<StageSchedule>& stages,
+                                std::vector<std::vector<sim::TaskId>>& reductions);
   void addParameterGathers(IterationGraph& result, const std::vector<StageSchedule>& stages,
                            const BucketTasks& buckets);
   // Phases 5 and 7 with sharded blocks (iteration_builder_sharded_blocks.cpp).

@@ -111,6 +111,41 @@ void IterationBuilder::addOptimizerSteps(IterationGraph& result, const std::vect
   }
 }
 
+// Phase 5, DualPipe: each GPU's chunk of one direction and its mirror GPU's chunk of the other
+// are copies of one stage, whose gradients are summed before either copy steps (deepseek-ai/
+// DualPipe examples/example_dualpipe.py adds each rank's gradients to its mirror's). Each pair of
+// copies exchanges its gradients, as fp32 main gradients or the reduction's bytes, once the
+// chunk's last weight-gradient pass has run on both; the exchange runs beside the data-parallel
+// reduction and the optimizer step waits for both.
+void IterationBuilder::addCopyGradientExchanges(IterationGraph& result, const std::vector<StageSchedule>& stages,
+                                                std::vector<std::vector<TaskId>>& reductions) {
+  const auto& plan = experiment_.plan;
+  if (!runsBothDirections(plan.schedule)) return;
+  const MicroBatchShard shard = MicroBatchShard::of(experiment_.training, plan);
+  const double grad_bytes = options_.grad_reduce_bytes_per_parameter.value_or(shard.mainGradientBytes());
+  for (int64_t r = 0; r < layout_.ranks(); ++r) {
+    RankCoordinate coordinate = layout_.coordinate(r);
+    const int64_t stage = coordinate.pp;
+    if (stage >= plan.pp / 2 || !result.ranks[static_cast<std::size_t>(r)].simulated) continue;
+    const int64_t mirror_stage = plan.pp - 1 - stage;
+    coordinate.pp = mirror_stage;
+    const int64_t mirror = layout_.rank(coordinate);  // the same tp, cp and dp coordinates
+    const StageSchedule& own = stages[static_cast<std::size_t>(stage)];
+    const StageSchedule& other = stages[static_cast<std::size_t>(mirror_stage)];
+    for (int64_t chunk = 0; chunk < 2; ++chunk) {
+      const auto own_last = own.last_backward[static_cast<std::size_t>(chunk)];
+      const auto other_last = other.last_backward[static_cast<std::size_t>(1 - chunk)];
+      const double bytes = chunkParameters(stage) * grad_bytes;
+      const TaskId exchange = addCollective(result, perf::CollectiveOp::kSendRecv, {r, mirror}, bytes, 1,
+                                            {result.ranks[static_cast<std::size_t>(r)].step_end[own_last],
+                                             result.ranks[static_cast<std::size_t>(mirror)].step_end[other_last]},
+                                            TaskCategory::kDataComm);
+      reductions[static_cast<std::size_t>(r)].push_back(exchange);
+      reductions[static_cast<std::size_t>(mirror)].push_back(exchange);
+    }
+  }
+}
+
 // Phase 7 (ZeRO >= 1): the updated parameter shards are all-gathered (2 bytes per parameter
 // in bf16; FP8 parameters, training.fp8_param_gather, as they are held: 1 byte), bucket by
 // bucket like the gradients. With overlap_param_gather Megatron-Core hides this behind the

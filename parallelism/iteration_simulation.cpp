@@ -241,8 +241,10 @@ std::optional<MicrobatchExtrapolation> microbatchExtrapolation(const ParallelPla
   // The line is checked against a third point (simulateIteration), so it is only worth it
   // when the three runs save at least pp micro-batches over simulating them all.
   // The V schedules (ZB-V, DualPipeV) reach theirs from 2 pp micro-batches (their warm-up
-  // and cool-down counts assume at least 2 pp - 1 and 2 pp).
-  const int64_t step = placesChunksInAV(plan.schedule) ? 2 * plan.pp : std::max<int64_t>(plan.pp, 2);
+  // and cool-down counts assume at least 2 pp - 1 and 2 pp), DualPipe too (pp per direction).
+  const int64_t step = placesChunksInAV(plan.schedule) || runsBothDirections(plan.schedule)
+                           ? 2 * plan.pp
+                           : std::max<int64_t>(plan.pp, 2);
   const int64_t first = step;
   const int64_t second = first + step;
   const int64_t third = second + step;

@@ -259,16 +259,18 @@ StageParameters stageParameters(const ModelSpec& model, const TrainingSpec& trai
   const auto hidden = static_cast<double>(model.hidden_size);
   const double table = static_cast<double>(model.vocab_size) * hidden / static_cast<double>(plan.tp);
   const bool gpt = model.architecture == Architecture::kGpt;
-  if (stage == 0) {
+  const bool embedding = plan.holdsEmbeddingOn(stage);
+  if (embedding) {
     parameters.dense += table;  // vocabulary-parallel input embedding
     // GPT-2/3 learned positions, one row per position, replicated over tp (Megatron's
     // position_embeddings is a plain nn.Embedding(max_position_embeddings = seq_len, h)).
     if (gpt) parameters.dense += static_cast<double>(training.seq_len) * hidden;
   }
-  if (stage == plan.outputStage()) {
-    // (The output stage is the first one without pipeline parallelism, and in a V.)
+  if (plan.holdsOutputOn(stage)) {
+    // (The output stage is the first one without pipeline parallelism, and in a V; DualPipe's
+    // ends hold both directions' embeddings and outputs.)
     parameters.dense += gpt ? 2.0 * hidden : hidden;  // final norm
-    if (!model.tied_embeddings || stage != 0) parameters.dense += table;
+    if (!model.tied_embeddings || !embedding) parameters.dense += table;
     if (model.mtp_layers > 0) {
       // The MTP modules (ModelSpec::mtpParameterCount), on the last stage; with pp > 1 that
       // stage also holds a copy of the embedding the modules look their tokens up in
@@ -278,7 +280,7 @@ StageParameters stageParameters(const ModelSpec& model, const TrainingSpec& trai
       parameters.dense += depth * (block.dense + 2.0 * hidden * hidden / static_cast<double>(plan.tp) + 3.0 * hidden);
       parameters.expert += depth * block.expert;
       parameters.largest_layer = std::max(parameters.largest_layer, block.dense + block.expert);
-      if (stage != 0) parameters.dense += table;
+      if (!embedding) parameters.dense += table;
     }
   }
   parameters.outside_layers = parameters.total() - in_layers;
@@ -641,12 +643,12 @@ MemoryReport estimateMemory(const Experiment& experiment, const MemoryOptions& b
       const double held = peakHeld(order, weight_inputs / v / chunk_activations);
       memory.activations += (held - static_cast<double>(memory.in_flight)) * chunk_activations;
     }
-    if (stage == 0) {
+    if (plan.holdsEmbeddingOn(stage)) {
       // The first model chunk holds about in_flight / v of the stage's micro-batches.
       const double first_chunk = std::ceil(static_cast<double>(memory.in_flight) / v);
       memory.activations += first_chunk * embeddingActivationBytes(model, shard, options);
     }
-    if (stage == plan.outputStage()) {
+    if (plan.holdsOutputOn(stage)) {
       // The last stage starts each micro-batch's backward right after its forward (1F1B); gpipe keeps all.
       const double last_chunk = plan.schedule == PipelineSchedule::kGpipe ? static_cast<double>(microbatches) : 1.0;
       memory.activations += last_chunk * outputActivationBytes(model, shard, options);

@@ -15,17 +15,20 @@ std::string_view scheduleName(PipelineSchedule schedule) {
     case PipelineSchedule::kZeroBubble: return "zero_bubble";
     case PipelineSchedule::kZeroBubbleV: return "zbv";
     case PipelineSchedule::kDualPipeV: return "dualpipev";
+    case PipelineSchedule::kDualPipe: return "dualpipe";
   }
   return "unknown";
 }
 
 bool splitsWeightGradients(PipelineSchedule schedule) {
-  return schedule == PipelineSchedule::kZeroBubble || placesChunksInAV(schedule);
+  return schedule == PipelineSchedule::kZeroBubble || placesChunksInAV(schedule) || runsBothDirections(schedule);
 }
 
 bool placesChunksInAV(PipelineSchedule schedule) {
   return schedule == PipelineSchedule::kZeroBubbleV || schedule == PipelineSchedule::kDualPipeV;
 }
+
+bool runsBothDirections(PipelineSchedule schedule) { return schedule == PipelineSchedule::kDualPipe; }
 
 std::string_view recomputeName(Recompute recompute) {
   switch (recompute) {
@@ -105,6 +108,13 @@ std::vector<int64_t> splitWithEnds(int64_t layers, int64_t count, std::optional<
 
 std::vector<int64_t> ParallelPlan::layersPerStage(int64_t layers) const {
   assert(pp > 0);
+  if (runsBothDirections(schedule)) {
+    // Each GPU holds its stage of one direction and the mirror stage of the other.
+    const std::vector<int64_t> split = splitWithEnds(layers, pp, first_stage_layers, last_stage_layers);
+    std::vector<int64_t> both(split.size());
+    for (std::size_t s = 0; s < split.size(); ++s) both[s] = split[s] + split[split.size() - 1 - s];
+    return both;
+  }
   if (!placesChunksInAV(schedule)) return splitWithEnds(layers, pp, first_stage_layers, last_stage_layers);
   const std::vector<int64_t> chunks = layersPerVChunk(layers);
   std::vector<int64_t> stages(static_cast<std::size_t>(pp), 0);
@@ -123,6 +133,10 @@ std::vector<int64_t> ParallelPlan::layersPerVChunk(int64_t layers) const {
 int64_t ParallelPlan::layersOfChunk(int64_t layers, int64_t stage, int64_t chunk) const {
   assert(stage >= 0 && stage < pp && chunk >= 0 && chunk < virtual_stages);
   if (placesChunksInAV(schedule)) return layersPerVChunk(layers)[static_cast<std::size_t>(virtualStage(stage, chunk))];
+  if (runsBothDirections(schedule)) {
+    return splitWithEnds(layers, pp, first_stage_layers,
+                         last_stage_layers)[static_cast<std::size_t>(virtualStage(stage, chunk) % pp)];
+  }
   const int64_t stage_layers = layersPerStage(layers)[static_cast<std::size_t>(stage)];
   const int64_t base = stage_layers / virtual_stages;
   const int64_t longer = stage_layers % virtual_stages;  // chunks that hold base + 1
@@ -134,7 +148,9 @@ int64_t ParallelPlan::layersOfChunk(int64_t layers, int64_t stage, int64_t chunk
 int64_t ParallelPlan::firstLayerOfChunk(int64_t layers, int64_t stage, int64_t chunk) const {
   assert(stage >= 0 && stage < pp && chunk >= 0 && chunk < virtual_stages);
   int64_t first = 0;
-  for (int64_t virtual_stage = 0; virtual_stage < virtualStage(stage, chunk); ++virtual_stage) {
+  // DualPipe: the layers before the chunk's stage in its own direction.
+  const int64_t begin = runsBothDirections(schedule) && virtualStage(stage, chunk) >= pp ? pp : 0;
+  for (int64_t virtual_stage = begin; virtual_stage < virtualStage(stage, chunk); ++virtual_stage) {
     const StageChunk before = stageChunkOf(virtual_stage);
     first += layersOfChunk(layers, before.stage, before.chunk);
   }
@@ -143,13 +159,13 @@ int64_t ParallelPlan::firstLayerOfChunk(int64_t layers, int64_t stage, int64_t c
 
 int64_t ParallelPlan::virtualStage(int64_t stage, int64_t chunk) const {
   assert(stage >= 0 && stage < pp && chunk >= 0 && chunk < virtual_stages);
-  if (placesChunksInAV(schedule)) return chunk == 0 ? stage : 2 * pp - 1 - stage;
+  if (placesChunksInAV(schedule) || runsBothDirections(schedule)) return chunk == 0 ? stage : 2 * pp - 1 - stage;
   return chunk * pp + stage;
 }
 
 ParallelPlan::StageChunk ParallelPlan::stageChunkOf(int64_t virtual_stage) const {
   assert(virtual_stage >= 0 && virtual_stage < pp * virtual_stages);
-  if (placesChunksInAV(schedule)) {
+  if (placesChunksInAV(schedule) || runsBothDirections(schedule)) {
     return virtual_stage < pp ? StageChunk{virtual_stage, 0} : StageChunk{2 * pp - 1 - virtual_stage, 1};
   }
   return {virtual_stage % pp, virtual_stage / pp};
@@ -192,7 +208,8 @@ std::string recomputeLabel(const ParallelPlan& plan) {
 std::string ParallelPlan::unevenSplitText(int64_t layers) const {
   if (!first_stage_layers && !last_stage_layers) return {};
   const bool v = placesChunksInAV(schedule);
-  const std::vector<int64_t> parts = v ? layersPerVChunk(layers) : layersPerStage(layers);
+  const std::vector<int64_t> parts =
+      v ? layersPerVChunk(layers) : splitWithEnds(layers, pp, first_stage_layers, last_stage_layers);
   const auto count = static_cast<int64_t>(parts.size());
   std::string text = std::to_string(parts.front());
   if (count > 2) text += " + " + std::to_string(count - 2) + " x " + std::to_string(parts[1]);
@@ -250,11 +267,12 @@ ParallelPlan readParallelPlan(const ConfigNode& section) {
   plan.sequence_parallel = section.boolean("sequence_parallel", false);
   plan.virtual_stages = section.positiveInteger("virtual_stages", 1);
   const std::string schedule =
-      section.enumeration("schedule", {"gpipe", "1f1b", "zero_bubble", "zbv", "dualpipev"}, "1f1b");
+      section.enumeration("schedule", {"gpipe", "1f1b", "zero_bubble", "zbv", "dualpipev", "dualpipe"}, "1f1b");
   plan.schedule = schedule == "gpipe"         ? PipelineSchedule::kGpipe
                   : schedule == "zero_bubble" ? PipelineSchedule::kZeroBubble
                   : schedule == "zbv"         ? PipelineSchedule::kZeroBubbleV
                   : schedule == "dualpipev"   ? PipelineSchedule::kDualPipeV
+                  : schedule == "dualpipe"    ? PipelineSchedule::kDualPipe
                                               : PipelineSchedule::kOneFOneB;
   plan.zero = std::stoi(section.enumeration("zero", {"0", "1", "2", "3"}, "0"));
   const std::string recompute = section.enumeration("recompute", {"none", "selective", "full", "selective_op"}, "none");

@@ -23,13 +23,19 @@ namespace trainsim::parallelism {
 // kZeroBubbleV and kDualPipeV place two model chunks per GPU in a V (GPU s holds virtual stages
 // s and 2 pp - 1 - s): ZB-V (Qi et al. section 6, torch.distributed.pipelining's
 // ScheduleZBVZeroBubble) and DualPipeV (DeepSeek's DualPipe "cut in half", deepseek-ai/DualPipe
-// dualpipev.py).
-enum class PipelineSchedule : uint8_t { kGpipe, kOneFOneB, kZeroBubble, kZeroBubbleV, kDualPipeV };
+// dualpipev.py). kDualPipe is DeepSeek's bidirectional DualPipe (DeepSeek-V3 report,
+// arXiv:2412.19437 section 3.2.1; deepseek-ai/DualPipe dualpipe.py): half the micro-batches run
+// from the first GPU to the last, half from the last to the first, each GPU holding its stage of
+// the first direction (chunk 0) and the mirror stage pp - 1 - s of the second (chunk 1), two
+// copies of the parameters.
+enum class PipelineSchedule : uint8_t { kGpipe, kOneFOneB, kZeroBubble, kZeroBubbleV, kDualPipeV, kDualPipe };
 [[nodiscard]] std::string_view scheduleName(PipelineSchedule schedule);
 // Whether the schedule runs each backward as two passes, input gradients then weight gradients.
 [[nodiscard]] bool splitsWeightGradients(PipelineSchedule schedule);
 // Whether the schedule places its two chunks per GPU in a V (ParallelPlan::virtualStage).
 [[nodiscard]] bool placesChunksInAV(PipelineSchedule schedule);
+// Whether the schedule runs micro-batches in both directions (DualPipe).
+[[nodiscard]] bool runsBothDirections(PipelineSchedule schedule);
 
 // How MoE tokens reach their experts (moe_dispatch.h): NCCL all-to-all, or Megatron-Core's
 // flex dispatcher (DeepEP / HybridEP kernels: once per remote node, forwarded over NVLink).
@@ -157,18 +163,38 @@ struct ParallelPlan {
   // in a V (placesChunksInAV) stage for chunk 0 and 2 pp - 1 - stage for chunk 1. The
   // embedding runs in virtual stage 0, the output layer and loss in the last, pp x
   // virtual_stages - 1: on the last GPU's last chunk, or in a V the first GPU's second chunk.
+  // DualPipe numbers its chunks as the V does, but each direction is a pipeline of its own:
+  // virtual stages 0 .. pp - 1 the first direction's stages, pp .. 2 pp - 1 the second's (its
+  // stage j on GPU pp - 1 - j), each starting with the embedding and ending with the output.
   [[nodiscard]] int64_t virtualStage(int64_t stage, int64_t chunk) const;
   struct StageChunk {
     int64_t stage = 0;
     int64_t chunk = 0;
   };
   [[nodiscard]] StageChunk stageChunkOf(int64_t virtual_stage) const;
-  [[nodiscard]] bool holdsEmbedding(int64_t stage, int64_t chunk) const { return virtualStage(stage, chunk) == 0; }
-  [[nodiscard]] bool holdsOutput(int64_t stage, int64_t chunk) const {
-    return virtualStage(stage, chunk) == pp * virtual_stages - 1;
+  [[nodiscard]] bool holdsEmbedding(int64_t stage, int64_t chunk) const {
+    return startsADirection(virtualStage(stage, chunk));
   }
-  // The pipeline stage (GPU) of the output layer and loss.
-  [[nodiscard]] int64_t outputStage() const { return placesChunksInAV(schedule) ? 0 : pp - 1; }
+  [[nodiscard]] bool holdsOutput(int64_t stage, int64_t chunk) const {
+    return endsADirection(virtualStage(stage, chunk));
+  }
+  // Whether a chunk of the pipeline stage (GPU) holds the embedding, the output layer and loss:
+  // the first and the last GPU (the first alone in a V and without pipeline parallelism);
+  // under DualPipe both ends hold both.
+  [[nodiscard]] bool holdsEmbeddingOn(int64_t stage) const {
+    return stage == 0 || (runsBothDirections(schedule) && stage == pp - 1);
+  }
+  [[nodiscard]] bool holdsOutputOn(int64_t stage) const {
+    return stage == (placesChunksInAV(schedule) ? 0 : pp - 1) || (runsBothDirections(schedule) && stage == 0);
+  }
+  // Whether the pass's neighbour in its direction exists: no forward before virtual stage 0
+  // (and DualPipe's pp), no backward after the last (and DualPipe's pp - 1).
+  [[nodiscard]] bool startsADirection(int64_t virtual_stage) const {
+    return virtual_stage == 0 || (runsBothDirections(schedule) && virtual_stage == pp);
+  }
+  [[nodiscard]] bool endsADirection(int64_t virtual_stage) const {
+    return virtual_stage == pp * virtual_stages - 1 || (runsBothDirections(schedule) && virtual_stage == pp - 1);
+  }
   // How many of a chunk's `chunk_layers` transformer layers run under `recompute` (its first
   // ones): none without recomputation, recompute_num_layers of them at most.
   [[nodiscard]] int64_t recomputedLayersOfChunk(int64_t chunk_layers) const;

@@ -154,6 +154,21 @@ std::vector<PipelineStep> dualPipeVOrder(int64_t stages, int64_t microbatches, i
   return order;
 }
 
+// DualPipe as deepseek-ai/DualPipe orders it (dualpipe.py DualPipe.step at 3da1bbe): the eight
+// steps of dualpipev.py with the rank taken as min(rank, pp - 1 - rank) of pp / 2 ranks and half
+// the micro-batches (each direction's), "phase 0" being the first direction on the first half of
+// the GPUs and the second direction on the others. Here chunk 0 is the first direction on every
+// GPU: the second half's phases swap.
+std::vector<PipelineStep> dualPipeOrder(int64_t stages, int64_t microbatches, int64_t stage) {
+  const int64_t half_stages = stages / 2;
+  const int64_t half_rank = std::min(stage, stages - 1 - stage);
+  std::vector<PipelineStep> order = dualPipeVOrder(half_stages, microbatches / 2, half_rank);
+  if (stage >= half_stages) {
+    for (PipelineStep& step : order) step.chunk = 1 - step.chunk;
+  }
+  return order;
+}
+
 }  // namespace
 
 std::vector<PipelineStep> stageOrder(PipelineSchedule schedule, int64_t stages, int64_t virtual_stages,
@@ -170,6 +185,7 @@ std::vector<PipelineStep> stageOrder(PipelineSchedule schedule, int64_t stages, 
   if (schedule == PipelineSchedule::kZeroBubble) return zeroBubbleOrder(stages, virtual_stages, microbatches, stage);
   if (schedule == PipelineSchedule::kZeroBubbleV) return zeroBubbleVOrder(stages, microbatches, stage);
   if (schedule == PipelineSchedule::kDualPipeV) return dualPipeVOrder(stages, microbatches, stage);
+  if (schedule == PipelineSchedule::kDualPipe) return dualPipeOrder(stages, microbatches, stage);
   auto forward = [&](int64_t k) { return interleavedStep(PassKind::kForward, k, stages, virtual_stages); };
   auto backward = [&](int64_t k) { return interleavedStep(PassKind::kBackward, k, stages, virtual_stages); };
   const int64_t warmup = virtual_stages == 1
@@ -195,7 +211,7 @@ std::vector<StageStep> upstreamSteps(const ParallelPlan& plan, int64_t stage, co
   }
   const int64_t virtual_stage = plan.virtualStage(stage, step.chunk);
   if (step.pass == PassKind::kForward) {
-    if (virtual_stage > 0) {
+    if (!plan.startsADirection(virtual_stage)) {
       const ParallelPlan::StageChunk before = plan.stageChunkOf(virtual_stage - 1);
       result.push_back({before.stage, {PassKind::kForward, mb, static_cast<int32_t>(before.chunk)}});
     }
@@ -203,7 +219,7 @@ std::vector<StageStep> upstreamSteps(const ParallelPlan& plan, int64_t stage, co
   }
   // A backward needs its own forward, and the gradient from downstream.
   result.push_back({stage, {PassKind::kForward, mb, step.chunk}});
-  if (virtual_stage < plan.pp * plan.virtual_stages - 1) {
+  if (!plan.endsADirection(virtual_stage)) {
     const ParallelPlan::StageChunk after = plan.stageChunkOf(virtual_stage + 1);
     result.push_back({after.stage, {PassKind::kBackward, mb, static_cast<int32_t>(after.chunk)}});
   }

@@ -39,6 +39,9 @@ struct PipelineStep {
 // - ZB-V and DualPipeV (two chunks in a V, ParallelPlan::virtualStage): the orders of
 //   torch.distributed.pipelining's ScheduleZBVZeroBubble and of DeepSeek's dualpipev.py
 //   (pipeline_schedule.cpp says which code, at which version).
+// - DualPipe (both directions, chunk 0 the first, chunk 1 the second; microbatches / 2 each):
+//   DeepSeek's dualpipe.py, which is dualpipev.py's order on min(stage, stages - 1 - stage) of
+//   stages / 2.
 // Interleaving needs microbatches to be a multiple of stages (Megatron's requirement).
 [[nodiscard]] std::vector<PipelineStep> stageOrder(PipelineSchedule schedule, int64_t stages, int64_t virtual_stages,
                                                    int64_t microbatches, int64_t stage);

@@ -228,6 +228,35 @@ void checkVChunks(const ModelSpec& model, const ParallelPlan& plan, std::vector<
   }
 }
 
+// DualPipe: its stage of each direction on every GPU (virtual_stages 2), an even pp, the
+// layers split over the pp stages as 1F1B splits them; its copies' gradient exchange is built
+// beside ZeRO 0-2's reductions only.
+void checkBothDirections(const ModelSpec& model, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
+  if (plan.virtual_stages != 2) {
+    issues.push_back({"parallelism.virtual_stages",
+                      "dualpipe holds two model chunks per GPU (its stage of each direction); virtual_stages = " +
+                          str(plan.virtual_stages) + ", expected 2"});
+    return;
+  }
+  if (plan.pp % 2 != 0) {
+    issues.push_back({"parallelism.pp", "dualpipe needs an even pp (dualpipe.py asserts it); pp = " + str(plan.pp)});
+    return;
+  }
+  if (plan.zero >= 3) {
+    issues.push_back({"parallelism.zero", "dualpipe with zero: 3 is not modelled; use zero: 0, 1 or 2"});
+    return;
+  }
+  ParallelPlan stages = plan;  // each chunk is a whole pipeline stage
+  stages.virtual_stages = 1;
+  if (plan.first_stage_layers || plan.last_stage_layers) {
+    checkUnevenStages(model, stages, issues);
+  } else if (model.layers % plan.pp != 0) {
+    issues.push_back({"parallelism.pp", "pp = " + str(plan.pp) + " does not divide layers = " + str(model.layers) +
+                                            "; use pp = " + alternatives(divisors(model.layers, gpuLimit(plan))) +
+                                            ", or set first_stage_layers / last_stage_layers for an uneven split"});
+  }
+}
+
 void checkPipeline(const ModelSpec& model, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
   if (plan.virtual_stages > 1 && plan.pp == 1) {
     issues.push_back({"parallelism.virtual_stages",
@@ -238,6 +267,10 @@ void checkPipeline(const ModelSpec& model, const ParallelPlan& plan, std::vector
   if (splitsWeightGradients(plan.schedule) && plan.pp == 1) {
     issues.push_back({"parallelism.schedule",
                       name + " fills a pipeline's bubbles and needs pp > 1 (pp = 1 has none); use schedule: 1f1b"});
+    return;
+  }
+  if (runsBothDirections(plan.schedule)) {
+    checkBothDirections(model, plan, issues);
     return;
   }
   if (placesChunksInAV(plan.schedule)) {
@@ -361,7 +394,16 @@ void checkBatch(const TrainingSpec& training, const ParallelPlan& plan, std::vec
                           str(microbatches)});
     return;
   }
-  if (plan.virtual_stages > 1 && plan.pp > 1 && microbatches % plan.pp != 0 && !placesChunksInAV(plan.schedule)) {
+  if (runsBothDirections(plan.schedule) && (microbatches < 2 * plan.pp || microbatches % 2 != 0)) {
+    issues.push_back({"training.global_batch_size",
+                      "dualpipe needs an even number of micro-batches, at least 2 x pp = " + str(2 * plan.pp) +
+                          " (half run each direction; dualpipe.py asserts it); global_batch_size / (dp x "
+                          "micro_batch_size) = " +
+                          str(microbatches)});
+    return;
+  }
+  if (plan.virtual_stages > 1 && plan.pp > 1 && microbatches % plan.pp != 0 && !placesChunksInAV(plan.schedule) &&
+      !runsBothDirections(plan.schedule)) {
     issues.push_back(
         {"parallelism.virtual_stages",
          "interleaved 1F1B (virtual_stages = " + str(plan.virtual_stages) +

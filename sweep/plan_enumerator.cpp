@@ -102,10 +102,12 @@ void enumerateTarget(std::size_t target_index, const SweepTarget& target, const 
         const std::vector<int64_t> recompute_policies = valuesOf(space, Dimension::kRecompute, {0, 1, 2});
         const std::vector<int64_t> schedules =
             valuesOf(space, Dimension::kSchedule, {static_cast<int64_t>(experiment.plan.schedule)});
-        // The V schedules run two chunks per GPU whatever the split: offer 2 where they are listed.
+        // The V schedules and DualPipe run two chunks per GPU whatever the split: offer 2 where
+        // they are listed.
         std::vector<int64_t> chunk_counts = stage_chunks;
         const bool v_listed = std::any_of(schedules.begin(), schedules.end(), [](int64_t schedule) {
-          return parallelism::placesChunksInAV(static_cast<parallelism::PipelineSchedule>(schedule));
+          const auto pipeline = static_cast<parallelism::PipelineSchedule>(schedule);
+          return parallelism::placesChunksInAV(pipeline) || parallelism::runsBothDirections(pipeline);
         });
         if (v_listed && pp > 1 && std::find(chunk_counts.begin(), chunk_counts.end(), 2) == chunk_counts.end()) {
           chunk_counts.insert(std::upper_bound(chunk_counts.begin(), chunk_counts.end(), 2), 2);

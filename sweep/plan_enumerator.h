@@ -15,7 +15,7 @@
 //   ep                    every divisor of moe.experts (1 for dense models)
 //   virtual_stages        1 at pp = 1; else every divisor of layers / pp; with an uneven split,
 //                         every divisor of the middle stages' layers up to the ends' layers;
-//                         2 added where zbv or dualpipev is listed
+//                         2 added where zbv, dualpipev or dualpipe is listed
 //   micro_batch_size      every divisor of global_batch_size / dp (1 when dp does not divide it)
 //   sequence_parallel     false, true (tp > 1 only: at tp = 1 Megatron turns it off, so the
 //                         plan would be the same as with false)

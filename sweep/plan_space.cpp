@@ -27,10 +27,10 @@ constexpr std::array<std::string_view, kDimensionCount> kNames = {"tp",
 // In parallelism::Recompute's order; the enumeration's default is the first three.
 constexpr std::array<std::string_view, 4> kRecomputeNames = {"none", "selective", "full", "selective_op"};
 // In parallelism::PipelineSchedule's order.
-constexpr std::array<parallelism::PipelineSchedule, 5> kSchedules = {
-    parallelism::PipelineSchedule::kGpipe, parallelism::PipelineSchedule::kOneFOneB,
+constexpr std::array<parallelism::PipelineSchedule, 6> kSchedules = {
+    parallelism::PipelineSchedule::kGpipe,      parallelism::PipelineSchedule::kOneFOneB,
     parallelism::PipelineSchedule::kZeroBubble, parallelism::PipelineSchedule::kZeroBubbleV,
-    parallelism::PipelineSchedule::kDualPipeV};
+    parallelism::PipelineSchedule::kDualPipeV,  parallelism::PipelineSchedule::kDualPipe};
 
 std::string knownNames() {
   std::string text;
@@ -73,7 +73,7 @@ int64_t parseValue(Dimension dimension, std::string_view text, const std::string
       for (const parallelism::PipelineSchedule schedule : kSchedules) {
         if (parallelism::scheduleName(schedule) == text) return static_cast<int64_t>(schedule);
       }
-      return fail("gpipe, 1f1b, zero_bubble, zbv or dualpipev");
+      return fail("gpipe, 1f1b, zero_bubble, zbv, dualpipev or dualpipe");
     case Dimension::kSequenceParallel:
       if (text == "true" || text == "on" || text == "1") return 1;
       if (text == "false" || text == "off" || text == "0") return 0;

@@ -379,7 +379,7 @@ TEST(ExperimentErrors, ZeroStageOutOfRange) {
 
 TEST(ExperimentErrors, UnknownSchedule) {
   EXPECT_EQ(errorText(loadText(std::string(kValid) + "  schedule: interleaved\n")),
-            "bad.yaml:9:13: parallelism.schedule: expected gpipe, 1f1b, zero_bubble, zbv or dualpipev, found "
+            "bad.yaml:9:13: parallelism.schedule: expected gpipe, 1f1b, zero_bubble, zbv, dualpipev or dualpipe, found "
             "\"interleaved\"");
 }
 

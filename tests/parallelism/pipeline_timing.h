@@ -1,11 +1,13 @@
-// The iteration time of a plan's pipeline schedule with compute-only passes and free
-// communication: what the order and its dependencies leave idle (pipeline_schedule.h).
+// The schedule tests' helpers: a stage's order as text, and the iteration time of a plan's
+// pipeline schedule with compute-only passes and free communication, what the order and its
+// dependencies leave idle (pipeline_schedule.h).
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -17,6 +19,18 @@
 #include "sim/task_graph.h"
 
 namespace trainsim::parallelism::testing {
+
+// "F0 F0c1 B0c1 W0c1 ...": each pass (F, B, W), its micro-batch and, past chunk 0, its chunk.
+inline std::string orderText(const std::vector<PipelineStep>& order) {
+  std::string result;
+  for (const PipelineStep& step : order) {
+    if (!result.empty()) result += ' ';
+    result += step.pass == PassKind::kForward ? 'F' : step.pass == PassKind::kBackward ? 'B' : 'W';
+    result += std::to_string(step.microbatch);
+    if (step.chunk > 0) result += "c" + std::to_string(step.chunk);
+  }
+  return result;
+}
 
 // Every pass of every stage of `plan` (its pp, virtual_stages, schedule and placement) on one
 // stream per stage: forwards tf, weight-gradient passes tw, backwards tb where the schedule

@@ -342,6 +342,17 @@ TEST(PlanEnumeratorTest, TheVSchedulesGetTheirOwnUnevenSplit) {
   EXPECT_EQ(valid_chunks[2], (std::vector<int64_t>{3, 4, 4, 3}));
   EXPECT_EQ(valid_chunks[4], (std::vector<int64_t>{1, 2, 2, 2, 2, 2, 2, 1}));
   EXPECT_EQ(valid_chunks[8], (std::vector<int64_t>{0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0}));
+  // DualPipe splits the stages as 1F1B does (3 + 4 + 4 + 3 at pp 4), two chunks per GPU.
+  std::set<int64_t> dualpipe_pp;
+  for (const auto& candidate : enumeratePlans(targets, parsePlanSpace({"schedule=dualpipe"}, {"recompute=none"}))) {
+    if (!candidate.valid()) continue;
+    EXPECT_EQ(candidate.plan.virtual_stages, 2);
+    dualpipe_pp.insert(candidate.plan.pp);
+    if (candidate.plan.pp == 4) {
+      EXPECT_EQ(candidate.plan.layersPerStage(14), (std::vector<int64_t>{6, 8, 8, 6}));
+    }
+  }
+  EXPECT_TRUE(dualpipe_pp.count(4) == 1 && dualpipe_pp.count(1) == 0);
 }
 
 TEST(PlanEnumeratorTest, DivisorsAreAscendingAndComplete) {
