@@ -69,5 +69,25 @@ TEST(ZeroBubbleScreen, PricesAVWithLayerlessEnds) {
   EXPECT_NEAR(estimate / result->iteration_time_s, 1.0, 0.05);
 }
 
+// DualPipe runs half the micro-batches through each of a GPU's two chunks: the screen prices
+// them so (it priced every micro-batch through both, twice the simulated time).
+TEST(ZeroBubbleScreen, PricesDualPipesTwoDirections) {
+  parallelism::SimulationOptions options = shippedSimulationOptions();
+  options.iteration.symmetric = true;
+  const std::string yaml =
+      "model: llama2-70b\ncluster: dgx-h100\ntraining: {seq_len: 4096, global_batch_size: 64, micro_batch_size: 1, "
+      "precision: bf16}\nparallelism: {gpus: 64, tp: 8, pp: 8, dp: 1, sequence_parallel: true, schedule: dualpipe, "
+      "virtual_stages: 2, recompute: selective}\n";
+  auto experiment =
+      parallelism::loadExperimentNode(parseConfigText(yaml, "test.yaml"), ConfigPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS},
+                                      {parseOverride("cluster.nodes=8")});
+  ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
+  IterationEstimator estimator(experiment->cluster, experiment->training.precision, options);
+  const double estimate = estimator.iterationSeconds(*experiment);
+  auto result = parallelism::simulateIteration(*experiment, options);
+  ASSERT_TRUE(result.ok()) << result.error().toString();
+  EXPECT_NEAR(estimate / result->iteration_time_s, 1.0, 0.1);
+}
+
 }  // namespace
 }  // namespace trainsim::sweep
