@@ -153,6 +153,13 @@ std::vector<parallelism::ChunkPart> screenParts(const parallelism::Experiment& e
   return parts;
 }
 
+// The micro-batches each chunk of a GPU runs: every one passes every chunk of a stage, but
+// under DualPipe only its direction's, half the micro-batches through each of the two chunks.
+double microbatchesPerChunk(const parallelism::Experiment& experiment) {
+  const auto microbatches = static_cast<double>(experiment.plan.microbatches(experiment.training));
+  return parallelism::runsBothDirections(experiment.plan.schedule) ? microbatches / 2.0 : microbatches;
+}
+
 // ZeRO-3 that gathers before every pass, as the builder runs it: pp = 1 and one chunk
 // (checkPlan), over more than one replica. (With pipeline parallelism, only in blocks, the
 // parameters are gathered once per iteration, as ZeRO 1-2's overlapped gather.)
@@ -535,10 +542,7 @@ IterationEstimator::PipelineEstimate IterationEstimator::pipelineEstimate(const 
   const double stage_time = std::max({first_time, last_time, middle_time});
   const double stage_sum =
       plan.pp == 1 ? first_time : first_time + last_time + static_cast<double>(plan.pp - 2) * middle_time;
-  // A micro-batch passes every chunk of a stage, but under DualPipe only its direction's: each
-  // GPU runs half the micro-batches through each of its two chunks.
-  const double both_directions = parallelism::runsBothDirections(plan.schedule) ? 2.0 : 1.0;
-  const auto microbatches = static_cast<double>(plan.microbatches(experiment.training)) / both_directions;
+  const double microbatches = microbatchesPerChunk(experiment);
   const double chunks = static_cast<double>(plan.virtual_stages);
   // A zero-bubble schedule fills the fill and drain with deferred weight-gradient passes:
   // each stage's share of them shrinks from F + B + W to F + B - W (Qi et al. 2024, ZB-H1's
@@ -569,8 +573,7 @@ double IterationEstimator::pipelineSendSeconds(const parallelism::Experiment& ex
   const double send = tunerEstimate(plan, GroupKind::kPipeline, perf::CollectiveOp::kSendRecv,
                                     {0, layout.rank(next_stage)}, activation_bytes)
                           .choice.estimated_time_s;
-  const double both_directions = parallelism::runsBothDirections(plan.schedule) ? 2.0 : 1.0;
-  const auto microbatches = static_cast<double>(plan.microbatches(experiment.training)) / both_directions;
+  const double microbatches = microbatchesPerChunk(experiment);
   const double chunks = static_cast<double>(plan.virtual_stages);
   return 2.0 * (microbatches * chunks + static_cast<double>(plan.pp - 1)) * send;
 }

@@ -18,28 +18,23 @@ struct StageSplit {
   int64_t last = 0;
   int64_t middle = 0;  // layers of each middle stage (of the first stage when pp = 2)
 };
-std::optional<StageSplit> unevenSplit(int64_t layers, int64_t pp) {
-  if (pp < 2 || layers % pp == 0) return std::nullopt;
-  const int64_t middle = (layers + pp - 1) / pp;
-  const int64_t ends = layers - (pp - 2) * middle;
-  if (ends < 2) return std::nullopt;
+// `parts` pieces of `layers` as above; none when the ends would share fewer than `min_ends`.
+std::optional<StageSplit> splitWithEnds(int64_t layers, int64_t parts, int64_t min_ends) {
+  if (parts < 2 || layers % parts == 0) return std::nullopt;
+  const int64_t middle = (layers + parts - 1) / parts;
+  const int64_t ends = layers - (parts - 2) * middle;
+  if (ends < min_ends) return std::nullopt;
   const int64_t last = ends / 2;
-  return StageSplit{ends - last, last, pp == 2 ? ends - last : middle};
+  return StageSplit{ends - last, last, parts == 2 ? ends - last : middle};
 }
+std::optional<StageSplit> unevenSplit(int64_t layers, int64_t pp) { return splitWithEnds(layers, pp, 2); }
 
 // The split a V placement (zbv, dualpipev) gets when its 2 pp model chunks do not divide the
-// layers: every middle chunk holds ceil(layers / 2 pp) and the first and last chunks (both on
-// the first GPU, beside the embedding and the loss) share the rest, possibly none, the last
-// taking the smaller half. Qi et al.'s ZB-V runs are such splits (arXiv:2401.10241 §6: 30
-// layers over 32 chunks as 0 + 30 x 1 + 0). None when the layers are too few for the middle.
+// layers: the rule above over the chunks, the two end chunks (both on the first GPU, beside the
+// embedding and the loss) possibly empty. Qi et al.'s ZB-V runs are such splits
+// (arXiv:2401.10241 §6: 30 layers over 32 chunks as 0 + 30 x 1 + 0).
 std::optional<StageSplit> vSplit(int64_t layers, int64_t pp) {
-  const int64_t chunks = 2 * pp;
-  if (pp < 2 || layers % chunks == 0) return std::nullopt;
-  const int64_t middle = (layers + chunks - 1) / chunks;
-  const int64_t ends = layers - (chunks - 2) * middle;
-  if (ends < 0) return std::nullopt;
-  const int64_t last = ends / 2;
-  return StageSplit{ends - last, last, middle};
+  return pp < 2 ? std::nullopt : splitWithEnds(layers, 2 * pp, 0);
 }
 
 // Chunks per stage an uneven split allows: divisors of the middle stages' layers that leave
