@@ -24,6 +24,7 @@
 #include "parallelism/iteration_memory.h"
 #include "parallelism/iteration_simulation.h"
 #include "parallelism/rank_layout.h"
+#include "perf/compute_model.h"
 #include "sim/trace_recorder.h"
 #include "topology/reliability_spec.h"
 
@@ -166,13 +167,36 @@ std::string kernelRateLine(const Experiment& experiment, const parallelism::Simu
                                                                      : nullptr;
   const bool from_overrides = setsFraction(overrides);
   const bool from_stack = !from_overrides && experiment.stack && setsFraction(&experiment.stack->parameters.front());
+  // The stack's factor on a GPU type it has no fraction of (the last layer that sets it).
+  double stack_factor = 1.0;
+  if (experiment.stack && !from_overrides && !from_stack) {
+    for (const auto& parameters : experiment.stack->parameters) {
+      for (const auto& value : parameters.compute.values) {
+        if (value.name == "training_rate_stack_factor") stack_factor = value.value;
+      }
+    }
+  }
   const std::string origin =
-      calibrated        ? "calibrated"
-      : from_overrides  ? fmt::format("training.stack_overrides on {}", gpu)
-      : from_stack      ? fmt::format("{} on {}; calibrate --training-step fits yours", experiment.stack->name, gpu)
+      calibrated            ? "calibrated"
+      : from_overrides      ? fmt::format("training.stack_overrides on {}", gpu)
+      : from_stack          ? fmt::format("{} on {}; calibrate --training-step fits yours", experiment.stack->name, gpu)
+      : stack_factor != 1.0 ? fmt::format(
+                                  "{} default x {}'s factor {:.3g} for GPUs it was not fitted on; calibrate "
+                                  "--training-step fits yours",
+                                  gpu, experiment.stack->name, stack_factor)
       : fraction == 1.0 ? "no default for this GPU"
                         : fmt::format("{} default; calibrate --training-step fits your stack's", gpu);
-  return fmt::format("kernel rates        {:.3g} of microbenchmark rates inside a step ({})\n", fraction, origin);
+  std::string text =
+      fmt::format("kernel rates        {:.3g} of microbenchmark rates inside a step ({})\n", fraction, origin);
+  const auto& spec = experiment.cluster.gpu;
+  const double clock = perf::powerLimitClockRatio(spec, simulation.compute);
+  if (clock < 1.0) {
+    text +=
+        fmt::format("power limit         {:.0f} W where its rates hold at {:.0f} W: math at {:.3g} of their clocks\n",
+                    spec.power_limit_W > 0.0 ? spec.power_limit_W : spec.tdp_W,
+                    spec.rates_power_W > 0.0 ? spec.rates_power_W : spec.tdp_W, clock);
+  }
+  return text;
 }
 
 std::string summary(const Experiment& experiment, const IterationResult& result, const std::string& kernel_rates,

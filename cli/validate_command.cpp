@@ -525,8 +525,9 @@ SuiteOutput trainingRateFit(const ValidateOptions& options, const CommandContext
       "training-rate fraction per GPU type (sim::ComputeParameters::training_rate_fraction) and per software stack "
       "on a GPU type (a stack file's training_rate_fraction), fitted on {} rows\n"
       "suite run at fractions {:.2f} to {:.2f} from the kernel-level model; each source weighs the same; held out "
-      "= the source's rows at the fraction fitted on the group's other sources (*: at the GPU's default, the "
-      "source being its stack's only one there), the headline; fitted = in sample; bias = mean signed error; MAPE "
+      "= the source's rows at the fraction fitted on the group's other sources (*: at the GPU's default times the "
+      "stack's factor fitted on its other sources, the source being its stack's only one there), the headline; fitted "
+      "= in sample; bias = mean signed error; MAPE "
       "at 1 = kernels at their microbenchmark rates\n",
       fit.rows, grid.front(), grid.back());
   nlohmann::ordered_json gpus_json = nlohmann::ordered_json::array();
@@ -552,6 +553,7 @@ SuiteOutput trainingRateFit(const ValidateOptions& options, const CommandContext
       if (held) {
         source_json["held_out_fraction"] = *source.held_out_fraction;
         source_json["held_out_at_default"] = source.held_out_at_default;
+        if (source.held_out_stack_factor) source_json["held_out_stack_factor"] = *source.held_out_stack_factor;
         source_json["mape_held_out"] = source.mape_held_out;
         source_json["bias_held_out"] = source.bias_held_out;
       }
@@ -567,6 +569,17 @@ SuiteOutput trainingRateFit(const ValidateOptions& options, const CommandContext
          {"rows", gpu.rows},
          {"sources", sources_json}});
   }
+  nlohmann::ordered_json stacks_json = nlohmann::ordered_json::array();
+  if (!fit.stacks.empty()) {
+    text +=
+        "\nstack factors (a stack file's training_rate_stack_factor: its fraction over the GPU's default, for "
+        "GPU types it has none of)\n";
+  }
+  for (const auto& stack : fit.stacks) {
+    text += fmt::format("  {:<22} {:.3f} over {} GPU type{}\n", stack.stack, stack.factor, stack.gpus,
+                        stack.gpus == 1 ? "" : "s");
+    stacks_json.push_back({{"stack", stack.stack}, {"factor", stack.factor}, {"gpus", stack.gpus}});
+  }
   text += fmt::format("\noverall over {} rows: MAPE at 1 {}, fitted {}, held out {}\n", fit.rows,
                       percent(fit.mape_kernel_rates), percent(fit.mape_fitted), percent(fit.mape_held_out));
   nlohmann::ordered_json json = {{"grid", grid},
@@ -574,7 +587,8 @@ SuiteOutput trainingRateFit(const ValidateOptions& options, const CommandContext
                                  {"mape_kernel_rates", fit.mape_kernel_rates},
                                  {"mape_fitted", fit.mape_fitted},
                                  {"mape_held_out", fit.mape_held_out},
-                                 {"gpus", gpus_json}};
+                                 {"gpus", gpus_json},
+                                 {"stack_factors", stacks_json}};
   return {text, json, 0};
 }
 

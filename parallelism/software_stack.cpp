@@ -140,6 +140,22 @@ void applySoftwareStack(const SoftwareStack& stack, perf::ComputeParameters& com
   for (const StackParameters& parameters : stack.parameters) {
     applyStackParameters(parameters, compute, communication, workload, memory);
   }
+  // The GPU types the stack's tables do not list take their own fraction times the stack's
+  // factor (perf::ComputeParameters::training_rate_stack_factor), once: the factor then reads 1.
+  const double factor = compute.training_rate_stack_factor;
+  if (factor == 1.0) return;
+  auto listed = [&](const std::string& gpu_key) {
+    return std::any_of(stack.parameters.begin(), stack.parameters.end(), [&](const StackParameters& parameters) {
+      const auto& rows = parameters.compute.training_rate_fraction;
+      return std::any_of(rows.begin(), rows.end(),
+                         [&](const perf::MeasuredFraction& row) { return row.gpu_key == gpu_key; });
+    });
+  };
+  for (perf::MeasuredFraction& row : compute.training_rate_fraction) {
+    if (!listed(row.gpu_key)) row.fraction *= factor;
+  }
+  compute.training_rate_fraction_default *= factor;
+  compute.training_rate_stack_factor = 1.0;
 }
 
 }  // namespace trainsim::parallelism

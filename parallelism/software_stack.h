@@ -74,7 +74,9 @@ struct SoftwareStack {
 void applyStackParameters(const StackParameters& parameters, perf::ComputeParameters& compute,
                           perf::CommunicationParameters& communication, FlopsOptions& workload, MemoryOptions& memory);
 
-// The stack's model parameters over `compute`, `communication`, `workload` and `memory`, in order.
+// The stack's model parameters over `compute`, `communication`, `workload` and `memory`, in
+// order; then the in-step fractions of the GPU types the stack does not list, times its
+// training_rate_stack_factor.
 void applySoftwareStack(const SoftwareStack& stack, perf::ComputeParameters& compute,
                         perf::CommunicationParameters& communication, FlopsOptions& workload, MemoryOptions& memory);
 

@@ -252,6 +252,10 @@ AttentionTileOverhead ComputeParameters::attentionTileOverhead(std::string_view 
   return row != nullptr ? row->overhead : attention_tile_overhead_default;
 }
 
+double powerLimitClockRatio(const GpuSpec& gpu, const ComputeParameters& parameters) {
+  return std::min(1.0, std::pow(gpu.powerLimitRatio(), parameters.power_clock_exponent));
+}
+
 // ---- ComputeModel ----------------------------------------------------------------------------
 
 Expected<ComputeModel> ComputeModel::create(const GpuSpec& gpu, Precision precision, ComputeParameters parameters) {
@@ -292,6 +296,7 @@ ComputeModel::ComputeModel(const GpuSpec& gpu, Precision precision, ComputeParam
   achievable_bandwidth_ = gpu.memory_bandwidth_GBps * 1e9 * parameters_.memoryEfficiency(gpu.key);
   launch_overhead_s_ = parameters_.launch_overhead_us * 1e-6;
   training_rate_fraction_ = parameters_.trainingRateFraction(gpu.key);
+  clock_ratio_ = powerLimitClockRatio(gpu, parameters_);
   gemm_epilogue_exposed_ = parameters_.gemmEpilogueExposed(gpu.key);
   tile_fixed_overhead_s_ = parameters_.tileFixedOverheadSeconds(gpu.key);
   collective_compute_share_ = parameters_.collectiveComputeShare(gpu, compute_units_);
@@ -340,10 +345,11 @@ GemmPlan ComputeModel::gemmPlan(const GemmShape& shape, GemmPrecision precision,
   return best;
 }
 
-double ComputeModel::finish(double compute_seconds, double bytes) const {
-  assert(compute_seconds >= 0.0 && bytes >= 0.0);
+double ComputeModel::finish(double compute_seconds, double bytes, double exposed_memory_seconds) const {
+  assert(compute_seconds >= 0.0 && bytes >= 0.0 && exposed_memory_seconds >= 0.0);
   const double memory_seconds = bytes / achievable_bandwidth_;
-  return (std::max(compute_seconds, memory_seconds) + launch_overhead_s_) / training_rate_fraction_;
+  const double busy = compute_seconds / clock_ratio_ + exposed_memory_seconds;
+  return (std::max(busy, memory_seconds) + launch_overhead_s_) / training_rate_fraction_;
 }
 
 double ComputeModel::kernelGapsTime(double kernels) const {
@@ -355,7 +361,7 @@ double ComputeModel::gemmTime(const GemmShape& shape, double bytes, double epilo
                               int sms) const {
   assert(epilogue_bytes >= 0.0);
   const double epilogue = gemm_epilogue_exposed_ * epilogue_bytes / achievable_bandwidth_;
-  return finish(gemmPlan(shape, precision, sms).seconds + epilogue, bytes);
+  return finish(gemmPlan(shape, precision, sms).seconds, bytes, epilogue);
 }
 
 double ComputeModel::attentionShapeFactor(const AttentionShape& shape, AttentionPass pass) const {

@@ -93,6 +93,10 @@ struct GemmPlan {
 // does not enter.
 [[nodiscard]] std::string gemmShapeClass(const GemmShape& shape);
 
+// The math clocks of `gpu` under its power limit over those its rates hold at: (limit /
+// rated)^power_clock_exponent, never above 1 (ComputeParameters::power_clock_exponent).
+[[nodiscard]] double powerLimitClockRatio(const topology::GpuSpec& gpu, const ComputeParameters& parameters);
+
 class ComputeModel {
  public:
   // An error when `gpu` has no peak rate at `precision` or no memory bandwidth, or when
@@ -150,6 +154,8 @@ class ComputeModel {
   [[nodiscard]] int computeUnits() const { return compute_units_; }
   [[nodiscard]] double launchOverhead() const { return launch_overhead_s_; }           // seconds
   [[nodiscard]] double gemmEpilogueExposed() const { return gemm_epilogue_exposed_; }  // fraction
+  // The math clocks under the GPU's power limit over those its rates hold at (<= 1).
+  [[nodiscard]] double clockRatio() const { return clock_ratio_; }
   // Share of the SMs an overlapped NCCL collective holds (ComputeParameters::collective_sms).
   [[nodiscard]] double collectiveComputeShare() const { return collective_compute_share_; }
   [[nodiscard]] const ComputeParameters& parameters() const { return parameters_; }
@@ -162,7 +168,9 @@ class ComputeModel {
     double ceiling = 0.0;
   };
 
-  [[nodiscard]] double finish(double compute_seconds, double bytes) const;
+  // `compute_seconds` run at the clocks' rate, `exposed_memory_seconds` (a GEMM's epilogue
+  // traffic) after them, both against `bytes` of memory traffic.
+  [[nodiscard]] double finish(double compute_seconds, double bytes, double exposed_memory_seconds = 0.0) const;
   // Fraction of peak of `pass` on a non-empty `shape`, before the cap at 1.
   [[nodiscard]] double unboundedAttentionEfficiency(const AttentionShape& shape, AttentionPass pass) const;
 
@@ -189,6 +197,7 @@ class ComputeModel {
   double achievable_bandwidth_ = 0.0;
   double launch_overhead_s_ = 0.0;
   double training_rate_fraction_ = 1.0;  // ComputeParameters::training_rate_fraction
+  double clock_ratio_ = 1.0;             // under a power limit (ComputeParameters::power_clock_exponent)
   double gemm_epilogue_exposed_ = 0.0;
   double tile_fixed_overhead_s_ = 0.0;
   double collective_compute_share_ = 0.0;

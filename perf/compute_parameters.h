@@ -175,6 +175,16 @@ struct ComputeParameters {
   std::vector<MeasuredFraction> training_rate_fraction;
   // For a GPU without a row (configs/defaults/compute.yaml: 1, the kernels' own rates).
   double training_rate_fraction_default = 0.0;
+  // A software stack's in-step fraction on the GPU types its own training_rate_fraction does
+  // not list, as a factor on the fraction those GPUs have without the stack
+  // (parallelism::applySoftwareStack applies it; 1 outside a stack).
+  double training_rate_stack_factor = 1.0;
+
+  // ---- Power ----
+  // A GPU run under a lower power limit than the one its rates hold at (GpuSpec::
+  // powerLimitRatio) runs its kernels' math at clocks of (limit / rated)^exponent of its own
+  // (never above 1); memory traffic keeps its rate.
+  double power_clock_exponent = 0.0;
 
   // These parameters without any training-rate fraction: the kernels at their microbenchmark
   // rates, for comparing the model with microbenchmarks (`validate gemm`, calibrate's GEMM

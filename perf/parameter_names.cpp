@@ -202,6 +202,8 @@ std::vector<ComputeParameterName> buildComputeNames() {
   names.push_back(scalarParameter("dispatch_library_call_us", R::kNonNegative, &P::dispatch_library_call_us));
   names.push_back(scalarParameter("dispatch_native_kernel_us", R::kNonNegative, &P::dispatch_native_kernel_us));
   names.push_back(scalarParameter("training_rate_fraction_default", R::kPositive, &P::training_rate_fraction_default));
+  names.push_back(scalarParameter("training_rate_stack_factor", R::kPositive, &P::training_rate_stack_factor));
+  names.push_back(scalarParameter("power_clock_exponent", R::kNonNegative, &P::power_clock_exponent));
   return names;
 }
 

@@ -388,13 +388,21 @@ ClusterSpec parseCluster(const ConfigNode& root, const ConfigPaths& paths) {
   cluster.source_file = root.source()->file;
   const bool explicit_form = root.has("devices") || root.has("links");
   if (explicit_form) {
-    root.allowKeys({"name", "description", "source", "gpu", "price_per_gpu_hour", "reliability", "devices", "links"});
+    root.allowKeys({"name", "description", "source", "gpu", "gpu_power_limit_W", "price_per_gpu_hour", "reliability",
+                    "devices", "links"});
   } else {
-    root.allowKeys({"name", "description", "source", "gpu", "nodes", "gpus_per_node", "price_per_gpu_hour",
-                    "reliability", "intra_node", "pcie", "inter_node"});
+    root.allowKeys({"name", "description", "source", "gpu", "gpu_power_limit_W", "nodes", "gpus_per_node",
+                    "price_per_gpu_hour", "reliability", "intra_node", "pcie", "inter_node"});
   }
   cluster.name = root.string("name", std::filesystem::path(cluster.source_file).stem().string());
   cluster.gpu = resolveGpu(root.child("gpu"), paths);
+  if (auto limit = root.optionalChild("gpu_power_limit_W")) {
+    cluster.gpu.power_limit_W = limit->asNumberIn(limits::kMinPowerW, limits::kMaxTdpW);
+    if (cluster.gpu.tdp_W <= 0.0) {
+      limit->fail("gpu_power_limit_W needs the GPU's tdp_W (the power its rates hold at); " + cluster.gpu.key +
+                  " has none");
+    }
+  }
   if (auto price = root.optionalChild("price_per_gpu_hour")) {
     cluster.price_per_gpu_hour = price->asNumberIn(0.0, limits::kMaxPricePerGpuHour);
   }

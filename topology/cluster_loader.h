@@ -42,6 +42,8 @@ inline constexpr double kMaxOversubscription = 1000.0;
 inline constexpr int64_t kMaxComputeUnits = 1'000'000;
 // Watts per chip and dollars per GPU-hour: reporting figures, bounded only against typos.
 inline constexpr double kMaxTdpW = 1e6;
+// A power limit or the power rates hold at, which sets clocks: 1 W, under any accelerator's.
+inline constexpr double kMinPowerW = 1.0;
 inline constexpr double kMaxPricePerGpuHour = 1e6;
 }  // namespace limits
 

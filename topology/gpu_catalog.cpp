@@ -14,7 +14,7 @@ IntraNodeFabric GpuCatalog::parseFabric(const ConfigNode& node) {
 GpuSpec GpuCatalog::parseEntry(const ConfigNode& node, const std::string& key) {
   node.allowKeys({"name", "vendor", "kind", "form_factor", "peak_tflops", "memory_GiB", "memory_bandwidth_GBps",
                   "compute_units", "intra_node_bandwidth_GBps", "default_fabric", "nvls", "fp8_gemm_any_layout",
-                  "compute_capability", "pcie_bandwidth_GBps", "tdp_W", "source"});
+                  "compute_capability", "pcie_bandwidth_GBps", "tdp_W", "rates_power_W", "source"});
   GpuSpec gpu;
   gpu.key = key;
   gpu.name = node.string("name", key);
@@ -63,6 +63,10 @@ GpuSpec GpuCatalog::parseEntry(const ConfigNode& node, const std::string& key) {
   gpu.pcie_bandwidth_GBps =
       node.numberIn("pcie_bandwidth_GBps", 32.0, limits::kMinBandwidthGBps, limits::kMaxBandwidthGBps);
   gpu.tdp_W = node.numberIn("tdp_W", 0.0, 0.0, limits::kMaxTdpW);
+  if (auto rated = node.optionalChild("rates_power_W")) {
+    gpu.rates_power_W = rated->asNumberIn(limits::kMinPowerW, limits::kMaxTdpW);
+    if (gpu.tdp_W <= 0.0) rated->fail("rates_power_W needs tdp_W, the power limit the part runs at");
+  }
   gpu.source = node.string("source", "");
   if (gpu.default_fabric != IntraNodeFabric::kPcie && gpu.intra_node_bandwidth_GBps <= 0.0) {
     // Blamed on what made the pair wrong: a --set of the fabric (the user's latest word), else

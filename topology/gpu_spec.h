@@ -40,12 +40,24 @@ struct GpuSpec {
   std::optional<double> compute_capability;
   double pcie_bandwidth_GBps = 0.0;  // host interface per direction
   double tdp_W = 0.0;                // 0 = not given
+  // The board power the rates above (and the measured rates that name this GPU) hold at, where
+  // it is not tdp_W: a part run under a lower limit than the one its rates were published or
+  // measured at (Meta's 500 W H100 96GB with the 700 W H100 SXM's rates). 0 = tdp_W.
+  double rates_power_W = 0.0;
+  // The power limit the cluster runs it at (the cluster's gpu_power_limit_W). 0 = tdp_W.
+  double power_limit_W = 0.0;
   std::string source;
 
   [[nodiscard]] std::optional<double> peakTflops(Precision precision) const {
     return peak_tflops[static_cast<std::size_t>(precision)];
   }
   [[nodiscard]] bool isTpu() const { return kind == "tpu"; }
+  // The power limit over the power the rates hold at (1 where either is unknown).
+  [[nodiscard]] double powerLimitRatio() const {
+    const double rated = rates_power_W > 0.0 ? rates_power_W : tdp_W;
+    const double limit = power_limit_W > 0.0 ? power_limit_W : tdp_W;
+    return rated > 0.0 && limit > 0.0 ? limit / rated : 1.0;
+  }
 };
 
 }  // namespace trainsim::topology

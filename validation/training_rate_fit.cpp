@@ -86,6 +86,41 @@ double meanError(const std::vector<const RateFitRow*>& rows, const std::vector<d
   return sum / static_cast<double>(rows.size());
 }
 
+// `stack`'s fraction over the GPU types' defaults: the geometric mean over the GPU types it has
+// rows on (outside `left_out`'s) of its balanced fraction there over `default_of` the GPU, each
+// weighted by its sources. None where no GPU type with a default is left.
+std::optional<double> stackFactor(const std::string& stack, const std::vector<RateFitRow>& rows,
+                                  const std::vector<double>& grid,
+                                  const std::function<std::optional<double>(const std::string&)>& default_of,
+                                  const std::string& left_out, int* gpus = nullptr) {
+  std::map<std::string, std::vector<const RateFitRow*>> by_gpu;
+  std::vector<std::string> gpu_order;
+  for (const RateFitRow& row : rows) {
+    if (row.stack != stack || row.source == left_out) continue;
+    if (!by_gpu.contains(row.gpu_key)) gpu_order.push_back(row.gpu_key);
+    by_gpu[row.gpu_key].push_back(&row);
+  }
+  double sum = 0.0;
+  double weight = 0.0;
+  int counted = 0;
+  for (const std::string& gpu : gpu_order) {
+    const std::optional<double> base = default_of(gpu);
+    if (!base) continue;
+    const std::vector<const RateFitRow*>& group = by_gpu.at(gpu);
+    std::vector<std::string> sources;
+    for (const RateFitRow* row : group) {
+      if (std::find(sources.begin(), sources.end(), row->source) == sources.end()) sources.push_back(row->source);
+    }
+    const double w = static_cast<double>(sources.size());
+    sum += w * std::log(balancedFraction(group, grid).fraction / *base);
+    weight += w;
+    ++counted;
+  }
+  if (gpus != nullptr) *gpus = counted;
+  if (counted == 0) return std::nullopt;
+  return std::exp(sum / weight);
+}
+
 }  // namespace
 
 std::vector<double> defaultRateFitGrid() {
@@ -131,6 +166,13 @@ Expected<RateFitResult> fitRateFractions(const std::vector<double>& grid, const 
     }
     std::stable_partition(groups.begin(), groups.end(), [](const auto& group) { return group.first.empty(); });
     std::map<std::string, double> default_fraction;  // per GPU, from the rows without a stack
+    // A GPU type's default: fitted on its rows without a stack, else as shipped.
+    const auto default_of = [&](const std::string& gpu_key) -> std::optional<double> {
+      if (const auto fitted = default_fraction.find(gpu_key); fitted != default_fraction.end()) return fitted->second;
+      if (const auto shipped = shipped_defaults.find(gpu_key); shipped != shipped_defaults.end())
+        return shipped->second;
+      return std::nullopt;
+    };
     for (const auto& [stack, gpu_key] : groups) {
       std::vector<const RateFitRow*> group_rows;
       std::vector<std::string> source_order;
@@ -149,12 +191,7 @@ Expected<RateFitResult> fitRateFractions(const std::vector<double>& grid, const 
       fit.fraction = balanced.fraction;
       fit.at_grid_edge = balanced.at_edge;
       if (stack.empty()) default_fraction[gpu_key] = fit.fraction;
-      std::optional<double> fallback;
-      if (const auto fitted = default_fraction.find(gpu_key); fitted != default_fraction.end()) {
-        fallback = fitted->second;
-      } else if (const auto shipped = shipped_defaults.find(gpu_key); shipped != shipped_defaults.end()) {
-        fallback = shipped->second;
-      }
+      const std::optional<double> fallback = default_of(gpu_key);
       for (const auto& source : source_order) {
         std::vector<const RateFitRow*> inside;
         std::vector<const RateFitRow*> others;
@@ -170,7 +207,8 @@ Expected<RateFitResult> fitRateFractions(const std::vector<double>& grid, const 
         if (!others.empty()) {
           entry.held_out_fraction = balancedFraction(others, grid).fraction;
         } else if (!stack.empty() && fallback) {
-          entry.held_out_fraction = *fallback;
+          entry.held_out_stack_factor = stackFactor(stack, rows, grid, default_of, source);
+          entry.held_out_fraction = *fallback * entry.held_out_stack_factor.value_or(1.0);
           entry.held_out_at_default = true;
         }
         const double scored_at = entry.held_out_fraction.value_or(fit.fraction);
@@ -187,6 +225,16 @@ Expected<RateFitResult> fitRateFractions(const std::vector<double>& grid, const 
         fit.sources.push_back(entry);
       }
       result.gpus.push_back(std::move(fit));
+    }
+    for (const auto& group : groups) {
+      const std::string& stack = group.first;
+      if (stack.empty() || std::any_of(result.stacks.begin(), result.stacks.end(),
+                                       [&](const StackRateFactor& known) { return known.stack == stack; })) {
+        continue;
+      }
+      StackRateFactor entry{stack, 1.0, 0};
+      if (const auto factor = stackFactor(stack, rows, grid, default_of, "", &entry.gpus)) entry.factor = *factor;
+      result.stacks.push_back(entry);
     }
     result.mape_kernel_rates = sum_kernel_rates / result.rows;
     result.mape_fitted = sum_fitted / result.rows;

@@ -24,9 +24,13 @@
 //
 // Software stacks: rows whose experiment names a stack (training.stack) are fitted apart,
 // one fraction per stack and GPU type (the value a stack file's training_rate_fraction holds,
-// configs/stacks/), while the rows without one give the GPU's default. A stack's source held
-// out with no other source of its stack on that GPU is predicted at the GPU's default, the
-// fraction a user of that stack gets before anything of theirs is fitted.
+// configs/stacks/), while the rows without one give the GPU's default. Each stack also gets a
+// factor (a stack file's training_rate_stack_factor): the geometric mean over the GPU types it
+// has rows on of its fraction over the GPU's default, each GPU type weighted by its sources,
+// which a GPU type the stack has no fraction of takes on its default. A stack's source held out
+// with no other source of its stack on that GPU is predicted so: at the GPU's default times
+// the factor fitted on the stack's other sources, the fraction a user of that stack gets on a
+// GPU it was not fitted on.
 #pragma once
 
 #include <functional>
@@ -61,8 +65,10 @@ struct RateFitSource {
   // source's mean |error| there.
   std::optional<double> held_out_fraction;
   // The held-out fraction is the GPU's default (the rows without a stack): the source is its
-  // stack's only one on this GPU.
+  // stack's only one on this GPU. It is times held_out_stack_factor where the stack's other
+  // sources give one (on other GPU types).
   bool held_out_at_default = false;
+  std::optional<double> held_out_stack_factor;
   double mape_held_out = 0.0;
   // Mean signed error (predicted / published - 1 in the source's metric), fitted and held out.
   double bias_fitted = 0.0;
@@ -84,9 +90,17 @@ struct GpuRateFit {
   std::vector<RateFitSource> sources;  // in the order of their first row
 };
 
+// A stack's fraction over the GPU types' defaults (training_rate_stack_factor).
+struct StackRateFactor {
+  std::string stack;
+  double factor = 1.0;
+  int gpus = 0;  // the GPU types it is the mean over
+};
+
 struct RateFitResult {
   std::vector<double> grid;
-  std::vector<GpuRateFit> gpus;  // in the order of their first row
+  std::vector<GpuRateFit> gpus;         // in the order of their first row
+  std::vector<StackRateFactor> stacks;  // in the order of their first group
   int rows = 0;
   double mape_kernel_rates = 0.0;  // over every row, each weighing the same
   double mape_fitted = 0.0;

@@ -498,6 +498,33 @@ TEST(CliTest, SimulateSaysWhereTheKernelRateFractionComesFrom) {
       << overridden;
   const std::string stackless = line({fraction});
   EXPECT_NE(stackless.find("(training.stack_overrides on h100-sxm)"), std::string::npos) << stackless;
+  // A stack without a fraction of this GPU type: the GPU's default times the stack's factor.
+  const std::string factored =
+      line({"training.stack=torchtitan", "training.stack_overrides.compute.training_rate_stack_factor=0.5"});
+  EXPECT_NE(factored.find("0.442 of microbenchmark rates inside a step (h100-sxm default x torchtitan's factor 0.5 "
+                          "for GPUs it was not fitted on;"),
+            std::string::npos)
+      << factored;
+}
+
+// A cluster's GPU power limit below the power its rates hold at slows the math, and the
+// summary says by how much.
+TEST(CliTest, SimulateRunsTheMathAtTheClocksOfTheGpuPowerLimit) {
+  const Result full = trainsim({"simulate", "llama3-8b-dgx-h100", "--json", "-"});
+  const Result capped =
+      trainsim({"simulate", "llama3-8b-dgx-h100", "--set", "cluster.gpu_power_limit_W=350", "--json", "-"});
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  ASSERT_EQ(capped.exit_code, 0) << capped.err;
+  const double full_s = nlohmann::json::parse(full.out)["iteration_time_s"].get<double>();
+  const double capped_s = nlohmann::json::parse(capped.out)["iteration_time_s"].get<double>();
+  // (350 / 700)^0.243 = 0.845 of the clocks: the compute-bound step slows by at most 1 / 0.845.
+  EXPECT_GT(capped_s, full_s * 1.05);
+  EXPECT_LT(capped_s, full_s / 0.845 + 1e-9);
+  const Result text = trainsim({"simulate", "llama3-8b-dgx-h100", "--set", "cluster.gpu_power_limit_W=350"});
+  EXPECT_NE(text.out.find("power limit         350 W where its rates hold at 700 W: math at 0.845 of their clocks\n"),
+            std::string::npos)
+      << text.out;
+  EXPECT_EQ(trainsim({"simulate", "llama3-8b-dgx-h100"}).out.find("power limit"), std::string::npos);
 }
 
 // A software stack (training.stack) is named on its own line with its dispatch mode, its

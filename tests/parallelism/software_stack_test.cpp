@@ -137,6 +137,32 @@ TEST(SoftwareStackTest, OverridesReplaceTheStacksParametersAndACalibrationWinsOv
   EXPECT_THROW(applySoftwareStack(experiment, options), std::logic_error);
 }
 
+// A stack's in-step fraction on a GPU type its table does not list: the GPU's own fraction
+// times the stack's factor. The GPU types it lists keep their row; the factor is applied once.
+TEST(SoftwareStackTest, AStacksFactorScalesTheFractionsOfTheGpusItDoesNotList) {
+  const SimulationOptions shipped = shippedSimulationOptions();
+  const Experiment experiment = loaded(smallLlama(
+      ", stack: torchtitan, stack_overrides: {compute: {training_rate_stack_factor: 0.8, training_rate_fraction: "
+      "[{gpu: a100-sxm-80gb, fraction: 0.9}]}}"));
+  const SimulationOptions options = optionsFor(experiment);
+  EXPECT_DOUBLE_EQ(options.compute.trainingRateFraction("a100-sxm-80gb"), 0.9);
+  // The shipped torchtitan preset lists the 500 W H100 96GB: its row stays.
+  const SimulationOptions preset = optionsFor(loaded(smallLlama(", stack: torchtitan")));
+  EXPECT_DOUBLE_EQ(options.compute.trainingRateFraction("h100-sxm-96gb"),
+                   preset.compute.trainingRateFraction("h100-sxm-96gb"));
+  EXPECT_DOUBLE_EQ(options.compute.trainingRateFraction("h100-sxm"),
+                   0.8 * shipped.compute.trainingRateFraction("h100-sxm"));
+  EXPECT_DOUBLE_EQ(options.compute.trainingRateFraction("mi300x"),
+                   0.8 * shipped.compute.trainingRateFraction("mi300x"));
+  EXPECT_DOUBLE_EQ(options.compute.training_rate_stack_factor, 1.0);
+  // The shipped preset's own factor puts the H100 SXM below its default (torchtitan reaches
+  // less of the kernels' rates than the recipes the default is fitted on).
+  EXPECT_LT(preset.compute.trainingRateFraction("h100-sxm"), shipped.compute.trainingRateFraction("h100-sxm"));
+  // Without a stack nothing is scaled.
+  EXPECT_DOUBLE_EQ(optionsFor(loaded(smallLlama(""))).compute.trainingRateFraction("h100-sxm"),
+                   shipped.compute.trainingRateFraction("h100-sxm"));
+}
+
 // Without a stack the overrides replace the shipped defaults: the stack stays unset, and a
 // run's own attention rates (say, of an older cuDNN) slow it.
 TEST(SoftwareStackTest, OverridesWithoutAStackReplaceTheDefaults) {

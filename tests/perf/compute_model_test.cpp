@@ -460,6 +460,37 @@ TEST(ComputeModelTest, DefaultTrainingRateFractionsArePerGpuType) {
   EXPECT_NEAR(in_step.elementwiseTime(1e9) / kernels.elementwiseTime(1e9), 1.0 / 0.840, 1e-12);
 }
 
+// Under a power limit below the one its rates hold at, a GPU's math runs at (limit /
+// rated)^power_clock_exponent of its clocks; memory-bound kernels keep their rate, and a limit
+// above the rated one does not raise the clocks.
+TEST(ComputeModelTest, APowerLimitSlowsTheMathByItsClockRatioAndNotTheMemory) {
+  EXPECT_DOUBLE_EQ(kKernelRates.power_clock_exponent, 0.243);  // configs/defaults/compute.yaml
+  GpuSpec capped = gpu("h100-sxm");
+  ASSERT_EQ(capped.tdp_W, 700.0);
+  capped.power_limit_W = 500.0;
+  const double clock = std::pow(500.0 / 700.0, 0.243);
+  EXPECT_NEAR(powerLimitClockRatio(capped, kKernelRates), clock, 1e-12);
+  const ComputeModel base(gpu("h100-sxm"), Precision::kBf16, kKernelRates);
+  const ComputeModel slow(capped, Precision::kBf16, kKernelRates);
+  EXPECT_NEAR(slow.clockRatio(), clock, 1e-12);
+  const GemmShape shape{8192, 8192, 8192};
+  const double launch = kKernelRates.launch_overhead_us * 1e-6;
+  EXPECT_NEAR((slow.gemmTime(shape, 0.0) - launch) / (base.gemmTime(shape, 0.0) - launch), 1.0 / clock, 1e-9);
+  EXPECT_NEAR((slow.attentionTime(1e12, 0.0) - launch) / (base.attentionTime(1e12, 0.0) - launch), 1.0 / clock, 1e-9);
+  EXPECT_DOUBLE_EQ(slow.elementwiseTime(1e9), base.elementwiseTime(1e9));
+  // The 500 W H100 96GB carries the H100 SXM's rates, stated at 700 W: capped at its tdp.
+  EXPECT_NEAR(powerLimitClockRatio(gpu("h100-sxm-96gb"), kKernelRates), clock, 1e-12);
+  // Every other shipped GPU runs at the power its rates hold at.
+  EXPECT_DOUBLE_EQ(powerLimitClockRatio(gpu("b200"), kKernelRates), 1.0);
+  GpuSpec raised = gpu("h100-sxm");
+  raised.power_limit_W = 1000.0;
+  EXPECT_DOUBLE_EQ(powerLimitClockRatio(raised, kKernelRates), 1.0);
+  // Exponent 0: clocks never follow the limit.
+  ComputeParameters flat = kKernelRates;
+  flat.power_clock_exponent = 0.0;
+  EXPECT_DOUBLE_EQ(powerLimitClockRatio(capped, flat), 1.0);
+}
+
 TEST(ComputeModelTest, TrainingRateFractionOutsideItsRangeIsRejected) {
   for (double fraction : {0.1, 5.0, std::nan("")}) {
     ComputeParameters parameters = kKernelRates;

@@ -357,6 +357,31 @@ TEST(ClusterLoaderBounds, InlineGpuFigures) {
             "test.yaml:5:23: gpu.compute_capability: expected a number between 1 and 12.9, found \"0.5\"");
 }
 
+// A cluster runs its GPUs at their tdp_W unless gpu_power_limit_W says otherwise; a catalog part
+// may hold its rates at another power (rates_power_W), which needs its own limit (tdp_W).
+TEST(ClusterLoaderTest, ReadsAGpuPowerLimitAndThePowerItsRatesHoldAt) {
+  auto spec = specFromYaml("gpu: h100-sxm\ngpu_power_limit_W: 450\nnodes: 1\ngpus_per_node: 8\n");
+  ASSERT_TRUE(spec.ok()) << spec.error().toString();
+  EXPECT_DOUBLE_EQ(spec->gpu.power_limit_W, 450.0);
+  EXPECT_DOUBLE_EQ(spec->gpu.powerLimitRatio(), 450.0 / 700.0);
+  auto shipped = specFromYaml("gpu: h100-sxm-96gb\nnodes: 1\ngpus_per_node: 8\n");
+  ASSERT_TRUE(shipped.ok()) << shipped.error().toString();
+  EXPECT_DOUBLE_EQ(shipped->gpu.rates_power_W, 700.0);
+  EXPECT_DOUBLE_EQ(shipped->gpu.powerLimitRatio(), 500.0 / 700.0);
+  const auto inline_gpu = [](const std::string& rest) {
+    return "gpu:\n  peak_tflops: {bf16: 100}\n  memory_GiB: 80\n  memory_bandwidth_GBps: 2000\n" + rest +
+           "nodes: 1\ngpus_per_node: 1\n";
+  };
+  EXPECT_EQ(loadError(inline_gpu("gpu_power_limit_W: 300\n")),
+            "test.yaml:5:20: gpu_power_limit_W: gpu_power_limit_W needs the GPU's tdp_W (the power its rates hold "
+            "at); inline has none");
+  EXPECT_EQ(loadError(inline_gpu("  rates_power_W: 700\n")),
+            "test.yaml:5:18: gpu.rates_power_W: rates_power_W needs tdp_W, the power limit the part runs at");
+  EXPECT_EQ(loadError(inline_gpu("  tdp_W: 500\n  rates_power_W: 700\n")), "(loaded without error)");
+  EXPECT_EQ(loadError(withGpu("gpu_power_limit_W: 0\nnodes: 1\ngpus_per_node: 8\n")),
+            "test.yaml:9:20: gpu_power_limit_W: expected a positive number, found \"0\"");
+}
+
 TEST(ClusterLoaderTest, BlackwellFp8GemmsTakeAnyLayoutHopperOnlyTn) {
   for (const auto& [preset, any_layout] :
        std::vector<std::pair<std::string, bool>>{{"dgx-h100", false}, {"dgx-b200", true}, {"dgx-gb200", true}}) {

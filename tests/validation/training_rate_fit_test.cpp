@@ -130,6 +130,42 @@ TEST(TrainingRateFitTest, AStacksRowsAreFittedApartAndHeldOutAtTheGpusDefault) {
   EXPECT_NEAR(h100.sources[1].bias_fitted, 0.80 / default_fraction - 1.0, 1e-9);
 }
 
+TEST(TrainingRateFitTest, AStackCarriesItsFractionOverTheGpusDefaultToGpusItWasNotFittedOn) {
+  // Defaults: H100 0.90, A100 0.96. torchtitan: source t on H100 at 0.72 (0.8 of the default),
+  // sources u and v on A100 at 0.864 and 0.768 (geometric mean 0.8146 = 0.8485 of the default).
+  const std::vector<RateFitRow> rows = {row("d-001", "d", "h100-sxm", 0.90), row("e-001", "e", "a100-sxm-80gb", 0.96),
+                                        row("t-001", "t", "h100-sxm", 0.72, 1.0, false, "torchtitan"),
+                                        row("u-001", "u", "a100-sxm-80gb", 0.864, 1.0, false, "torchtitan"),
+                                        row("v-001", "v", "a100-sxm-80gb", 0.768, 1.0, false, "torchtitan")};
+  const auto result = valueOrThrow(fitRateFractions(kGrid, rows));
+  // The shipped factor: the GPU types' ratios, weighted by their sources (1 on H100, 2 on A100).
+  const double h100_ratio = 0.72 / 0.90;
+  const double a100_ratio = std::sqrt(0.864 * 0.768) / 0.96;
+  ASSERT_EQ(result.stacks.size(), 1U);
+  EXPECT_EQ(result.stacks[0].stack, "torchtitan");
+  EXPECT_EQ(result.stacks[0].gpus, 2);
+  EXPECT_NEAR(result.stacks[0].factor, std::exp((std::log(h100_ratio) + 2.0 * std::log(a100_ratio)) / 3.0), 1e-9);
+  // t held out: its stack's only source on H100, so the H100 default times the factor fitted
+  // on u and v (A100 only): the held-out fraction moves from 0.90 towards t's 0.72.
+  const auto& titan_h100 = gpu(result, "h100-sxm", "torchtitan").sources[0];
+  ASSERT_TRUE(titan_h100.held_out_stack_factor.has_value());
+  EXPECT_NEAR(*titan_h100.held_out_stack_factor, a100_ratio, 1e-9);
+  EXPECT_NEAR(*titan_h100.held_out_fraction, 0.90 * a100_ratio, 1e-9);
+  EXPECT_NEAR(titan_h100.bias_held_out, 0.90 * a100_ratio / 0.72 - 1.0, 1e-9);
+  // u held out: v is left on A100, so it is fitted there, not at the default and factor.
+  const auto& titan_a100 = gpu(result, "a100-sxm-80gb", "torchtitan");
+  EXPECT_FALSE(titan_a100.sources[0].held_out_at_default);
+  EXPECT_FALSE(titan_a100.sources[0].held_out_stack_factor.has_value());
+  EXPECT_NEAR(*titan_a100.sources[0].held_out_fraction, 0.768, 1e-9);
+  // A stack with one GPU type: held out at the default alone (no other GPU type for a factor).
+  const auto single = valueOrThrow(fitRateFractions(kGrid, {rows[0], rows[2]}));
+  const auto& alone = gpu(single, "h100-sxm", "torchtitan").sources[0];
+  EXPECT_FALSE(alone.held_out_stack_factor.has_value());
+  EXPECT_NEAR(*alone.held_out_fraction, 0.90, 1e-9);
+  ASSERT_EQ(single.stacks.size(), 1U);
+  EXPECT_NEAR(single.stacks[0].factor, h100_ratio, 1e-9);
+}
+
 TEST(TrainingRateFitTest, CommunicationBoundRowsNeedAFractionFurtherOut) {
   // Half the step is communication: the kernels must slow more for the same step, and the
   // fit, exact on the grid points, stays within interpolation error between them.
