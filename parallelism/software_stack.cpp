@@ -88,6 +88,15 @@ std::optional<SoftwareStack> readSoftwareStack(const ConfigNode& training, const
 std::optional<StackParameters> readStacklessOverrides(const ConfigNode& training) {
   const auto overrides = training.optionalChild("stack_overrides");
   if (!overrides || training.optionalChild("stack")) return std::nullopt;
+  // A stack's factor scales the fractions of the GPU types the stack does not list: without a
+  // stack it would do nothing.
+  if (const auto compute = overrides->optionalChild("compute")) {
+    if (const auto factor = compute->optionalChild("training_rate_stack_factor")) {
+      factor->fail(
+          "training_rate_stack_factor scales a software stack's fractions; this experiment names no "
+          "training.stack (set compute.training_rate_fraction for its GPU instead)");
+    }
+  }
   return readOverrides(*overrides);
 }
 

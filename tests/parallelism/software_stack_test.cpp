@@ -158,9 +158,17 @@ TEST(SoftwareStackTest, AStacksFactorScalesTheFractionsOfTheGpusItDoesNotList) {
   // The shipped preset's own factor puts the H100 SXM below its default (torchtitan reaches
   // less of the kernels' rates than the recipes the default is fitted on).
   EXPECT_LT(preset.compute.trainingRateFraction("h100-sxm"), shipped.compute.trainingRateFraction("h100-sxm"));
-  // Without a stack nothing is scaled.
+  // Without a stack nothing is scaled, and a factor given without one is refused where it stands.
   EXPECT_DOUBLE_EQ(optionsFor(loaded(smallLlama(""))).compute.trainingRateFraction("h100-sxm"),
                    shipped.compute.trainingRateFraction("h100-sxm"));
+  const auto stackless = load(smallLlama(", stack_overrides: {compute: {training_rate_stack_factor: 0.8}}"));
+  ASSERT_FALSE(stackless.ok());
+  EXPECT_NE(stackless.error().toString().find(
+                "test.yaml:6:125: training.stack_overrides.compute.training_rate_stack_factor:"),
+            std::string::npos)
+      << stackless.error().toString();
+  EXPECT_NE(stackless.error().toString().find("names no training.stack"), std::string::npos)
+      << stackless.error().toString();
 }
 
 // Without a stack the overrides replace the shipped defaults: the stack stays unset, and a
