@@ -45,7 +45,15 @@ Calibration readCalibration(const ConfigNode& root) {
     quality.rms_relative_error_after = fit->child("rms_relative_error_after").asNonNegativeNumber();
     calibration.communication_fit = quality;
   }
-  if (auto compute = root.optionalChild("compute")) calibration.compute = perf::readComputeSection(*compute);
+  if (auto compute = root.optionalChild("compute")) {
+    // A stack's factor is applied with the stack, before a calibration: here it would do nothing.
+    if (auto factor = compute->optionalChild("training_rate_stack_factor")) {
+      factor->fail(
+          "training_rate_stack_factor belongs to a software stack (configs/stacks/, training.stack_overrides), "
+          "not to a calibration; give the calibrated GPU's compute.training_rate_fraction instead");
+    }
+    calibration.compute = perf::readComputeSection(*compute);
+  }
   if (auto workload = root.optionalChild("workload"))
     calibration.workload = parallelism::readWorkloadSection(*workload);
   if (auto memory = root.optionalChild("memory")) calibration.memory = parallelism::readMemorySection(*memory);

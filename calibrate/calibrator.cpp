@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <map>
 
+#include "perf/compute_model.h"
+
 namespace trainsim::calibrate {
 namespace {
 
@@ -148,6 +150,11 @@ Expected<CalibrationResult> runCalibration(const topology::Cluster& cluster, con
       const int sms = gpu.compute_units > 0 ? gpu.compute_units : options.compute_start.fallback_compute_units;
       result.attention = calibrateAttention(result.attention_fits, calibration.gpu, sms,
                                             options.compute_start.attentionTileOverhead(gpu.key));
+      // Measured at the clocks of the cluster's power limit, kept at the GPU's rated power (as
+      // the GEMM rates, gemm_fit.cpp).
+      const double clock = perf::powerLimitClockRatio(gpu, options.compute_start);
+      result.attention->rate.forward_tflops /= clock;
+      result.attention->rate.backward_tflops /= clock;
       calibration.compute.attention_rates.push_back(result.attention->rate);
       calibration.compute.attention_tile_overheads.push_back({calibration.gpu, result.attention->overhead});
     }

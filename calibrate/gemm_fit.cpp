@@ -52,6 +52,9 @@ Expected<GemmFit> fitGemm(const topology::GpuSpec& gpu, const GemmResults& resul
   fit.gpu_key = gpu.key;
   fit.precision = results.precision;
   fit.peak_tflops = *peak;
+  // The GEMMs ran at the clocks of the cluster's power limit; the rates are kept as they hold
+  // at the GPU's rated power (GpuSpec::rates_power_W), which the model scales back down.
+  const double clock = perf::powerLimitClockRatio(gpu, start);
 
   if (!results.gemm.empty()) {
     double best = 0.0;
@@ -63,7 +66,7 @@ Expected<GemmFit> fitGemm(const topology::GpuSpec& gpu, const GemmResults& resul
                       results.source, best, gpu.key, *peak));
       best = *peak;
     }
-    fit.ceiling_tflops = best;
+    fit.ceiling_tflops = std::min(*peak, best / clock);
     // Per class, the FLOPs and the net time of its shapes, each run once.
     struct ClassSums {
       double flops = 0.0;
@@ -80,7 +83,7 @@ Expected<GemmFit> fitGemm(const topology::GpuSpec& gpu, const GemmResults& resul
       ++sums.shapes;
     }
     for (const auto& [name, sums] : by_class) {
-      fit.classes.push_back({name, std::min(1.0, sums.flops / sums.seconds / (*peak * 1e12)), sums.shapes});
+      fit.classes.push_back({name, std::min(1.0, sums.flops / sums.seconds / (*peak * 1e12) / clock), sums.shapes});
     }
   }
   if (!results.memory.empty()) {

@@ -163,7 +163,15 @@ void applySoftwareStack(const SoftwareStack& stack, perf::ComputeParameters& com
   for (perf::MeasuredFraction& row : compute.training_rate_fraction) {
     if (!listed(row.gpu_key)) row.fraction *= factor;
   }
-  compute.training_rate_fraction_default *= factor;
+  // A default the stack sets itself is the stack's own, as a row it lists is.
+  const bool sets_default =
+      std::any_of(stack.parameters.begin(), stack.parameters.end(), [](const StackParameters& parameters) {
+        const auto& values = parameters.compute.values;
+        return std::any_of(values.begin(), values.end(), [](const perf::ParameterValue& value) {
+          return value.name == "training_rate_fraction_default";
+        });
+      });
+  if (!sets_default) compute.training_rate_fraction_default *= factor;
   compute.training_rate_stack_factor = 1.0;
 }
 

@@ -495,6 +495,10 @@ compute:
   EXPECT_THAT(errorAfterEdit(text, "fallback_compute_units: 100", "fallback_compute_units: 1.5"),
               HasSubstr("bad.yaml:10:27"));
   EXPECT_THAT(errorAfterEdit(text, "ring: {LL: 7.5}", "rong: {LL: 7.5}"), HasSubstr("did you mean 'ring'"));
+  // But a stack's factor, applied with the stack before any calibration, is refused where it stands.
+  const std::string factor = errorAfterEdit(text, "launch_overhead_us: 10", "training_rate_stack_factor: 0.9");
+  EXPECT_THAT(factor, HasSubstr("bad.yaml:9:31: compute.training_rate_stack_factor:"));
+  EXPECT_THAT(factor, HasSubstr("belongs to a software stack"));
 }
 
 // calib.yaml's compute.attention_rates: written and read back exactly, and in force: the row
@@ -702,6 +706,37 @@ memory_bandwidth:
   ASSERT_EQ(fit->classes.size(), 3u);
   EXPECT_NEAR(*fit->memory_efficiency, 1534.0 / gpu.memory_bandwidth_GBps, 1e-12);  // the L2-sized row left out
   // With the fit in place the model reproduces each measured shape (one shape per class).
+  for (const auto& check : fit->checks) {
+    EXPECT_NEAR(check.calibrated_time_us / check.sample.time_us, 1.0, 0.02) << check.shape_class;
+  }
+}
+
+// GEMMs measured on a GPU under a power limit ran at its clocks: the fit keeps the rates as they
+// hold at the GPU's rated power, so that the model, which scales them back down, reproduces
+// the measurement on that cluster.
+TEST(GemmFitTest, RatesMeasuredUnderAPowerLimitAreKeptAtRatedPower) {
+  const std::string text =
+      a100GemmResults(R"(  - {m: 8192, n: 8192, k: 8192, time_us: 4400, tflops: 249.9, source: reference}
+  - {m: 4096, n: 4096, k: 128, time_us: 60, tflops: 71.6, source: reference}
+memory_bandwidth: []
+)");
+  const auto results = parseHarnessResults(text, "g.yaml");
+  ASSERT_TRUE(results.ok()) << results.error().toString();
+  topology::GpuSpec capped = azure().spec().gpu;
+  ASSERT_GT(capped.tdp_W, 0.0);
+  capped.power_limit_W = 0.75 * capped.tdp_W;
+  const perf::ComputeParameters start = shippedCompute();
+  const double clock = perf::powerLimitClockRatio(capped, start);
+  ASSERT_LT(clock, 1.0);
+  const auto fit = fitGemm(capped, std::get<GemmResults>(*results), start);
+  const auto uncapped = fitGemm(azure().spec().gpu, std::get<GemmResults>(*results), start);
+  ASSERT_TRUE(fit.ok()) << fit.error().toString();
+  ASSERT_TRUE(uncapped.ok()) << uncapped.error().toString();
+  EXPECT_NEAR(*fit->ceiling_tflops, 249.9 / clock, 1e-9);
+  ASSERT_EQ(fit->classes.size(), uncapped->classes.size());
+  for (std::size_t i = 0; i < fit->classes.size(); ++i) {
+    EXPECT_NEAR(fit->classes[i].efficiency, uncapped->classes[i].efficiency / clock, 1e-12);
+  }
   for (const auto& check : fit->checks) {
     EXPECT_NEAR(check.calibrated_time_us / check.sample.time_us, 1.0, 0.02) << check.shape_class;
   }

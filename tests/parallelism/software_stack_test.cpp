@@ -155,6 +155,11 @@ TEST(SoftwareStackTest, AStacksFactorScalesTheFractionsOfTheGpusItDoesNotList) {
   EXPECT_DOUBLE_EQ(options.compute.trainingRateFraction("mi300x"),
                    0.8 * shipped.compute.trainingRateFraction("mi300x"));
   EXPECT_DOUBLE_EQ(options.compute.training_rate_stack_factor, 1.0);
+  // A default the stack sets itself is its own: not scaled.
+  const SimulationOptions own_default =
+      optionsFor(loaded(smallLlama(", stack: torchtitan, stack_overrides: {compute: {training_rate_stack_factor: 0.8, "
+                                   "training_rate_fraction_default: 0.7}}")));
+  EXPECT_DOUBLE_EQ(own_default.compute.trainingRateFraction("mi300x"), 0.7);
   // The shipped preset's own factor puts the H100 SXM below its default (torchtitan reaches
   // less of the kernels' rates than the recipes the default is fitted on).
   EXPECT_LT(preset.compute.trainingRateFraction("h100-sxm"), shipped.compute.trainingRateFraction("h100-sxm"));

@@ -478,6 +478,19 @@ TEST(ComputeModelTest, APowerLimitSlowsTheMathByItsClockRatioAndNotTheMemory) {
   EXPECT_NEAR((slow.gemmTime(shape, 0.0) - launch) / (base.gemmTime(shape, 0.0) - launch), 1.0 / clock, 1e-9);
   EXPECT_NEAR((slow.attentionTime(1e12, 0.0) - launch) / (base.attentionTime(1e12, 0.0) - launch), 1.0 / clock, 1e-9);
   EXPECT_DOUBLE_EQ(slow.elementwiseTime(1e9), base.elementwiseTime(1e9));
+  // A GEMM's exposed epilogue traffic is memory time: it adds at its own rate, not the clocks'.
+  ComputeParameters exposed = kKernelRates;
+  exposed.gemm_epilogue_exposed = {{"h100-sxm", 1.0}};
+  const ComputeModel base_exposed(gpu("h100-sxm"), Precision::kBf16, exposed);
+  const ComputeModel slow_exposed(capped, Precision::kBf16, exposed);
+  const double epilogue_bytes = 4e8;
+  const double epilogue_s = epilogue_bytes / base_exposed.achievableBandwidth();
+  EXPECT_NEAR(slow_exposed.gemmTime(shape, 0.0, epilogue_bytes) - launch,
+              (base_exposed.gemmTime(shape, 0.0, epilogue_bytes) - launch - epilogue_s) / clock + epilogue_s, 1e-12);
+  // A memory-bound GEMM (its traffic outlasts its math even at the lower clocks) keeps its time.
+  const GemmShape thin{8192, 8192, 16};
+  const double thin_bytes = 2e10;
+  EXPECT_DOUBLE_EQ(slow.gemmTime(thin, thin_bytes), base.gemmTime(thin, thin_bytes));
   // The 500 W H100 96GB carries the H100 SXM's rates, stated at 700 W: capped at its tdp.
   EXPECT_NEAR(powerLimitClockRatio(gpu("h100-sxm-96gb"), kKernelRates), clock, 1e-12);
   // Every other shipped GPU runs at the power its rates hold at.
