@@ -378,6 +378,11 @@ int run(const SimulateOptions& options, const CommandContext& context) {
   if (!options.json_file.empty()) {
     auto json = resultJson(experiment, result, options.symmetric, expected_error);
     if (calibration) json["calibration"] = calibrate::describeCalibration(*calibration);
+    // The rates the kernels ran at: the in-step fraction of their microbenchmark rates, and the
+    // math clocks under the GPU's power limit over those the rates hold at.
+    json["kernel_rates"] = {
+        {"training_rate_fraction", simulation.compute.trainingRateFraction(experiment.cluster.gpu.key)},
+        {"gpu_clock_ratio", perf::powerLimitClockRatio(experiment.cluster.gpu, simulation.compute)}};
     if (profile) json["ops"] = opProfileJson(*profile);
     json["goodput"] = goodputJson(goodput_report, goodput_options);
     writeOutput(options.json_file, [&](std::ostream& out) { out << jsonText(json, 2) << "\n"; });

@@ -2,6 +2,7 @@
 // formats of SPEC.md, run as a user would (stdout, stderr and the exit status captured).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -517,6 +518,10 @@ TEST(CliTest, SimulateRunsTheMathAtTheClocksOfTheGpuPowerLimit) {
   ASSERT_EQ(capped.exit_code, 0) << capped.err;
   const double full_s = nlohmann::json::parse(full.out)["iteration_time_s"].get<double>();
   const double capped_s = nlohmann::json::parse(capped.out)["iteration_time_s"].get<double>();
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(full.out)["kernel_rates"]["gpu_clock_ratio"].get<double>(), 1.0);
+  EXPECT_NEAR(nlohmann::json::parse(capped.out)["kernel_rates"]["gpu_clock_ratio"].get<double>(),
+              std::pow(350.0 / 700.0, 0.243), 1e-12);
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(capped.out)["kernel_rates"]["training_rate_fraction"].get<double>(), 0.883);
   // (350 / 700)^0.243 = 0.845 of the clocks: the compute-bound step slows by at most 1 / 0.845.
   EXPECT_GT(capped_s, full_s * 1.05);
   EXPECT_LT(capped_s, full_s / 0.845 + 1e-9);
