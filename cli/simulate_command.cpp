@@ -167,15 +167,11 @@ std::string kernelRateLine(const Experiment& experiment, const parallelism::Simu
                                                                      : nullptr;
   const bool from_overrides = setsFraction(overrides);
   const bool from_stack = !from_overrides && experiment.stack && setsFraction(&experiment.stack->parameters.front());
-  // The stack's factor on a GPU type it has no fraction of (the last layer that sets it).
-  double stack_factor = 1.0;
-  if (experiment.stack && !from_overrides && !from_stack) {
-    for (const auto& parameters : experiment.stack->parameters) {
-      for (const auto& value : parameters.compute.values) {
-        if (value.name == "training_rate_stack_factor") stack_factor = value.value;
-      }
-    }
-  }
+  // The stack's factor on a GPU type it has no fraction of.
+  const double stack_factor =
+      experiment.stack && !from_overrides && !from_stack
+          ? parallelism::stackComputeValue(*experiment.stack, "training_rate_stack_factor").value_or(1.0)
+          : 1.0;
   const std::string origin =
       calibrated            ? "calibrated"
       : from_overrides      ? fmt::format("training.stack_overrides on {}", gpu)

@@ -136,6 +136,16 @@ std::vector<std::string> parameterKeys(const StackParameters& parameters) {
   return keys;
 }
 
+std::optional<double> stackComputeValue(const SoftwareStack& stack, std::string_view name) {
+  std::optional<double> result;
+  for (const StackParameters& parameters : stack.parameters) {
+    for (const perf::ParameterValue& value : parameters.compute.values) {
+      if (value.name == name) result = value.value;
+    }
+  }
+  return result;
+}
+
 void applyStackParameters(const StackParameters& parameters, perf::ComputeParameters& compute,
                           perf::CommunicationParameters& communication, FlopsOptions& workload, MemoryOptions& memory) {
   perf::applyComputeSection(parameters.compute, compute);
@@ -164,14 +174,7 @@ void applySoftwareStack(const SoftwareStack& stack, perf::ComputeParameters& com
     if (!listed(row.gpu_key)) row.fraction *= factor;
   }
   // A default the stack sets itself is the stack's own, as a row it lists is.
-  const bool sets_default =
-      std::any_of(stack.parameters.begin(), stack.parameters.end(), [](const StackParameters& parameters) {
-        const auto& values = parameters.compute.values;
-        return std::any_of(values.begin(), values.end(), [](const perf::ParameterValue& value) {
-          return value.name == "training_rate_fraction_default";
-        });
-      });
-  if (!sets_default) compute.training_rate_fraction_default *= factor;
+  if (!stackComputeValue(stack, "training_rate_fraction_default")) compute.training_rate_fraction_default *= factor;
   compute.training_rate_stack_factor = 1.0;
 }
 

@@ -15,6 +15,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/config_node.h"
@@ -69,6 +70,9 @@ struct SoftwareStack {
 // The parameters a set gives values to, as "section.key" (compute.memory_efficiency,
 // communication.launch_overhead_us), in section order, each once.
 [[nodiscard]] std::vector<std::string> parameterKeys(const StackParameters& parameters);
+
+// The value the stack's last parameter set giving `compute.<name>` (a named scalar) sets, if any.
+[[nodiscard]] std::optional<double> stackComputeValue(const SoftwareStack& stack, std::string_view name);
 
 // One set of model parameters over `compute`, `communication`, `workload` and `memory`.
 void applyStackParameters(const StackParameters& parameters, perf::ComputeParameters& compute,
