@@ -36,17 +36,19 @@ void buildNvlsTree(const AlgorithmContext& context);
 // NCCL's PAT all-gather / reduce-scatter across nodes of one GPU each.
 void buildPat(const AlgorithmContext& context);
 
-// The GPU <-> NVSwitch paths of NVLS for `ranks` (one node) and the slowest one's latency
-// beyond the defaults.
+// The GPU <-> NVSwitch paths of NVLS for `ranks` (one node), the slowest one's latency
+// beyond the defaults and the smallest raw NVLink bandwidth of a GPU to its switch.
 struct NvlsPaths {
   std::vector<std::pair<topology::DeviceId, topology::DeviceId>> gpu_and_switch;
   std::optional<double> excess_s;
+  double nvlink_Bps = 0.0;
 };
 [[nodiscard]] NvlsPaths nvlsPaths(const CollectiveBuilder& builder, const std::vector<int64_t>& ranks);
 // NVLS's flows for an all-reduce of `bytes` over `paths`: the buffer into the switch and back
-// on every GPU's NVLink, at the NVLS efficiency.
+// on every GPU's NVLink, at the NVLS efficiency and the share of it that NCCL's chunk for a
+// message of `message_bytes` on `nodes` nodes reaches (tree: NVLS_TREE's chunk).
 void addNvlsFlows(CollectiveBuilder& builder, const NvlsPaths& paths, double bytes, double latency_s, sim::TaskId group,
-                  sim::TaskId start);
+                  sim::TaskId start, bool tree, double message_bytes, int nodes);
 // All-to-all between every pair; send/recv from each rank to the next.
 void buildDirect(const AlgorithmContext& context);
 

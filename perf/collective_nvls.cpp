@@ -22,6 +22,11 @@ NvlsPaths nvlsPaths(const CollectiveBuilder& builder, const std::vector<int64_t>
       if (cluster.device(to).kind == topology::DeviceKind::kNvSwitch) nvswitch = to;
     }
     paths.gpu_and_switch.emplace_back(gpu, nvswitch);
+    double nvlink_Bps = 0.0;
+    for (auto id : cluster.outLinks(gpu)) {
+      if (cluster.link(id).to == nvswitch) nvlink_Bps += cluster.link(id).bandwidth_Bps;
+    }
+    paths.nvlink_Bps = paths.gpu_and_switch.size() == 1 ? nvlink_Bps : std::min(paths.nvlink_Bps, nvlink_Bps);
     const double path =
         builder.deviceLatencyExcessSeconds(gpu, nvswitch) + builder.deviceLatencyExcessSeconds(nvswitch, gpu);
     paths.excess_s = std::max(paths.excess_s.value_or(path), path);
@@ -30,12 +35,20 @@ NvlsPaths nvlsPaths(const CollectiveBuilder& builder, const std::vector<int64_t>
 }
 
 void addNvlsFlows(CollectiveBuilder& builder, const NvlsPaths& paths, double bytes, double latency_s, sim::TaskId group,
-                  sim::TaskId start) {
+                  sim::TaskId start, bool tree, double message_bytes, int nodes) {
   const auto& parameters = builder.parameters();
-  // Links run at raw x NVLink efficiency; NVLS reaches raw x nvls_efficiency.
-  const double nvlink_efficiency =
-      parameters.linkEfficiency(topology::LinkType::kNvLink, builder.cluster().spec().gpu.key);
-  const double wire = bytes * nvlink_efficiency / parameters.nvlsEfficiency(builder.cluster().spec().gpu.key);
+  const auto& gpu_spec = builder.cluster().spec().gpu;
+  // Links run at raw x NVLink efficiency; NVLS reaches raw x nvls_efficiency with NCCL's
+  // largest chunk, less with the smaller chunks it gives smaller messages.
+  const double nvlink_efficiency = parameters.linkEfficiency(topology::LinkType::kNvLink, gpu_spec.key);
+  const double nvls_efficiency = parameters.nvlsEfficiency(gpu_spec.key);
+  const NcclGpuClass gpu_class = ncclGpuClass(gpu_spec.compute_capability);
+  const double chunk = parameters.nvlsChunkBytes(tree, message_bytes, gpu_class,
+                                                 static_cast<double>(paths.gpu_and_switch.size()), nodes);
+  const double channel_Bps =
+      paths.nvlink_Bps * nvls_efficiency / parameters.nvls_channels[static_cast<std::size_t>(gpu_class)][tree ? 1 : 0];
+  const double wire =
+      bytes * nvlink_efficiency / (nvls_efficiency * parameters.nvlsChunkEfficiency(chunk, channel_Bps));
   for (const auto& [gpu, nvswitch] : paths.gpu_and_switch) {
     builder.addDeviceFlow(gpu, nvswitch, wire, latency_s, group, start);
     builder.addDeviceFlow(nvswitch, gpu, wire, latency_s, group, start);
@@ -52,7 +65,8 @@ void buildNvls(const AlgorithmContext& context) {
                                             HopClass::kNvLink, 1.0, 0.0, false, {paths.excess_s.value_or(0.0), 0.0}) +
                          pipelineFillSeconds(parameters, Protocol::kSimple, 2.0,
                                              context.request.bytes / static_cast<double>(context.request.ranks.size()));
-  addNvlsFlows(builder, paths, context.request.bytes, latency, context.group, context.start);
+  addNvlsFlows(builder, paths, context.request.bytes, latency, context.group, context.start, false,
+               context.request.bytes, 1);
 }
 
 }  // namespace trainsim::perf::detail

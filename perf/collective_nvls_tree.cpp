@@ -55,7 +55,7 @@ void buildNvlsTree(const AlgorithmContext& context) {
   // Both parts reach NCCL's size correction of its trees' bandwidth.
   const double correction = treeSizeCorrection(parameters, CollectiveAlgorithm::kNvlsTree, Protocol::kSimple, size);
   for (const NvlsPaths& paths : node_paths) {
-    addNvlsFlows(builder, paths, size / correction, latency, context.group, context.start);
+    addNvlsFlows(builder, paths, size / correction, latency, context.group, context.start, true, size, nodes);
   }
   const double per_edge = size / static_cast<double>(per_node) / kTrees / correction;
   builder.addFlows(edges, per_edge, latency, context.group, context.start);

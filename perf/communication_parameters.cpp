@@ -1,5 +1,8 @@
 #include "perf/communication_parameters.h"
 
+#include <algorithm>
+#include <array>
+
 #include "topology/cluster_spec.h"
 
 namespace trainsim::perf {
@@ -118,6 +121,45 @@ double CommunicationParameters::nvlsEfficiency(std::string_view gpu_key) const {
     if (row.gpu_key == gpu_key) return row.fraction;
   }
   return nvls_efficiency;
+}
+
+double CommunicationParameters::nvlsChunkBytes(bool tree, double bytes, NcclGpuClass gpu_class, double ranks_per_node,
+                                               int nodes) const {
+  // NVIDIA/nccl src/enqueue.cc (5067397c; the NVLS rule is the same from v2.18.5), the chunk
+  // of an NVLS or NVLS_TREE collective: concurrentOps = nChannels x nvls.nHeads (a head per
+  // GPU of the node), and the chunk halves while the message is below a multiple of
+  // concurrentOps x chunk. NVLS_TREE starts from min(nvlsChunkSize, nvlsTreeMaxChunkSize),
+  // the latter 64 KiB from four nodes on and nvlsChunkSize below (src/transport/nvls.cc,
+  // ncclNvlsTuning; its SM100 tuning of two-node NVLS_TREE is not modelled).
+  const double channels = nvls_channels[static_cast<std::size_t>(gpu_class)][tree ? 1 : 0];
+  const double concurrent_ops = channels * ranks_per_node;
+  struct Step {
+    double multiple;
+    double chunk;
+  };
+  double chunk = nvls_max_chunk_bytes;
+  if (tree && nodes >= 4) chunk = std::min(chunk, nvls_tree_max_chunk_bytes_four_nodes);
+  const std::array<Step, 4> tree_steps{{{32.0, 262144.0}, {16.0, 131072.0}, {4.0, 65536.0}, {1.0, 32768.0}}};
+  const std::array<Step, 3> nvls_steps{{{64.0, 65536.0}, {8.0, 32768.0}, {2.0, 16384.0}}};
+  auto apply = [&](const auto& steps) {
+    for (const Step& step : steps) {
+      if (bytes < step.multiple * concurrent_ops * chunk && chunk > step.chunk) chunk = step.chunk;
+    }
+  };
+  if (tree) {
+    apply(tree_steps);
+  } else {
+    apply(nvls_steps);
+  }
+  return chunk;
+}
+
+double CommunicationParameters::nvlsChunkEfficiency(double chunk, double channel_Bps) const {
+  // A channel moves a chunk in chunk / channel_Bps and spends nvls_chunk_overhead_us on it
+  // besides (the GPUs' handshake before the switch reduces and multicasts it); the NVLS
+  // efficiency is measured at the largest chunk, so the share is relative to that one.
+  const double overhead_bytes = nvls_chunk_overhead_us * 1e-6 * channel_Bps;
+  return (1.0 + overhead_bytes / nvls_max_chunk_bytes) / (1.0 + overhead_bytes / chunk);
 }
 
 double CommunicationParameters::linkEfficiency(topology::LinkType type, std::string_view gpu_key) const {

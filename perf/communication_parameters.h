@@ -110,6 +110,14 @@ struct CommunicationParameters {
   double nvls_step_latency_us = 0.0;
   // A network step of NVLS_TREE's tree between nodes, microseconds.
   double nvls_tree_network_step_latency_us = 0.0;
+  // NVLS chunks (NCCL's enqueue.cc): the CTAs NVLS runs by GPU class (NcclGpuClass), inside one
+  // node [0] and for NVLS_TREE across nodes [1]; the largest chunk (NCCL_NVLS_CHUNKSIZE) and
+  // NVLS_TREE's largest from four nodes on; the time one channel spends on each chunk beyond
+  // moving it, microseconds, which makes small chunks slower (nvlsChunkEfficiency).
+  std::array<std::array<double, 2>, kAllNcclGpuClasses.size()> nvls_channels{};
+  double nvls_max_chunk_bytes = 0.0;
+  double nvls_tree_max_chunk_bytes_four_nodes = 0.0;
+  double nvls_chunk_overhead_us = 0.0;
   // LL's intra-node step latency is multiplied by this when the collective spans nodes
   // (NCCL 2.7.3-2.17; 1 from 2.18).
   double ll_multi_node_intra_step_factor = 0.0;
@@ -176,6 +184,13 @@ struct CommunicationParameters {
   [[nodiscard]] double linkEfficiency(topology::LinkType type, const topology::ClusterSpec& cluster) const;
   // NVLS algorithm bandwidth over NVLink bandwidth on this GPU.
   [[nodiscard]] double nvlsEfficiency(std::string_view gpu_key) const;
+  // The chunk NCCL gives an NVLS (tree = false) or NVLS_TREE all-reduce of `bytes` over
+  // `ranks_per_node` GPUs a node, on `nodes` nodes of GPUs of `gpu_class`, bytes.
+  [[nodiscard]] double nvlsChunkBytes(bool tree, double bytes, NcclGpuClass gpu_class, double ranks_per_node,
+                                      int nodes) const;
+  // The share of its largest chunk's rate NVLS reaches with chunks of `chunk` bytes, each
+  // channel moving `channel_Bps` and spending nvls_chunk_overhead_us on every chunk.
+  [[nodiscard]] double nvlsChunkEfficiency(double chunk, double channel_Bps) const;
   // NCCL's cap on one tree channel's bus bandwidth over `nodes` nodes (>= 2), bytes/s.
   [[nodiscard]] double treeMaxBusPerChannel(NcclGpuClass gpu_class, int nodes) const;
   // The fraction of Simple's bandwidth `protocol` reaches in `algorithm`.

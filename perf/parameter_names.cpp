@@ -113,6 +113,19 @@ std::vector<CommunicationParameterName> buildCommunicationNames() {
   names.push_back(scalarParameter("nvls_step_latency_us", R::kNonNegative, &P::nvls_step_latency_us));
   names.push_back(
       scalarParameter("nvls_tree_network_step_latency_us", R::kNonNegative, &P::nvls_tree_network_step_latency_us));
+  for (NcclGpuClass gpu_class : kAllNcclGpuClasses) {
+    for (const auto& column : {std::pair<std::size_t, const char*>{0, "one_node"}, {1, "more_nodes"}}) {
+      const auto c = static_cast<std::size_t>(gpu_class);
+      const std::size_t index = column.first;
+      names.push_back(element<P>(
+          "nvls_channels." + std::string(ncclGpuClassName(gpu_class)) + "." + column.second, R::kPositiveInteger,
+          [ c, index ](auto& p) -> auto& { return p.nvls_channels[c][index]; }));
+    }
+  }
+  names.push_back(scalarParameter("nvls_max_chunk_bytes", R::kPositive, &P::nvls_max_chunk_bytes));
+  names.push_back(
+      scalarParameter("nvls_tree_max_chunk_bytes_four_nodes", R::kPositive, &P::nvls_tree_max_chunk_bytes_four_nodes));
+  names.push_back(scalarParameter("nvls_chunk_overhead_us", R::kNonNegative, &P::nvls_chunk_overhead_us));
   names.push_back(
       scalarParameter("ll_multi_node_intra_step_factor", R::kPositive, &P::ll_multi_node_intra_step_factor));
   names.push_back(scalarParameter("ring_net_overhead_us", R::kNonNegative, &P::ring_net_overhead_us));

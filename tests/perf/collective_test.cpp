@@ -840,6 +840,57 @@ TEST(CollectiveTest, NvlsOnDgxH100ReachesNvlsEfficiencyOfNvLink) {
   EXPECT_NEAR(result->busbw_Bps / expected_busbw, 1.0, 0.01);
 }
 
+TEST(CollectiveTest, NvlsChunksFollowNcclsRuleBySize) {
+  const CommunicationParameters parameters = shippedCommunication();
+  const auto hopper = NcclGpuClass::kHopper;
+  // 8 H100: 16 channels x 8 heads = 128 concurrent chunks; 128 KiB from 64 x 128 x 128 KiB
+  // = 1 GiB, 64 KiB from 8 x 128 x 64 KiB = 64 MiB, 32 KiB from 2 x 128 x 32 KiB = 8 MiB.
+  EXPECT_EQ(parameters.nvlsChunkBytes(false, 1.0 * kGiB, hopper, 8.0, 1), 131072.0);
+  EXPECT_EQ(parameters.nvlsChunkBytes(false, 1.0 * kGiB - 1.0, hopper, 8.0, 1), 65536.0);
+  EXPECT_EQ(parameters.nvlsChunkBytes(false, 64.0 * kMiB, hopper, 8.0, 1), 65536.0);
+  EXPECT_EQ(parameters.nvlsChunkBytes(false, 64.0 * kMiB - 1.0, hopper, 8.0, 1), 32768.0);
+  EXPECT_EQ(parameters.nvlsChunkBytes(false, 8.0 * kMiB, hopper, 8.0, 1), 32768.0);
+  EXPECT_EQ(parameters.nvlsChunkBytes(false, 8.0 * kMiB - 1.0, hopper, 8.0, 1), 16384.0);
+  EXPECT_EQ(parameters.nvlsChunkBytes(false, 1024.0, hopper, 8.0, 1), 16384.0);
+  // NVLS_TREE: 128 KiB down to 64 KiB below 4 x 128 x 128 KiB = 64 MiB and 32 KiB below
+  // 1 x 128 x 64 KiB = 8 MiB; from 4 nodes on it starts at 64 KiB.
+  EXPECT_EQ(parameters.nvlsChunkBytes(true, 64.0 * kMiB, hopper, 8.0, 2), 131072.0);
+  EXPECT_EQ(parameters.nvlsChunkBytes(true, 64.0 * kMiB - 1.0, hopper, 8.0, 2), 65536.0);
+  EXPECT_EQ(parameters.nvlsChunkBytes(true, 8.0 * kMiB - 1.0, hopper, 8.0, 2), 32768.0);
+  EXPECT_EQ(parameters.nvlsChunkBytes(true, 1.0 * kGiB, hopper, 8.0, 4), 65536.0);
+  // Blackwell runs 24 NVLS channels in one node: 64 KiB below 64 x 192 x 128 KiB = 1.5 GiB.
+  EXPECT_EQ(parameters.nvlsChunkBytes(false, 1.5 * kGiB - 1.0, NcclGpuClass::kBlackwell, 8.0, 1), 65536.0);
+  EXPECT_EQ(parameters.nvlsChunkBytes(false, 1.5 * kGiB, NcclGpuClass::kBlackwell, 8.0, 1), 131072.0);
+}
+
+TEST(CollectiveTest, SmallNvlsChunksReachLessOfTheNvlsBandwidth) {
+  CommunicationParameters parameters = shippedCommunication();
+  parameters.nvls_chunk_overhead_us = 1.0;
+  // 1 us a chunk at 32 GB/s a channel is 32,000 bytes: (1 + 32000 / 131072) / (1 + 32000 / c).
+  EXPECT_DOUBLE_EQ(parameters.nvlsChunkEfficiency(131072.0, 32e9), 1.0);
+  EXPECT_DOUBLE_EQ(parameters.nvlsChunkEfficiency(16384.0, 32e9),
+                   (1.0 + 32000.0 / 131072.0) / (1.0 + 32000.0 / 16384.0));
+  parameters.nvls_chunk_overhead_us = 0.0;
+  EXPECT_DOUBLE_EQ(parameters.nvlsChunkEfficiency(16384.0, 32e9), 1.0);
+
+  // On 8 H100 a 16 MiB all-reduce (32 KiB chunks) moves its bytes at that share of the NVLS
+  // rate, a 1 GiB one (128 KiB) at the whole of it.
+  const Cluster cluster = presetCluster("dgx-h100");
+  CommunicationParameters without = zeroLatencyParameters();
+  without.nvls_chunk_overhead_us = 0.0;
+  CommunicationParameters with = without;
+  with.nvls_chunk_overhead_us = 0.66;
+  const double channel_Bps = 450e9 * with.nvlsEfficiency("h100-sxm") / 16.0;
+  for (const auto& [bytes, chunk] : {std::pair{16.0 * kMiB, 32768.0}, std::pair{1.0 * kGiB, 131072.0}}) {
+    const CollectiveRequest request{CollectiveOp::kAllReduce, firstRanks(8), bytes, CollectiveAlgorithm::kNvls, {}};
+    const CollectiveRun slow = runCollective(cluster, with, request);
+    const CollectiveRun fast = runCollective(cluster, without, request);
+    EXPECT_NEAR(static_cast<double>(fast.makespan) / static_cast<double>(slow.makespan),
+                with.nvlsChunkEfficiency(chunk, channel_Bps), 1e-3)
+        << bytes;
+  }
+}
+
 TEST(CollectiveTest, NvlsIsNotOfferedOnDgxA100) {
   const Cluster cluster = presetCluster("dgx-a100", {});
   CollectiveSimulator simulator(cluster, shippedCommunication());

@@ -83,11 +83,18 @@ TEST(DefaultParametersTest, ShippedCommunicationDefaultsHoldThePreviousValues) {
   EXPECT_EQ(p.tree_ll128_max_bus_GBps_per_channel,
             (std::array<std::array<double, 2>, 4>{{{20.0, 20.0}, {20.0, 20.0}, {36.7, 29.0}, {31.67, 20.0}}}));
   EXPECT_EQ(p.base_latency_us[1], (std::array<double, 3>{6.8, 14.0, 8.4}));
-  EXPECT_EQ(p.base_latency_us[2], (std::array<double, 3>{0.0, 0.0, 23.0}));
+  // NVLS: one step of 25 us (NCCL 2.21+), no base beside it.
+  EXPECT_EQ(p.base_latency_us[2], (std::array<double, 3>{0.0, 0.0, 0.0}));
   EXPECT_EQ(p.ring_step_latency_us[2], (std::array<double, 3>{2.7, 4.0, 14.0}));
   EXPECT_EQ(p.tree_step_latency_us[0], (std::array<double, 3>{0.6, 1.25, 4.0}));
   EXPECT_EQ(p.tree_step_latency_us[1], (std::array<double, 3>{1.0, 1.9, 4.0}));
   EXPECT_EQ(p.nvls_step_latency_us, 25.0);
+  // NVLS_NCHANNELS_SM90 / SM100_NVL / SM100 and NCCL_NVLS_CHUNKSIZE (src/transport/nvls.cc).
+  EXPECT_EQ(p.nvls_channels,
+            (std::array<std::array<double, 2>, 4>{{{16.0, 16.0}, {16.0, 16.0}, {16.0, 16.0}, {24.0, 32.0}}}));
+  EXPECT_EQ(p.nvls_max_chunk_bytes, 131072.0);
+  EXPECT_EQ(p.nvls_tree_max_chunk_bytes_four_nodes, 65536.0);
+  EXPECT_EQ(p.nvls_chunk_overhead_us, 0.66);
   EXPECT_EQ(p.ll_multi_node_intra_step_factor, 1.0);
   EXPECT_EQ(p.ring_net_overhead_us, 1.0);
   EXPECT_EQ(p.ring_net_overhead_simple_factor, 3.0);
