@@ -64,6 +64,8 @@ enum class HopClass : uint8_t { kNvLink, kPcie, kNetwork };
 
 // NCCL 2.21.5 priced a ring's LL at half of Simple's, where earlier releases took a quarter.
 inline constexpr double kNcclRingLlHalfVersion = 22105;
+// NCCL 2.21.5 raised NVLS's step latency from 23 to 25 us.
+inline constexpr double kNcclNvlsStep25Version = 22105;
 
 struct CommunicationParameters {
   // Achievable fraction of a link's raw bandwidth for collective payload; the flow network
@@ -108,6 +110,8 @@ struct CommunicationParameters {
   std::array<std::array<double, 3>, 3> ring_step_latency_us{};
   std::array<std::array<double, 3>, 3> tree_step_latency_us{};
   double nvls_step_latency_us = 0.0;
+  // NVLS's step in NCCL releases before 2.21.5 (nccl_version < kNcclNvlsStep25Version).
+  double nvls_step_latency_us_before_2_21_5 = 0.0;
   // A network step of NVLS_TREE's tree between nodes, microseconds.
   double nvls_tree_network_step_latency_us = 0.0;
   // NVLS chunks (NCCL's enqueue.cc): the CTAs NVLS runs by GPU class (NcclGpuClass), inside one

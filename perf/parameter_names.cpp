@@ -112,6 +112,8 @@ std::vector<CommunicationParameterName> buildCommunicationNames() {
   }
   names.push_back(scalarParameter("nvls_step_latency_us", R::kNonNegative, &P::nvls_step_latency_us));
   names.push_back(
+      scalarParameter("nvls_step_latency_us_before_2_21_5", R::kNonNegative, &P::nvls_step_latency_us_before_2_21_5));
+  names.push_back(
       scalarParameter("nvls_tree_network_step_latency_us", R::kNonNegative, &P::nvls_tree_network_step_latency_us));
   for (NcclGpuClass gpu_class : kAllNcclGpuClasses) {
     for (const auto& column : {std::pair<std::size_t, const char*>{0, "one_node"}, {1, "more_nodes"}}) {

@@ -891,6 +891,20 @@ TEST(CollectiveTest, SmallNvlsChunksReachLessOfTheNvlsBandwidth) {
   }
 }
 
+// NCCL prices an NVLS call at one step: 25 us from 2.21.5, 23 us before (tuning.cc at
+// v2.20.5-1 and 5067397c), with no base latency beside it.
+TEST(CollectiveTest, NvlsLatencyIsOneStepOfTheNcclRelease) {
+  const Cluster cluster = presetCluster("dgx-h100");
+  CommunicationParameters parameters = shippedCommunication();
+  parameters.launch_overhead_us = 0.0;
+  const CollectiveRequest request{CollectiveOp::kAllReduce, firstRanks(8), 8.0, CollectiveAlgorithm::kNvls, {}};
+  const double now_us = sim::simTimeToSeconds(runCollective(cluster, parameters, request).makespan) * 1e6;
+  parameters.nccl_version = 22005;
+  const double before_us = sim::simTimeToSeconds(runCollective(cluster, parameters, request).makespan) * 1e6;
+  EXPECT_NEAR(now_us, 25.0, 0.1);
+  EXPECT_NEAR(before_us, 23.0, 0.1);
+}
+
 TEST(CollectiveTest, NvlsIsNotOfferedOnDgxA100) {
   const Cluster cluster = presetCluster("dgx-a100", {});
   CollectiveSimulator simulator(cluster, shippedCommunication());

@@ -89,6 +89,7 @@ TEST(DefaultParametersTest, ShippedCommunicationDefaultsHoldThePreviousValues) {
   EXPECT_EQ(p.tree_step_latency_us[0], (std::array<double, 3>{0.6, 1.25, 4.0}));
   EXPECT_EQ(p.tree_step_latency_us[1], (std::array<double, 3>{1.0, 1.9, 4.0}));
   EXPECT_EQ(p.nvls_step_latency_us, 25.0);
+  EXPECT_EQ(p.nvls_step_latency_us_before_2_21_5, 23.0);
   // NVLS_NCHANNELS_SM90 / SM100_NVL / SM100 and NCCL_NVLS_CHUNKSIZE (src/transport/nvls.cc).
   EXPECT_EQ(p.nvls_channels,
             (std::array<std::array<double, 2>, 4>{{{16.0, 16.0}, {16.0, 16.0}, {16.0, 16.0}, {24.0, 32.0}}}));
