@@ -265,8 +265,21 @@ std::vector<std::string> constrainedParameters(const topology::Cluster& cluster,
   };
   bool single = false;
   bool multi = false;
-  for (const auto& curve : curves) (curve.nodes() > 1 ? multi : single) = true;
+  std::size_t single_node_all_reduce_sizes = 0;
+  for (const auto& curve : curves) {
+    (curve.nodes() > 1 ? multi : single) = true;
+    if (curve.op == perf::CollectiveOp::kAllReduce && curve.nodes() == 1) {
+      single_node_all_reduce_sizes += curve.samples.size();
+    }
+  }
   if (single) add(linkEfficiencyParameter(intraNodeLinkType(spec)));
+  // A single-node all-reduce on NVSwitch nodes with NVLink SHARP runs NVLS from a few MiB on,
+  // at NVLS's own share of the NVLink (perf/collective_nvls.cpp), which the links' efficiency
+  // does not move: its level is fitted where the curves give it two sizes at least (one
+  // cannot tell it from the latency).
+  const bool nvls_nodes =
+      spec.intra_node.nvls && spec.intra_node.fabric == topology::IntraNodeFabric::kNvSwitch && !spec.explicit_graph;
+  if (nvls_nodes && single_node_all_reduce_sizes >= 2) add("nvls_efficiency_per_gpu");
   // A cluster that carries its measured network efficiency (inter_node.efficiency) runs its
   // network links at it whatever the protocol's parameter says: nothing there to fit.
   if (multi && spec.inter_node && !spec.inter_node->efficiency) add(linkEfficiencyParameter(networkLinkType(spec)));

@@ -215,6 +215,41 @@ TEST(CommunicationFitTest, ChoosesTheParametersTheCurvesConstrain) {
   EXPECT_FALSE(placeMeasuredGroup(azure(), too_big).ok());
 }
 
+// On NVSwitch nodes with NVLink SHARP a single-node all-reduce runs NVLS, whose level is its
+// own efficiency: fitted where the curves give two sizes at least.
+TEST(CommunicationFitTest, ASingleNodeAllReduceOnNvlsNodesFitsTheNvlsEfficiency) {
+  const auto cluster =
+      valueOrThrow(topology::Cluster::build(valueOrThrow(topology::loadClusterFile("dgx-h100", kPaths, {}))));
+  MeasuredCollective single;
+  single.ranks_per_node = {8};
+  single.samples = {{64.0 * kMiB, 300.0}};
+  EXPECT_THAT(constrainedParameters(cluster, std::vector{single}),
+              ::testing::ElementsAre("nvlink_efficiency", "launch_overhead_us", "channel_bandwidth_GBps"));
+  single.samples.push_back({128.0 * kMiB, 600.0});
+  EXPECT_THAT(constrainedParameters(cluster, std::vector{single}),
+              ::testing::ElementsAre("nvlink_efficiency", "nvls_efficiency_per_gpu", "launch_overhead_us",
+                                     "channel_bandwidth_GBps"));
+  // An all-gather runs no NVLS; the DGX A100 has no NVLink SHARP.
+  single.op = CollectiveOp::kAllGather;
+  EXPECT_THAT(constrainedParameters(cluster, std::vector{single}),
+              ::testing::ElementsAre("nvlink_efficiency", "launch_overhead_us", "channel_bandwidth_GBps"));
+  single.op = CollectiveOp::kAllReduce;
+  EXPECT_THAT(constrainedParameters(azure(), std::vector{single}),
+              ::testing::ElementsAre("nvlink_efficiency", "launch_overhead_us", "channel_bandwidth_GBps"));
+
+  // Fitted to NVLS's large messages (NCCL's largest chunk), the efficiency moves to what they
+  // measured.
+  for (double bytes : sizes(1024 * kMiB, 4096 * kMiB)) {
+    single.samples.push_back({bytes, bytes / (0.5 * 450e9) * 1e6});
+  }
+  single.samples.erase(single.samples.begin(), single.samples.begin() + 2);
+  CommunicationFitOptions named;
+  named.parameters = {"nvls_efficiency_per_gpu"};
+  const auto fit = fitCommunicationParameters(cluster, std::vector{single}, shippedCommunication(), named);
+  ASSERT_TRUE(fit.ok()) << fit.error().toString();
+  EXPECT_NEAR(fit->parameters.nvlsEfficiency("h100-sxm"), 0.5, 0.02);
+}
+
 // A fit of `parameter` alone to one two-node 8 + 8 curve of `op`, 64 MiB to 1 GiB.
 Expected<CommunicationFit> fitTwoNodeCurve(const topology::Cluster& cluster, CollectiveOp op,
                                            const std::string& parameter) {
