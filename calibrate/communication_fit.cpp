@@ -265,11 +265,11 @@ std::vector<std::string> constrainedParameters(const topology::Cluster& cluster,
   };
   bool single = false;
   bool multi = false;
-  std::size_t single_node_all_reduce_sizes = 0;
+  std::set<double> single_node_all_reduce_sizes;
   for (const auto& curve : curves) {
     (curve.nodes() > 1 ? multi : single) = true;
     if (curve.op == perf::CollectiveOp::kAllReduce && curve.nodes() == 1) {
-      single_node_all_reduce_sizes += curve.samples.size();
+      for (const auto& sample : curve.samples) single_node_all_reduce_sizes.insert(sample.bytes);
     }
   }
   if (single) add(linkEfficiencyParameter(intraNodeLinkType(spec)));
@@ -279,7 +279,7 @@ std::vector<std::string> constrainedParameters(const topology::Cluster& cluster,
   // cannot tell it from the latency).
   const bool nvls_nodes =
       spec.intra_node.nvls && spec.intra_node.fabric == topology::IntraNodeFabric::kNvSwitch && !spec.explicit_graph;
-  if (nvls_nodes && single_node_all_reduce_sizes >= 2) add("nvls_efficiency_per_gpu");
+  if (nvls_nodes && single_node_all_reduce_sizes.size() >= 2) add("nvls_efficiency_per_gpu");
   // A cluster that carries its measured network efficiency (inter_node.efficiency) runs its
   // network links at it whatever the protocol's parameter says: nothing there to fit.
   if (multi && spec.inter_node && !spec.inter_node->efficiency) add(linkEfficiencyParameter(networkLinkType(spec)));

@@ -127,12 +127,17 @@ double CommunicationParameters::nvlsChunkBytes(bool tree, double bytes, NcclGpuC
                                                int nodes) const {
   // NVIDIA/nccl src/enqueue.cc (5067397c; the NVLS rule is the same from v2.18.5), the chunk
   // of an NVLS or NVLS_TREE collective: concurrentOps = nChannels x nvls.nHeads (a head per
-  // GPU of the node), and the chunk halves while the message is below a multiple of
-  // concurrentOps x chunk. NVLS_TREE starts from min(nvlsChunkSize, nvlsTreeMaxChunkSize),
-  // the latter 64 KiB from four nodes on and nvlsChunkSize below (src/transport/nvls.cc,
-  // ncclNvlsTuning; its SM100 tuning of two-node NVLS_TREE is not modelled).
+  // GPU of the node, at most NCCL_MAX_NVLS_ARITY; across nodes NCCL takes a head per NIC with
+  // a GPU of its own, one per GPU here), and the chunk halves while the message is below a
+  // multiple of concurrentOps x chunk. NVLS_TREE starts from min(nvlsChunkSize,
+  // nvlsTreeMaxChunkSize), the latter 64 KiB from four nodes on and nvlsChunkSize below
+  // (src/transport/nvls.cc, ncclNvlsTuning, 2.21.5 on; earlier releases start NVLS_TREE at
+  // the Simple buffer's step, 512 KiB; NCCL 2.30's multi-node Blackwell tuning,
+  // ncclNvlsTreeSm100Tuning, is not modelled).
   const double channels = nvls_channels[static_cast<std::size_t>(gpu_class)][tree ? 1 : 0];
-  const double concurrent_ops = channels * ranks_per_node;
+  const double heads =
+      std::min(ranks_per_node, ncclAtLeast(kNcclNvls2215Version) ? nvls_max_heads : nvls_max_heads_before_2_21_5);
+  const double concurrent_ops = channels * heads;
   struct Step {
     double multiple;
     double chunk;

@@ -64,8 +64,9 @@ enum class HopClass : uint8_t { kNvLink, kPcie, kNetwork };
 
 // NCCL 2.21.5 priced a ring's LL at half of Simple's, where earlier releases took a quarter.
 inline constexpr double kNcclRingLlHalfVersion = 22105;
-// NCCL 2.21.5 raised NVLS's step latency from 23 to 25 us.
-inline constexpr double kNcclNvlsStep25Version = 22105;
+// NCCL 2.21.5 raised NVLS's step latency from 23 to 25 us and its most heads (NVLS
+// arity) from 8 to 32.
+inline constexpr double kNcclNvls2215Version = 22105;
 
 struct CommunicationParameters {
   // Achievable fraction of a link's raw bandwidth for collective payload; the flow network
@@ -110,7 +111,7 @@ struct CommunicationParameters {
   std::array<std::array<double, 3>, 3> ring_step_latency_us{};
   std::array<std::array<double, 3>, 3> tree_step_latency_us{};
   double nvls_step_latency_us = 0.0;
-  // NVLS's step in NCCL releases before 2.21.5 (nccl_version < kNcclNvlsStep25Version).
+  // NVLS's step in NCCL releases before 2.21.5 (nccl_version < kNcclNvls2215Version).
   double nvls_step_latency_us_before_2_21_5 = 0.0;
   // A network step of NVLS_TREE's tree between nodes, microseconds.
   double nvls_tree_network_step_latency_us = 0.0;
@@ -120,6 +121,9 @@ struct CommunicationParameters {
   // moving it, microseconds, which makes small chunks slower (nvlsChunkEfficiency).
   std::array<std::array<double, 2>, kAllNcclGpuClasses.size()> nvls_channels{};
   double nvls_max_chunk_bytes = 0.0;
+  // NVLS's most heads (NCCL_MAX_NVLS_ARITY) from 2.21.5 and before.
+  double nvls_max_heads = 0.0;
+  double nvls_max_heads_before_2_21_5 = 0.0;
   double nvls_tree_max_chunk_bytes_four_nodes = 0.0;
   double nvls_chunk_overhead_us = 0.0;
   // LL's intra-node step latency is multiplied by this when the collective spans nodes

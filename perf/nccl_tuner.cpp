@@ -32,8 +32,8 @@ double stepLatencySeconds(const CommunicationParameters& parameters, CollectiveA
     network_table_us = parameters.tree_step_latency_us[static_cast<std::size_t>(HopClass::kNetwork)][p];
   }
   if (algorithm == CollectiveAlgorithm::kNvls || algorithm == CollectiveAlgorithm::kNvlsTree) {
-    intra_us = parameters.ncclAtLeast(kNcclNvlsStep25Version) ? parameters.nvls_step_latency_us
-                                                              : parameters.nvls_step_latency_us_before_2_21_5;
+    intra_us = parameters.ncclAtLeast(kNcclNvls2215Version) ? parameters.nvls_step_latency_us
+                                                            : parameters.nvls_step_latency_us_before_2_21_5;
   }
   if (algorithm == CollectiveAlgorithm::kNvlsTree) network_table_us = parameters.nvls_tree_network_step_latency_us;
   // NCCL: LL's intra-node step costs more when the collective spans nodes (tuning.cc).

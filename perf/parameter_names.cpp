@@ -125,6 +125,9 @@ std::vector<CommunicationParameterName> buildCommunicationNames() {
     }
   }
   names.push_back(scalarParameter("nvls_max_chunk_bytes", R::kPositive, &P::nvls_max_chunk_bytes));
+  names.push_back(scalarParameter("nvls_max_heads", R::kPositiveInteger, &P::nvls_max_heads));
+  names.push_back(
+      scalarParameter("nvls_max_heads_before_2_21_5", R::kPositiveInteger, &P::nvls_max_heads_before_2_21_5));
   names.push_back(
       scalarParameter("nvls_tree_max_chunk_bytes_four_nodes", R::kPositive, &P::nvls_tree_max_chunk_bytes_four_nodes));
   names.push_back(scalarParameter("nvls_chunk_overhead_us", R::kNonNegative, &P::nvls_chunk_overhead_us));

@@ -225,6 +225,9 @@ TEST(CommunicationFitTest, ASingleNodeAllReduceOnNvlsNodesFitsTheNvlsEfficiency)
   single.samples = {{64.0 * kMiB, 300.0}};
   EXPECT_THAT(constrainedParameters(cluster, std::vector{single}),
               ::testing::ElementsAre("nvlink_efficiency", "launch_overhead_us", "channel_bandwidth_GBps"));
+  // Two curves of the one size are still one size.
+  EXPECT_THAT(constrainedParameters(cluster, std::vector{single, single}),
+              ::testing::ElementsAre("nvlink_efficiency", "launch_overhead_us", "channel_bandwidth_GBps"));
   single.samples.push_back({128.0 * kMiB, 600.0});
   EXPECT_THAT(constrainedParameters(cluster, std::vector{single}),
               ::testing::ElementsAre("nvlink_efficiency", "nvls_efficiency_per_gpu", "launch_overhead_us",

@@ -861,6 +861,14 @@ TEST(CollectiveTest, NvlsChunksFollowNcclsRuleBySize) {
   // Blackwell runs 24 NVLS channels in one node: 64 KiB below 64 x 192 x 128 KiB = 1.5 GiB.
   EXPECT_EQ(parameters.nvlsChunkBytes(false, 1.5 * kGiB - 1.0, NcclGpuClass::kBlackwell, 8.0, 1), 65536.0);
   EXPECT_EQ(parameters.nvlsChunkBytes(false, 1.5 * kGiB, NcclGpuClass::kBlackwell, 8.0, 1), 131072.0);
+  // An NVL72 rack of 72 GPUs has at most 32 heads (NCCL_MAX_NVLS_ARITY from 2.21.5; 8 before):
+  // 128 KiB from 64 x 24 x 32 x 128 KiB = 6 GiB, and before 2.21.5 from 64 x 24 x 8 x 128 KiB.
+  EXPECT_EQ(parameters.nvlsChunkBytes(false, 6.0 * kGiB, NcclGpuClass::kBlackwell, 72.0, 1), 131072.0);
+  EXPECT_EQ(parameters.nvlsChunkBytes(false, 6.0 * kGiB - 1.0, NcclGpuClass::kBlackwell, 72.0, 1), 65536.0);
+  CommunicationParameters older = parameters;
+  older.nccl_version = 22005;
+  EXPECT_EQ(older.nvlsChunkBytes(false, 1.5 * kGiB, NcclGpuClass::kBlackwell, 72.0, 1), 131072.0);
+  EXPECT_EQ(older.nvlsChunkBytes(false, 1.5 * kGiB - 1.0, NcclGpuClass::kBlackwell, 72.0, 1), 65536.0);
 }
 
 TEST(CollectiveTest, SmallNvlsChunksReachLessOfTheNvlsBandwidth) {
@@ -899,9 +907,12 @@ TEST(CollectiveTest, NvlsLatencyIsOneStepOfTheNcclRelease) {
   parameters.launch_overhead_us = 0.0;
   const CollectiveRequest request{CollectiveOp::kAllReduce, firstRanks(8), 8.0, CollectiveAlgorithm::kNvls, {}};
   const double now_us = sim::simTimeToSeconds(runCollective(cluster, parameters, request).makespan) * 1e6;
-  parameters.nccl_version = 22005;
+  parameters.nccl_version = 22105;
+  const double at_2_21_5_us = sim::simTimeToSeconds(runCollective(cluster, parameters, request).makespan) * 1e6;
+  parameters.nccl_version = 22104;
   const double before_us = sim::simTimeToSeconds(runCollective(cluster, parameters, request).makespan) * 1e6;
   EXPECT_NEAR(now_us, 25.0, 0.1);
+  EXPECT_NEAR(at_2_21_5_us, 25.0, 0.1);
   EXPECT_NEAR(before_us, 23.0, 0.1);
 }
 

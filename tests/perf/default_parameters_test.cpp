@@ -94,6 +94,8 @@ TEST(DefaultParametersTest, ShippedCommunicationDefaultsHoldThePreviousValues) {
   EXPECT_EQ(p.nvls_channels,
             (std::array<std::array<double, 2>, 4>{{{16.0, 16.0}, {16.0, 16.0}, {16.0, 16.0}, {24.0, 32.0}}}));
   EXPECT_EQ(p.nvls_max_chunk_bytes, 131072.0);
+  EXPECT_EQ(p.nvls_max_heads, 32.0);
+  EXPECT_EQ(p.nvls_max_heads_before_2_21_5, 8.0);
   EXPECT_EQ(p.nvls_tree_max_chunk_bytes_four_nodes, 65536.0);
   EXPECT_EQ(p.nvls_chunk_overhead_us, 0.66);
   EXPECT_EQ(p.ll_multi_node_intra_step_factor, 1.0);
