@@ -25,6 +25,7 @@ slow+='|^SweepCommandTest\.(OutputDoesNotDependOnTheThreadCount|ComparesClusters
 slow+='|^CliTest\.(ValidatePrintExperimentGivesTheYamlTheRowSimulates|ValidateFitRateFractionFitsEachGpuTypeToItsRows)$'
 slow+='|^MicrobatchExtrapolationTest\.(ABentStartIsDetectedAndSkipped|ThreadsDoNotChangeABentStart)$'
 slow+='|^CommunicationFitTest\.RecoversKnownParametersFromLogsAndPredictsAnUnmeasuredGroup$'
+slow+='|^CollectiveTransferTest\.FitsTheSmallRunsOfEverySystemAndPredictsItsLargeOnes$'
 slow+='|^CalibrateCommand\.OtherCommandsSayTheCalibrationIsInForce$'
 slow+='|^PlanEnumeratorTest\.EnumeratesExactlyTheValidPlansOfABruteForceFilter$'
 slow+='|^MoeTrainingSuiteTest\.DeepSeekV3OnItsOwnH800ClusterStaysNearItsDocumentedError$'
