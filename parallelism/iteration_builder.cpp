@@ -152,7 +152,7 @@ int64_t IterationBuilder::bucketCount(int64_t stage) const {
 
 TaskId IterationBuilder::addCollective(IterationGraph& result, perf::CollectiveOp op, const std::vector<int64_t>& ranks,
                                        double bytes, int64_t count, std::vector<TaskId> dependencies,
-                                       TaskCategory category) {
+                                       TaskCategory category, std::vector<TaskId>* calls) {
   if (collectives_ == nullptr || collectives_graph_ != &result.graph) {
     collectives_ = std::make_unique<perf::CollectiveBuilder>(cluster_, router_, result.graph, communication_);
     collectives_graph_ = &result.graph;
@@ -169,6 +169,7 @@ TaskId IterationBuilder::addCollective(IterationGraph& result, perf::CollectiveO
     choice = choices_.emplace(key, valueOrThrow(builder.choose(request))).first;
   }
   TaskId end = builder.add(request, choice->second, dependencies, tagged(category));
+  if (calls != nullptr) calls->push_back(end);
   if (count > 1) {
     // The other calls' fixed cost: launch, base and per-step latencies of a zero-byte call.
     auto empty = empty_latency_.find(key);
@@ -179,6 +180,7 @@ TaskId IterationBuilder::addCollective(IterationGraph& result, perf::CollectiveO
     }
     end = result.graph.addCompute(sim::secondsToSimTime(static_cast<double>(count - 1) * empty->second), {end},
                                   tagged(category));
+    if (calls != nullptr) calls->push_back(end);
   }
   return end;
 }
@@ -391,11 +393,14 @@ void IterationBuilder::addGroupCollective(IterationGraph& result, int64_t rank, 
     const RankTasks& tasks = result.ranks[static_cast<std::size_t>(member)];
     dependencies.push_back(beside_compute ? tasks.step_compute[step] : tasks.step_end[step]);
   }
+  std::vector<TaskId> calls;
   const TaskId end =
-      addCollective(result, comm.op, group, comm.bytes, comm.count, dependencies, categoryOf(comm.group));
+      addCollective(result, comm.op, group, comm.bytes, comm.count, dependencies, categoryOf(comm.group), &calls);
   // An all-to-all overlapped with its partner pass (moe_a2a_overlap) holds SMs the pass's
-  // compute would have used, as a data-parallel collective does.
-  if (beside_compute && comm.needs_partner) contendWithCompute(result, end, group);
+  // compute would have used, as a data-parallel collective does, through every call.
+  if (beside_compute && comm.needs_partner) {
+    for (TaskId call : calls) contendWithCompute(result, call, group);
+  }
   for (int64_t member : group) {
     RankTasks& tasks = result.ranks[static_cast<std::size_t>(member)];
     tasks.step_end[step] =

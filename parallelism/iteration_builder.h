@@ -253,8 +253,12 @@ class IterationBuilder {
   void contendWithCompute(IterationGraph& result, sim::TaskId collective, const std::vector<int64_t>& group) const;
   // The options of a task tagged `category`, on `stream` (kNoStream: none).
   [[nodiscard]] static sim::TaskOptions tagged(TaskCategory category, sim::StreamId stream = sim::kNoStream);
+  // `count` calls of one collective: the first as flows, the others' fixed latency after it.
+  // Returns the task that ends them all; `calls`, where given, receives every task that runs
+  // a call (the first's group and the others' latency), for what must hold through them.
   sim::TaskId addCollective(IterationGraph& result, perf::CollectiveOp op, const std::vector<int64_t>& ranks,
-                            double bytes, int64_t count, std::vector<sim::TaskId> dependencies, TaskCategory category);
+                            double bytes, int64_t count, std::vector<sim::TaskId> dependencies, TaskCategory category,
+                            std::vector<sim::TaskId>* calls = nullptr);
 
   const Experiment& experiment_;
   const topology::Cluster& cluster_;

@@ -409,6 +409,11 @@ struct IterationEstimator::ChunkTimes {
   // (Communication::beside_attention).
   double beside_forward_comm = 0.0;
   double beside_backward_comm = 0.0;
+  // What the collectives beside the compute that hold SMs (the paired expert all-to-alls,
+  // PassCollective::needs_partner) take from it: their share of the SMs times their time
+  // (ComputeParameters::collective_sms; IterationBuilder::addGroupCollective's contention).
+  double forward_contention = 0.0;
+  double backward_contention = 0.0;
   double weight_compute = 0.0;  // of backward_compute, the weight-gradient GEMMs (PassWork::weight_s)
 
   void add(const ChunkTimes& other) {
@@ -419,13 +424,16 @@ struct IterationEstimator::ChunkTimes {
     backward_comm += other.backward_comm;
     beside_forward_comm += other.beside_forward_comm;
     beside_backward_comm += other.beside_backward_comm;
+    forward_contention += other.forward_contention;
+    backward_contention += other.backward_contention;
   }
   // One pass; the collectives beside the compute cost only what exceeds it.
   [[nodiscard]] double forward() const {
-    return std::max(forward_compute, beside_forward_comm) + forward_comm - beside_forward_comm;
+    return std::max(forward_compute + forward_contention, beside_forward_comm) + forward_comm - beside_forward_comm;
   }
   [[nodiscard]] double backward() const {
-    return std::max(backward_compute, beside_backward_comm) + backward_comm - beside_backward_comm;
+    return std::max(backward_compute + backward_contention, beside_backward_comm) + backward_comm -
+           beside_backward_comm;
   }
   [[nodiscard]] double total() const { return forward() + backward(); }
 };
@@ -467,6 +475,10 @@ IterationEstimator::ChunkTimes IterationEstimator::partTimes(const parallelism::
         std::max(0.0, static_cast<double>(call.count) - 1.0) * collectiveSeconds(plan, kind, call.op, group, 0.0);
     (call.backward ? times.backward_comm : times.forward_comm) += seconds;
     if (call.beside_compute) (call.backward ? times.beside_backward_comm : times.beside_forward_comm) += seconds;
+    if (call.beside_compute && call.needs_partner) {
+      (call.backward ? times.backward_contention : times.forward_contention) +=
+          timer.collectiveComputeShare() * seconds;
+    }
   }
   return times;
 }
