@@ -208,5 +208,19 @@ TEST(IterationEstimateTest, OverlappedDataParallelCollectivesSlowTheComputeBesid
   EXPECT_LT(ratio, 1.03);
 }
 
+// DeepSeek-V3 on 1,024 H100 (the shipped experiment: tp 2, pp 8, vp 4, ep 64 over 8 nodes)
+// with the expert all-to-alls overlapped with the partner pass (moe_a2a_overlap). The screen
+// takes every pass as paired, where the simulation pairs only the steady state's, so it stays
+// below the simulation; it prices the SMs those all-to-alls hold as the simulation's
+// contention does (1.31 when it did not).
+TEST(IterationEstimateTest, OverlappedAllToAllsSlowTheComputeBesideThem) {
+  auto experiment = parallelism::loadExperiment("deepseek-v3-h100", ConfigPaths{TRAINSIM_CONFIG_DIR_FOR_TESTS},
+                                                {parseOverride("parallelism.moe_a2a_overlap=true")});
+  ASSERT_TRUE(experiment.ok()) << experiment.error().toString();
+  const double ratio = screenRatio(*experiment);
+  EXPECT_GT(ratio, 1.0);
+  EXPECT_LT(ratio, 1.25);
+}
+
 }  // namespace
 }  // namespace trainsim::sweep
