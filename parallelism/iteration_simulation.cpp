@@ -28,6 +28,42 @@ namespace {
 
 double seconds(sim::SimTime t) { return sim::simTimeToSeconds(t); }
 
+// Of what the collectives beside a rank's compute took from it (its compute tasks' stretch),
+// the share of the data-parallel ones; the rest is the expert all-to-alls' overlapped with a
+// partner pass (IterationBuilder::addGroupCollective). A compute task beside contenders of
+// shares f_c progresses at 1 - sum f_c, so it is stretched by sum_c f_c x the time c ran beside
+// it: each contender's part is its share times its overlap with the stream's compute tasks
+// (`intervals`, in stream order, with `before` the running time of those ahead of each).
+double dataParallelStretchShare(const IterationGraph& iteration, const sim::TaskExecutor& executor,
+                                sim::StreamId compute_stream,
+                                const std::vector<std::pair<sim::SimTime, sim::SimTime>>& intervals,
+                                const std::vector<sim::SimTime>& before) {
+  const sim::TaskGraph& graph = iteration.graph;
+  double data = 0.0;
+  double all = 0.0;
+  for (const sim::Contention& contention : graph.contentions()) {
+    if (contention.stream != compute_stream || intervals.empty()) continue;
+    const sim::SimTime from = executor.startTime(contention.task);
+    const sim::SimTime to = executor.finishTime(contention.task);
+    if (to <= from) continue;
+    // The compute tasks that end after `from` and start before `to`.
+    auto first = std::partition_point(intervals.begin(), intervals.end(),
+                                      [from](const auto& interval) { return interval.second <= from; });
+    auto last =
+        std::partition_point(first, intervals.end(), [to](const auto& interval) { return interval.first < to; });
+    if (first == last) continue;
+    const auto i = static_cast<std::size_t>(first - intervals.begin());
+    const auto j = static_cast<std::size_t>(last - intervals.begin());
+    sim::SimTime overlap = before[j] - before[i];
+    overlap -= std::max<sim::SimTime>(0, from - first->first);
+    overlap -= std::max<sim::SimTime>(0, (last - 1)->second - to);
+    const double part = contention.fraction * seconds(std::max<sim::SimTime>(0, overlap));
+    all += part;
+    if (graph.tag(contention.task) == static_cast<uint32_t>(TaskCategory::kDataComm)) data += part;
+  }
+  return all > 0.0 ? data / all : 1.0;
+}
+
 // Where a rank's time went (see TimeBreakdown). `last_optimizer_end` is when the last
 // optimizer step of all ends (the critical rank's): a rank whose step ends before it waits
 // for the slowest stage, idle time like the bubble; after it, what runs until the makespan
@@ -37,19 +73,27 @@ TimeBreakdown breakdownOf(const IterationGraph& iteration, const sim::TaskExecut
   const RankTasks& rank = iteration.ranks[rank_index];
   const sim::TaskGraph& graph = iteration.graph;
   TimeBreakdown breakdown;
-  // Compute at full speed; what it lost to the SMs of the data-parallel collectives beside
-  // it (contention) is data-parallel time.
+  // Compute at full speed; what it lost to the SMs of the collectives beside it (contention)
+  // is data-parallel time, or expert-parallel time where paired all-to-alls took it.
   auto stretch = [&](sim::TaskId task) {
     return executor.finishTime(task) - executor.startTime(task) - graph.duration(task);
   };
   sim::SimTime stretched = 0;
+  std::vector<std::pair<sim::SimTime, sim::SimTime>> intervals;
   for (sim::TaskId task = 0; task < graph.taskCount(); ++task) {
     if (graph.stream(task) == rank.compute_stream && graph.kind(task) == sim::TaskKind::kCompute) {
       breakdown.compute += seconds(graph.duration(task));
       stretched += stretch(task);
+      intervals.emplace_back(executor.startTime(task), executor.finishTime(task));
     }
   }
-  breakdown.dp_comm_exposed += seconds(stretched);
+  std::sort(intervals.begin(), intervals.end());  // one at a time on the stream: in time order
+  std::vector<sim::SimTime> before{0};
+  for (const auto& [start, finish] : intervals) before.push_back(before.back() + (finish - start));
+  const double data_share =
+      stretched > 0 ? dataParallelStretchShare(iteration, executor, rank.compute_stream, intervals, before) : 1.0;
+  breakdown.dp_comm_exposed += data_share * seconds(stretched);
+  breakdown.tp_comm_exposed += (1.0 - data_share) * seconds(stretched);
   sim::SimTime previous_end = 0;
   for (std::size_t i = 0; i < rank.steps.size(); ++i) {
     const sim::SimTime start = executor.startTime(rank.step_compute[i]);

@@ -76,6 +76,12 @@ TEST(MoeA2aOverlap, TheOverlappedAllToAllsHoldSmsThroughEveryCall) {
       (contended.iteration_time_s - free.iteration_time_s) - (alone.iteration_time_s - alone_free.iteration_time_s);
   EXPECT_GT(added, share / 2.0 * overlapped);
   EXPECT_LT(added, share * alone_free.breakdown.tp_comm_exposed);
+  // The breakdown books the compute the all-to-alls' SMs took as expert-parallel time: the
+  // data-parallel time the SMs add is the data-parallel collectives' alone, as without the
+  // overlap (it had taken the all-to-alls' part too).
+  EXPECT_NEAR(contended.breakdown.dp_comm_exposed - free.breakdown.dp_comm_exposed,
+              alone.breakdown.dp_comm_exposed - alone_free.breakdown.dp_comm_exposed, 1e-6);
+  EXPECT_GT(contended.breakdown.tp_comm_exposed - free.breakdown.tp_comm_exposed, 0.5 * added);
 }
 
 TEST(MoeA2aOverlap, NeedsAMixtureOfExperts) {
