@@ -163,12 +163,9 @@ TaskId IterationBuilder::addCollective(IterationGraph& result, perf::CollectiveO
   for (int64_t rank : ranks) gpus.push_back(rank);
   const perf::CollectiveRequest request{op, gpus, bytes, {}, {}};
   // Groups of one kind are symmetric: choose once per kind and placement (CollectiveKey).
-  std::map<int32_t, int64_t> per_node;
-  for (int64_t rank : ranks) ++per_node[cluster_.device(cluster_.accelerator(rank)).node];
-  int64_t most_on_a_node = 0;
-  for (const auto& [node, gpus_there] : per_node) most_on_a_node = std::max(most_on_a_node, gpus_there);
+  const perf::GroupLayout placement = builder.layout(gpus);
   const auto key = std::make_tuple(static_cast<int>(op), ranks.size(), bytes, static_cast<int>(category),
-                                   per_node.size(), most_on_a_node);
+                                   placement.nodes(), placement.max_per_node);
   auto choice = choices_.find(key);
   if (choice == choices_.end()) {
     choice = choices_.emplace(key, valueOrThrow(builder.choose(request))).first;

@@ -275,7 +275,7 @@ class IterationBuilder {
   // most GPUs on one node): groups of one kind are symmetric, so the tuner runs once per kind
   // and placement (two groups of a category, dense and expert data-parallel, can be of one
   // size but spread over different nodes).
-  using CollectiveKey = std::tuple<int, std::size_t, double, int, std::size_t, int64_t>;
+  using CollectiveKey = std::tuple<int, std::size_t, double, int, int, int>;
   std::map<CollectiveKey, perf::CollectiveChoice> choices_;
   std::map<CollectiveKey, double> empty_latency_;
   // The collective builder of the graph being built (it keeps the routes of each group's

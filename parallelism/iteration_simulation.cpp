@@ -42,7 +42,7 @@ double dataParallelStretchShare(const IterationGraph& iteration, const sim::Task
   double data = 0.0;
   double all = 0.0;
   for (const sim::Contention& contention : graph.contentions()) {
-    if (contention.stream != compute_stream || intervals.empty()) continue;
+    if (contention.stream != compute_stream) continue;
     const sim::SimTime from = executor.startTime(contention.task);
     const sim::SimTime to = executor.finishTime(contention.task);
     if (to <= from) continue;
@@ -90,8 +90,9 @@ TimeBreakdown breakdownOf(const IterationGraph& iteration, const sim::TaskExecut
   std::sort(intervals.begin(), intervals.end());  // one at a time on the stream: in time order
   std::vector<sim::SimTime> before{0};
   for (const auto& [start, finish] : intervals) before.push_back(before.back() + (finish - start));
-  const double data_share =
-      stretched > 0 ? dataParallelStretchShare(iteration, executor, rank.compute_stream, intervals, before) : 1.0;
+  const double data_share = stretched > 0 && !intervals.empty()
+                                ? dataParallelStretchShare(iteration, executor, rank.compute_stream, intervals, before)
+                                : 1.0;
   breakdown.dp_comm_exposed += data_share * seconds(stretched);
   breakdown.tp_comm_exposed += (1.0 - data_share) * seconds(stretched);
   sim::SimTime previous_end = 0;
