@@ -11,6 +11,10 @@ struct HostCosts {
   double per_library_call_s = 0.0;
   // Per kernel the framework's C++ launches inside one op (Op::native_kernels_*).
   double per_native_kernel_s = 0.0;
+  // Per framework op issued from Python outside the passes' kernels, at the bare rate of one
+  // op (compute dispatch_eager_us, without the in-step factor): DeepSpeed's per-rank views of a
+  // list-form collective (ShardedDataParallel::list_collectives).
+  double per_bare_op_s = 0.0;
 
   [[nodiscard]] bool modelled() const { return per_kernel_s > 0.0; }
 };

@@ -94,12 +94,40 @@ void IterationBuilder::addBlockCollectives(IterationGraph& result, const StageSc
   auto partsOf = [&](int64_t member, std::size_t step) -> const std::vector<TaskId>& {
     return buckets.blocks[static_cast<std::size_t>(member)][step];
   };
+  // A block's gather or reduce-scatter takes `calls` calls (training.zero3.gathers_per_block,
+  // reduce_scatters_per_block), each through PyTorch's list-form collectives where the stack
+  // issues them so: a copy kernel per rank beside each call (sharded_data_parallel.h).
   auto chainAfter = [&](TaskId& chain, std::vector<TaskId> dependencies, perf::CollectiveOp op, double bytes,
-                        const std::vector<int64_t>& ranks) {
+                        const std::vector<int64_t>& ranks, int64_t calls = 1, bool list_calls = false) {
     if (chain != sim::kNoTask) dependencies.push_back(chain);
-    chain = addCollective(result, op, ranks, bytes, 1, std::move(dependencies), TaskCategory::kDataComm);
-    contendWithCompute(result, chain, ranks);
+    std::vector<TaskId> call_tasks;
+    chain =
+        addCollective(result, op, ranks, bytes, calls, std::move(dependencies), TaskCategory::kDataComm, &call_tasks);
+    for (TaskId call : call_tasks) contendWithCompute(result, call, ranks);
+    if (list_calls) {
+      const auto parts = static_cast<double>(calls) * static_cast<double>(ranks.size());
+      const double copies = parts * timer_.memoryBoundSeconds(2.0 * bytes / parts);
+      chain = result.graph.addCompute(sim::secondsToSimTime(copies), {chain}, tagged(TaskCategory::kDataComm));
+    }
     return chain;
+  };
+  // The host's share of list-form calls (HostCosts::per_bare_op_s, per_native_kernel_s: a
+  // Python view and a launched copy per rank and call), done with the device synchronized on
+  // the thread that launches the compute: before issuing a block's gather the host waits for
+  // the compute and the gathers before it, then spends that share, and only then launches the
+  // block computing next, which waits for it (none after the last). In a backward the share
+  // holds the reduce-scatter calls of a block as well: their hook runs between the same two
+  // blocks' launches.
+  const bool list_form = sharding.list_collectives;
+  const double per_call_rank_s = options_.host.per_bare_op_s + options_.host.per_native_kernel_s;
+  auto hostStall = [&](const ShardGroup& sharded, std::vector<TaskId> dependencies, int64_t calls,
+                       const std::vector<TaskId>& next) {
+    const double seconds = static_cast<double>(calls) * static_cast<double>(sharded.ranks.size()) * per_call_rank_s;
+    if (!list_form || seconds <= 0.0) return sim::kNoTask;
+    const TaskId stall =
+        result.graph.addCompute(sim::secondsToSimTime(seconds), dependencies, tagged(TaskCategory::kHostDispatch));
+    for (TaskId task : next) result.graph.addDependency(stall, task);
+    return stall;
   };
   // Under hybrid sharding: the ranks holding each shard position, one per shard group, and the
   // chain of all-reduces of each (its last one the position's last reduction).
@@ -137,8 +165,20 @@ void IterationBuilder::addBlockCollectives(IterationGraph& result, const StageSc
             dependencies = consumers.front();
             consumers.pop_front();
           }
+          // The host issues the gather once the device is idle (the compute waited on and the
+          // gathers before), then launches the block computing next: that block waits for it.
+          std::vector<TaskId> synchronized = dependencies;
+          if (sharded.gather_chain != sim::kNoTask) synchronized.push_back(sharded.gather_chain);
+          // A chunk's first forward also gathers the block's persistent tensors.
+          const int64_t calls =
+              sharding.gathers_per_block +
+              (step.pass == PassKind::kForward && step.microbatch == 0 ? sharding.persistent_gathers_per_block : 0);
+          const int64_t host_calls = calls + (backward ? sharding.reduce_scatters_per_block : 0);
+          const TaskId stall = hostStall(sharded, std::move(synchronized), host_calls,
+                                         consumers.empty() ? std::vector<TaskId>{} : consumers.front());
+          if (stall != sim::kNoTask) dependencies = {stall};
           const TaskId gather = chainAfter(sharded.gather_chain, dependencies, perf::CollectiveOp::kAllGather,
-                                           block_parameters * gather_bytes, sharded.ranks);
+                                           block_parameters * gather_bytes, sharded.ranks, calls, list_form);
           for (int64_t member : sharded.members) {
             result.graph.addDependency(gather, partsOf(member, i)[k]);
             RankTasks& rank = result.ranks[static_cast<std::size_t>(member)];
@@ -155,7 +195,8 @@ void IterationBuilder::addBlockCollectives(IterationGraph& result, const StageSc
           std::vector<TaskId> done;
           for (int64_t member : waitedOn(sharded)) done.push_back(partsOf(member, i)[k]);
           scattered.push_back(chainAfter(sharded.reduce_chain, done, perf::CollectiveOp::kReduceScatter,
-                                         block_parameters * grad_bytes, sharded.ranks));
+                                         block_parameters * grad_bytes, sharded.ranks,
+                                         sharding.reduce_scatters_per_block, list_form));
         }
         for (std::size_t j = 0; j < shard_replicas.size(); ++j) {
           chainAfter(replica_reductions[j], scattered, perf::CollectiveOp::kAllReduce,
@@ -175,7 +216,8 @@ void IterationBuilder::addBlockCollectives(IterationGraph& result, const StageSc
       for (int64_t member : members) ended.push_back(result.ranks[static_cast<std::size_t>(member)].step_end[i]);
       for (int64_t k = 0; k < chunk_blocks; ++k) {
         chainAfter(shards.front().reduce_chain, ended, perf::CollectiveOp::kReduceScatter,
-                   replicas.chunk_parameters / static_cast<double>(chunk_blocks) * grad_bytes, group);
+                   replicas.chunk_parameters / static_cast<double>(chunk_blocks) * grad_bytes, group,
+                   sharding.reduce_scatters_per_block, list_form);
       }
     }
     for (const ShardGroup& sharded : shards) {

@@ -332,6 +332,7 @@ SimulationOptions withHostDispatch(const Experiment& experiment, SimulationOptio
   const bool free = graphs || per_kernel_us <= 0.0;
   options.iteration.host.per_library_call_s = free ? 0.0 : compute.dispatch_library_call_us * 1e-6;
   options.iteration.host.per_native_kernel_s = free ? 0.0 : compute.dispatch_native_kernel_us * 1e-6;
+  options.iteration.host.per_bare_op_s = per_kernel_us <= 0.0 ? 0.0 : compute.dispatch_eager_us * 1e-6;
   options.compute.launch_overhead_us = compute.dispatch_kernel_gap_us;
   return options;
 }

@@ -538,6 +538,32 @@ void checkReplicas(const ModelSpec& model, const TrainingSpec& training, const P
   }
 }
 
+// How a block's collectives are issued (training.zero3.gathers_per_block, reduce_scatters_per_block,
+// list_collectives)
+// is modelled for ZeRO-3 in blocks only.
+void checkBlockCollectives(const TrainingSpec& training, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
+  const ShardedDataParallel& sharding = training.zero3;
+  if (plan.zero >= 3 && sharding.unit == ShardingUnit::kBlock) return;
+  const std::string needs = "needs parallelism.zero: 3 and training.zero3.unit: block";
+  if (sharding.gathers_per_block != 1) {
+    issues.push_back({"training.zero3.gathers_per_block",
+                      "gathers_per_block = " + str(sharding.gathers_per_block) + " " + needs + "; expected 1"});
+  }
+  if (sharding.reduce_scatters_per_block != 1) {
+    issues.push_back(
+        {"training.zero3.reduce_scatters_per_block",
+         "reduce_scatters_per_block = " + str(sharding.reduce_scatters_per_block) + " " + needs + "; expected 1"});
+  }
+  if (sharding.persistent_gathers_per_block != 0) {
+    issues.push_back({"training.zero3.persistent_gathers_per_block",
+                      "persistent_gathers_per_block = " + str(sharding.persistent_gathers_per_block) + " " + needs +
+                          "; expected 0"});
+  }
+  if (sharding.list_collectives) {
+    issues.push_back({"training.zero3.list_collectives", "list_collectives " + needs + "; expected false"});
+  }
+}
+
 void checkZero(const TrainingSpec& training, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
   if (plan.zero < 3 || plan.pp == 1) return;
   // Only PyTorch FSDP under torch.distributed.pipelining shards parameters across pipeline
@@ -764,6 +790,7 @@ std::vector<PlanIssue> checkPlan(const ModelSpec& model, const topology::Cluster
   checkExpertParallel(model, plan, issues);
   checkSequenceSplits(training, plan, issues);
   checkZero(training, plan, issues);
+  checkBlockCollectives(training, plan, issues);
   checkSelectiveOp(model, training, plan, issues);
   checkRecomputeModules(model, training, plan, issues);
   checkReplicas(model, training, plan, issues);

@@ -57,6 +57,34 @@ struct ShardedDataParallel {
   int64_t prefetch = 1;
   // Shard groups the data-parallel group is split into (HSDP); 1 = fully sharded.
   int64_t replicas = 1;
+  // The all-gathers and the reduce-scatters one block's parameters take (block only): 1 where
+  // a block is one flat parameter (PyTorch FSDP). DeepSpeed's ZeRO-3 gathers and reduces each
+  // parameter tensor on its own (deepspeed/runtime/zero/partition_parameters.py at v0.3.16,
+  // _allgather_param and _reduce_scatter_gradients): it gathers the tensors above
+  // stage3_param_persistence_threshold (1e5 elements; the smaller ones stay whole on every
+  // rank after one gather an iteration, not modelled), a Megatron-LM block's 4 weight matrices,
+  // and reduce-scatters every tensor's gradient, the block's 12 (weights, biases and norms).
+  // The block's bytes are split evenly over the calls; each call pays a collective's latency.
+  int64_t gathers_per_block = 1;
+  int64_t reduce_scatters_per_block = 1;
+  // The tensors of a block gathered once an iteration rather than every pass (DeepSpeed's
+  // persistent parameters, those of stage3_param_persistence_threshold or fewer elements: "only
+  // communicated once after the parameters are updated", deepspeed/runtime/zero/constants.py at
+  // v0.3.16; a Megatron-LM block's 4 biases and 2 LayerNorms' weights and biases: 8): their
+  // calls, which move next to nothing, go with the block's gather in each chunk's first forward.
+  int64_t persistent_gathers_per_block = 0;
+  // Whether each call is issued as DeepSpeed 0.3.13-0.5's ZeRO-3 issues it (same file): a
+  // Python loop takes a view of every rank's part (narrow) and PyTorch's list-form collective
+  // (torch.distributed.all_gather with a tensor per rank, reduce_scatter with an input per
+  // rank) copies each part between the flat NCCL buffer and its tensor one copy at a time on
+  // the collective's stream (ProcessGroupNCCL::allgather's post-processing and reduce_scatter's
+  // flatten_for_scatter_gather, pytorch/pytorch torch/lib/c10d/ProcessGroupNCCL.cpp, 1.8-1.x).
+  // Per call and rank: a memory-bound copy kernel on the GPU, and on the host one Python op
+  // and one kernel launch from C++ (HostCosts::per_bare_op_s, per_native_kernel_s). The host
+  // does it on the thread that launches the compute, after synchronizing the device
+  // (torch.cuda.synchronize() before each gather, the reduction stream's synchronize() after
+  // each reduce, deepspeed/runtime/zero/stage3.py): the block computing next waits for it.
+  bool list_collectives = false;
 
   // The ranks one parameter is sharded over out of a data-parallel group of `data_ranks`
   // (dp x cp): the shard group under HSDP, else the whole group.
@@ -68,7 +96,9 @@ struct ShardedDataParallel {
   }
 };
 
-// A `zero3:` mapping (unit, reshard_after_forward, prefetch, replicas) over `defaults`; throws
+// A `zero3:` mapping (unit, reshard_after_forward, prefetch, replicas, gathers_per_block,
+// reduce_scatters_per_block, persistent_gathers_per_block, list_collectives) over `defaults`;
+// throws
 // InputError naming the key.
 [[nodiscard]] ShardedDataParallel readShardedDataParallel(const ConfigNode& section, ShardedDataParallel defaults);
 

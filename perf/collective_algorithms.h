@@ -44,6 +44,8 @@ struct NvlsPaths {
   double nvlink_Bps = 0.0;
 };
 [[nodiscard]] NvlsPaths nvlsPaths(const CollectiveBuilder& builder, const std::vector<int64_t>& ranks);
+// What NCCL's NVLS setup reads of `cluster`'s network (CommunicationParameters::nvlsSetup).
+[[nodiscard]] NvlsNetworkPath nvlsNetworkPath(const topology::ClusterSpec& cluster);
 // NVLS's flows for an all-reduce of `bytes` over `paths`: the buffer into the switch and back
 // on every GPU's NVLink, at the NVLS efficiency and the share of it that NCCL's chunk for a
 // message of `message_bytes` on `nodes` nodes reaches (tree: NVLS_TREE's chunk).

@@ -34,6 +34,20 @@ NvlsPaths nvlsPaths(const CollectiveBuilder& builder, const std::vector<int64_t>
   return paths;
 }
 
+NvlsNetworkPath nvlsNetworkPath(const topology::ClusterSpec& cluster) {
+  NvlsNetworkPath path;
+  if (!cluster.inter_node) return path;
+  // NCCL rates a NIC at its line rate (src/graph/topo.cc, mbps / 8000) and a PCIe link at its
+  // width x speed (a Gen5 x16 link 64 GB/s); the path takes the slower. Grace hosts (GB200,
+  // GB300, GH200) reach their NICs from the GPU over NVLink-C2C and the CPU's PCIe (NCCL's
+  // PATH_P2C); elsewhere a NIC sits under the PCIe switch of the GPUs it serves, as the
+  // cluster's node is built (topology/node_builder.cpp).
+  const double nic_GBps = cluster.inter_node->nic_bandwidth_Gbps / 8.0;
+  path.nic_GBps = cluster.pcie.bandwidth_GBps > 0.0 ? std::min(nic_GBps, cluster.pcie.bandwidth_GBps) : nic_GBps;
+  path.under_gpu_switch = cluster.pcie.host_cpu != topology::HostCpu::kArm;
+  return path;
+}
+
 void addNvlsFlows(CollectiveBuilder& builder, const NvlsPaths& paths, double bytes, double latency_s, sim::TaskId group,
                   sim::TaskId start, bool tree, double message_bytes, int nodes) {
   const auto& parameters = builder.parameters();
@@ -43,10 +57,11 @@ void addNvlsFlows(CollectiveBuilder& builder, const NvlsPaths& paths, double byt
   const double nvlink_efficiency = parameters.linkEfficiency(topology::LinkType::kNvLink, gpu_spec.key);
   const double nvls_efficiency = parameters.nvlsEfficiency(gpu_spec.key);
   const NcclGpuClass gpu_class = ncclGpuClass(gpu_spec.compute_capability);
-  const double chunk = parameters.nvlsChunkBytes(tree, message_bytes, gpu_class,
-                                                 static_cast<double>(paths.gpu_and_switch.size()), nodes);
-  const double channel_Bps =
-      paths.nvlink_Bps * nvls_efficiency / parameters.nvls_channels[static_cast<std::size_t>(gpu_class)][tree ? 1 : 0];
+  const auto ranks_per_node = static_cast<double>(paths.gpu_and_switch.size());
+  const NvlsNetworkPath network = tree ? nvlsNetworkPath(builder.cluster().spec()) : NvlsNetworkPath{};
+  const double chunk = parameters.nvlsChunkBytes(tree, message_bytes, gpu_class, ranks_per_node, nodes, network);
+  const double channels = parameters.nvlsSetup(gpu_class, tree ? nodes : 1, ranks_per_node, network).channels;
+  const double channel_Bps = paths.nvlink_Bps * nvls_efficiency / channels;
   const double wire =
       bytes * nvlink_efficiency / (nvls_efficiency * parameters.nvlsChunkEfficiency(chunk, channel_Bps));
   for (const auto& [gpu, nvswitch] : paths.gpu_and_switch) {

@@ -123,27 +123,73 @@ double CommunicationParameters::nvlsEfficiency(std::string_view gpu_key) const {
   return nvls_efficiency;
 }
 
+NvlsSetup CommunicationParameters::nvlsSetup(NcclGpuClass gpu_class, int nodes, double ranks_per_node,
+                                             const NvlsNetworkPath& path) const {
+  constexpr double kKiB = 1024.0;
+  NvlsSetup setup;
+  setup.channels = nvls_channels[static_cast<std::size_t>(gpu_class)][nodes > 1 ? 1 : 0];
+  setup.chunk_bytes = nvls_max_chunk_bytes;
+  // ncclNvlsTuning (src/transport/nvls.cc at 5067397c): NVLS_TREE's largest chunk is 64 KiB
+  // from four nodes on, else NVLS's (NCCL_NVLSTREE_MAX_CHUNKSIZE unset).
+  setup.tree_max_chunk_bytes =
+      nodes >= 4 ? std::min(setup.chunk_bytes, nvls_tree_max_chunk_bytes_four_nodes) : setup.chunk_bytes;
+  if (gpu_class != NcclGpuClass::kBlackwell || nodes < 2 || !ncclAtLeast(kNcclNvlsSm100TuningVersion)) return setup;
+  // NCCL 2.30's multi-node Blackwell tuning (ncclNvlsTreeSm100Tuning, same file): channels,
+  // chunk and NVLS_TREE's largest chunk by node count, GPUs a node (NCCL's minLocalRanks) and
+  // the NIC's rate (minNetBw: 48 GB/s and up is a 400 Gb/s NIC, 96 and up an 800 Gb/s one);
+  // where no branch sets the tree's largest chunk, the rule above holds.
+  const double nic = path.nic_GBps;
+  const double ppn = ranks_per_node;
+  double tree_max = 0.0;
+  if (nodes == 2 && nic >= 48.0) {
+    setup.channels = 32.0;
+    tree_max = 128.0 * kKiB;
+    if (ppn <= 4.0) {
+      setup.chunk_bytes = 256.0 * kKiB;
+      tree_max = 256.0 * kKiB;
+    } else if (ppn >= 16.0 || (ppn <= 8.0 && path.under_gpu_switch && nic < 96.0)) {
+      tree_max = 64.0 * kKiB;
+    }
+  } else if (nic >= 96.0) {
+    if (ppn <= 8.0) {
+      setup.channels = 24.0;
+      setup.chunk_bytes = 256.0 * kKiB;
+      tree_max = 256.0 * kKiB;
+    } else {
+      setup.channels = 32.0;
+      tree_max = ppn < 32.0 ? 128.0 * kKiB : 64.0 * kKiB;
+    }
+  } else if (nic >= 48.0) {
+    setup.channels = 24.0;
+    tree_max = path.under_gpu_switch ? 64.0 * kKiB : 128.0 * kKiB;
+  }
+  if (tree_max > 0.0) {
+    setup.tree_max_chunk_bytes = tree_max;
+  } else {
+    setup.tree_max_chunk_bytes =
+        nodes >= 4 ? std::min(setup.chunk_bytes, nvls_tree_max_chunk_bytes_four_nodes) : setup.chunk_bytes;
+  }
+  return setup;
+}
+
 double CommunicationParameters::nvlsChunkBytes(bool tree, double bytes, NcclGpuClass gpu_class, double ranks_per_node,
-                                               int nodes) const {
+                                               int nodes, const NvlsNetworkPath& path) const {
   // NVIDIA/nccl src/enqueue.cc (5067397c; the NVLS rule is the same from v2.18.5), the chunk
   // of an NVLS or NVLS_TREE collective: concurrentOps = nChannels x nvls.nHeads (a head per
   // GPU of the node, at most NCCL_MAX_NVLS_ARITY; across nodes NCCL takes a head per NIC with
   // a GPU of its own, one per GPU here), and the chunk halves while the message is below a
   // multiple of concurrentOps x chunk. NVLS_TREE starts from min(nvlsChunkSize,
-  // nvlsTreeMaxChunkSize), the latter 64 KiB from four nodes on and nvlsChunkSize below
-  // (src/transport/nvls.cc, ncclNvlsTuning, 2.21.5 on; earlier releases start NVLS_TREE at
-  // the Simple buffer's step, 512 KiB; NCCL 2.30's multi-node Blackwell tuning,
-  // ncclNvlsTreeSm100Tuning, is not modelled).
-  const double channels = nvls_channels[static_cast<std::size_t>(gpu_class)][tree ? 1 : 0];
+  // nvlsTreeMaxChunkSize) (nvlsSetup; earlier releases than 2.21.5 start NVLS_TREE at the
+  // Simple buffer's step, 512 KiB, not modelled).
+  const NvlsSetup setup = nvlsSetup(gpu_class, tree ? nodes : 1, ranks_per_node, path);
   const double heads =
       std::min(ranks_per_node, ncclAtLeast(kNcclNvls2215Version) ? nvls_max_heads : nvls_max_heads_before_2_21_5);
-  const double concurrent_ops = channels * heads;
+  const double concurrent_ops = setup.channels * heads;
   struct Step {
     double multiple;
     double chunk;
   };
-  double chunk = nvls_max_chunk_bytes;
-  if (tree && nodes >= 4) chunk = std::min(chunk, nvls_tree_max_chunk_bytes_four_nodes);
+  double chunk = tree ? std::min(setup.chunk_bytes, setup.tree_max_chunk_bytes) : setup.chunk_bytes;
   const std::array<Step, 4> tree_steps{{{32.0, 262144.0}, {16.0, 131072.0}, {4.0, 65536.0}, {1.0, 32768.0}}};
   const std::array<Step, 3> nvls_steps{{{64.0, 65536.0}, {8.0, 32768.0}, {2.0, 16384.0}}};
   auto apply = [&](const auto& steps) {

@@ -68,6 +68,27 @@ inline constexpr double kNcclRingLlHalfVersion = 22105;
 // arity) from 8 to 32.
 inline constexpr double kNcclNvls2215Version = 22105;
 
+// NCCL 2.30 tunes NVLS's channels and chunks on multi-node Blackwell (ncclNvlsTreeSm100Tuning).
+inline constexpr double kNcclNvlsSm100TuningVersion = 23000;
+
+// What NCCL's NVLS setup reads of a group's network (src/transport/nvls.cc, ncclNvlsTuning, at
+// NVIDIA/nccl 5067397c): the bandwidth of a GPU's path to one NIC as its topology rates it
+// (comm->minNetBw, GB/s: the slower of the NIC and the PCIe links on the way), and whether that
+// path stays under the GPU's PCIe switch (NCCL's PATH_PXB or closer) rather than crossing a
+// CPU. A NIC rate of 0 (no network) leaves NCCL's defaults.
+struct NvlsNetworkPath {
+  double nic_GBps = 0.0;
+  bool under_gpu_switch = true;
+};
+
+// NCCL's NVLS setup of one communicator: the CTAs (channels) NVLS and NVLS_TREE run, NVLS's
+// largest chunk and NVLS_TREE's largest chunk, bytes.
+struct NvlsSetup {
+  double channels = 0.0;
+  double chunk_bytes = 0.0;
+  double tree_max_chunk_bytes = 0.0;
+};
+
 struct CommunicationParameters {
   // Achievable fraction of a link's raw bandwidth for collective payload; the flow network
   // runs links at raw x efficiency. NVLink per GPU catalog key (nvlink_efficiency), else
@@ -192,10 +213,14 @@ struct CommunicationParameters {
   [[nodiscard]] double linkEfficiency(topology::LinkType type, const topology::ClusterSpec& cluster) const;
   // NVLS algorithm bandwidth over NVLink bandwidth on this GPU.
   [[nodiscard]] double nvlsEfficiency(std::string_view gpu_key) const;
+  // NCCL's NVLS setup of a communicator of `ranks_per_node` GPUs of `gpu_class` on each of
+  // `nodes` nodes, whose GPUs reach the network over `path`.
+  [[nodiscard]] NvlsSetup nvlsSetup(NcclGpuClass gpu_class, int nodes, double ranks_per_node,
+                                    const NvlsNetworkPath& path = {}) const;
   // The chunk NCCL gives an NVLS (tree = false) or NVLS_TREE all-reduce of `bytes` over
   // `ranks_per_node` GPUs a node, on `nodes` nodes of GPUs of `gpu_class`, bytes.
-  [[nodiscard]] double nvlsChunkBytes(bool tree, double bytes, NcclGpuClass gpu_class, double ranks_per_node,
-                                      int nodes) const;
+  [[nodiscard]] double nvlsChunkBytes(bool tree, double bytes, NcclGpuClass gpu_class, double ranks_per_node, int nodes,
+                                      const NvlsNetworkPath& path = {}) const;
   // The share of its largest chunk's rate NVLS reaches with chunks of `chunk` bytes, each
   // channel moving `channel_Bps` and spending nvls_chunk_overhead_us on every chunk.
   [[nodiscard]] double nvlsChunkEfficiency(double chunk, double channel_Bps) const;

@@ -181,17 +181,32 @@ bool shardedBlocks(const parallelism::Experiment& experiment) {
 // shard groups (`block_across`) on a stream of its own: where the shard groups stay inside a
 // node it runs on other links (between nodes) and the backward's collectives take the longer
 // of the two; where they span nodes all three share the NICs and add up (`across_shares_links`).
+// A block's calls beyond the first and a list-form call's copies (`gather_fixed`,
+// `reduce_fixed`: part of `block_gather` and `block_reduce`) hold no link: the two chains
+// overlap them, so the backward takes the longer of the links' sum and either chain. The
+// host's share of list-form calls (`host`, a block's gather and reduce-scatter) stalls the
+// compute.
+struct BlockHostStalls {
+  double gather = 0.0;
+  double reduce = 0.0;
+  double once = 0.0;  // an iteration's gathers of persistent tensors, calls and host stalls
+};
 template <typename Contended>
 double blockTimeline(double microbatches, double blocks, bool reshard, double forward, double backward,
                      double block_gather, double block_reduce, const Contended& contended, double block_across = 0.0,
-                     bool across_shares_links = false) {
+                     bool across_shares_links = false, double gather_fixed = 0.0, double reduce_fixed = 0.0,
+                     BlockHostStalls host = {}) {
   const double forward_comm = blocks * block_gather;
-  const double links = (reshard ? (blocks - 1.0) * block_gather : 0.0) + blocks * block_reduce;
+  const double backward_gathers = reshard ? blocks - 1.0 : 0.0;
+  const double links =
+      std::max({backward_gathers * (block_gather - gather_fixed) + blocks * (block_reduce - reduce_fixed),
+                backward_gathers * block_gather, blocks * block_reduce});
   const double backward_comm =
       across_shares_links ? links + blocks * block_across : std::max(links, blocks * block_across);
+  const double stalls = (blocks + backward_gathers) * host.gather + blocks * host.reduce;
   const double passes = std::max(forward, forward_comm) + contended(forward_comm, forward) +
-                        std::max(backward, backward_comm) + contended(backward_comm, backward);
-  return microbatches * passes + block_gather + block_reduce + block_across;
+                        std::max(backward, backward_comm) + contended(backward_comm, backward) + stalls;
+  return microbatches * passes + block_gather + block_reduce + block_across + host.once;
 }
 
 // The groups of `kind` a data-parallel group `group` holds: under hybrid sharding with
@@ -675,12 +690,39 @@ double IterationEstimator::dataParallelEnd(const parallelism::Experiment& experi
                                              shard_groups.front(), block * parameter_bytes, hybrid),
                            block_reduce, contended, block_across, !oneNode(shard_groups.front()));
     }
-    const double block_gather = gathering(chunk_parameters / blocks);
+    // A block's collectives as the stack issues them (training.zero3.gathers_per_block,
+    // reduce_scatters_per_block and list_collectives; IterationBuilder::addBlockCollectives):
+    // each call beyond the first adds a zero-byte call's latency, each list-form call a copy
+    // kernel per rank and, on the host, a view and a launch per rank that the compute waits for.
+    const parallelism::ShardedDataParallel& sharding = training.zero3;
+    const auto ranks = static_cast<double>(dense_group.size());
+    auto blockCalls = [&](perf::CollectiveOp op, double block_bytes, int64_t count) {
+      const auto calls = static_cast<double>(count);
+      double extra = (calls - 1.0) * overGroups(op, 0.0);
+      if (sharding.list_collectives) {
+        const double parts = calls * ranks;
+        extra += parts * timer.memoryBoundSeconds(2.0 * block_bytes / parts);
+      }
+      return extra;
+    };
+    const double per_rank_host =
+        sharding.list_collectives ? iteration.host.per_bare_op_s + iteration.host.per_native_kernel_s : 0.0;
+    const auto persistent = static_cast<double>(sharding.persistent_gathers_per_block);
+    const double persistent_call = overGroups(perf::CollectiveOp::kAllGather, 0.0) + ranks * per_rank_host +
+                                   (sharding.list_collectives ? ranks * timer.memoryBoundSeconds(0.0) : 0.0);
+    const BlockHostStalls stalls{static_cast<double>(sharding.gathers_per_block) * ranks * per_rank_host,
+                                 static_cast<double>(sharding.reduce_scatters_per_block) * ranks * per_rank_host,
+                                 blocks * persistent * persistent_call};
+    const double block = chunk_parameters / blocks;
+    const double gather_fixed =
+        blockCalls(perf::CollectiveOp::kAllGather, block * parameter_bytes, sharding.gathers_per_block);
+    const double block_gather = gathering(block) + gather_fixed;
     if (plan.pp == 1) {
-      const double block_reduce = reduction(chunk_parameters / blocks);
+      const double reduce_fixed = blockCalls(reduce, block * grad_bytes, sharding.reduce_scatters_per_block);
       return blockTimeline(static_cast<double>(plan.microbatches(training)), blocks,
                            training.zero3.reshardsAfterForward(plan.pp), pipeline.last_chunk.forward(),
-                           pipeline.last_chunk.backward(), block_gather, block_reduce, contended);
+                           pipeline.last_chunk.backward(), block_gather, reduction(block) + reduce_fixed, contended,
+                           0.0, false, gather_fixed, reduce_fixed, stalls);
     }
     // Pipelined: each chunk's blocks gathered under its first forward; after its last backward
     // each block's gradients reduce-scattered in turn (priced as one call a chunk: the blocks'

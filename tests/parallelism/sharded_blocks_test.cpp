@@ -123,6 +123,63 @@ TEST(ShardedBlocksTest, PrefetchHidesGathers) {
   EXPECT_GT(none.breakdown.dp_comm_exposed, one.breakdown.dp_comm_exposed);
 }
 
+// DeepSpeed's ZeRO-3 gathers and reduce-scatters each parameter tensor of a block on its own
+// (training.zero3.gathers_per_block, reduce_scatters_per_block), through PyTorch's list-form
+// collectives (list_collectives: a copy kernel per rank and call): on this communication-bound
+// plan each adds to the step, and the per-rank copies grow with the ranks a call spans.
+TEST(ShardedBlocksTest, CallsPerBlockAndListCollectivesAddTheirCosts) {
+  const std::string four = ", gathers_per_block: 4, reduce_scatters_per_block: 4";
+  auto run = [&](const std::string& zero3, const std::vector<std::string>& sets = {}) {
+    return simulate(loaded(fsdpRun(", zero3: {unit: block" + zero3 + "}"), sets)).iteration_time_s;
+  };
+  const double one = run("");
+  const double split = run(four);
+  const double listed = run(four + ", list_collectives: true");
+  EXPECT_GT(split, one * 1.001);
+  EXPECT_GT(listed, split * 1.001);
+  // The same plan over 32 GPUs a ring (tp 1, dp 32): the copies' share of the step grows.
+  const std::vector<std::string> wide = {"parallelism.tp=1", "parallelism.dp=32", "parallelism.gpus=32",
+                                         "parallelism.sequence_parallel=false", "training.global_batch_size=32"};
+  EXPECT_GT(run(four + ", list_collectives: true", wide) / run(four, wide), listed / split);
+}
+
+// With the host modelled (training.dispatch), each list-form call also costs the host a Python
+// view and a launched copy per rank (compute dispatch_eager_us + dispatch_native_kernel_us,
+// 6.8 + 3.2 us), done with the device synchronized before the block computing next: on this
+// plan at seq 8,192 (the passes bound by the GPU), 4 micro-batches x (32 forward gathers x 4
+// calls + 31 backward gathers x (4 + 4 reduce-scatter calls)) x 2 ranks x 10 us = 30.1 ms,
+// nearly all of it exposed (26.3 ms: a pass's last stall precedes no block of its own).
+TEST(ShardedBlocksTest, ListCollectivesStallTheHostRankByRank) {
+  const std::string zero3 = ", zero3: {unit: block, gathers_per_block: 4, reduce_scatters_per_block: 4";
+  const std::vector<std::string> longer = {"training.seq_len=8192"};
+  auto run = [&](const std::string& extra, const std::string& dispatch) {
+    return simulate(loaded(fsdpRun(zero3 + extra + "}" + dispatch), longer)).iteration_time_s;
+  };
+  const double stalls = run(", list_collectives: true", ", dispatch: eager") - run("", ", dispatch: eager");
+  const double copies = run(", list_collectives: true", "") - run("", "");
+  const double host = 4.0 * (32.0 * 4.0 + 31.0 * 8.0) * 2.0 * 10e-6;
+  EXPECT_GT(stalls - copies, 0.8 * host);
+  EXPECT_LT(stalls - copies, 1.05 * host);
+}
+
+TEST(ShardedBlocksTest, CallsPerBlockAndListCollectivesNeedBlocks) {
+  const auto zero = load(fsdpRun(", zero3: {unit: block, gathers_per_block: 0}"));
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.error().toString().find("training.zero3.gathers_per_block"), std::string::npos)
+      << zero.error().toString();
+  for (const std::string key : {"gathers_per_block: 4", "reduce_scatters_per_block: 4",
+                                "persistent_gathers_per_block: 8", "list_collectives: true"}) {
+    const auto buckets = load(fsdpRun(", zero3: {" + key + "}"));
+    ASSERT_FALSE(buckets.ok()) << key;
+    EXPECT_NE(buckets.error().toString().find("training.zero3.unit: block"), std::string::npos)
+        << buckets.error().toString();
+  }
+  const auto list = load(fsdpRun(", zero3: {unit: block, list_collectives: maybe}"));
+  ASSERT_FALSE(list.ok());
+  EXPECT_NE(list.error().toString().find("training.zero3.list_collectives"), std::string::npos)
+      << list.error().toString();
+}
+
 // Memory per GPU in blocks: the fp32 master shard with the optimizer and no 16-bit copy of
 // the shard; the block computing and the one prefetched gathered in bf16; fp32 sharded
 // gradients.

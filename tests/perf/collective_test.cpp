@@ -871,6 +871,51 @@ TEST(CollectiveTest, NvlsChunksFollowNcclsRuleBySize) {
   EXPECT_EQ(older.nvlsChunkBytes(false, 1.5 * kGiB - 1.0, NcclGpuClass::kBlackwell, 72.0, 1), 65536.0);
 }
 
+// NCCL 2.30 sets NVLS's channels and chunks on multi-node Blackwell by node count, GPUs a
+// node and NIC rate (ncclNvlsTreeSm100Tuning, src/transport/nvls.cc at 5067397c); earlier
+// releases and other GPUs keep the defaults.
+TEST(CollectiveTest, NvlsSetupFollowsNccl230sBlackwellTuning) {
+  const CommunicationParameters parameters = shippedCommunication();
+  ASSERT_GE(parameters.nccl_version, kNcclNvlsSm100TuningVersion);
+  const auto blackwell = NcclGpuClass::kBlackwell;
+  const NvlsNetworkPath dgx_b200{50.0, true};  // 400 Gb/s NIC under the GPU's PCIe switch
+  const NvlsNetworkPath grace_400g{50.0, false};
+  const NvlsNetworkPath x86_800g{100.0, true};
+  // Two 8-GPU nodes, 400 Gb/s NICs under the GPUs' switches: 32 channels, the tree's largest
+  // chunk 64 KiB (it was 128 KiB, NVLS's).
+  NvlsSetup setup = parameters.nvlsSetup(blackwell, 2, 8.0, dgx_b200);
+  EXPECT_EQ(setup.channels, 32.0);
+  EXPECT_EQ(setup.chunk_bytes, 131072.0);
+  EXPECT_EQ(setup.tree_max_chunk_bytes, 65536.0);
+  EXPECT_EQ(parameters.nvlsChunkBytes(true, 1.0 * kGiB, blackwell, 8.0, 2, dgx_b200), 65536.0);
+  // 4 GPUs a node (GB200 trays): 256 KiB chunks, for NVLS_TREE too.
+  setup = parameters.nvlsSetup(blackwell, 2, 4.0, grace_400g);
+  EXPECT_EQ(setup.chunk_bytes, 262144.0);
+  EXPECT_EQ(setup.tree_max_chunk_bytes, 262144.0);
+  EXPECT_EQ(parameters.nvlsChunkBytes(true, 1.0 * kGiB, blackwell, 4.0, 2, grace_400g), 262144.0);
+  // Four 8-GPU nodes on 800 Gb/s NICs: 24 channels and 256 KiB chunks.
+  setup = parameters.nvlsSetup(blackwell, 4, 8.0, x86_800g);
+  EXPECT_EQ(setup.channels, 24.0);
+  EXPECT_EQ(setup.tree_max_chunk_bytes, 262144.0);
+  // NVL72 racks on 400 Gb/s NICs behind Grace: 24 channels, the tree's largest chunk 128 KiB
+  // where four or more nodes took 64 KiB.
+  setup = parameters.nvlsSetup(blackwell, 4, 72.0, grace_400g);
+  EXPECT_EQ(setup.channels, 24.0);
+  EXPECT_EQ(setup.tree_max_chunk_bytes, 131072.0);
+  // No network path known (0 GB/s): NCCL's fallbacks.
+  setup = parameters.nvlsSetup(blackwell, 4, 8.0);
+  EXPECT_EQ(setup.channels, parameters.nvls_channels[static_cast<std::size_t>(blackwell)][1]);
+  EXPECT_EQ(setup.tree_max_chunk_bytes, parameters.nvls_tree_max_chunk_bytes_four_nodes);
+  // NCCL 2.29 and Hopper: the defaults.
+  CommunicationParameters older = parameters;
+  older.nccl_version = 22907;
+  EXPECT_EQ(older.nvlsSetup(blackwell, 2, 8.0, dgx_b200).tree_max_chunk_bytes, 131072.0);
+  EXPECT_EQ(older.nvlsChunkBytes(true, 1.0 * kGiB, blackwell, 8.0, 2, dgx_b200), 131072.0);
+  setup = parameters.nvlsSetup(NcclGpuClass::kHopper, 2, 8.0, dgx_b200);
+  EXPECT_EQ(setup.channels, parameters.nvls_channels[static_cast<std::size_t>(NcclGpuClass::kHopper)][1]);
+  EXPECT_EQ(setup.tree_max_chunk_bytes, 131072.0);
+}
+
 TEST(CollectiveTest, SmallNvlsChunksReachLessOfTheNvlsBandwidth) {
   CommunicationParameters parameters = shippedCommunication();
   parameters.nvls_chunk_overhead_us = 1.0;

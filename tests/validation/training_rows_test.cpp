@@ -79,17 +79,20 @@ std::string demoSource(const std::string& row_extra = "", const std::string& tra
 TEST(TrainingRowsTest, TheShippedFilesHoldEverySourceAndRowInTheSuitesOrder) {
   const auto rows = loadTrainingRows(kPaths);
   ASSERT_TRUE(rows.ok()) << rows.error().toString();
-  ASSERT_EQ(rows->sources.size(), 24u);
+  ASSERT_EQ(rows->sources.size(), 25u);
   EXPECT_EQ(rows->sources.front().id, "megatron-sc21-t1");
   EXPECT_EQ(rows->sources.back().id, "deepseek-v3-moe");
-  EXPECT_EQ(rows->rows.size(), 270u);
+  EXPECT_EQ(rows->rows.size(), 276u);
   // The mixture-of-experts sources (ids with "-moe": bridge-moe, automodel-moe, mcore-moe,
   // mcore-moe-report, deepseek-v3-moe; files training/*-moe*.yaml), MaxText's TPU runs (torus collectives
   // not modelled as XLA runs them) and Qi et al.'s pipeline schedules (zero-bubble-qi2024: kept off
-  // the A100's fraction) are validation only; every other source is fitted.
+  // the A100's fraction) and SC21's ZeRO-3 runs (DeepSpeed's ZeRO-3 of 2021, which the model runs
+  // 1.2-3.4x fast: docs/training-validation.md) are validation only; every other source is fitted.
   for (const auto& source : rows->sources) {
     const bool moe = source.id.find("-moe") != std::string::npos;
-    EXPECT_EQ(source.rate_fit, !moe && source.id != "maxtext-tpu" && source.id != "zero-bubble-qi2024") << source.id;
+    EXPECT_EQ(source.rate_fit, !moe && source.id != "maxtext-tpu" && source.id != "zero-bubble-qi2024" &&
+                                   source.id != "megatron-sc21-zero3")
+        << source.id;
   }
   // Grouped by source, in the sources' order.
   std::size_t source = 0;
