@@ -123,7 +123,7 @@ void IterationBuilder::addBlockCollectives(IterationGraph& result, const StageSc
   auto hostStall = [&](const ShardGroup& sharded, std::vector<TaskId> dependencies, int64_t calls,
                        const std::vector<TaskId>& next) {
     const double seconds = static_cast<double>(calls) * static_cast<double>(sharded.ranks.size()) * per_call_rank_s;
-    if (!list_form || seconds <= 0.0) return sim::kNoTask;
+    if (seconds <= 0.0) return sim::kNoTask;
     const TaskId stall =
         result.graph.addCompute(sim::secondsToSimTime(seconds), dependencies, tagged(TaskCategory::kHostDispatch));
     for (TaskId task : next) result.graph.addDependency(stall, task);
@@ -167,16 +167,18 @@ void IterationBuilder::addBlockCollectives(IterationGraph& result, const StageSc
           }
           // The host issues the gather once the device is idle (the compute waited on and the
           // gathers before), then launches the block computing next: that block waits for it.
-          std::vector<TaskId> synchronized = dependencies;
-          if (sharded.gather_chain != sim::kNoTask) synchronized.push_back(sharded.gather_chain);
           // A chunk's first forward also gathers the block's persistent tensors.
           const int64_t calls =
               sharding.gathers_per_block +
               (step.pass == PassKind::kForward && step.microbatch == 0 ? sharding.persistent_gathers_per_block : 0);
-          const int64_t host_calls = calls + (backward ? sharding.reduce_scatters_per_block : 0);
-          const TaskId stall = hostStall(sharded, std::move(synchronized), host_calls,
-                                         consumers.empty() ? std::vector<TaskId>{} : consumers.front());
-          if (stall != sim::kNoTask) dependencies = {stall};
+          if (list_form) {
+            std::vector<TaskId> synchronized = dependencies;
+            if (sharded.gather_chain != sim::kNoTask) synchronized.push_back(sharded.gather_chain);
+            const int64_t host_calls = calls + (backward ? sharding.reduce_scatters_per_block : 0);
+            const TaskId stall = hostStall(sharded, std::move(synchronized), host_calls,
+                                           consumers.empty() ? std::vector<TaskId>{} : consumers.front());
+            if (stall != sim::kNoTask) dependencies = {stall};
+          }
           const TaskId gather = chainAfter(sharded.gather_chain, dependencies, perf::CollectiveOp::kAllGather,
                                            block_parameters * gather_bytes, sharded.ranks, calls, list_form);
           for (int64_t member : sharded.members) {

@@ -538,9 +538,9 @@ void checkReplicas(const ModelSpec& model, const TrainingSpec& training, const P
   }
 }
 
-// How a block's collectives are issued (training.zero3.gathers_per_block, reduce_scatters_per_block,
-// list_collectives)
-// is modelled for ZeRO-3 in blocks only.
+// How a block's collectives are issued (training.zero3.gathers_per_block,
+// reduce_scatters_per_block, persistent_gathers_per_block, list_collectives) is modelled for
+// ZeRO-3 in blocks only.
 void checkBlockCollectives(const TrainingSpec& training, const ParallelPlan& plan, std::vector<PlanIssue>& issues) {
   const ShardedDataParallel& sharding = training.zero3;
   if (plan.zero >= 3 && sharding.unit == ShardingUnit::kBlock) return;

@@ -60,10 +60,10 @@ struct ShardedDataParallel {
   // The all-gathers and the reduce-scatters one block's parameters take (block only): 1 where
   // a block is one flat parameter (PyTorch FSDP). DeepSpeed's ZeRO-3 gathers and reduces each
   // parameter tensor on its own (deepspeed/runtime/zero/partition_parameters.py at v0.3.16,
-  // _allgather_param and _reduce_scatter_gradients): it gathers the tensors above
-  // stage3_param_persistence_threshold (1e5 elements; the smaller ones stay whole on every
-  // rank after one gather an iteration, not modelled), a Megatron-LM block's 4 weight matrices,
-  // and reduce-scatters every tensor's gradient, the block's 12 (weights, biases and norms).
+  // _allgather_param and _reduce_scatter_gradients): every pass it gathers the tensors above
+  // stage3_param_persistence_threshold (1e5 elements; the smaller ones: persistent_gathers_
+  // per_block), a Megatron-LM block's 4 weight matrices, and reduce-scatters every tensor's
+  // gradient, the block's 12 (weights, biases and norms).
   // The block's bytes are split evenly over the calls; each call pays a collective's latency.
   int64_t gathers_per_block = 1;
   int64_t reduce_scatters_per_block = 1;
@@ -98,8 +98,7 @@ struct ShardedDataParallel {
 
 // A `zero3:` mapping (unit, reshard_after_forward, prefetch, replicas, gathers_per_block,
 // reduce_scatters_per_block, persistent_gathers_per_block, list_collectives) over `defaults`;
-// throws
-// InputError naming the key.
+// throws InputError naming the key.
 [[nodiscard]] ShardedDataParallel readShardedDataParallel(const ConfigNode& section, ShardedDataParallel defaults);
 
 }  // namespace trainsim::parallelism

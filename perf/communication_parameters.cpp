@@ -129,46 +129,43 @@ NvlsSetup CommunicationParameters::nvlsSetup(NcclGpuClass gpu_class, int nodes, 
   NvlsSetup setup;
   setup.channels = nvls_channels[static_cast<std::size_t>(gpu_class)][nodes > 1 ? 1 : 0];
   setup.chunk_bytes = nvls_max_chunk_bytes;
-  // ncclNvlsTuning (src/transport/nvls.cc at 5067397c): NVLS_TREE's largest chunk is 64 KiB
-  // from four nodes on, else NVLS's (NCCL_NVLSTREE_MAX_CHUNKSIZE unset).
-  setup.tree_max_chunk_bytes =
-      nodes >= 4 ? std::min(setup.chunk_bytes, nvls_tree_max_chunk_bytes_four_nodes) : setup.chunk_bytes;
-  if (gpu_class != NcclGpuClass::kBlackwell || nodes < 2 || !ncclAtLeast(kNcclNvlsSm100TuningVersion)) return setup;
-  // NCCL 2.30's multi-node Blackwell tuning (ncclNvlsTreeSm100Tuning, same file): channels,
-  // chunk and NVLS_TREE's largest chunk by node count, GPUs a node (NCCL's minLocalRanks) and
-  // the NIC's rate (minNetBw: 48 GB/s and up is a 400 Gb/s NIC, 96 and up an 800 Gb/s one);
-  // where no branch sets the tree's largest chunk, the rule above holds.
-  const double nic = path.nic_GBps;
-  const double ppn = ranks_per_node;
-  double tree_max = 0.0;
-  if (nodes == 2 && nic >= 48.0) {
-    setup.channels = 32.0;
-    tree_max = 128.0 * kKiB;
-    if (ppn <= 4.0) {
-      setup.chunk_bytes = 256.0 * kKiB;
-      tree_max = 256.0 * kKiB;
-    } else if (ppn >= 16.0 || (ppn <= 8.0 && path.under_gpu_switch && nic < 96.0)) {
-      tree_max = 64.0 * kKiB;
-    }
-  } else if (nic >= 96.0) {
-    if (ppn <= 8.0) {
-      setup.channels = 24.0;
-      setup.chunk_bytes = 256.0 * kKiB;
-      tree_max = 256.0 * kKiB;
-    } else {
+  double tree_max = 0.0;  // 0: ncclNvlsTuning's fallback below
+  if (gpu_class == NcclGpuClass::kBlackwell && nodes >= 2 && ncclAtLeast(kNcclNvlsSm100TuningVersion)) {
+    // NCCL 2.30's multi-node Blackwell tuning (ncclNvlsTreeSm100Tuning, src/transport/nvls.cc
+    // at 5067397c): channels, chunk and NVLS_TREE's largest chunk by node count, GPUs a node
+    // (NCCL's minLocalRanks) and the NIC's rate (minNetBw: 48 GB/s and up is a 400 Gb/s NIC,
+    // 96 and up an 800 Gb/s one).
+    const double nic = path.nic_GBps;
+    const double ppn = ranks_per_node;
+    if (nodes == 2 && nic >= 48.0) {
       setup.channels = 32.0;
-      tree_max = ppn < 32.0 ? 128.0 * kKiB : 64.0 * kKiB;
+      tree_max = 128.0 * kKiB;
+      if (ppn <= 4.0) {
+        setup.chunk_bytes = 256.0 * kKiB;
+        tree_max = 256.0 * kKiB;
+      } else if (ppn >= 16.0 || (ppn <= 8.0 && path.under_gpu_switch && nic < 96.0)) {
+        tree_max = 64.0 * kKiB;
+      }
+    } else if (nic >= 96.0) {
+      if (ppn <= 8.0) {
+        setup.channels = 24.0;
+        setup.chunk_bytes = 256.0 * kKiB;
+        tree_max = 256.0 * kKiB;
+      } else {
+        setup.channels = 32.0;
+        tree_max = ppn < 32.0 ? 128.0 * kKiB : 64.0 * kKiB;
+      }
+    } else if (nic >= 48.0) {
+      setup.channels = 24.0;
+      tree_max = path.under_gpu_switch ? 64.0 * kKiB : 128.0 * kKiB;
     }
-  } else if (nic >= 48.0) {
-    setup.channels = 24.0;
-    tree_max = path.under_gpu_switch ? 64.0 * kKiB : 128.0 * kKiB;
   }
-  if (tree_max > 0.0) {
-    setup.tree_max_chunk_bytes = tree_max;
-  } else {
-    setup.tree_max_chunk_bytes =
-        nodes >= 4 ? std::min(setup.chunk_bytes, nvls_tree_max_chunk_bytes_four_nodes) : setup.chunk_bytes;
-  }
+  // ncclNvlsTuning's fallback (NCCL_NVLSTREE_MAX_CHUNKSIZE unset): NVLS_TREE's largest chunk is
+  // 64 KiB from four nodes on, else NVLS's.
+  setup.tree_max_chunk_bytes =
+      tree_max > 0.0
+          ? tree_max
+          : (nodes >= 4 ? std::min(setup.chunk_bytes, nvls_tree_max_chunk_bytes_four_nodes) : setup.chunk_bytes);
   return setup;
 }
 
