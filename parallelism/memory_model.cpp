@@ -178,15 +178,21 @@ double outputActivationBytes(const ModelSpec& model, const MicroBatchShard& shar
 //  - backward: the fp32 copies its softmax gradient holds at once
 //    (unfused_loss_backward_fp32_copies_at_peak), or the kept one beside the gradient cast to
 //    the activations' type, whichever is more.
-// Nothing with a fused loss.
+// With the logits split over tp > 1 ranks, the unfused_loss_tp_* counts (a stack's loss may
+// run other code there: torch's loss_parallel). Nothing with a fused loss.
 double lossPeakExtraBytes(const ModelSpec& model, const MicroBatchShard& shard, const MemoryOptions& options) {
   if (options.kernels.fused_cross_entropy) return 0.0;
   const double e = shard.activationBytes();
   const double vocab = static_cast<double>(model.vocab_size) / static_cast<double>(shard.tp);
-  const double forward_copies = options.unfused_loss_fp32_copies_at_peak - (e >= kFp32Bytes ? 1.0 : 0.0);
+  const bool split = shard.tp > 1;
+  const double forward_fp32_copies =
+      split ? options.unfused_loss_tp_fp32_copies_at_peak : options.unfused_loss_fp32_copies_at_peak;
+  const double backward_fp32_copies =
+      split ? options.unfused_loss_tp_backward_fp32_copies_at_peak : options.unfused_loss_backward_fp32_copies_at_peak;
+  const double forward_copies = forward_fp32_copies - (e >= kFp32Bytes ? 1.0 : 0.0);
   const double forward = e + kFp32Bytes * forward_copies;
   const double cast = e < kFp32Bytes ? e : 0.0;  // the gradient cast back to the activations' type
-  const double backward = std::max(kFp32Bytes * options.unfused_loss_backward_fp32_copies_at_peak, kFp32Bytes + cast);
+  const double backward = std::max(kFp32Bytes * backward_fp32_copies, kFp32Bytes + cast);
   const double per_logit = std::max(forward, backward) - options.kernels.loss_element_bytes;
   return std::max(0.0, per_logit) * shard.tokens() * vocab;
 }

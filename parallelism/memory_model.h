@@ -73,6 +73,12 @@ struct MemoryOptions {
   // fp32 copies of the logits its backward holds at once (Megatron's in place 1, PyTorch's
   // log_softmax backward 3: the kept output, the incoming gradient and its result).
   double unfused_loss_backward_fp32_copies_at_peak = 1.0;
+  // The same two counts where the logits are split over tp > 1 ranks by vocabulary
+  // (Megatron's vocab-parallel loss runs the same in-place code: 1 and 1; torch's
+  // loss_parallel, torchtitan's loss at tp > 1, decomposes log_softmax and its backward into
+  // separate tensors: 3 and 4).
+  double unfused_loss_tp_fp32_copies_at_peak = 1.0;
+  double unfused_loss_tp_backward_fp32_copies_at_peak = 1.0;
 };
 
 // Bytes per parameter, before any sharding, Megatron-LM's distributed-optimizer table

@@ -164,6 +164,10 @@ std::vector<MemoryConstantName> buildMemoryNames() {
       perf::scalarParameter("unfused_loss_fp32_copies_at_peak", R::kNonNegative, &P::unfused_loss_fp32_copies_at_peak));
   names.push_back(perf::scalarParameter("unfused_loss_backward_fp32_copies_at_peak", R::kNonNegative,
                                         &P::unfused_loss_backward_fp32_copies_at_peak));
+  names.push_back(perf::scalarParameter("unfused_loss_tp_fp32_copies_at_peak", R::kNonNegative,
+                                        &P::unfused_loss_tp_fp32_copies_at_peak));
+  names.push_back(perf::scalarParameter("unfused_loss_tp_backward_fp32_copies_at_peak", R::kNonNegative,
+                                        &P::unfused_loss_tp_backward_fp32_copies_at_peak));
   return names;
 }
 

@@ -380,8 +380,8 @@ model: llama3-8b
   const double logits = 8192.0 * static_cast<double>(bf16.model.vocab_size) / 2.0;
   MemoryOptions megatron;
   MemoryOptions pytorch;
-  pytorch.unfused_loss_fp32_copies_at_peak = 2.0;
-  pytorch.unfused_loss_backward_fp32_copies_at_peak = 3.0;
+  pytorch.unfused_loss_tp_fp32_copies_at_peak = 2.0;
+  pytorch.unfused_loss_tp_backward_fp32_copies_at_peak = 3.0;
   const double megatron_peak = estimateMemory(bf16, megatron).peak().activations;
   EXPECT_NEAR((estimateMemory(bf16, pytorch).peak().activations - megatron_peak) / ((8.0 - 2.0) * logits), 1.0, 1e-9);
   // fp32: Megatron's loss holds only what it keeps, as much as a fused loss keeps.
@@ -393,6 +393,31 @@ model: llama3-8b
   EXPECT_NEAR((estimateMemory(fp32, pytorch).peak().activations - estimateMemory(fp32, megatron).peak().activations) /
                   (8.0 * logits),
               1.0, 1e-9);
+}
+
+// With the logits split over tp > 1 ranks a loss may run other code than at tp 1: torch's
+// loss_parallel (torchtitan at tp > 1) holds 3 fp32 copies forward and 4 in its backward
+// where F.cross_entropy on whole logits holds 2 and 3. The tp counts apply at tp > 1 only.
+TEST(MemoryModel, TheLossOverSplitLogitsTakesItsOwnCopyCounts) {
+  const std::string training = "training: {seq_len: 8192, global_batch_size: 4}\nmodel: llama3-8b\ncluster: dgx-h100\n";
+  const Experiment split =
+      loadShipped(training + "parallelism: {gpus: 8, tp: 2, pp: 1, zero: 1, sequence_parallel: true}\n");
+  const Experiment whole = loadShipped(training + "parallelism: {gpus: 4, tp: 1, pp: 1, zero: 1}\n");
+  MemoryOptions whole_logits;
+  whole_logits.unfused_loss_fp32_copies_at_peak = 2.0;
+  whole_logits.unfused_loss_backward_fp32_copies_at_peak = 3.0;
+  MemoryOptions loss_parallel = whole_logits;
+  loss_parallel.unfused_loss_tp_fp32_copies_at_peak = 3.0;
+  loss_parallel.unfused_loss_tp_backward_fp32_copies_at_peak = 4.0;
+  // At tp 1 the tp counts change nothing.
+  EXPECT_DOUBLE_EQ(estimateMemory(whole, whole_logits).peak().activations,
+                   estimateMemory(whole, loss_parallel).peak().activations);
+  // At tp 2 the backward's peak is 16 bytes per logit where the defaults' (1 and 1) is 6
+  // (the kept fp32 copy and the 16-bit gradient): 10 bytes more per logit on the rank.
+  const double logits = 8192.0 * static_cast<double>(split.model.vocab_size) / 2.0;
+  const double more = estimateMemory(split, loss_parallel).peak().activations -
+                      estimateMemory(split, MemoryOptions{}).peak().activations;
+  EXPECT_NEAR(more / (10.0 * logits), 1.0, 1e-9);
 }
 
 TEST(MemoryModel, Fp8WeightCacheHoldsATransposeOnlyWhereFp8GemmsAreTnOnly) {

@@ -79,10 +79,10 @@ std::string demoSource(const std::string& row_extra = "", const std::string& tra
 TEST(TrainingRowsTest, TheShippedFilesHoldEverySourceAndRowInTheSuitesOrder) {
   const auto rows = loadTrainingRows(kPaths);
   ASSERT_TRUE(rows.ok()) << rows.error().toString();
-  ASSERT_EQ(rows->sources.size(), 25u);
+  ASSERT_EQ(rows->sources.size(), 27u);
   EXPECT_EQ(rows->sources.front().id, "megatron-sc21-t1");
   EXPECT_EQ(rows->sources.back().id, "deepseek-v3-moe");
-  EXPECT_EQ(rows->rows.size(), 276u);
+  EXPECT_EQ(rows->rows.size(), 284u);
   // The mixture-of-experts sources (ids with "-moe": bridge-moe, automodel-moe, mcore-moe,
   // mcore-moe-report, deepseek-v3-moe; files training/*-moe*.yaml), MaxText's TPU runs (torus collectives
   // not modelled as XLA runs them) and Qi et al.'s pipeline schedules (zero-bubble-qi2024: kept off

@@ -72,12 +72,12 @@ TEST(TrainingMeasurementsTest, RowsAreUniqueCitedAndConsistent) {
   // NeMo's 17 long-sequence rows and the 12 pre-training rows of NeMo 24.07's performance
   // summary; of other stacks, llm-foundry's 13 one-node FSDP1 rows, IBM's 4 FSDP1 rows and 2
   // hybrid-sharded ones,
-  // torchtitan's 8 A100 rows and 10 rows on the 500 W H100 96GB, BLOOM's 12 and MT-NLG's 3 Megatron-DeepSpeed rows,
-  // SC21's 6 ZeRO-3 rows and MaxText's 13 single-slice TPU rows; of mixture-of-experts runs, Megatron-Bridge's 32, NeMo AutoModel's 4,
-  // Megatron-Core's Mixtral row, the 9 GB300 / GB200 / H100 rows of the Megatron-Core MoE report
-  // and DeepSeek-V3's own run on 2,048 H800; of pipeline schedules, Qi et al.'s 60 1F1B, ZB-1p
-  // and ZB-V runs on A100.
-  EXPECT_EQ(ids.size(), 276u);
+  // torchtitan's 8 A100 rows, 10 rows on the 500 W H100 96GB, 6 vanilla and async TP rows on
+  // the same GPU and 2 H200 rows, BLOOM's 12 and MT-NLG's 3 Megatron-DeepSpeed rows,
+  // SC21's 6 ZeRO-3 rows and MaxText's 13 single-slice TPU rows; of mixture-of-experts runs, Megatron-Bridge's 32, NeMo
+  // AutoModel's 4, Megatron-Core's Mixtral row, the 9 GB300 / GB200 / H100 rows of the Megatron-Core MoE report and
+  // DeepSeek-V3's own run on 2,048 H800; of pipeline schedules, Qi et al.'s 60 1F1B, ZB-1p and ZB-V runs on A100.
+  EXPECT_EQ(ids.size(), 284u);
   for (const auto& source : suiteRows().sources) EXPECT_FALSE(source.citation.empty()) << source.id;
 }
 
@@ -213,12 +213,12 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
   const auto result = runTrainingSuite(kPaths, options);
   ASSERT_TRUE(result.ok()) << result.error().toString();
   const auto& suite = *result;
-  ASSERT_EQ(suite.rows.size(), 144u);
+  ASSERT_EQ(suite.rows.size(), 152u);
   EXPECT_EQ(suite.failed, 0);
-  ASSERT_EQ(suite.sources.size(), 17u);
+  ASSERT_EQ(suite.sources.size(), 19u);
   for (const auto& accuracy : suite.sources) {
-    EXPECT_GE(accuracy.compared, 3) << accuracy.source.id;
     const std::string& id = accuracy.source.id;
+    EXPECT_GE(accuracy.compared, id == "torchtitan-h200" ? 2 : 3) << id;  // Trainy published two runs
     const double bound = id.starts_with("megatron-sc21")       ? 0.075
                          : id.starts_with("korthikanti-t4")    ? 0.04
                          : id.starts_with("korthikanti")       ? 0.032
@@ -238,9 +238,12 @@ TEST(TrainingSuiteTest, DefaultRowsStayWithinTheirAccuracyBounds) {
                          : id.starts_with("ibm-fms-fsdp")    ? 0.09
                          : id.starts_with("torchtitan-a100") ? 0.025
                          : id.starts_with("torchtitan-h100") ? 0.055
-                         : id.starts_with("bloom-jean-zay")  ? 0.08
-                         : id.starts_with("mt-nlg-530b")     ? 0.05
-                                                             : 0.10;
+                         // (its second H100 96GB source, 6.1%, and its H200 one, 0.7%, of two rows)
+                         : id.starts_with("torchtitan-asynctp-h100") ? 0.065
+                         : id.starts_with("torchtitan-h200")         ? 0.015
+                         : id.starts_with("bloom-jean-zay")          ? 0.08
+                         : id.starts_with("mt-nlg-530b")             ? 0.05
+                                                                     : 0.10;
     EXPECT_LE(accuracy.mape, bound) << id;
   }
   // The overall goal.
