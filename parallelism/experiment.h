@@ -36,12 +36,15 @@ struct Experiment {
 // stack's choice, against FlopsOptions::fuse_gate_up) and for the element-wise chains
 // (training.fused_pointwise, or a compiled dispatch: Inductor fuses each chain into one kernel).
 // The cross-entropy kernel and the experts' fused grouped MLP are the experiment's
-// (training.fused_cross_entropy, training.fused_expert_mlp), FP8 quantization writes a transposed copy only where the
+// (training.fused_cross_entropy, or training.compile_loss with a compiled dispatch;
+// training.fused_expert_mlp), FP8 quantization writes a transposed copy only where the
 // GPU's FP8 GEMMs need one (topology::GpuSpec::fp8_gemm_any_layout) or the recipe scales blocks, and reads its input
 // once more for the amax under current scaling (training.fp8_recipe).
 [[nodiscard]] inline FlopsOptions kernelsFor(const Experiment& experiment, FlopsOptions base) {
   base.fused_attention = base.fused_attention && experiment.training.flash_attention;
-  base.fused_cross_entropy = experiment.training.fused_cross_entropy;
+  base.fused_cross_entropy =
+      experiment.training.fused_cross_entropy ||
+      (experiment.training.compile_loss && experiment.training.dispatch == DispatchMode::kCompiled);
   base.fuse_gate_up = base.fuse_gate_up && experiment.training.fused_gate_up;
   base.fused_pointwise = base.fused_pointwise && (experiment.training.fused_pointwise ||
                                                   experiment.training.dispatch == DispatchMode::kCompiled);

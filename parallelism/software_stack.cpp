@@ -15,7 +15,7 @@ namespace {
 
 TrainingDefaults readTrainingDefaults(const ConfigNode& section) {
   section.allowKeys({"dispatch", "flash_attention", "fused_cross_entropy", "fused_gate_up", "fused_pointwise",
-                     "fused_expert_mlp", "zero3", "retain_16bit_grads"});
+                     "fused_expert_mlp", "compile_loss", "zero3", "retain_16bit_grads"});
   return readKernelChoices(section, TrainingDefaults{});
 }
 

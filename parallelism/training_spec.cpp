@@ -61,6 +61,7 @@ TrainingDefaults readKernelChoices(const ConfigNode& section, TrainingDefaults d
   defaults.fused_gate_up = section.boolean("fused_gate_up", defaults.fused_gate_up);
   defaults.fused_pointwise = section.boolean("fused_pointwise", defaults.fused_pointwise);
   defaults.fused_expert_mlp = section.boolean("fused_expert_mlp", defaults.fused_expert_mlp);
+  defaults.compile_loss = section.boolean("compile_loss", defaults.compile_loss);
   if (auto dispatch = section.optionalChild("dispatch")) {
     defaults.dispatch = parseDispatchMode(dispatch->asEnum({"eager", "compiled", "cuda_graphs"}));
   }
@@ -81,6 +82,7 @@ TrainingSpec readTrainingSpec(const ConfigNode& section, const TrainingDefaults&
                      "fused_gate_up",
                      "fused_pointwise",
                      "fused_expert_mlp",
+                     "compile_loss",
                      "dispatch",
                      "stack",
                      "stack_overrides",
@@ -110,6 +112,7 @@ TrainingSpec readTrainingSpec(const ConfigNode& section, const TrainingDefaults&
   training.fused_gate_up = choices.fused_gate_up;
   training.fused_pointwise = choices.fused_pointwise;
   training.fused_expert_mlp = choices.fused_expert_mlp;
+  training.compile_loss = choices.compile_loss;
   training.dispatch = choices.dispatch;
   training.zero3 = choices.zero3;
   training.retain_16bit_grads = choices.retain_16bit_grads;

@@ -42,6 +42,7 @@ struct TrainingDefaults {
   bool fused_gate_up = true;
   bool fused_pointwise = true;
   bool fused_expert_mlp = false;
+  bool compile_loss = false;
   std::optional<DispatchMode> dispatch;
   ShardedDataParallel zero3;
   bool retain_16bit_grads = false;
@@ -79,6 +80,11 @@ struct TrainingSpec {
   // logits to fp32 and keeps the fp32 softmax for the backward pass. Applied to the workload
   // and memory models by kernelsFor (parallelism/experiment.h).
   bool fused_cross_entropy = false;
+  // With a compiled dispatch, the loss is compiled too and runs as one fused kernel as above
+  // (torchtitan from bbb1b616e, 2025-04-02: components/loss.py build_cross_entropy_loss
+  // compiles the loss with the model; Inductor fuses the fp32 cast and log_softmax and keeps
+  // no fp32 copy of the logits). No effect with another dispatch. Applied by kernelsFor.
+  bool compile_loss = false;
   // SwiGLU's gate and up projections as one GEMM of width 2 x ffn (Megatron-Core's
   // linear_fc1) or, false, two GEMMs (Hugging Face's LlamaMLP gate_proj / up_proj,
   // torchtitan's FeedForward w1 / w3). Applied by kernelsFor (parallelism/experiment.h).
@@ -158,8 +164,8 @@ struct TrainingSpec {
 // `stack_overrides` are read by the experiment loader (software_stack.h), not here.
 [[nodiscard]] TrainingSpec readTrainingSpec(const ConfigNode& section, const TrainingDefaults& defaults = {});
 // The kernel-choice keys of a training section (flash_attention, fused_cross_entropy,
-// fused_gate_up, fused_pointwise, dispatch, zero3, retain_16bit_grads) over `defaults`: what an experiment's training
-// section and a stack file's (software_stack.h) read alike.
+// compile_loss, fused_gate_up, fused_pointwise, dispatch, zero3, retain_16bit_grads) over `defaults`: what an
+// experiment's training section and a stack file's (software_stack.h) read alike.
 [[nodiscard]] TrainingDefaults readKernelChoices(const ConfigNode& section, TrainingDefaults defaults);
 
 // A training section's `checkpoint:` mapping (interval_iterations or interval_s, async).

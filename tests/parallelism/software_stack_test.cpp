@@ -6,8 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "parallelism/experiment.h"
 #include "parallelism/experiment_loader.h"
 #include "parallelism/iteration_simulation.h"
+#include "parallelism/memory_model.h"
 #include "tests/shipped_simulation_options.h"
 
 namespace trainsim::parallelism {
@@ -98,6 +100,33 @@ TEST(SoftwareStackTest, AStackGivesTheTrainingKeysTheExperimentLeavesOut) {
   EXPECT_EQ(compiled.training.dispatch, DispatchMode::kCompiled);
   EXPECT_TRUE(compiled.training.fused_gate_up);
   EXPECT_TRUE(compiled.training.fused_cross_entropy);
+}
+
+// torchtitan compiles its loss with the model (from 2025-04): compiled, its loss runs fused
+// (no fp32 copy of the logits kept, one pass each way); eager, or with compile_loss: false as
+// the 2024 releases ran, it stays unfused. Without a compiled dispatch the key changes nothing.
+TEST(SoftwareStackTest, ACompiledTorchtitanRunCompilesItsLoss) {
+  const auto fusedLoss = [](const Experiment& experiment) {
+    return kernelsFor(experiment, FlopsOptions{}).fused_cross_entropy;
+  };
+  const Experiment eager = loaded(smallLlama(", stack: torchtitan"));
+  EXPECT_TRUE(eager.training.compile_loss);
+  EXPECT_FALSE(fusedLoss(eager));
+  const Experiment compiled = loaded(smallLlama(", stack: torchtitan, dispatch: compiled"));
+  EXPECT_TRUE(fusedLoss(compiled));
+  EXPECT_FALSE(fusedLoss(loaded(smallLlama(", stack: torchtitan, dispatch: compiled, compile_loss: false"))));
+  EXPECT_LT(estimateMemory(compiled).peak().activations,
+            estimateMemory(loaded(smallLlama(", stack: torchtitan, dispatch: compiled, compile_loss: false")))
+                .peak()
+                .activations);
+  // Other stacks leave it off; without a stack it is off.
+  EXPECT_FALSE(loaded(smallLlama(", stack: pytorch-fsdp, dispatch: compiled")).training.compile_loss);
+  EXPECT_FALSE(fusedLoss(loaded(smallLlama(", dispatch: compiled"))));
+  EXPECT_TRUE(fusedLoss(loaded(smallLlama(", dispatch: compiled, compile_loss: true"))));
+  const auto bad = load(smallLlama(", compile_loss: sometimes"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().toString().find("compile_loss"), std::string::npos) << bad.error().toString();
+  EXPECT_EQ(bad.error().code, ExitCode::kInvalidInput);
 }
 
 TEST(SoftwareStackTest, AnUnknownStackIsAnErrorListingThePresets) {
