@@ -369,8 +369,9 @@ model: llama3-8b
 
 // The unfused loss's peak on the last stage: Megatron's in-place loss holds the 16-bit logits
 // beside its one fp32 copy (6 bytes per logit, 2 more than it keeps); PyTorch's
-// F.cross_entropy holds three fp32 copies in its backward (12, 8 more). In fp32 training the
-// cast copies nothing, so Megatron's loss holds only what it keeps.
+// F.cross_entropy holds three fp32 copies in its backward (12, 8 more). The plan is at tp 2,
+// so the counts are the split-logits ones (unfused_loss_tp_*). In fp32 training the cast
+// copies nothing, so Megatron's loss holds only what it keeps.
 TEST(MemoryModel, TheUnfusedLossPeaksBeyondWhatItKeeps) {
   const std::string plan = R"(cluster: dgx-h100
 parallelism: {gpus: 8, tp: 2, pp: 1, zero: 1, sequence_parallel: true, recompute: none}
